@@ -1,0 +1,185 @@
+//! The LLM client contract: a stream of partial output that always ends with an outcome.
+//!
+//! A client never returns an error to the loop. Whatever happens (HTTP error, dropped stream,
+//! malformed chunk, idle timeout, cancellation) it ends the stream with exactly one
+//! [`LlmChunk::End`] carrying an [`LlmOutcome`]; the loop owns the retry policy.
+
+use std::time::Duration;
+
+use cairn_protocol::{Message, TokenUsage, ToolCall, ToolSchema};
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// Terminal state of one LLM request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    /// Finished normally.
+    Completed,
+    /// Request timed out, stream stalled or the connection dropped: retry.
+    Timeout,
+    /// The response could not be parsed: retry.
+    Malformed,
+    /// Cancelled by the user: stop.
+    Aborted,
+    /// Any other failure (5xx, 429, 400, ...): retried by policy, reported honestly.
+    Failed,
+    /// Credentials rejected (401/403): stop the turn at once.
+    Auth,
+}
+
+impl OutcomeStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeStatus::Completed => "completed",
+            OutcomeStatus::Timeout => "timeout",
+            OutcomeStatus::Malformed => "malformed",
+            OutcomeStatus::Aborted => "aborted",
+            OutcomeStatus::Failed => "failed",
+            OutcomeStatus::Auth => "auth",
+        }
+    }
+}
+
+/// Finer classification of a failure, used by the loop's retry policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// 429: honour `retry_after` when given.
+    RateLimited,
+    /// 5xx from the provider.
+    Server,
+    /// The prompt does not fit the model's context window.
+    ContextOverflow,
+    /// 4xx other than auth/rate limit: the request itself is wrong.
+    BadRequest,
+    /// Network-level failure (connect refused, reset, DNS).
+    Network,
+}
+
+/// How an LLM request ended; `message` never contains a credential.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmOutcome {
+    /// Terminal state.
+    pub status: OutcomeStatus,
+    /// Human-readable detail of a failure.
+    pub message: Option<String>,
+    /// Finer failure classification.
+    pub kind: Option<FailureKind>,
+    /// HTTP status, when there was one.
+    pub http_status: Option<u16>,
+    /// Server-requested wait before retrying (`Retry-After`).
+    pub retry_after: Option<Duration>,
+}
+
+impl LlmOutcome {
+    /// A successful outcome.
+    pub fn completed() -> Self {
+        Self::new(OutcomeStatus::Completed, None)
+    }
+
+    /// An outcome with a status and optional message.
+    pub fn new(status: OutcomeStatus, message: Option<String>) -> Self {
+        LlmOutcome {
+            status,
+            message,
+            kind: None,
+            http_status: None,
+            retry_after: None,
+        }
+    }
+
+    /// Sets the failure kind.
+    pub fn with_kind(mut self, kind: FailureKind) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// Sets the HTTP status.
+    pub fn with_http_status(mut self, status: u16) -> Self {
+        self.http_status = Some(status);
+        self
+    }
+
+    /// Sets the server-requested retry delay.
+    pub fn with_retry_after(mut self, d: Option<Duration>) -> Self {
+        self.retry_after = d;
+        self
+    }
+
+    /// A short description for events and logs.
+    pub fn describe(&self) -> String {
+        let mut s = self.status.as_str().to_string();
+        if let Some(code) = self.http_status {
+            s.push_str(&format!(" (HTTP {code})"));
+        }
+        if let Some(m) = &self.message {
+            s.push_str(": ");
+            s.push_str(m);
+        }
+        s
+    }
+}
+
+/// One item of an LLM response stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LlmChunk {
+    /// Visible text increment.
+    Text(String),
+    /// Reasoning text increment.
+    Reasoning(String),
+    /// A complete, assembled tool call.
+    ToolCall(ToolCall),
+    /// Token usage for the whole response.
+    Usage(TokenUsage),
+    /// The last item: how the request ended.
+    End(LlmOutcome),
+}
+
+/// Reasoning effort requested from models that support it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningEffort {
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningEffort {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+}
+
+/// One request to the model.
+#[derive(Debug, Clone)]
+pub struct LlmRequest {
+    /// Model id.
+    pub model: String,
+    /// Full history, system message first.
+    pub messages: Vec<Message>,
+    /// Tools the model may call (empty = no tools).
+    pub tools: Vec<ToolSchema>,
+    /// Optional reasoning effort.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Request id for logs and events.
+    pub req_id: String,
+}
+
+/// An LLM client: streams one response per request and never fails out of band.
+pub trait LlmClient: Send + Sync {
+    /// Starts a request. The stream yields partial output and ends with exactly one
+    /// [`LlmChunk::End`]; cancelling `cancel` must end it promptly with `Aborted`.
+    fn stream(
+        &self,
+        request: LlmRequest,
+        cancel: CancellationToken,
+    ) -> BoxStream<'static, LlmChunk>;
+}

@@ -1,0 +1,116 @@
+//! The tool contract: typed metadata, JSON schema, cancellable execution.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn_protocol::{ToolMeta, ToolSchema};
+use tokio_util::sync::CancellationToken;
+
+/// Everything a tool call may use besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Workspace root: the permission boundary (absolute, canonical).
+    pub workspace: PathBuf,
+    /// Cairn's state dir for this session (tool results, task logs).
+    pub state_dir: PathBuf,
+    /// Tool call id.
+    pub call_id: String,
+    /// Cancelled when the turn is interrupted or the call times out.
+    pub cancel: CancellationToken,
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// Text handed to the model.
+    pub content: String,
+    /// Workspace-relative paths this call created or changed.
+    pub produced_files: Vec<String>,
+}
+
+impl ToolOutput {
+    /// A result with text only.
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            produced_files: Vec::new(),
+        }
+    }
+}
+
+/// Why a tool call failed; the model sees `{error, error_type}`.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// Arguments missing, of the wrong type, or not valid JSON.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// A path resolves outside the workspace.
+    #[error("path is outside the workspace: {0}")]
+    OutsideWorkspace(String),
+    /// File or directory not found.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The call ran past its time limit.
+    #[error("timed out after {0} ms")]
+    Timeout(u64),
+    /// The call was interrupted.
+    #[error("interrupted")]
+    Interrupted,
+    /// An I/O failure.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Any other failure, with a message for the model.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// The `error_type` the model sees.
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            ToolError::InvalidArguments(_) => "invalid_arguments",
+            ToolError::OutsideWorkspace(_) => "outside_workspace",
+            ToolError::NotFound(_) => "not_found",
+            ToolError::Timeout(_) => "timeout",
+            ToolError::Interrupted => "interrupted",
+            ToolError::Io { .. } => "io_error",
+            ToolError::Failed(_) => "failed",
+        }
+    }
+
+    /// An I/O error with context.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        ToolError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// A tool the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Name, description and JSON Schema of the arguments.
+    fn schema(&self) -> ToolSchema;
+    /// Category, risk and approval metadata.
+    fn meta(&self) -> ToolMeta;
+    /// Runs one call. Long-running tools must stop promptly when `ctx.cancel` fires.
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
+/// A shared tool handle.
+pub type ToolHandle = Arc<dyn Tool>;
+
+/// Parses typed arguments out of a JSON value, mapping failures to [`ToolError::InvalidArguments`].
+pub fn parse_args<T: serde::de::DeserializeOwned>(args: serde_json::Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+}

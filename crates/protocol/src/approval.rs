@@ -1,0 +1,95 @@
+//! Permission modes and approval requests/decisions.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Execution mode of a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum Mode {
+    /// Read-only conversation: no writes, no commands.
+    Discuss,
+    /// Read-only planning: no writes, no commands.
+    Plan,
+    /// Side effects need approval one by one (the default).
+    #[default]
+    Interactive,
+    /// Side effects inside the workspace are allowed without asking.
+    Auto,
+}
+
+impl Mode {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Discuss => "discuss",
+            Mode::Plan => "plan",
+            Mode::Interactive => "interactive",
+            Mode::Auto => "auto",
+        }
+    }
+
+    /// Whether side effects are forbidden outright in this mode.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Mode::Discuss | Mode::Plan)
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "discuss" => Ok(Mode::Discuss),
+            "plan" => Ok(Mode::Plan),
+            "interactive" => Ok(Mode::Interactive),
+            "auto" => Ok(Mode::Auto),
+            other => Err(format!(
+                "unknown mode `{other}` (expected discuss, plan, interactive or auto)"
+            )),
+        }
+    }
+}
+
+/// What the approver is asked to decide.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ApprovalRequest {
+    /// Turn id.
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    /// Tool call id.
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Parsed call arguments.
+    #[ts(type = "unknown")]
+    pub arguments: serde_json::Value,
+    /// Why the engine asks.
+    pub reason: String,
+    /// Tool category.
+    pub category: String,
+}
+
+/// The approver's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum ApprovalDecision {
+    /// Allow this one call.
+    Once,
+    /// Allow this tool for the rest of the session.
+    AlwaysTool,
+    /// Allow this command (shell tools) for the rest of the session.
+    AlwaysCommand,
+    /// Refuse the call.
+    Deny,
+}
+
+impl ApprovalDecision {
+    /// Whether the call may run.
+    pub fn is_allowed(self) -> bool {
+        !matches!(self, ApprovalDecision::Deny)
+    }
+}

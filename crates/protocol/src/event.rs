@@ -1,0 +1,432 @@
+//! The engine's event stream: one ordered channel per turn, serialised as `{"type", "data"}`.
+//!
+//! Type names and `data` field names follow the reference event catalogue exactly, including
+//! its mixed `camelCase` / `snake_case` spelling; do not rename them.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::message::TokenUsage;
+use crate::tool::ToolStatus;
+
+/// How a turn ended (`turn_end.data.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum TurnStatus {
+    Completed,
+    MaxIterationsExceeded,
+    Interrupted,
+    Error,
+}
+
+impl TurnStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Completed => "completed",
+            TurnStatus::MaxIterationsExceeded => "max_iterations_exceeded",
+            TurnStatus::Interrupted => "interrupted",
+            TurnStatus::Error => "error",
+        }
+    }
+}
+
+/// `turn_start`: a turn begins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct TurnStart {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    pub input: String,
+    #[serde(rename = "attachmentCount", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub attachment_count: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown[]")]
+    pub attachments: Option<Vec<serde_json::Value>>,
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// 1-based turn number in the session.
+    pub turn: u32,
+}
+
+/// `assistant_delta` / `reasoning_delta`: streamed text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct TextDelta {
+    pub text: String,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+}
+
+/// `assistant_message`: one complete LLM reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct AssistantMessage {
+    pub text: String,
+    pub reasoning: String,
+    /// Names of the tools the reply calls.
+    pub tool_calls: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub usage: Option<TokenUsage>,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(rename = "logTime")]
+    pub log_time: String,
+}
+
+/// `tool_proposed`: the model asked for a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ToolProposed {
+    /// The tool call id.
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    pub name: String,
+    #[ts(type = "unknown")]
+    pub arguments: serde_json::Value,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+}
+
+/// `permission_required`: the approver is about to be asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct PermissionRequired {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    pub name: String,
+    #[ts(type = "unknown")]
+    pub arguments: serde_json::Value,
+    pub reason: String,
+    pub category: String,
+}
+
+/// `tool_started`: a tool begins executing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ToolStarted {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    pub name: String,
+    /// RFC 3339 start time.
+    #[serde(rename = "startTime", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub start_time: Option<String>,
+}
+
+/// `tool_finished`: a tool call ended (ok, error, denied or interrupted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ToolFinished {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    pub name: String,
+    pub status: ToolStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reason: Option<String>,
+    /// Milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub duration: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub result_preview: Option<String>,
+}
+
+/// `iteration_end`: one LLM call and its tools are done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct IterationEnd {
+    pub iteration: u32,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+}
+
+/// `turn_end`: always the last event of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct TurnEnd {
+    pub status: TurnStatus,
+    pub iterations: u32,
+    pub produced_files: Vec<String>,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+}
+
+/// `error`: an engine or LLM error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ErrorEvent {
+    pub error: String,
+    pub error_type: String,
+    pub retriable: bool,
+    pub iteration: u32,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    #[serde(rename = "logTime")]
+    pub log_time: String,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub stack: Option<String>,
+}
+
+/// `interrupted`: the user interrupted the turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Interrupted {
+    pub iterations: u32,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+}
+
+/// `compacting`: context compaction starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Compacting {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    pub trigger: String,
+    pub tokens: u64,
+    pub estimated: bool,
+    #[serde(rename = "contextWindow")]
+    pub context_window: u64,
+    #[serde(rename = "thresholdPct")]
+    pub threshold_pct: f64,
+    #[serde(rename = "thresholdTokens")]
+    pub threshold_tokens: u64,
+    #[serde(rename = "outboundMessages")]
+    pub outbound_messages: u32,
+}
+
+/// `compacted`: context compaction finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Compacted {
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    pub method: String,
+    #[serde(rename = "messagesBefore")]
+    pub messages_before: u32,
+    #[serde(rename = "messagesAfter")]
+    pub messages_after: u32,
+    #[serde(rename = "boundaryIndex", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub boundary_index: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model: Option<String>,
+    #[serde(rename = "summaryPreview", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub summary_preview: Option<String>,
+    #[serde(rename = "keptUserMessages", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub kept_user_messages: Option<u32>,
+    #[serde(
+        rename = "droppedUserMessages",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub dropped_user_messages: Option<u32>,
+}
+
+/// `queue_steering`: a queued instruction was injected between iterations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct QueueSteering {
+    pub text: String,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown[]")]
+    pub attachments: Option<Vec<serde_json::Value>>,
+}
+
+/// `llm_request`: an LLM request is about to be sent (audit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct LlmRequest {
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(rename = "logTime")]
+    pub log_time: String,
+    pub model: String,
+    #[serde(rename = "msgCount")]
+    pub msg_count: u32,
+    #[serde(rename = "toolCount")]
+    pub tool_count: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub compact: Option<bool>,
+}
+
+/// `ask_user_question`: the model asked the user a question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct AskUserQuestion {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    pub question: String,
+    pub options: Vec<String>,
+    #[serde(rename = "allowText")]
+    pub allow_text: bool,
+    pub multi: bool,
+}
+
+/// `plan_proposed`: the model proposed a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct PlanProposed {
+    pub plan: String,
+}
+
+/// `directory_requested`: the model asked for access to another directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct DirectoryRequested {
+    pub reason: String,
+    pub path: String,
+    pub writable: bool,
+}
+
+/// `llm_retry`: a transient LLM failure is being retried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct LlmRetry {
+    pub attempt: u32,
+    pub max: u32,
+    pub reason: String,
+    #[serde(rename = "waitMs")]
+    pub wait_ms: u64,
+    pub iteration: u32,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+}
+
+/// `session_named`: the session got a name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionNamed {
+    pub name: String,
+    pub source: String,
+}
+
+/// One event of the engine's stream, serialised as `{"type": ..., "data": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+#[ts(export)]
+pub enum Event {
+    TurnStart(TurnStart),
+    LlmRequest(LlmRequest),
+    AssistantDelta(TextDelta),
+    ReasoningDelta(TextDelta),
+    AssistantMessage(AssistantMessage),
+    ToolProposed(ToolProposed),
+    PermissionRequired(PermissionRequired),
+    ToolStarted(ToolStarted),
+    ToolFinished(ToolFinished),
+    IterationEnd(IterationEnd),
+    TurnEnd(TurnEnd),
+    Error(ErrorEvent),
+    Interrupted(Interrupted),
+    Compacting(Compacting),
+    Compacted(Compacted),
+    QueueSteering(QueueSteering),
+    AskUserQuestion(AskUserQuestion),
+    PlanProposed(PlanProposed),
+    DirectoryRequested(DirectoryRequested),
+    LlmRetry(LlmRetry),
+    SessionNamed(SessionNamed),
+}
+
+impl Event {
+    /// The wire type name (`turn_start`, `tool_finished`, ...).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Event::TurnStart(_) => "turn_start",
+            Event::LlmRequest(_) => "llm_request",
+            Event::AssistantDelta(_) => "assistant_delta",
+            Event::ReasoningDelta(_) => "reasoning_delta",
+            Event::AssistantMessage(_) => "assistant_message",
+            Event::ToolProposed(_) => "tool_proposed",
+            Event::PermissionRequired(_) => "permission_required",
+            Event::ToolStarted(_) => "tool_started",
+            Event::ToolFinished(_) => "tool_finished",
+            Event::IterationEnd(_) => "iteration_end",
+            Event::TurnEnd(_) => "turn_end",
+            Event::Error(_) => "error",
+            Event::Interrupted(_) => "interrupted",
+            Event::Compacting(_) => "compacting",
+            Event::Compacted(_) => "compacted",
+            Event::QueueSteering(_) => "queue_steering",
+            Event::AskUserQuestion(_) => "ask_user_question",
+            Event::PlanProposed(_) => "plan_proposed",
+            Event::DirectoryRequested(_) => "directory_requested",
+            Event::LlmRetry(_) => "llm_retry",
+            Event::SessionNamed(_) => "session_named",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialise_as_type_and_data() -> Result<(), serde_json::Error> {
+        let e = Event::ToolFinished(ToolFinished {
+            task_id: "t".into(),
+            req_id: "c1".into(),
+            name: "run_shell".into(),
+            status: ToolStatus::Denied,
+            reason: Some("user denied".into()),
+            duration: None,
+            result_preview: None,
+        });
+        let v = serde_json::to_value(&e)?;
+        assert_eq!(v["type"], "tool_finished");
+        assert_eq!(v["data"]["taskId"], "t");
+        assert_eq!(v["data"]["reqId"], "c1");
+        assert_eq!(v["data"]["status"], "denied");
+        assert!(v["data"].get("duration").is_none());
+        assert_eq!(e.type_name(), "tool_finished");
+        let back: Event = serde_json::from_value(v)?;
+        assert_eq!(back, e);
+        Ok(())
+    }
+
+    #[test]
+    fn turn_end_uses_snake_case_fields() -> Result<(), serde_json::Error> {
+        let e = Event::TurnEnd(TurnEnd {
+            status: TurnStatus::MaxIterationsExceeded,
+            iterations: 3,
+            produced_files: vec!["a.txt".into()],
+            task_id: "t".into(),
+        });
+        let v = serde_json::to_value(&e)?;
+        assert_eq!(v["data"]["status"], "max_iterations_exceeded");
+        assert_eq!(v["data"]["produced_files"][0], "a.txt");
+        Ok(())
+    }
+}

@@ -1,0 +1,17 @@
+//! Wire types shared by every part of Cairn: messages, events, tool schemas and approvals.
+//!
+//! This crate is the only contract between the engine, the CLI and the desktop UI. The
+//! TypeScript bindings used by `ui/` are generated from these types (see `tests/bindings.rs`).
+
+pub mod approval;
+pub mod event;
+pub mod message;
+pub mod tool;
+
+pub use approval::{ApprovalDecision, ApprovalRequest, Mode};
+pub use event::*;
+pub use message::{ContentPart, Message, TokenUsage, ToolCall, ToolResult};
+pub use tool::{RiskLevel, ToolMeta, ToolSchema, ToolStatus};
+
+/// Version of the event and message protocol; bumped on any incompatible change.
+pub const PROTOCOL_VERSION: u32 = 1;

@@ -1,0 +1,1 @@
+//! Cairn desktop app.
