@@ -2,11 +2,29 @@
 //! reports everything as an ordered stream of [`cairn_protocol::Event`]s.
 
 pub mod approval;
+pub mod budget;
+pub mod config;
+mod exec;
+pub mod hook;
 pub mod llm;
+pub mod permission;
+pub mod prompt;
+pub mod registry;
+pub mod retry;
+pub mod session;
+pub mod testing;
 pub mod tool;
+mod turn;
 
 pub use approval::{Approver, FixedApprover};
+pub use budget::ResultBudget;
+pub use config::{EngineConfig, DEFAULT_MAX_ITERATIONS};
+pub use hook::EngineHook;
 pub use llm::{
     FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, ReasoningEffort,
 };
+pub use permission::{Decision, PermissionEngine, PermissionState};
+pub use registry::{RegisteredTool, ToolRegistry};
+pub use retry::RetryPolicy;
+pub use session::{EventStream, Session, SessionBuilder};
 pub use tool::{parse_args, Tool, ToolContext, ToolError, ToolHandle, ToolOutput};

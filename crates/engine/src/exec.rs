@@ -1,0 +1,396 @@
+//! Tool execution inside a turn: permission checks, approvals, timeouts, parallel read-only
+//! batches, and one result per call in call order.
+
+use std::time::{Duration, Instant};
+
+use cairn_protocol::{
+    ApprovalDecision, ApprovalRequest, Event, Message, PermissionRequired, ToolCall, ToolFinished,
+    ToolMeta, ToolProposed, ToolResult, ToolStarted, ToolStatus,
+};
+
+use crate::registry::RegisteredTool;
+use crate::session::{lock, read};
+use crate::tool::{ToolContext, ToolError, ToolOutput};
+use crate::turn::{now, TurnRunner};
+
+/// Grace period for a tool to stop after its cancellation fired (timeout path).
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// Characters of a result shown in `tool_finished.result_preview`.
+const PREVIEW_CHARS: usize = 300;
+
+/// A call after argument parsing and lookup.
+struct Prepared {
+    call: ToolCall,
+    args: serde_json::Value,
+    tool: Option<RegisteredTool>,
+    /// Set when the call can't run (bad arguments, unknown tool).
+    early: Option<(ToolStatus, String, String)>,
+}
+
+/// What one call produced.
+struct Finished {
+    status: ToolStatus,
+    content: String,
+    reason: Option<String>,
+    duration_ms: Option<u64>,
+    produced: Vec<String>,
+}
+
+impl TurnRunner<'_> {
+    /// Runs every call of one assistant message; returns true when interrupted.
+    pub(crate) async fn execute_tools(&mut self, calls: Vec<ToolCall>) -> bool {
+        let prepared: Vec<Prepared> = calls.into_iter().map(|c| self.prepare(c)).collect();
+        let mut results: Vec<(ToolCall, Finished)> = Vec::new();
+        let mut i = 0;
+        while i < prepared.len() {
+            if self.cancel.is_cancelled() {
+                break;
+            }
+            // A run of consecutive read-only calls executes in parallel.
+            let mut j = i;
+            while j < prepared.len() && is_parallel(&prepared[j]) {
+                j += 1;
+            }
+            if j > i + 1 {
+                let batch = &prepared[i..j];
+                for p in batch {
+                    self.propose(p).await;
+                }
+                for p in batch {
+                    self.started(p).await;
+                }
+                let futs = batch.iter().map(|p| self.invoke(p));
+                let outs = futures::future::join_all(futs).await;
+                for (p, f) in batch.iter().zip(outs) {
+                    self.finished(p, &f).await;
+                    results.push((p.call.clone(), f));
+                }
+                i = j;
+                continue;
+            }
+            let p = &prepared[i];
+            self.propose(p).await;
+            let f = self.run_one(p).await;
+            self.finished(p, &f).await;
+            results.push((p.call.clone(), f));
+            i += 1;
+        }
+        // Every call gets a result, also those never started.
+        for p in prepared.iter().skip(results.len()) {
+            let f = Finished {
+                status: ToolStatus::Interrupted,
+                content: error_json("interrupted by the user before it ran", "interrupted"),
+                reason: Some("interrupted".into()),
+                duration_ms: None,
+                produced: Vec::new(),
+            };
+            results.push((p.call.clone(), f));
+        }
+        let mut interrupted = self.cancel.is_cancelled();
+        for (call, f) in results {
+            interrupted |= f.status == ToolStatus::Interrupted;
+            self.produced.extend(f.produced.iter().cloned());
+            self.state.messages.push(Message::Tool(ToolResult {
+                call_id: call.id,
+                name: call.name,
+                content: f.content,
+                status: f.status,
+            }));
+        }
+        interrupted
+    }
+
+    fn prepare(&self, call: ToolCall) -> Prepared {
+        let raw = call.arguments.trim();
+        let parsed = if raw.is_empty() {
+            Ok(serde_json::Value::Object(Default::default()))
+        } else {
+            serde_json::from_str::<serde_json::Value>(raw)
+        };
+        let tool = read(&self.inner.registry).get(&call.name).cloned();
+        let (args, early) = match parsed {
+            Ok(v) if v.is_object() => (v, None),
+            Ok(v) => (
+                v,
+                Some((
+                    ToolStatus::Error,
+                    "arguments must be a JSON object".to_string(),
+                    "invalid_arguments".to_string(),
+                )),
+            ),
+            Err(e) => (
+                serde_json::Value::String(call.arguments.clone()),
+                Some((
+                    ToolStatus::Error,
+                    format!("arguments are not valid JSON: {e}"),
+                    "invalid_arguments".to_string(),
+                )),
+            ),
+        };
+        let early = early.or_else(|| {
+            tool.is_none().then(|| {
+                let names = read(&self.inner.registry).schemas();
+                let list: Vec<String> = names.into_iter().map(|s| s.name).collect();
+                (
+                    ToolStatus::Error,
+                    format!(
+                        "unknown tool `{}`; available: {}",
+                        call.name,
+                        list.join(", ")
+                    ),
+                    "unknown_tool".to_string(),
+                )
+            })
+        });
+        Prepared {
+            call,
+            args,
+            tool,
+            early,
+        }
+    }
+
+    async fn propose(&self, p: &Prepared) {
+        self.emit(Event::ToolProposed(ToolProposed {
+            req_id: p.call.id.clone(),
+            name: p.call.name.clone(),
+            arguments: p.args.clone(),
+            task_id: self.task_id.clone(),
+        }))
+        .await;
+    }
+
+    async fn started(&self, p: &Prepared) {
+        self.emit(Event::ToolStarted(ToolStarted {
+            task_id: self.task_id.clone(),
+            req_id: p.call.id.clone(),
+            name: p.call.name.clone(),
+            start_time: Some(now()),
+        }))
+        .await;
+    }
+
+    async fn finished(&self, p: &Prepared, f: &Finished) {
+        self.emit(Event::ToolFinished(ToolFinished {
+            task_id: self.task_id.clone(),
+            req_id: p.call.id.clone(),
+            name: p.call.name.clone(),
+            status: f.status,
+            reason: f.reason.clone(),
+            duration: f.duration_ms,
+            result_preview: Some(preview(&f.content)),
+        }))
+        .await;
+    }
+
+    /// Permission check, approval, then execution of one sequential call.
+    async fn run_one(&mut self, p: &Prepared) -> Finished {
+        if let Some((status, msg, kind)) = &p.early {
+            return Finished {
+                status: *status,
+                content: error_json(msg, kind),
+                reason: Some(msg.clone()),
+                duration_ms: None,
+                produced: Vec::new(),
+            };
+        }
+        let Some(tool) = &p.tool else {
+            return denied("tool not available");
+        };
+        let decision = lock(&self.inner.permissions).evaluate(&p.call.name, &tool.meta, &p.args);
+        if !decision.needs_user && !decision.allowed {
+            return denied(&decision.reason);
+        }
+        if decision.needs_user {
+            let request = ApprovalRequest {
+                task_id: self.task_id.clone(),
+                req_id: p.call.id.clone(),
+                name: p.call.name.clone(),
+                arguments: p.args.clone(),
+                reason: decision.reason.clone(),
+                category: tool.meta.category.clone(),
+            };
+            self.emit(Event::PermissionRequired(PermissionRequired {
+                task_id: request.task_id.clone(),
+                req_id: request.req_id.clone(),
+                name: request.name.clone(),
+                arguments: request.arguments.clone(),
+                reason: request.reason.clone(),
+                category: request.category.clone(),
+            }))
+            .await;
+            let approver = read(&self.inner.approver).clone();
+            let answer = tokio::select! {
+                a = approver.approve(request) => a,
+                _ = self.cancel.cancelled() => {
+                    return Finished {
+                        status: ToolStatus::Interrupted,
+                        content: error_json("interrupted while waiting for approval", "interrupted"),
+                        reason: Some("interrupted".into()),
+                        duration_ms: None,
+                        produced: Vec::new(),
+                    };
+                }
+            };
+            match answer {
+                ApprovalDecision::Deny => return denied("denied by the user"),
+                ApprovalDecision::Once => {}
+                ApprovalDecision::AlwaysTool => {
+                    lock(&self.inner.permissions).allow_tool_for_session(&p.call.name)
+                }
+                ApprovalDecision::AlwaysCommand => {
+                    match p.args.get("command").and_then(|c| c.as_str()) {
+                        Some(cmd) => lock(&self.inner.permissions).allow_command_for_session(cmd),
+                        None => lock(&self.inner.permissions).allow_tool_for_session(&p.call.name),
+                    }
+                }
+            }
+        }
+        self.started(p).await;
+        self.invoke(p).await
+    }
+
+    /// Executes an allowed call with its timeout and the turn's cancellation.
+    async fn invoke(&self, p: &Prepared) -> Finished {
+        if let Some((status, msg, kind)) = &p.early {
+            return Finished {
+                status: *status,
+                content: error_json(msg, kind),
+                reason: Some(msg.clone()),
+                duration_ms: None,
+                produced: Vec::new(),
+            };
+        }
+        let Some(tool) = &p.tool else {
+            return denied("tool not available");
+        };
+        let (workspace, state_dir, budget, default_timeout) = {
+            let c = read(&self.inner.config);
+            (
+                c.workspace.clone(),
+                c.state_dir.clone(),
+                c.budget.clone(),
+                c.default_tool_timeout_ms,
+            )
+        };
+        let cancel = self.cancel.child_token();
+        let ctx = ToolContext {
+            workspace,
+            state_dir: state_dir.clone(),
+            call_id: p.call.id.clone(),
+            cancel: cancel.clone(),
+        };
+        let started = Instant::now();
+        let result = run_with_timeout(
+            tool,
+            p.args.clone(),
+            ctx,
+            tool.meta.timeout_ms.or(default_timeout),
+        )
+        .await;
+        let duration_ms = Some(started.elapsed().as_millis() as u64);
+        match result {
+            Ok(out) => {
+                let content = cap_output(out.content, &tool.meta);
+                Finished {
+                    status: ToolStatus::Ok,
+                    content: budget.apply(content, &state_dir, &p.call.id),
+                    reason: None,
+                    duration_ms,
+                    produced: out.produced_files,
+                }
+            }
+            Err(ToolError::Interrupted) => Finished {
+                status: ToolStatus::Interrupted,
+                content: error_json("interrupted by the user", "interrupted"),
+                reason: Some("interrupted".into()),
+                duration_ms,
+                produced: Vec::new(),
+            },
+            Err(e) if self.cancel.is_cancelled() => Finished {
+                status: ToolStatus::Interrupted,
+                content: error_json(&format!("interrupted by the user ({e})"), "interrupted"),
+                reason: Some("interrupted".into()),
+                duration_ms,
+                produced: Vec::new(),
+            },
+            Err(e) => {
+                let msg = budget.apply(e.to_string(), &state_dir, &p.call.id);
+                Finished {
+                    status: ToolStatus::Error,
+                    content: error_json(&msg, e.error_type()),
+                    reason: Some(truncate(&e.to_string(), PREVIEW_CHARS)),
+                    duration_ms,
+                    produced: Vec::new(),
+                }
+            }
+        }
+    }
+}
+
+/// Runs a tool; on timeout cancels it and waits a grace period for it to clean up.
+async fn run_with_timeout(
+    tool: &RegisteredTool,
+    args: serde_json::Value,
+    ctx: ToolContext,
+    timeout_ms: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let cancel = ctx.cancel.clone();
+    let fut = tool.handle.execute(args, ctx);
+    tokio::pin!(fut);
+    let Some(ms) = timeout_ms.filter(|ms| *ms > 0) else {
+        return fut.await;
+    };
+    tokio::select! {
+        r = &mut fut => r,
+        _ = tokio::time::sleep(Duration::from_millis(ms)) => {
+            cancel.cancel();
+            let _ = tokio::time::timeout(CANCEL_GRACE, fut).await;
+            Err(ToolError::Timeout(ms))
+        }
+    }
+}
+
+fn is_parallel(p: &Prepared) -> bool {
+    p.early.is_none() && p.tool.as_ref().is_some_and(|t| t.meta.is_read_only())
+}
+
+fn denied(reason: &str) -> Finished {
+    Finished {
+        status: ToolStatus::Denied,
+        content: error_json(&format!("permission denied: {reason}"), "denied"),
+        reason: Some(reason.to_string()),
+        duration_ms: None,
+        produced: Vec::new(),
+    }
+}
+
+/// The `{error, error_type}` result the model sees for a failed call.
+fn error_json(error: &str, error_type: &str) -> String {
+    serde_json::json!({ "error": error, "error_type": error_type }).to_string()
+}
+
+/// Applies a tool's own `max_output_chars` (keeps the head, as seed 000 specifies).
+fn cap_output(content: String, meta: &ToolMeta) -> String {
+    match meta.max_output_chars {
+        Some(max) if max > 0 && content.chars().count() > max => {
+            let head: String = content.chars().take(max).collect();
+            format!("{head}\n[output truncated to {max} chars]")
+        }
+        _ => content,
+    }
+}
+
+fn preview(s: &str) -> String {
+    truncate(s, PREVIEW_CHARS)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max).collect();
+        t.push('…');
+        t
+    }
+}

@@ -1,0 +1,334 @@
+//! A session: one conversation with its history, tools, permissions and approver.
+//! Turns of one session never overlap; `run` queues behind a running turn.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll};
+
+use cairn_protocol::{Event, Message, Mode};
+use futures::Stream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{Approver, FixedApprover};
+use crate::config::EngineConfig;
+use crate::hook::EngineHook;
+use crate::llm::LlmClient;
+use crate::permission::{PermissionEngine, PermissionState};
+use crate::registry::ToolRegistry;
+use crate::turn::{TurnKind, TurnRunner};
+
+/// Capacity of a turn's event channel; a slow consumer applies back-pressure to the loop.
+const EVENT_CHANNEL_CAPACITY: usize = 1024;
+
+/// The ordered events of one turn; ends after `turn_end`.
+pub struct EventStream {
+    rx: mpsc::Receiver<Event>,
+}
+
+impl EventStream {
+    /// Receives the next event; `None` after the turn ended.
+    pub async fn recv(&mut self) -> Option<Event> {
+        self.rx.recv().await
+    }
+
+    fn empty() -> Self {
+        let (_tx, rx) = mpsc::channel(1);
+        EventStream { rx }
+    }
+}
+
+impl Stream for EventStream {
+    type Item = Event;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+/// Mutable conversation state, locked for the length of a turn.
+pub(crate) struct TurnState {
+    pub messages: Vec<Message>,
+    pub turns: u32,
+    /// The last turn ended with a retriable error.
+    pub retry_pending: bool,
+    /// Input of the last turn, for `retry`.
+    pub last_input: String,
+}
+
+pub(crate) struct Inner {
+    pub config: RwLock<EngineConfig>,
+    pub llm: RwLock<Arc<dyn LlmClient>>,
+    pub registry: RwLock<ToolRegistry>,
+    pub permissions: Mutex<PermissionEngine>,
+    pub approver: RwLock<Arc<dyn Approver>>,
+    pub hooks: Vec<Arc<dyn EngineHook>>,
+    pub state: tokio::sync::Mutex<TurnState>,
+    pub steering: Mutex<VecDeque<String>>,
+    /// Cancellation tokens of queued and running turns, by turn ticket.
+    pub active: Mutex<Vec<(u64, CancellationToken)>>,
+    pub next_ticket: std::sync::atomic::AtomicU64,
+}
+
+/// Builds a [`Session`].
+pub struct SessionBuilder {
+    config: EngineConfig,
+    llm: Arc<dyn LlmClient>,
+    registry: ToolRegistry,
+    approver: Arc<dyn Approver>,
+    hooks: Vec<Arc<dyn EngineHook>>,
+    messages: Vec<Message>,
+    permission_state: Option<PermissionState>,
+    turns: u32,
+}
+
+impl SessionBuilder {
+    /// Sets the tool registry.
+    pub fn tools(mut self, registry: ToolRegistry) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    /// Sets the approver (default: deny everything that needs approval).
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Adds a hook.
+    pub fn hook(mut self, hook: Arc<dyn EngineHook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// Restores history (a system message is inserted first when missing).
+    pub fn messages(mut self, messages: Vec<Message>) -> Self {
+        self.messages = messages;
+        self
+    }
+
+    /// Restores permission mode and session allowlists.
+    pub fn permission_state(mut self, state: PermissionState) -> Self {
+        self.permission_state = Some(state);
+        self
+    }
+
+    /// Sets the number of turns already run (when restoring).
+    pub fn turns(mut self, turns: u32) -> Self {
+        self.turns = turns;
+        self
+    }
+
+    /// Builds the session.
+    pub fn build(self) -> Session {
+        let mut permissions = PermissionEngine::new(
+            self.config.workspace.clone(),
+            self.config.mode,
+            self.config.allowed_commands.clone(),
+        );
+        if let Some(state) = self.permission_state {
+            permissions.restore(state);
+        }
+        let mut messages = self.messages;
+        if !matches!(messages.first(), Some(Message::System { .. })) {
+            messages.insert(0, Message::system(self.config.instructions.clone()));
+        }
+        Session {
+            inner: Arc::new(Inner {
+                config: RwLock::new(self.config),
+                llm: RwLock::new(self.llm),
+                registry: RwLock::new(self.registry),
+                permissions: Mutex::new(permissions),
+                approver: RwLock::new(self.approver),
+                hooks: self.hooks,
+                state: tokio::sync::Mutex::new(TurnState {
+                    messages,
+                    turns: self.turns,
+                    retry_pending: false,
+                    last_input: String::new(),
+                }),
+                steering: Mutex::new(VecDeque::new()),
+                active: Mutex::new(Vec::new()),
+                next_ticket: std::sync::atomic::AtomicU64::new(1),
+            }),
+        }
+    }
+}
+
+/// One conversation: cheap to clone, all clones share state.
+#[derive(Clone)]
+pub struct Session {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Session {
+    /// Starts building a session.
+    pub fn builder(config: EngineConfig, llm: Arc<dyn LlmClient>) -> SessionBuilder {
+        SessionBuilder {
+            config,
+            llm,
+            registry: ToolRegistry::new(),
+            approver: Arc::new(FixedApprover(cairn_protocol::ApprovalDecision::Deny)),
+            hooks: Vec::new(),
+            messages: Vec::new(),
+            permission_state: None,
+            turns: 0,
+        }
+    }
+
+    /// Session id.
+    pub fn id(&self) -> String {
+        read(&self.inner.config).session_id.clone()
+    }
+
+    /// Runs one turn with this user input; must be called inside a tokio runtime.
+    pub fn run(&self, input: impl Into<String>) -> EventStream {
+        self.spawn_turn(TurnKind::Input(input.into()))
+    }
+
+    /// Re-runs the last turn if it ended with a retriable error; otherwise an empty stream.
+    pub fn retry(&self) -> EventStream {
+        match self.inner.state.try_lock() {
+            Ok(state) if !state.retry_pending => EventStream::empty(),
+            _ => self.spawn_turn(TurnKind::Retry),
+        }
+    }
+
+    fn spawn_turn(&self, kind: TurnKind) -> EventStream {
+        let (tx, rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
+        let cancel = CancellationToken::new();
+        let ticket = self
+            .inner
+            .next_ticket
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        lock(&self.inner.active).push((ticket, cancel.clone()));
+        let inner = self.inner.clone();
+        // A consumer that goes away cancels the turn, even while nothing is being sent.
+        let done = CancellationToken::new();
+        {
+            let (tx, cancel, done) = (tx.clone(), cancel.clone(), done.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = tx.closed() => cancel.cancel(),
+                    _ = done.cancelled() => {}
+                }
+            });
+        }
+        tokio::spawn(async move {
+            let _done = done.drop_guard();
+            let mut state = inner.state.lock().await;
+            if matches!(kind, TurnKind::Retry) && !state.retry_pending {
+                drop(state);
+                remove_ticket(&inner, ticket);
+                return;
+            }
+            TurnRunner::new(&inner, &mut state, tx, cancel.clone())
+                .run(kind)
+                .await;
+            drop(state);
+            remove_ticket(&inner, ticket);
+        });
+        EventStream { rx }
+    }
+
+    /// Interrupts the running turn (and any queued one): aborts the LLM stream and kills tools.
+    pub fn interrupt(&self) {
+        for (_, t) in lock(&self.inner.active).iter() {
+            t.cancel();
+        }
+    }
+
+    /// Whether a turn is running or queued.
+    pub fn is_busy(&self) -> bool {
+        !lock(&self.inner.active).is_empty()
+    }
+
+    /// Queues an instruction to inject between iterations (or into the next turn).
+    pub fn queue_steering(&self, text: impl Into<String>) {
+        lock(&self.inner.steering).push_back(text.into());
+    }
+
+    /// Withdraws a queued instruction; false when it was already injected.
+    pub fn remove_steering(&self, text: &str) -> bool {
+        let mut q = lock(&self.inner.steering);
+        match q.iter().position(|t| t == text) {
+            Some(i) => {
+                q.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Instructions still waiting to be injected.
+    pub fn pending_steering(&self) -> Vec<String> {
+        lock(&self.inner.steering).iter().cloned().collect()
+    }
+
+    /// A copy of the history (waits for a running turn to finish).
+    pub async fn messages(&self) -> Vec<Message> {
+        self.inner.state.lock().await.messages.clone()
+    }
+
+    /// Turns run so far.
+    pub async fn turns(&self) -> u32 {
+        self.inner.state.lock().await.turns
+    }
+
+    /// Current permission mode.
+    pub fn mode(&self) -> Mode {
+        lock(&self.inner.permissions).mode()
+    }
+
+    /// Changes the permission mode.
+    pub fn set_mode(&self, mode: Mode) {
+        lock(&self.inner.permissions).set_mode(mode);
+    }
+
+    /// Permission state to persist.
+    pub fn permission_state(&self) -> PermissionState {
+        lock(&self.inner.permissions).state().clone()
+    }
+
+    /// Changes the model for the next request.
+    pub fn set_model(&self, model: impl Into<String>) {
+        write(&self.inner.config).model = model.into();
+    }
+
+    /// Current model id.
+    pub fn model(&self) -> String {
+        read(&self.inner.config).model.clone()
+    }
+
+    /// Replaces the LLM client (e.g. after the user changed provider or key).
+    pub fn set_llm(&self, llm: Arc<dyn LlmClient>) {
+        *write(&self.inner.llm) = llm;
+    }
+
+    /// Replaces the approver.
+    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
+        *write(&self.inner.approver) = approver;
+    }
+
+    /// Edits the tool registry (register, remove, enable, disable).
+    pub fn with_tools<R>(&self, f: impl FnOnce(&mut ToolRegistry) -> R) -> R {
+        f(&mut write(&self.inner.registry))
+    }
+}
+
+fn remove_ticket(inner: &Inner, ticket: u64) {
+    lock(&inner.active).retain(|(t, _)| *t != ticket);
+}
+
+/// Locks a std mutex, recovering from poisoning (state stays usable after a panic elsewhere).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(crate) fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(crate) fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,220 @@
+//! In-process fakes for tests: a scripted LLM client, closure-backed tools and a scripted
+//! approver. No network, no processes.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_protocol::{ApprovalDecision, ApprovalRequest, ToolCall, ToolMeta, ToolSchema};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::Approver;
+use crate::llm::{LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus};
+use crate::session::lock;
+use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
+
+/// One scripted LLM response.
+#[derive(Debug, Clone)]
+pub enum FakeReply {
+    /// These chunks, then `End(Completed)` unless the list ends with its own `End`.
+    Chunks(Vec<LlmChunk>),
+    /// Emit these chunks, then wait until cancelled and end with `Aborted`.
+    Hang(Vec<LlmChunk>),
+    /// Sleep, then behave like `Chunks`.
+    Delayed(Duration, Vec<LlmChunk>),
+}
+
+impl FakeReply {
+    /// A text-only reply.
+    pub fn text(t: &str) -> Self {
+        FakeReply::Chunks(vec![LlmChunk::Text(t.to_string())])
+    }
+
+    /// A reply calling one tool.
+    pub fn tool(id: &str, name: &str, args: serde_json::Value) -> Self {
+        FakeReply::Chunks(vec![LlmChunk::ToolCall(ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: args.to_string(),
+        })])
+    }
+
+    /// A reply calling several tools.
+    pub fn tools(calls: &[(&str, &str, serde_json::Value)]) -> Self {
+        FakeReply::Chunks(
+            calls
+                .iter()
+                .map(|(id, name, args)| {
+                    LlmChunk::ToolCall(ToolCall {
+                        id: id.to_string(),
+                        name: name.to_string(),
+                        arguments: args.to_string(),
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// A reply that fails with this outcome.
+    pub fn outcome(o: LlmOutcome) -> Self {
+        FakeReply::Chunks(vec![LlmChunk::End(o)])
+    }
+}
+
+/// An LLM client that plays back a script and records every request.
+#[derive(Clone, Default)]
+pub struct FakeLlm {
+    script: Arc<Mutex<VecDeque<FakeReply>>>,
+    requests: Arc<Mutex<Vec<LlmRequest>>>,
+}
+
+impl FakeLlm {
+    /// A client with this script.
+    pub fn new(script: Vec<FakeReply>) -> Self {
+        FakeLlm {
+            script: Arc::new(Mutex::new(script.into())),
+            requests: Arc::default(),
+        }
+    }
+
+    /// Appends a reply.
+    pub fn push(&self, reply: FakeReply) {
+        lock(&self.script).push_back(reply);
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<LlmRequest> {
+        lock(&self.requests).clone()
+    }
+}
+
+impl LlmClient for FakeLlm {
+    fn stream(
+        &self,
+        request: LlmRequest,
+        cancel: CancellationToken,
+    ) -> BoxStream<'static, LlmChunk> {
+        lock(&self.requests).push(request);
+        let next = lock(&self.script).pop_front();
+        let Some(reply) = next else {
+            return futures::stream::iter(vec![LlmChunk::End(LlmOutcome::new(
+                OutcomeStatus::Failed,
+                Some("fake script exhausted".into()),
+            ))])
+            .boxed();
+        };
+        let with_end = |mut chunks: Vec<LlmChunk>| {
+            if !matches!(chunks.last(), Some(LlmChunk::End(_))) {
+                chunks.push(LlmChunk::End(LlmOutcome::completed()));
+            }
+            chunks
+        };
+        match reply {
+            FakeReply::Chunks(c) => futures::stream::iter(with_end(c)).boxed(),
+            FakeReply::Delayed(d, c) => {
+                let chunks = with_end(c);
+                futures::stream::once(async move {
+                    tokio::select! {
+                        _ = tokio::time::sleep(d) => chunks,
+                        _ = cancel.cancelled() => vec![LlmChunk::End(LlmOutcome::new(OutcomeStatus::Aborted, None))],
+                    }
+                })
+                .flat_map(futures::stream::iter)
+                .boxed()
+            }
+            FakeReply::Hang(c) => futures::stream::iter(c)
+                .chain(futures::stream::once(async move {
+                    cancel.cancelled().await;
+                    LlmChunk::End(LlmOutcome::new(OutcomeStatus::Aborted, None))
+                }))
+                .boxed(),
+        }
+    }
+}
+
+type ToolFn = dyn Fn(
+        serde_json::Value,
+        ToolContext,
+    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>
+    + Send
+    + Sync;
+
+/// A tool backed by a closure, with explicit metadata.
+pub struct FnTool {
+    schema: ToolSchema,
+    meta: ToolMeta,
+    f: Box<ToolFn>,
+}
+
+impl FnTool {
+    /// A tool named `name` with this metadata running `f`.
+    pub fn new<F, Fut>(name: &str, meta: ToolMeta, f: F) -> Arc<Self>
+    where
+        F: Fn(serde_json::Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        Arc::new(FnTool {
+            schema: ToolSchema {
+                name: name.to_string(),
+                description: format!("test tool {name}"),
+                parameters: serde_json::json!({"type": "object", "properties": {}}),
+            },
+            meta,
+            f: Box::new(move |a, c| Box::pin(f(a, c))),
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for FnTool {
+    fn schema(&self) -> ToolSchema {
+        self.schema.clone()
+    }
+    fn meta(&self) -> ToolMeta {
+        self.meta.clone()
+    }
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        (self.f)(args, ctx).await
+    }
+}
+
+/// An approver that answers from a queue (then a default) and records the requests.
+#[derive(Clone)]
+pub struct ScriptedApprover {
+    answers: Arc<Mutex<VecDeque<ApprovalDecision>>>,
+    default: ApprovalDecision,
+    seen: Arc<Mutex<Vec<ApprovalRequest>>>,
+}
+
+impl ScriptedApprover {
+    /// Answers `answers` in order, then `default`.
+    pub fn new(answers: Vec<ApprovalDecision>, default: ApprovalDecision) -> Self {
+        ScriptedApprover {
+            answers: Arc::new(Mutex::new(answers.into())),
+            default,
+            seen: Arc::default(),
+        }
+    }
+
+    /// Requests seen so far.
+    pub fn seen(&self) -> Vec<ApprovalRequest> {
+        lock(&self.seen).clone()
+    }
+}
+
+#[async_trait]
+impl Approver for ScriptedApprover {
+    async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision {
+        lock(&self.seen).push(request);
+        lock(&self.answers).pop_front().unwrap_or(self.default)
+    }
+}

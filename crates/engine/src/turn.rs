@@ -1,0 +1,455 @@
+//! One turn: iterations of (LLM call → tool calls) until the model stops calling tools.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use cairn_protocol::{
+    AssistantMessage, ContentPart, ErrorEvent, Event, Interrupted, IterationEnd,
+    LlmRequest as LlmRequestEvent, LlmRetry, Message, QueueSteering, TextDelta, TokenUsage,
+    ToolCall, TurnEnd, TurnStart, TurnStatus,
+};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::{FailureKind, LlmChunk, LlmOutcome, LlmRequest, OutcomeStatus};
+use crate::retry::RetryPolicy;
+use crate::session::{lock, read, Inner, TurnState};
+
+/// What starts a turn.
+pub(crate) enum TurnKind {
+    /// New user input.
+    Input(String),
+    /// Re-run after a retriable error.
+    Retry,
+}
+
+/// Result of one LLM call (after retries).
+enum LlmResult {
+    /// A complete reply.
+    Reply {
+        text: String,
+        reasoning: String,
+        tool_calls: Vec<ToolCall>,
+        usage: Option<TokenUsage>,
+        req_id: String,
+    },
+    /// Interrupted while streaming; partial text kept.
+    Interrupted { partial: String, req_id: String },
+    /// Gave up; the error event was emitted.
+    Failed,
+}
+
+/// How the iteration loop ended.
+enum LoopEnd {
+    Status(TurnStatus),
+    Interrupted(String),
+}
+
+/// Drives one turn and emits its events.
+pub(crate) struct TurnRunner<'a> {
+    pub(crate) inner: &'a Arc<Inner>,
+    pub(crate) state: &'a mut TurnState,
+    tx: mpsc::Sender<Event>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) task_id: String,
+    pub(crate) iteration: u32,
+    pub(crate) produced: BTreeSet<String>,
+}
+
+impl<'a> TurnRunner<'a> {
+    pub(crate) fn new(
+        inner: &'a Arc<Inner>,
+        state: &'a mut TurnState,
+        tx: mpsc::Sender<Event>,
+        cancel: CancellationToken,
+    ) -> Self {
+        TurnRunner {
+            inner,
+            state,
+            tx,
+            cancel,
+            task_id: uuid::Uuid::new_v4().to_string(),
+            iteration: 0,
+            produced: BTreeSet::new(),
+        }
+    }
+
+    /// Sends an event to the stream and the hooks; a closed stream cancels the turn.
+    pub(crate) async fn emit(&self, event: Event) {
+        crate::hook::notify(&self.inner.hooks, &event);
+        if self.tx.send(event).await.is_err() {
+            self.cancel.cancel();
+        }
+    }
+
+    pub(crate) async fn run(mut self, kind: TurnKind) {
+        let input = match &kind {
+            TurnKind::Input(text) => text.clone(),
+            TurnKind::Retry => self.state.last_input.clone(),
+        };
+        if matches!(kind, TurnKind::Input(_)) {
+            self.state.turns += 1;
+            self.state.last_input = input.clone();
+        }
+        self.state.retry_pending = false;
+        let session_id = read(&self.inner.config).session_id.clone();
+        self.emit(Event::TurnStart(TurnStart {
+            task_id: self.task_id.clone(),
+            input: input.clone(),
+            attachment_count: None,
+            attachments: None,
+            session_id,
+            turn: self.state.turns,
+        }))
+        .await;
+        if let TurnKind::Input(text) = kind {
+            self.state.messages.push(Message::user(text));
+        }
+
+        let end = if read(&self.inner.config).model.trim().is_empty() {
+            self.emit_error(
+                "no model configured: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
+                "config",
+                false,
+                String::new(),
+            )
+            .await;
+            LoopEnd::Status(TurnStatus::Error)
+        } else {
+            self.iterate().await
+        };
+
+        let status = match end {
+            LoopEnd::Status(s) => s,
+            LoopEnd::Interrupted(req_id) => {
+                self.emit(Event::Interrupted(Interrupted {
+                    iterations: self.iteration,
+                    req_id,
+                    task_id: self.task_id.clone(),
+                }))
+                .await;
+                TurnStatus::Interrupted
+            }
+        };
+        let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
+        self.emit(Event::TurnEnd(TurnEnd {
+            status,
+            iterations: self.iteration,
+            produced_files,
+            task_id: self.task_id.clone(),
+        }))
+        .await;
+    }
+
+    async fn iterate(&mut self) -> LoopEnd {
+        let (max_iterations, finalize) = {
+            let c = read(&self.inner.config);
+            (c.max_iterations, c.finalize_on_max_iterations)
+        };
+        loop {
+            if self.cancel.is_cancelled() {
+                return LoopEnd::Interrupted(String::new());
+            }
+            self.inject_steering().await;
+            if self.iteration >= max_iterations {
+                if finalize {
+                    self.finalize().await;
+                }
+                return LoopEnd::Status(TurnStatus::MaxIterationsExceeded);
+            }
+            self.iteration += 1;
+            let tools = read(&self.inner.registry).schemas();
+            match self.call_llm(tools).await {
+                LlmResult::Failed => return LoopEnd::Status(TurnStatus::Error),
+                LlmResult::Interrupted { partial, req_id } => {
+                    if !partial.is_empty() {
+                        self.state.messages.push(Message::assistant_text(partial));
+                    }
+                    return LoopEnd::Interrupted(req_id);
+                }
+                LlmResult::Reply {
+                    text,
+                    reasoning,
+                    tool_calls,
+                    usage,
+                    req_id,
+                } => {
+                    self.push_assistant(&text, &reasoning, &tool_calls, usage, &req_id)
+                        .await;
+                    if tool_calls.is_empty() {
+                        self.end_iteration().await;
+                        if lock(&self.inner.steering).is_empty() {
+                            return LoopEnd::Status(TurnStatus::Completed);
+                        }
+                        continue;
+                    }
+                    let interrupted = self.execute_tools(tool_calls).await;
+                    self.end_iteration().await;
+                    if interrupted || self.cancel.is_cancelled() {
+                        return LoopEnd::Interrupted(String::new());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn end_iteration(&self) {
+        self.emit(Event::IterationEnd(IterationEnd {
+            iteration: self.iteration,
+            task_id: self.task_id.clone(),
+        }))
+        .await;
+    }
+
+    /// One last LLM call without tools so the model can wrap up after the iteration cap.
+    async fn finalize(&mut self) {
+        self.state.messages.push(Message::user(
+            "[system notice] The iteration limit for this turn was reached. Do not call tools; \
+             summarise what was done and what remains.",
+        ));
+        self.iteration += 1;
+        if let LlmResult::Reply {
+            text,
+            reasoning,
+            usage,
+            req_id,
+            ..
+        } = self.call_llm(Vec::new()).await
+        {
+            self.push_assistant(&text, &reasoning, &[], usage, &req_id)
+                .await;
+            self.end_iteration().await;
+        }
+    }
+
+    async fn push_assistant(
+        &mut self,
+        text: &str,
+        reasoning: &str,
+        tool_calls: &[ToolCall],
+        usage: Option<TokenUsage>,
+        req_id: &str,
+    ) {
+        let mut content = Vec::new();
+        if !reasoning.is_empty() {
+            content.push(ContentPart::Reasoning {
+                text: reasoning.to_string(),
+            });
+        }
+        if !text.is_empty() {
+            content.push(ContentPart::Text {
+                text: text.to_string(),
+            });
+        }
+        self.state.messages.push(Message::Assistant {
+            content,
+            tool_calls: tool_calls.to_vec(),
+            usage,
+        });
+        self.emit(Event::AssistantMessage(AssistantMessage {
+            text: text.to_string(),
+            reasoning: reasoning.to_string(),
+            tool_calls: tool_calls.iter().map(|c| c.name.clone()).collect(),
+            usage,
+            req_id: req_id.to_string(),
+            task_id: self.task_id.clone(),
+            log_time: now(),
+        }))
+        .await;
+    }
+
+    async fn inject_steering(&mut self) {
+        loop {
+            let next = lock(&self.inner.steering).pop_front();
+            let Some(text) = next else { break };
+            self.state.messages.push(Message::user(text.clone()));
+            self.emit(Event::QueueSteering(QueueSteering {
+                text,
+                task_id: self.task_id.clone(),
+                attachments: None,
+            }))
+            .await;
+        }
+    }
+
+    /// One LLM call with the retry policy applied.
+    async fn call_llm(&mut self, tools: Vec<cairn_protocol::ToolSchema>) -> LlmResult {
+        let (model, effort, policy) = {
+            let c = read(&self.inner.config);
+            (c.model.clone(), c.reasoning_effort, c.retry.clone())
+        };
+        let mut attempt: u32 = 0;
+        loop {
+            let req_id = uuid::Uuid::new_v4().to_string();
+            self.emit(Event::LlmRequest(LlmRequestEvent {
+                req_id: req_id.clone(),
+                task_id: self.task_id.clone(),
+                log_time: now(),
+                model: model.clone(),
+                msg_count: self.state.messages.len() as u32,
+                tool_count: tools.len() as u32,
+                compact: None,
+            }))
+            .await;
+            let request = LlmRequest {
+                model: model.clone(),
+                messages: self.state.messages.clone(),
+                tools: tools.clone(),
+                reasoning_effort: effort,
+                req_id: req_id.clone(),
+            };
+            let llm = read(&self.inner.llm).clone();
+            let mut stream = llm.stream(request, self.cancel.child_token());
+            let (mut text, mut reasoning, mut calls, mut usage) =
+                (String::new(), String::new(), Vec::new(), None);
+            let mut outcome = None;
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    LlmChunk::Text(t) => {
+                        text.push_str(&t);
+                        self.emit(Event::AssistantDelta(self.delta(t, &req_id)))
+                            .await;
+                    }
+                    LlmChunk::Reasoning(t) => {
+                        reasoning.push_str(&t);
+                        self.emit(Event::ReasoningDelta(self.delta(t, &req_id)))
+                            .await;
+                    }
+                    LlmChunk::ToolCall(c) => calls.push(c),
+                    LlmChunk::Usage(u) => usage = Some(u),
+                    LlmChunk::End(o) => {
+                        outcome = Some(o);
+                        break;
+                    }
+                }
+            }
+            drop(stream);
+            let outcome = outcome.unwrap_or_else(|| {
+                LlmOutcome::new(
+                    OutcomeStatus::Malformed,
+                    Some("the LLM client ended without an outcome".into()),
+                )
+            });
+            if self.cancel.is_cancelled() || outcome.status == OutcomeStatus::Aborted {
+                return LlmResult::Interrupted {
+                    partial: text,
+                    req_id,
+                };
+            }
+            if outcome.status == OutcomeStatus::Completed {
+                return LlmResult::Reply {
+                    text,
+                    reasoning,
+                    tool_calls: dedupe_call_ids(calls),
+                    usage,
+                    req_id,
+                };
+            }
+            let retriable = RetryPolicy::is_retriable(&outcome);
+            if retriable && attempt < policy.max_retries {
+                attempt += 1;
+                let wait = policy.delay(attempt, &outcome);
+                self.emit(Event::LlmRetry(LlmRetry {
+                    attempt,
+                    max: policy.max_retries,
+                    reason: outcome.describe(),
+                    wait_ms: wait.as_millis() as u64,
+                    iteration: self.iteration,
+                    req_id: req_id.clone(),
+                }))
+                .await;
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => continue,
+                    _ = self.cancel.cancelled() => {
+                        return LlmResult::Interrupted { partial: String::new(), req_id };
+                    }
+                }
+            }
+            let error_type = error_type_of(&outcome);
+            let message = match outcome.status {
+                OutcomeStatus::Auth => format!(
+                    "the provider rejected the API key ({}); set a valid key and try again",
+                    outcome.describe()
+                ),
+                _ if attempt > 0 => format!(
+                    "LLM request failed after {} attempts: {}",
+                    attempt + 1,
+                    outcome.describe()
+                ),
+                _ => format!("LLM request failed: {}", outcome.describe()),
+            };
+            // Context overflow is retriable once compaction has run; auth needs a new key.
+            let retriable_later = outcome.status != OutcomeStatus::Auth
+                && outcome.kind != Some(FailureKind::BadRequest);
+            self.emit_error(message, error_type, retriable_later, req_id)
+                .await;
+            self.state.retry_pending = retriable_later;
+            return LlmResult::Failed;
+        }
+    }
+
+    fn delta(&self, text: String, req_id: &str) -> TextDelta {
+        TextDelta {
+            text,
+            req_id: req_id.to_string(),
+            task_id: self.task_id.clone(),
+        }
+    }
+
+    pub(crate) async fn emit_error(
+        &self,
+        error: String,
+        error_type: &str,
+        retriable: bool,
+        req_id: String,
+    ) {
+        self.emit(Event::Error(ErrorEvent {
+            error,
+            error_type: error_type.to_string(),
+            retriable,
+            iteration: self.iteration,
+            req_id,
+            log_time: now(),
+            task_id: self.task_id.clone(),
+            stack: None,
+        }))
+        .await;
+    }
+}
+
+/// The `error_type` of a failed LLM outcome.
+fn error_type_of(outcome: &LlmOutcome) -> &'static str {
+    match (outcome.status, outcome.kind) {
+        (OutcomeStatus::Auth, _) => "auth",
+        (_, Some(FailureKind::RateLimited)) => "rate_limited",
+        (_, Some(FailureKind::ContextOverflow)) => "context_length_exceeded",
+        (_, Some(FailureKind::Server)) => "server_error",
+        (_, Some(FailureKind::BadRequest)) => "bad_request",
+        (_, Some(FailureKind::Network)) => "network",
+        (OutcomeStatus::Timeout, _) => "timeout",
+        (OutcomeStatus::Malformed, _) => "malformed",
+        _ => "failed",
+    }
+}
+
+/// Gives every call a unique, non-empty id so each result pairs with exactly one call.
+fn dedupe_call_ids(calls: Vec<ToolCall>) -> Vec<ToolCall> {
+    let mut seen = BTreeSet::new();
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            if c.id.is_empty() || !seen.insert(c.id.clone()) {
+                c.id = format!("call_{}_{i}", uuid::Uuid::new_v4().simple());
+                seen.insert(c.id.clone());
+            }
+            c
+        })
+        .collect()
+}
+
+/// The current time, RFC 3339.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

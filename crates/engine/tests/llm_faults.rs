@@ -1,0 +1,264 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! How the loop handles LLM outcomes: retry policy, auth, interrupts, retry().
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cairn_engine::testing::{FakeLlm, FakeReply, FnTool};
+use cairn_engine::{FailureKind, LlmChunk, LlmOutcome, OutcomeStatus, ToolError, ToolRegistry};
+use cairn_protocol::{Event, Message, Mode, ToolMeta, ToolStatus, TurnStatus};
+use common::*;
+use serde_json::json;
+
+fn retries(ev: &[Event]) -> Vec<&cairn_protocol::LlmRetry> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::LlmRetry(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+fn error(ev: &[Event]) -> &cairn_protocol::ErrorEvent {
+    ev.iter()
+        .find_map(|e| match e {
+            Event::Error(x) => Some(x),
+            _ => None,
+        })
+        .expect("an error event")
+}
+
+#[tokio::test]
+async fn transient_failures_are_retried_with_llm_retry_events() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::Chunks(vec![
+            LlmChunk::Text("partial".into()),
+            LlmChunk::End(LlmOutcome::new(
+                OutcomeStatus::Timeout,
+                Some("stream dropped".into()),
+            )),
+        ]),
+        FakeReply::outcome(LlmOutcome::new(
+            OutcomeStatus::Malformed,
+            Some("bad json".into()),
+        )),
+        FakeReply::text("finally"),
+    ]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let ev = collect(s.run("x")).await;
+    let r = retries(&ev);
+    assert_eq!(r.len(), 2);
+    assert_eq!((r[0].attempt, r[0].max), (1, 2));
+    assert!(r[0].reason.contains("stream dropped"));
+    assert!(r[1].reason.contains("malformed"));
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    // Partial text of a failed attempt never lands in history.
+    let msgs = s.messages().await;
+    assert_eq!(msgs.last().map(|m| m.text()).as_deref(), Some("finally"));
+    assert_eq!(msgs.len(), 3);
+}
+
+#[tokio::test]
+async fn rate_limit_honours_retry_after() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::outcome(
+            LlmOutcome::new(OutcomeStatus::Failed, Some("slow down".into()))
+                .with_kind(FailureKind::RateLimited)
+                .with_http_status(429)
+                .with_retry_after(Some(Duration::from_millis(300))),
+        ),
+        FakeReply::text("ok"),
+    ]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let t0 = Instant::now();
+    let ev = collect(s.run("x")).await;
+    assert!(t0.elapsed() >= Duration::from_millis(300));
+    assert_eq!(retries(&ev)[0].wait_ms, 300);
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+}
+
+#[tokio::test]
+async fn auth_failure_ends_the_turn_at_once_without_retry() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::outcome(
+        LlmOutcome::new(OutcomeStatus::Auth, Some("invalid api key".into())).with_http_status(401),
+    )]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let ev = collect(s.run("x")).await;
+    assert!(retries(&ev).is_empty());
+    let e = error(&ev);
+    assert_eq!(e.error_type, "auth");
+    assert!(!e.retriable);
+    assert!(e.error.contains("API key"));
+    assert_eq!(turn_end(&ev).status, TurnStatus::Error);
+    assert_eq!(llm.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn exhausted_retries_end_with_a_retriable_error_and_retry_resumes() {
+    let dir = TempDir::new();
+    let fail = || {
+        FakeReply::outcome(
+            LlmOutcome::new(OutcomeStatus::Failed, Some("upstream 500".into()))
+                .with_kind(FailureKind::Server)
+                .with_http_status(500),
+        )
+    };
+    let llm = FakeLlm::new(vec![fail(), fail(), fail()]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let ev = collect(s.run("x")).await;
+    assert_eq!(retries(&ev).len(), 2);
+    let e = error(&ev);
+    assert_eq!(e.error_type, "server_error");
+    assert!(e.retriable);
+    assert!(e.error.contains("3 attempts"));
+    assert_eq!(turn_end(&ev).status, TurnStatus::Error);
+
+    llm.push(FakeReply::text("recovered"));
+    let ev = collect(s.retry()).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    let msgs = s.messages().await;
+    // system, user, assistant: the retry did not duplicate the user message.
+    assert_eq!(msgs.len(), 3);
+    assert_eq!(msgs[1].text(), "x");
+    // Nothing left to retry: an empty stream.
+    let ev = collect(s.retry()).await;
+    assert!(ev.is_empty());
+}
+
+#[tokio::test]
+async fn context_overflow_is_not_blindly_retried() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::outcome(
+        LlmOutcome::new(OutcomeStatus::Failed, Some("maximum context length".into()))
+            .with_kind(FailureKind::ContextOverflow)
+            .with_http_status(400),
+    )]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let ev = collect(s.run("x")).await;
+    assert!(retries(&ev).is_empty());
+    assert_eq!(error(&ev).error_type, "context_length_exceeded");
+    assert_eq!(turn_end(&ev).status, TurnStatus::Error);
+}
+
+#[tokio::test]
+async fn interrupt_during_the_llm_stream() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::Hang(vec![LlmChunk::Text(
+        "thinking about".into(),
+    )])]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let mut stream = s.run("x");
+    let mut ev = Vec::new();
+    let t0 = Instant::now();
+    while let Some(e) = stream.recv().await {
+        if matches!(e, Event::AssistantDelta(_)) {
+            s.interrupt();
+        }
+        ev.push(e);
+    }
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    let t = types(&ev);
+    assert_eq!(&t[t.len() - 2..], &["interrupted", "turn_end"]);
+    assert_eq!(turn_end(&ev).status, TurnStatus::Interrupted);
+    // The partial text is kept; the session stays usable.
+    llm.push(FakeReply::text("next"));
+    let ev = collect(s.run("again")).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+}
+
+#[tokio::test]
+async fn interrupt_during_a_tool_pairs_every_call_with_a_result() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::tools(&[
+        ("a", "hang", json!({})),
+        ("b", "hang", json!({})),
+    ])]);
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let sc = saw_cancel.clone();
+    let mut meta = ToolMeta::read_only("t");
+    meta.mutating = true; // sequential
+    meta.requires_approval = false;
+    let mut reg = ToolRegistry::new();
+    reg.register(FnTool::new("hang", meta, move |_, ctx| {
+        let sc = sc.clone();
+        async move {
+            ctx.cancel.cancelled().await;
+            sc.store(true, Ordering::SeqCst);
+            Err(ToolError::Interrupted)
+        }
+    }));
+    let s = session(&dir, Mode::Interactive, &llm, reg);
+    let mut stream = s.run("x");
+    let mut ev = Vec::new();
+    while let Some(e) = stream.recv().await {
+        if matches!(e, Event::ToolStarted(_)) {
+            s.interrupt();
+        }
+        ev.push(e);
+    }
+    assert!(saw_cancel.load(Ordering::SeqCst));
+    assert_eq!(finished(&ev)[0].status, ToolStatus::Interrupted);
+    assert_eq!(turn_end(&ev).status, TurnStatus::Interrupted);
+    let msgs = s.messages().await;
+    let results: Vec<_> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(r) => Some((r.call_id.as_str(), r.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            ("a", ToolStatus::Interrupted),
+            ("b", ToolStatus::Interrupted)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_event_stream_cancels_the_turn() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::Hang(vec![LlmChunk::Text("a".into())])]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let mut stream = s.run("x");
+    let _ = stream.recv().await;
+    drop(stream);
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while s.is_busy() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the turn stopped after its consumer went away");
+}
+
+#[tokio::test]
+async fn turns_of_one_session_never_overlap() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::Delayed(
+            Duration::from_millis(100),
+            vec![LlmChunk::Text("one".into())],
+        ),
+        FakeReply::text("two"),
+    ]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let a = s.run("first");
+    let b = s.run("second");
+    let (ea, eb) = tokio::join!(collect(a), collect(b));
+    assert_eq!(turn_end(&ea).status, TurnStatus::Completed);
+    assert_eq!(turn_end(&eb).status, TurnStatus::Completed);
+    let reqs = llm.requests();
+    assert_eq!(
+        reqs[1].messages.len(),
+        4,
+        "the second turn saw the first one's reply"
+    );
+}
