@@ -1,1 +1,111 @@
-fn main() {}
+//! `cairn`: the Cairn engine on the command line (see docs/cli.md for the contract).
+
+mod approve;
+mod render;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit status: usage or configuration error.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about = "Cairn: a coding agent you can trust with your code"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one turn (prompt → LLM/tool iterations → turn_end) in a session.
+    Run(run::RunArgs),
+    /// List sessions, newest first.
+    Sessions {
+        /// Where sessions live (default: the app's data dir).
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(EXIT_USAGE),
+            };
+        }
+    };
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::Sessions { state_dir, json } => sessions(state_dir, json),
+    }
+}
+
+fn sessions(state_dir: Option<PathBuf>, json: bool) -> ExitCode {
+    let dir = state_dir.unwrap_or_else(cairn_runtime::default_state_dir);
+    let store = cairn_runtime::SessionStore::new(&dir);
+    match store.list() {
+        Ok(list) => {
+            for s in list {
+                if json {
+                    match serde_json::to_string(&s) {
+                        Ok(line) => println!("{line}"),
+                        Err(e) => eprintln!("error: {e}"),
+                    }
+                } else {
+                    let name = if s.name.is_empty() {
+                        "(unnamed)"
+                    } else {
+                        &s.name
+                    };
+                    println!(
+                        "{}  {}  {} turn(s)  {}  {}",
+                        s.id, s.updated_at, s.turns, s.workspace, name
+                    );
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr, filtered by `CAIRN_LOG` (default: warnings).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

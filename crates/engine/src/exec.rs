@@ -346,7 +346,10 @@ async fn run_with_timeout(
         _ = tokio::time::sleep(Duration::from_millis(ms)) => {
             cancel.cancel();
             let _ = tokio::time::timeout(CANCEL_GRACE, fut).await;
-            Err(ToolError::Timeout(ms))
+            Err(ToolError::Timeout {
+                ms,
+                detail: String::new(),
+            })
         }
     }
 }

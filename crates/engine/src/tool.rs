@@ -51,9 +51,14 @@ pub enum ToolError {
     /// File or directory not found.
     #[error("not found: {0}")]
     NotFound(String),
-    /// The call ran past its time limit.
-    #[error("timed out after {0} ms")]
-    Timeout(u64),
+    /// The call ran past its time limit; `detail` says what was cleaned up and what it printed.
+    #[error("timed out after {ms} ms{detail}")]
+    Timeout {
+        /// The limit that was hit.
+        ms: u64,
+        /// Extra text for the model (partial output), starting with a separator; may be empty.
+        detail: String,
+    },
     /// The call was interrupted.
     #[error("interrupted")]
     Interrupted,
@@ -76,7 +81,7 @@ impl ToolError {
             ToolError::InvalidArguments(_) => "invalid_arguments",
             ToolError::OutsideWorkspace(_) => "outside_workspace",
             ToolError::NotFound(_) => "not_found",
-            ToolError::Timeout(_) => "timeout",
+            ToolError::Timeout { .. } => "timeout",
             ToolError::Interrupted => "interrupted",
             ToolError::Io { .. } => "io_error",
             ToolError::Failed(_) => "failed",

@@ -1,0 +1,142 @@
+//! Output of `cairn run`: JSON lines, or human text (colour only on a TTY).
+
+use std::io::{IsTerminal, Write};
+
+use cairn_protocol::{Event, ToolStatus};
+
+/// Writes events to stdout (answer text, JSON) and stderr (tool lines, notices).
+pub struct Renderer {
+    json: bool,
+    color_err: bool,
+    /// The last thing written to stdout was not a newline.
+    mid_line: bool,
+    /// Tool arguments by call id, for the finish line.
+    args: std::collections::HashMap<String, String>,
+}
+
+impl Renderer {
+    /// A renderer for `--json` or human output.
+    pub fn new(json: bool) -> Self {
+        Renderer {
+            json,
+            color_err: std::io::stderr().is_terminal(),
+            mid_line: false,
+            args: Default::default(),
+        }
+    }
+
+    /// Renders one event.
+    pub fn event(&mut self, ev: &Event) {
+        if self.json {
+            if let Ok(line) = serde_json::to_string(ev) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+            return;
+        }
+        match ev {
+            Event::AssistantDelta(d) => {
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "{}", d.text);
+                let _ = out.flush();
+                self.mid_line = !d.text.ends_with('\n');
+            }
+            Event::ReasoningDelta(d) => {
+                self.err_colored("2", &d.text, false);
+            }
+            Event::ToolProposed(p) => {
+                self.args
+                    .insert(p.req_id.clone(), summarize_args(&p.arguments, 100));
+            }
+            Event::ToolFinished(f) => {
+                self.end_line();
+                let args = self.args.remove(&f.req_id).unwrap_or_default();
+                let (mark, color) = match f.status {
+                    ToolStatus::Ok => ("✓", "32"),
+                    ToolStatus::Error => ("✗", "31"),
+                    ToolStatus::Denied => ("⊘", "33"),
+                    ToolStatus::Interrupted => ("■", "33"),
+                };
+                let mut line = format!("{mark} {} {args}", f.name);
+                if let Some(ms) = f.duration {
+                    line.push_str(&format!(" ({ms} ms)"));
+                }
+                if f.status != ToolStatus::Ok {
+                    if let Some(r) = &f.reason {
+                        line.push_str(&format!(" — {}", first_line(r)));
+                    }
+                }
+                self.err_colored(color, &line, true);
+            }
+            Event::LlmRetry(r) => {
+                self.end_line();
+                let line = format!(
+                    "retrying ({}/{}) in {} ms: {}",
+                    r.attempt, r.max, r.wait_ms, r.reason
+                );
+                self.err_colored("33", &line, true);
+            }
+            Event::QueueSteering(q) => {
+                self.end_line();
+                self.err_colored("36", &format!("» {}", q.text), true);
+            }
+            Event::Error(e) => {
+                self.end_line();
+                self.err_colored("31", &format!("error: {}", e.error), true);
+            }
+            Event::Interrupted(_) => {
+                self.end_line();
+                self.err_colored("33", "interrupted", true);
+            }
+            Event::TurnEnd(t) => {
+                self.end_line();
+                if t.status != cairn_protocol::TurnStatus::Completed {
+                    self.err_colored("2", &format!("turn ended: {}", t.status.as_str()), true);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.mid_line {
+            println!();
+            self.mid_line = false;
+        }
+    }
+
+    fn err_colored(&self, code: &str, text: &str, newline: bool) {
+        let mut err = std::io::stderr().lock();
+        let nl = if newline { "\n" } else { "" };
+        let _ = if self.color_err {
+            write!(err, "\x1b[{code}m{text}\x1b[0m{nl}")
+        } else {
+            write!(err, "{text}{nl}")
+        };
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// A one-line summary of a tool call's arguments (path, command, pattern, ...).
+pub fn summarize_args(args: &serde_json::Value, max: usize) -> String {
+    let key = ["command", "path", "pattern", "url", "query", "task_id"]
+        .iter()
+        .find_map(|k| args.get(*k).and_then(|v| v.as_str()));
+    let text = match key {
+        Some(v) => v.to_string(),
+        None if args.as_object().is_some_and(|o| o.is_empty()) => String::new(),
+        None => args.to_string(),
+    };
+    let one: String = text.replace('\n', "⏎");
+    if one.chars().count() > max {
+        let mut t: String = one.chars().take(max).collect();
+        t.push('…');
+        t
+    } else {
+        one
+    }
+}

@@ -1,0 +1,152 @@
+//! `cairn run`: one turn in a new or restored session.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cairn_engine::{Approver, FixedApprover};
+use cairn_protocol::{ApprovalDecision, Event, Mode, TurnStatus};
+use cairn_runtime::{open_session, RunOptions, RuntimeError};
+use clap::{Args, ValueEnum};
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::render::Renderer;
+use crate::EXIT_USAGE;
+
+/// Who answers approval requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovePolicy {
+    /// Prompt on the terminal.
+    Ask,
+    /// Allow everything the permission engine would ask about.
+    Allow,
+    /// Deny everything the permission engine would ask about.
+    Deny,
+}
+
+/// Options of `cairn run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The user's input for this turn.
+    pub prompt: String,
+    /// The workspace: the permission boundary for files and commands [default: current dir].
+    #[arg(short, long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Where sessions, logs and tool results live [default: the app's data dir].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Continue this session (history, mode and session allowlists are restored).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Model id [default: $CAIRN_MODEL, then $OPENAI_MODEL].
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+    /// LLM provider: `openai` (any OpenAI-compatible endpoint).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Endpoint base URL, e.g. http://127.0.0.1:11434/v1 [default: $OPENAI_BASE_URL].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// discuss · plan · interactive · auto [default: interactive, or the session's].
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<Mode>,
+    /// Who answers approvals: ask, allow, deny [default: ask on a TTY, else deny].
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub approve: Option<ApprovePolicy>,
+    /// Command-allowlist prefix (repeatable; word-boundary match, never with shell operators).
+    #[arg(long = "allow-command", value_name = "PREFIX")]
+    pub allow_command: Vec<String>,
+    /// Iteration cap for the turn.
+    #[arg(long, value_name = "N", default_value_t = cairn_engine::DEFAULT_MAX_ITERATIONS)]
+    pub max_iterations: u32,
+    /// Print every event as one JSON object per line on stdout, nothing else.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs one turn and maps its end to the contract's exit status.
+pub async fn run(args: RunArgs) -> ExitCode {
+    let interactive_tty = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let policy = args.approve.unwrap_or(if interactive_tty {
+        ApprovePolicy::Ask
+    } else {
+        ApprovePolicy::Deny
+    });
+    let approver: Arc<dyn Approver> = match policy {
+        ApprovePolicy::Ask => Arc::new(crate::approve::TerminalApprover::new()),
+        ApprovePolicy::Allow => Arc::new(FixedApprover(ApprovalDecision::Once)),
+        ApprovePolicy::Deny => Arc::new(FixedApprover(ApprovalDecision::Deny)),
+    };
+    if args.max_iterations == 0 {
+        eprintln!("error: --max-iterations must be at least 1");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let opts = RunOptions {
+        workspace: args.workspace.clone(),
+        state_dir: args.state_dir.clone(),
+        session_id: args.session.clone(),
+        model: args.model.clone(),
+        provider: args.provider.clone(),
+        base_url: args.base_url.clone(),
+        mode: args.mode,
+        allowed_commands: args.allow_command.clone(),
+        max_iterations: Some(args.max_iterations),
+    };
+    let mut assembled = match open_session(opts, None, approver) {
+        Ok(a) => a,
+        Err(e @ RuntimeError::Config(_)) | Err(e @ RuntimeError::Store(_)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let (mut sigint, mut sigterm) = match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(i), Ok(t)) => (i, t),
+        _ => {
+            eprintln!("error: cannot install signal handlers");
+            return ExitCode::FAILURE;
+        }
+    };
+    let session = assembled.session.clone();
+    let mut renderer = Renderer::new(args.json);
+    let mut stream = session.run(args.prompt.clone());
+    let mut status = None;
+    let mut interrupts = 0;
+    loop {
+        tokio::select! {
+            ev = stream.recv() => {
+                let Some(ev) = ev else { break };
+                if let Event::TurnEnd(t) = &ev {
+                    status = Some(t.status);
+                }
+                renderer.event(&ev);
+            }
+            _ = sigint.recv() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    eprintln!("\ninterrupted again: exiting now");
+                    return ExitCode::from(130);
+                }
+                session.interrupt();
+            }
+            _ = sigterm.recv() => session.interrupt(),
+        }
+    }
+    let _ = std::io::stdout().flush();
+    if let Err(e) = assembled.checkpoint().await {
+        eprintln!("warning: could not save the session: {e}");
+    }
+    if !args.json {
+        eprintln!("session: {}", assembled.saved.session_id);
+    }
+    ExitCode::from(match status {
+        Some(TurnStatus::Completed) => 0,
+        Some(TurnStatus::Error) => 1,
+        Some(TurnStatus::MaxIterationsExceeded) => 3,
+        Some(TurnStatus::Interrupted) => 130,
+        None => 1,
+    })
+}

@@ -1,0 +1,280 @@
+//! Assembles Cairn sessions for the CLI and the desktop app: resolves the workspace, state
+//! dir, model and provider, registers the built-in tools, restores and persists sessions.
+
+pub mod store;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_engine::{
+    Approver, EngineConfig, LlmClient, ResultBudget, RetryPolicy, Session, ToolRegistry,
+};
+use cairn_protocol::{Mode, PROTOCOL_VERSION};
+use cairn_providers::{OpenAiClient, OpenAiConfig};
+
+pub use store::{SavedSession, SessionStore, SessionSummary, StoreError};
+
+/// Errors assembling a session; all are the user's configuration to fix (CLI exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// A bad or missing option.
+    #[error("{0}")]
+    Config(String),
+    /// Session files could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What the caller decided; `None` fields fall back to the restored session, then defaults.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Workspace folder; `None` = the restored session's, else the current dir.
+    pub workspace: Option<PathBuf>,
+    /// State dir; `None` = [`default_state_dir`].
+    pub state_dir: Option<PathBuf>,
+    /// Continue this session.
+    pub session_id: Option<String>,
+    /// Model id; `None` = restored, then `CAIRN_MODEL`, then `OPENAI_MODEL`.
+    pub model: Option<String>,
+    /// Provider name (`openai`).
+    pub provider: Option<String>,
+    /// Endpoint base URL; `None` = `OPENAI_BASE_URL`, then the provider's.
+    pub base_url: Option<String>,
+    /// Permission mode; `None` = restored, then interactive.
+    pub mode: Option<Mode>,
+    /// Command-allowlist prefixes.
+    pub allowed_commands: Vec<String>,
+    /// Iteration cap per turn.
+    pub max_iterations: Option<u32>,
+}
+
+/// A session ready to run, with what is needed to persist it.
+pub struct Assembled {
+    /// The engine session.
+    pub session: Session,
+    /// Where it is saved.
+    pub store: SessionStore,
+    /// Its checkpoint as of the last save.
+    pub saved: SavedSession,
+    /// The state dir in use.
+    pub state_dir: PathBuf,
+}
+
+impl Assembled {
+    /// Saves history, permission state and turn count (atomic replace).
+    pub async fn checkpoint(&mut self) -> Result<(), StoreError> {
+        self.saved.messages = self.session.messages().await;
+        self.saved.turns = self.session.turns().await;
+        self.saved.permissions = self.session.permission_state();
+        self.saved.model = self.session.model();
+        self.saved.updated_at = now();
+        if self.saved.name.is_empty() {
+            self.saved.name = derive_name(&self.saved.messages);
+        }
+        self.store.save(&self.saved)
+    }
+}
+
+/// The state dir shared by the CLI and the desktop app: `CAIRN_STATE_DIR`, else the
+/// platform data dir's `dev.cairn.app`.
+pub fn default_state_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CAIRN_STATE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    dirs::data_dir()
+        .map(|d| d.join("dev.cairn.app"))
+        .unwrap_or_else(|| PathBuf::from(".cairn-state"))
+}
+
+/// Checks a workspace folder: it must exist, be a directory, and not be `/` or the home folder.
+pub fn resolve_workspace(path: &Path) -> Result<PathBuf, RuntimeError> {
+    let canon = path.canonicalize().map_err(|e| {
+        RuntimeError::Config(format!("workspace {} is not usable: {e}", path.display()))
+    })?;
+    if !canon.is_dir() {
+        return Err(RuntimeError::Config(format!(
+            "workspace {} is not a directory",
+            canon.display()
+        )));
+    }
+    if canon.parent().is_none() {
+        return Err(RuntimeError::Config(
+            "refusing `/` as the workspace: the agent may change every file in it; pick a project folder"
+                .into(),
+        ));
+    }
+    if let Some(home) = dirs::home_dir().and_then(|h| h.canonicalize().ok()) {
+        if canon == home {
+            return Err(RuntimeError::Config(format!(
+                "refusing your home folder {} as the workspace: it holds keys and settings; pick a project folder",
+                canon.display()
+            )));
+        }
+    }
+    Ok(canon)
+}
+
+/// The model: explicit, else `CAIRN_MODEL`, else `OPENAI_MODEL`.
+pub fn resolve_model(explicit: Option<String>) -> Option<String> {
+    explicit
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| env_nonempty("CAIRN_MODEL"))
+        .or_else(|| env_nonempty("OPENAI_MODEL"))
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Builds the LLM client for a provider name.
+pub fn build_llm(
+    provider: &str,
+    base_url: Option<String>,
+) -> Result<Arc<dyn LlmClient>, RuntimeError> {
+    match provider {
+        "openai" => {
+            let mut cfg = OpenAiConfig::from_env().map_err(|e| RuntimeError::Config(e.to_string()))?;
+            if let Some(url) = base_url.filter(|u| !u.trim().is_empty()) {
+                cfg.base_url = url;
+            }
+            let client = OpenAiClient::new(cfg).map_err(|e| RuntimeError::Config(e.to_string()))?;
+            Ok(Arc::new(client))
+        }
+        other => Err(RuntimeError::Config(format!(
+            "unknown provider `{other}`: this build supports `openai` (any OpenAI-compatible endpoint: OpenAI, DeepSeek, OpenRouter, Ollama, LM Studio via --base-url)"
+        ))),
+    }
+}
+
+/// The built-in tools of this version.
+pub fn default_tools() -> ToolRegistry {
+    let mut reg = ToolRegistry::new();
+    reg.register_all(cairn_tools::core_tools());
+    reg
+}
+
+/// Creates or restores a session according to `opts`, with its event log attached.
+pub fn open_session(
+    opts: RunOptions,
+    llm: Option<Arc<dyn LlmClient>>,
+    approver: Arc<dyn Approver>,
+) -> Result<Assembled, RuntimeError> {
+    let state_dir = opts.state_dir.clone().unwrap_or_else(default_state_dir);
+    let store = SessionStore::new(&state_dir);
+    let restored = match &opts.session_id {
+        Some(id) => Some(store.load(id)?),
+        None => None,
+    };
+    let workspace = match (&opts.workspace, &restored) {
+        (Some(w), Some(r)) => {
+            let w = resolve_workspace(w)?;
+            if Path::new(&r.workspace) != w {
+                return Err(RuntimeError::Config(format!(
+                    "session {} belongs to workspace {}, not {}",
+                    r.session_id,
+                    r.workspace,
+                    w.display()
+                )));
+            }
+            w
+        }
+        (Some(w), None) => resolve_workspace(w)?,
+        (None, Some(r)) => resolve_workspace(Path::new(&r.workspace))?,
+        (None, None) => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| RuntimeError::Config(format!("cannot read the current dir: {e}")))?;
+            resolve_workspace(&cwd)?
+        }
+    };
+    let model = resolve_model(opts.model.clone())
+        .or_else(|| restored.as_ref().map(|r| r.model.clone()))
+        .ok_or_else(|| {
+            RuntimeError::Config(
+                "no model: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
+            )
+        })?;
+    let provider = opts
+        .provider
+        .clone()
+        .or_else(|| {
+            restored
+                .as_ref()
+                .map(|r| r.provider.clone())
+                .filter(|p| !p.is_empty())
+        })
+        .unwrap_or_else(|| "openai".to_string());
+    let llm = match llm {
+        Some(l) => l,
+        None => build_llm(&provider, opts.base_url.clone())?,
+    };
+    let session_id = restored
+        .as_ref()
+        .map(|r| r.session_id.clone())
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let session_dir = store.session_dir(&session_id)?;
+    let mut config = EngineConfig::new(workspace.clone(), session_dir, model.clone());
+    config.session_id = session_id.clone();
+    config.allowed_commands = opts.allowed_commands.clone();
+    config.retry = RetryPolicy::from_env();
+    config.budget = ResultBudget::from_env();
+    if let Some(n) = opts.max_iterations {
+        config.max_iterations = n;
+    }
+    let mut permissions = restored
+        .as_ref()
+        .map(|r| r.permissions.clone())
+        .unwrap_or_default();
+    if let Some(mode) = opts.mode {
+        permissions.mode = mode;
+    }
+    config.mode = permissions.mode;
+    let log = store.event_log(&session_id)?;
+    let mut builder = Session::builder(config, llm)
+        .tools(default_tools())
+        .approver(approver)
+        .hook(Arc::new(log))
+        .permission_state(permissions.clone());
+    if let Some(r) = &restored {
+        builder = builder.messages(r.messages.clone()).turns(r.turns);
+    }
+    let session = builder.build();
+    let created = now();
+    let saved = restored.unwrap_or(SavedSession {
+        session_id,
+        name: String::new(),
+        workspace: workspace.display().to_string(),
+        model,
+        provider,
+        messages: Vec::new(),
+        permissions,
+        turns: 0,
+        created_at: created.clone(),
+        updated_at: created,
+        protocol_version: PROTOCOL_VERSION,
+    });
+    Ok(Assembled {
+        session,
+        store,
+        saved,
+        state_dir,
+    })
+}
+
+/// A short name from the first user message.
+fn derive_name(messages: &[cairn_protocol::Message]) -> String {
+    let first = messages.iter().find_map(|m| match m {
+        cairn_protocol::Message::User { .. } => Some(m.text()),
+        _ => None,
+    });
+    let text = first.unwrap_or_default();
+    let line = text.lines().next().unwrap_or("").trim();
+    let mut name: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        name.push('…');
+    }
+    name
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

@@ -1,0 +1,287 @@
+//! `read_file`: a window of a text file with `cat -n` style line numbers.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use async_trait::async_trait;
+use cairn_engine::{Tool, ToolContext, ToolError, ToolOutput};
+use cairn_protocol::{ToolMeta, ToolSchema};
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::{args, paths};
+
+/// Lines returned when the call gives no `limit`.
+pub const DEFAULT_LIMIT: u64 = 2000;
+/// Characters kept of one line; the rest is replaced by a marker.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Bytes probed for NUL to detect binary files.
+const BINARY_PROBE: usize = 8192;
+
+/// Reads a text file (or a window of it) with line numbers.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadFile;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    #[serde(default, deserialize_with = "args::opt_u64")]
+    offset: Option<u64>,
+    #[serde(default, deserialize_with = "args::opt_u64")]
+    limit: Option<u64>,
+}
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: "read_file".into(),
+            description: "Read a text file from the workspace. Returns the lines prefixed with \
+                their 1-based line numbers and a tab (like `cat -n`); the numbers are not part \
+                of the file. Reads up to 2000 lines by default: for long files, page with \
+                `offset` and `limit` as the footer suggests. Lines longer than 2000 characters \
+                are cut. Binary files are refused; use list_files for directories."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "File path, relative to the workspace root (or absolute inside it)."
+                    },
+                    "offset": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "1-based line number to start reading at. Default 1."
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "Maximum number of lines to return. Default 2000."
+                    }
+                },
+                "required": ["path"]
+            }),
+        }
+    }
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::read_only("file")
+    }
+
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: Args = args::parse("read_file", args)?;
+        if args.limit == Some(0) {
+            return Err(ToolError::InvalidArguments(
+                "read_file: limit must be at least 1".into(),
+            ));
+        }
+        let offset = args.offset.unwrap_or(1).max(1);
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        let cancel = ctx.cancel.clone();
+        let text = tokio::task::spawn_blocking(move || {
+            let target = paths::resolve(&ctx.workspace, &args.path)?;
+            read_window(&target.abs, &args.path, offset, limit, &cancel)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("read_file task failed: {e}")))??;
+        Ok(ToolOutput::text(text))
+    }
+}
+
+/// Opens `path` for reading, mapping "missing", "directory" and "not a file" to clear errors.
+pub(crate) fn open_regular_file(path: &Path, shown: &str) -> Result<File, ToolError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::NotFound(format!("{shown} (no such file)")))
+        }
+        Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), e)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` is a directory, not a file; use list_files to see what it contains"
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` is not a regular file (device, socket or pipe)"
+        )));
+    }
+    File::open(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), e))
+}
+
+fn read_window(
+    path: &Path,
+    shown: &str,
+    offset: u64,
+    limit: u64,
+    cancel: &CancellationToken,
+) -> Result<String, ToolError> {
+    let mut file = open_regular_file(path, shown)?;
+    let io_err = |e| ToolError::io(format!("cannot read {shown}"), e);
+    let mut probe = Vec::with_capacity(BINARY_PROBE);
+    (&mut file)
+        .take(BINARY_PROBE as u64)
+        .read_to_end(&mut probe)
+        .map_err(io_err)?;
+    if probe.contains(&0) {
+        return Err(ToolError::Failed(format!(
+            "`{shown}` looks like a binary file (it contains NUL bytes); read_file only reads text"
+        )));
+    }
+    let mut reader = BufReader::new(std::io::Cursor::new(probe).chain(file));
+    let last = offset.saturating_add(limit - 1);
+    let keep = MAX_LINE_CHARS * 4 + 4;
+    let mut out = String::new();
+    let mut line_no = 0u64;
+    let mut buf = Vec::new();
+    loop {
+        if line_no.is_multiple_of(4096) && cancel.is_cancelled() {
+            return Err(ToolError::Interrupted);
+        }
+        let in_window = line_no + 1 >= offset && line_no < last;
+        buf.clear();
+        let Some(len) =
+            next_line(&mut reader, &mut buf, if in_window { keep } else { 0 }).map_err(io_err)?
+        else {
+            break;
+        };
+        line_no += 1;
+        if in_window {
+            format_line(&mut out, line_no, &buf, len);
+        }
+    }
+    let total = line_no;
+    if total == 0 {
+        return Ok(format!("[`{shown}` is empty]"));
+    }
+    if offset > total {
+        return Err(ToolError::Failed(format!(
+            "offset {offset} is past the end of `{shown}`, which has {total} lines"
+        )));
+    }
+    let shown_last = last.min(total);
+    if shown_last < total || offset > 1 {
+        out.push_str(&format!(
+            "\n[Showing lines {offset}-{shown_last} of {total}."
+        ));
+        if shown_last < total {
+            out.push_str(&format!(
+                " To read more, call read_file with offset={}.",
+                shown_last + 1
+            ));
+        }
+        out.push_str("]\n");
+    }
+    Ok(out)
+}
+
+/// Reads one line (without its `\n`), keeping at most `keep` bytes in `buf`.
+/// Returns the full line length in bytes, or `None` at end of file.
+fn next_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    keep: usize,
+) -> std::io::Result<Option<u64>> {
+    let mut len = 0u64;
+    let mut any = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(any.then_some(len));
+        }
+        any = true;
+        let (part, consumed, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        let room = keep.saturating_sub(buf.len());
+        buf.extend_from_slice(&part[..part.len().min(room)]);
+        len += part.len() as u64;
+        reader.consume(consumed);
+        if done {
+            return Ok(Some(len));
+        }
+    }
+}
+
+fn format_line(out: &mut String, n: u64, bytes: &[u8], full_len: u64) {
+    let mut text = String::from_utf8_lossy(bytes).into_owned();
+    let cut_bytes = (bytes.len() as u64) < full_len;
+    if !cut_bytes && text.ends_with('\r') {
+        text.pop();
+    }
+    out.push_str(&format!("{n:>6}\t"));
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((at, _)) => {
+            out.push_str(&text[..at]);
+            out.push_str(&format!(" … [line truncated: {full_len} bytes in total]"));
+        }
+        None if cut_bytes => {
+            out.push_str(&text);
+            out.push_str(&format!(" … [line truncated: {full_len} bytes in total]"));
+        }
+        None => out.push_str(&text),
+    }
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn window(content: &[u8], offset: u64, limit: u64) -> Result<String, ToolError> {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, content).unwrap();
+        read_window(&p, "f", offset, limit, &CancellationToken::new())
+    }
+
+    #[test]
+    fn numbers_lines_like_cat_n() {
+        assert_eq!(window(b"a\nb\n", 1, 10).unwrap(), "     1\ta\n     2\tb\n");
+        assert_eq!(window(b"a\r\nb", 1, 10).unwrap(), "     1\ta\n     2\tb\n");
+    }
+
+    #[test]
+    fn window_and_footer() {
+        let s = window(b"1\n2\n3\n4\n5\n", 2, 2).unwrap();
+        assert!(s.starts_with("     2\t2\n     3\t3\n"), "{s}");
+        assert!(
+            s.contains("lines 2-3 of 5") && s.contains("offset=4"),
+            "{s}"
+        );
+        let s = window(b"1\n2\n3\n", 3, 5).unwrap();
+        assert!(
+            s.contains("lines 3-3 of 3") && !s.contains("offset="),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_with_a_marker() {
+        let line = "é".repeat(MAX_LINE_CHARS + 10);
+        let s = window(line.as_bytes(), 1, 1).unwrap();
+        assert!(s.contains("[line truncated"), "{}", &s[s.len() - 80..]);
+        assert_eq!(s.matches('é').count(), MAX_LINE_CHARS);
+    }
+
+    #[test]
+    fn offset_past_end_and_empty_file() {
+        assert!(matches!(window(b"a\n", 5, 1), Err(ToolError::Failed(m)) if m.contains("1 lines")));
+        assert!(window(b"", 1, 10).unwrap().contains("empty"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_shown_lossily() {
+        assert_eq!(window(b"a\xffb\n", 1, 1).unwrap(), "     1\ta\u{fffd}b\n");
+    }
+}

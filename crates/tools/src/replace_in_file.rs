@@ -1,0 +1,222 @@
+//! `replace_in_file`: exact string replacement with a diff of the change.
+
+use std::io::Read;
+
+use async_trait::async_trait;
+use cairn_engine::{Tool, ToolContext, ToolError, ToolOutput};
+use cairn_protocol::{RiskLevel, ToolMeta, ToolSchema};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::read_file::open_regular_file;
+use crate::{args, atomic, diff, paths};
+
+/// Lines of a file scanned for the "closest line" hint.
+const HINT_SCAN_LINES: usize = 5000;
+
+/// Replaces an exact string in a file.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReplaceInFile;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default, deserialize_with = "args::opt_bool")]
+    replace_all: Option<bool>,
+}
+
+#[async_trait]
+impl Tool for ReplaceInFile {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: "replace_in_file".into(),
+            description: "Edit a file by replacing an exact string. `old_string` must match the \
+                file's text exactly, including whitespace and indentation (do not include the \
+                line-number prefixes that read_file shows). It must occur exactly once unless \
+                replace_all is true: include enough surrounding lines to make it unique. \
+                Returns a diff of the change."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "File path, relative to the workspace root (or absolute inside it)."
+                    },
+                    "old_string": {
+                        "type": "string",
+                        "description": "The exact text to replace (non-empty)."
+                    },
+                    "new_string": {
+                        "type": "string",
+                        "description": "The text to put in its place (must differ from old_string; may be empty to delete)."
+                    },
+                    "replace_all": {
+                        "type": "boolean",
+                        "description": "Replace every occurrence instead of requiring exactly one. Default false."
+                    }
+                },
+                "required": ["path", "old_string", "new_string"]
+            }),
+        }
+    }
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::mutating("file", RiskLevel::Medium, &["write"])
+    }
+
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: Args = args::parse("replace_in_file", args)?;
+        if args.old_string.is_empty() {
+            return Err(ToolError::InvalidArguments(
+                "replace_in_file: old_string must not be empty (use write_file to create a file)"
+                    .into(),
+            ));
+        }
+        if args.old_string == args.new_string {
+            return Err(ToolError::InvalidArguments(
+                "replace_in_file: old_string and new_string are identical; nothing would change"
+                    .into(),
+            ));
+        }
+        tokio::task::spawn_blocking(move || replace(&ctx, &args))
+            .await
+            .map_err(|e| ToolError::Failed(format!("replace_in_file task failed: {e}")))?
+    }
+}
+
+fn replace(ctx: &ToolContext, args: &Args) -> Result<ToolOutput, ToolError> {
+    let target = paths::resolve(&ctx.workspace, &args.path)?;
+    let shown = &target.rel;
+    let mut bytes = Vec::new();
+    open_regular_file(&target.abs, shown)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(format!("cannot read {shown}"), e))?;
+    let before = String::from_utf8(bytes).map_err(|_| {
+        ToolError::Failed(format!(
+            "`{shown}` is not valid UTF-8 text; replace_in_file only edits text files"
+        ))
+    })?;
+
+    let (old, new) = match_line_endings(&before, &args.old_string, &args.new_string);
+    let count = before.matches(old.as_str()).count();
+    let replace_all = args.replace_all.unwrap_or(false);
+    if count == 0 {
+        let mut msg = format!("old_string was not found in `{shown}`.");
+        if let Some(hint) = closest_line_hint(&before, &args.old_string) {
+            msg.push(' ');
+            msg.push_str(&hint);
+        }
+        msg.push_str(" Read the file again and copy the text exactly.");
+        return Err(ToolError::Failed(msg));
+    }
+    if count > 1 && !replace_all {
+        return Err(ToolError::Failed(format!(
+            "old_string occurs {count} times in `{shown}`; include more surrounding lines to make \
+             it unique, or set replace_all to true to replace every occurrence"
+        )));
+    }
+    let after = if replace_all {
+        before.replace(old.as_str(), &new)
+    } else {
+        before.replacen(old.as_str(), &new, 1)
+    };
+    atomic::write_atomic(&target.abs, after.as_bytes())?;
+    let replaced = if replace_all { count } else { 1 };
+    let noun = if replaced == 1 {
+        "occurrence"
+    } else {
+        "occurrences"
+    };
+    Ok(ToolOutput {
+        content: format!(
+            "Replaced {replaced} {noun} in {shown}.\n{}",
+            diff::snippet(shown, &before, &after)
+        ),
+        produced_files: vec![target.rel.clone()],
+    })
+}
+
+/// Converts `\n` to `\r\n` in the strings when the file uses CRLF and they match only then.
+fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
+    if content.contains(old) || old.contains('\r') || !old.contains('\n') {
+        return (old.to_string(), new.to_string());
+    }
+    let crlf_old = old.replace('\n', "\r\n");
+    if content.contains(&crlf_old) {
+        (crlf_old, new.replace("\r\n", "\n").replace('\n', "\r\n"))
+    } else {
+        (old.to_string(), new.to_string())
+    }
+}
+
+/// Points at the file line most like the first line of `old`, when one is close enough.
+fn closest_line_hint(content: &str, old: &str) -> Option<String> {
+    let first = old.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let mut best: Option<(f32, usize, &str)> = None;
+    for (i, line) in content.lines().take(HINT_SCAN_LINES).enumerate() {
+        let t = line.trim();
+        if t == first {
+            return Some(format!(
+                "Line {} matches the first non-blank line of old_string apart from surrounding \
+                 whitespace: `{}`; check indentation and the lines after it.",
+                i + 1,
+                clip(line)
+            ));
+        }
+        let (a, b) = (t.len(), first.len());
+        if a == 0 || a.min(b) * 2 < a.max(b) || a.max(b) > 500 {
+            continue;
+        }
+        let ratio = similar::TextDiff::from_chars(t, first).ratio();
+        if best.is_none_or(|(r, _, _)| ratio > r) {
+            best = Some((ratio, i + 1, line));
+        }
+    }
+    let (ratio, n, line) = best?;
+    (ratio >= 0.6).then(|| format!("The closest line is {n}: `{}`.", clip(line)))
+}
+
+fn clip(line: &str) -> String {
+    match line.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn hint_finds_whitespace_only_difference() {
+        let h = closest_line_hint("fn a() {\n    let x = 1;\n}\n", "let x = 1;\n  y").unwrap();
+        assert!(h.contains("Line 2"), "{h}");
+    }
+
+    #[test]
+    fn hint_finds_similar_line() {
+        let h = closest_line_hint(
+            "alpha\nlet value = compute(1);\n",
+            "let value = compute(2);",
+        )
+        .unwrap();
+        assert!(h.contains("closest line is 2"), "{h}");
+        assert!(closest_line_hint("alpha\n", "zzzzzzzzzzzz").is_none());
+    }
+
+    #[test]
+    fn crlf_files_match_lf_old_strings() {
+        let (o, n) = match_line_endings("a\r\nb\r\n", "a\nb", "c\nd");
+        assert_eq!((o.as_str(), n.as_str()), ("a\r\nb", "c\r\nd"));
+        let (o, _) = match_line_endings("a\nb\n", "a\nb", "x");
+        assert_eq!(o, "a\nb");
+    }
+}

@@ -1,0 +1,235 @@
+//! One shell command in its own process group: spawn, collect output, stop the whole tree.
+
+use std::future::Future;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use cairn_engine::ToolError;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+
+/// How long output is still read after SIGKILL, or after the shell exits.
+const DRAIN: Duration = Duration::from_millis(250);
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    /// Exited normally with this code.
+    Code(i32),
+    /// Killed by this signal.
+    Signal(i32),
+    /// The status could not be read.
+    Unknown(String),
+}
+
+impl Exit {
+    fn from_status(s: ExitStatus) -> Self {
+        use std::os::unix::process::ExitStatusExt;
+        match (s.code(), s.signal()) {
+            (Some(c), _) => Exit::Code(c),
+            (None, Some(sig)) => Exit::Signal(sig),
+            (None, None) => Exit::Unknown(s.to_string()),
+        }
+    }
+
+    /// The final line of a run_shell result: `[exit code: N]` or `[killed by signal S]`.
+    pub fn footer(&self) -> String {
+        match self {
+            Exit::Code(c) => format!("[exit code: {c}]"),
+            Exit::Signal(s) => {
+                let name = Signal::try_from(*s).map(|s| s.as_str()).unwrap_or("?");
+                format!("[killed by signal {s} ({name})]")
+            }
+            Exit::Unknown(m) => format!("[exit status unknown: {m}]"),
+        }
+    }
+}
+
+/// The shell used for commands: `bash` when present, else `sh` (never a login shell).
+pub fn shell_program() -> &'static str {
+    static SHELL: OnceLock<&'static str> = OnceLock::new();
+    SHELL.get_or_init(|| {
+        ["/bin/bash", "/usr/bin/bash"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .unwrap_or("/bin/sh")
+    })
+}
+
+/// A running command: the shell is the leader of its own process group.
+pub(crate) struct ShellProcess {
+    child: Child,
+    reader: Option<pipe::Receiver>,
+    pgid: Option<Pid>,
+    exit: Option<Exit>,
+    chunk: Vec<u8>,
+}
+
+impl ShellProcess {
+    /// Starts `command` under the shell in `cwd`, stdin from /dev/null, stdout and stderr
+    /// sharing one pipe (so they interleave in arrival order).
+    pub(crate) fn spawn(command: &str, cwd: &Path) -> Result<Self, ToolError> {
+        if !cwd.is_dir() {
+            return Err(ToolError::Failed(format!(
+                "the workspace directory {} does not exist",
+                cwd.display()
+            )));
+        }
+        let (reader, writer) =
+            std::io::pipe().map_err(|e| ToolError::io("cannot create an output pipe", e))?;
+        let writer2 = writer
+            .try_clone()
+            .map_err(|e| ToolError::io("cannot create an output pipe", e))?;
+        let mut cmd = Command::new(shell_program());
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(writer2)
+            .env("PAGER", "cat")
+            .env("GIT_PAGER", "cat")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .process_group(0)
+            .kill_on_drop(true);
+        let spawned = cmd.spawn();
+        // The command owns the parent's copies of the pipe's write end: drop it now, or the
+        // reader would never see end-of-file.
+        drop(cmd);
+        let child =
+            spawned.map_err(|e| ToolError::io(format!("cannot start {}", shell_program()), e))?;
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
+            .map_err(|e| ToolError::io("cannot read the command's output", e))?;
+        tracing::debug!(pid = ?pgid, command, "run_shell: started");
+        Ok(ShellProcess {
+            child,
+            reader: Some(reader),
+            pgid,
+            exit: None,
+            chunk: vec![0; 64 * 1024],
+        })
+    }
+
+    /// Process id of the shell (also the process group id).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pgid.and_then(|p| u32::try_from(p.as_raw()).ok())
+    }
+
+    /// How the shell ended, once known.
+    pub(crate) fn exit(&self) -> Option<&Exit> {
+        self.exit.as_ref()
+    }
+
+    /// Feeds output to `sink` until the shell has exited (and, with `need_eof`, the output
+    /// pipe is closed), or until `stop` resolves. Returns `stop`'s value if it fired first.
+    pub(crate) async fn run_until<T>(
+        &mut self,
+        sink: &mut (dyn FnMut(&[u8]) + Send),
+        need_eof: bool,
+        stop: impl Future<Output = T>,
+    ) -> Option<T> {
+        tokio::pin!(stop);
+        loop {
+            let done = self.exit.is_some() && (!need_eof || self.reader.is_none());
+            if done {
+                return None;
+            }
+            let reading = self.reader.is_some();
+            let waiting = self.exit.is_none();
+            // `stop` goes first: a command that floods output must not starve the timeout
+            // or the cancellation.
+            tokio::select! {
+                biased;
+                v = &mut stop => return Some(v),
+                r = read_some(self.reader.as_mut(), &mut self.chunk), if reading => match r {
+                    Ok(0) => self.reader = None,
+                    Ok(n) => sink(&self.chunk[..n]),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "run_shell: output pipe failed");
+                        self.reader = None;
+                    }
+                },
+                s = self.child.wait(), if waiting => {
+                    self.exit = Some(match s {
+                        Ok(s) => Exit::from_status(s),
+                        Err(e) => Exit::Unknown(e.to_string()),
+                    });
+                }
+            }
+        }
+    }
+
+    /// After the shell exited: reads what is left for a moment. Returns false when some
+    /// process it left behind still holds the output open.
+    pub(crate) async fn drain(&mut self, sink: &mut (dyn FnMut(&[u8]) + Send)) -> bool {
+        self.run_until(sink, true, tokio::time::sleep(DRAIN))
+            .await
+            .is_none()
+    }
+
+    /// Stops the whole process group: SIGTERM, up to `grace` to exit, then SIGKILL; reaps the
+    /// shell and reads the last output.
+    pub(crate) async fn terminate(
+        &mut self,
+        grace: Duration,
+        sink: &mut (dyn FnMut(&[u8]) + Send),
+    ) {
+        self.signal(Signal::SIGTERM);
+        // A stopped process (e.g. SIGTTIN from reading the terminal) only sees SIGTERM once
+        // it continues.
+        self.signal(Signal::SIGCONT);
+        let _ = self.run_until(sink, true, tokio::time::sleep(grace)).await;
+        self.signal(Signal::SIGKILL);
+        if self.exit.is_none() {
+            let waited = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+            self.exit = Some(match waited {
+                Ok(Ok(s)) => Exit::from_status(s),
+                Ok(Err(e)) => Exit::Unknown(e.to_string()),
+                Err(_) => Exit::Unknown("the shell did not exit after SIGKILL".into()),
+            });
+        }
+        let _ = self.drain(sink).await;
+        tracing::debug!(pid = ?self.pgid, exit = ?self.exit, "run_shell: terminated");
+    }
+
+    /// Sends `sig` to every process of the group (errors such as "no such group" are ignored).
+    pub(crate) fn signal(&self, sig: Signal) {
+        if let Some(pgid) = self.pgid {
+            signal_group(pgid, sig);
+        }
+    }
+}
+
+impl Drop for ShellProcess {
+    fn drop(&mut self) {
+        // Whatever happened (the future was dropped, the command finished and left children
+        // behind), nothing of the group survives the call.
+        self.signal(Signal::SIGKILL);
+    }
+}
+
+/// Sends `sig` to the process group `pgid`, ignoring a group that no longer exists.
+pub(crate) fn signal_group(pgid: Pid, sig: Signal) {
+    if let Err(e) = killpg(pgid, sig) {
+        if e != nix::errno::Errno::ESRCH {
+            tracing::warn!(pgid = pgid.as_raw(), ?sig, error = %e, "cannot signal process group");
+        }
+    }
+}
+
+async fn read_some(reader: Option<&mut pipe::Receiver>, buf: &mut [u8]) -> std::io::Result<usize> {
+    match reader {
+        Some(r) => r.read(buf).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,109 @@
+//! Shared helpers for the integration tests: a temp workspace and tool calls through `Tool`.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cairn_engine::{ToolContext, ToolError, ToolHandle, ToolOutput};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// A temporary workspace (canonical path) with a sibling directory outside it.
+pub struct Ws {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub outside: PathBuf,
+    pub state: PathBuf,
+}
+
+impl Ws {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let root = base.join("ws");
+        let outside = base.join("outside");
+        let state = base.join("state");
+        for d in [&root, &outside, &state] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        Ws {
+            _dir: dir,
+            root,
+            outside,
+            state,
+        }
+    }
+
+    pub fn ctx(&self) -> ToolContext {
+        self.ctx_with(CancellationToken::new())
+    }
+
+    pub fn ctx_with(&self, cancel: CancellationToken) -> ToolContext {
+        ToolContext {
+            workspace: self.root.clone(),
+            state_dir: self.state.clone(),
+            call_id: "call-1".into(),
+            cancel,
+        }
+    }
+
+    pub fn write(&self, rel: &str, content: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+
+    pub async fn call(&self, tool: &ToolHandle, args: Value) -> Result<ToolOutput, ToolError> {
+        tool.execute(args, self.ctx()).await
+    }
+}
+
+/// The core tool called `name` (tools from one `core_tools()` call share a task registry).
+pub fn tool(tools: &[ToolHandle], name: &str) -> ToolHandle {
+    tools
+        .iter()
+        .find(|t| t.schema().name == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+        .clone()
+}
+
+/// Whether `pid` is a live (not zombie) process.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, r)| r.trim_start().chars().next());
+            !matches!(state, Some('Z') | Some('X') | None)
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits up to `within` for `pid` to be gone.
+pub async fn gone_within(pid: u32, within: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    !alive(pid)
+}
+
+/// The first line of `text` that parses as a pid.
+pub fn first_pid(text: &str) -> u32 {
+    text.lines()
+        .find_map(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {text:?}"))
+}
+
+pub fn exists(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
+}
