@@ -567,3 +567,89 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stalled_and_malformed_streams_are_retried_then_reported() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::text("never finishes").then_fault(Fault::Stall(Duration::from_secs(20))),
+        Reply::fault(Fault::MalformedChunk),
+        Reply::text("fine now"),
+    ])
+    .await
+    .unwrap();
+    let mut c = cmd(ws.path(), state.path(), &server, &["--json", "hi"]);
+    c.env("OPENAI_STREAM_IDLE_MS", "300");
+    let t0 = Instant::now();
+    let r = run(c).await;
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let retries = of_type(&r.events, "llm_retry");
+    assert_eq!(retries.len(), 2);
+    assert!(retries[0]["data"]["reason"].as_str().unwrap().starts_with("timeout"));
+    assert!(retries[1]["data"]["reason"].as_str().unwrap().starts_with("malformed"));
+    last_is_turn_end(&r, "completed");
+
+    // Three stalls in a row: the retries run out and the turn ends with a retriable error.
+    for _ in 0..3 {
+        server.push(Reply::fault(Fault::Stall(Duration::from_secs(20))));
+    }
+    let mut c = cmd(ws.path(), state.path(), &server, &["--json", "again"]);
+    c.env("OPENAI_STREAM_IDLE_MS", "200");
+    let r = run(c).await;
+    assert_eq!(r.code, 1);
+    let err = of_type(&r.events, "error");
+    assert_eq!(err[0]["data"]["error_type"], "timeout");
+    assert_eq!(err[0]["data"]["retriable"], true);
+    last_is_turn_end(&r, "error");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn context_length_exceeded_ends_the_turn_with_a_clear_error() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::fault(Fault::ContextLengthExceeded)])
+        .await
+        .unwrap();
+    let r = run(cmd(ws.path(), state.path(), &server, &["--json", "huge"])).await;
+    assert_eq!(r.code, 1);
+    let err = of_type(&r.events, "error");
+    assert_eq!(err[0]["data"]["error_type"], "context_length_exceeded");
+    assert_eq!(server.requests().len(), 1, "not blindly retried");
+    last_is_turn_end(&r, "error");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigint_during_the_llm_stream_interrupts_within_seconds() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text(&"slow words ".repeat(200))
+        .chunk_size(5)
+        .delay_between_chunks(Duration::from_millis(50))])
+    .await
+    .unwrap();
+    let mut child = cmd(ws.path(), state.path(), &server, &["--json", "talk"]).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut events: Vec<Value> = Vec::new();
+    while let Some(l) = lines.next_line().await.unwrap() {
+        let v: Value = serde_json::from_str(&l).unwrap();
+        let delta = v["type"] == "assistant_delta";
+        events.push(v);
+        if delta {
+            break;
+        }
+    }
+    let t0 = Instant::now();
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    while let Some(l) = lines.next_line().await.unwrap() {
+        events.push(serde_json::from_str(&l).unwrap());
+    }
+    let status = child.wait().await.unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert_eq!(status.code(), Some(130));
+    let types: Vec<_> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(&types[types.len() - 2..], &["interrupted", "turn_end"]);
+    assert_eq!(events.last().unwrap()["data"]["status"], "interrupted");
+}

@@ -1,0 +1,93 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Streaming overhead: a 100k-chunk answer from the mock server through provider + engine to
+//! a sink, against a raw read of the same stream over the same socket. Prints the ratio of
+//! medians; the target is ≤ 1.5×.
+//!
+//! `cargo bench -p cairn-runtime --bench stream` measures (release build). Under `cargo test`
+//! (no `--bench` argument) it runs one small round as a smoke check and asserts correctness only.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cairn_engine::{EngineConfig, Session};
+use cairn_protocol::{Event, TurnStatus};
+use cairn_providers::{ApiMode, OpenAiClient, OpenAiConfig};
+use cairn_testkit::{MockLlmServer, Reply};
+use futures::StreamExt;
+
+fn main() {
+    let measuring = std::env::args().any(|a| a == "--bench");
+    let (chunks, runs) = if measuring { (100_000, 7) } else { (2_000, 1) };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(bench(chunks, runs, measuring));
+}
+
+async fn bench(chunks: usize, runs: usize, measuring: bool) {
+    let text: Vec<String> = (0..chunks).map(|i| format!("w{} ", i % 1000)).collect();
+    let expected: usize = text.iter().map(|t| t.len()).sum();
+    let server = MockLlmServer::start().await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let mut raw_times = Vec::new();
+    let mut engine_times = Vec::new();
+    let http = reqwest::Client::new();
+    for _ in 0..runs {
+        // Raw: the same request, bytes read to the end, nothing parsed.
+        server.push(Reply::text_chunks(text.clone()));
+        let t0 = Instant::now();
+        let resp = http
+            .post(format!("{}/chat/completions", server.base_url()))
+            .json(&serde_json::json!({"model": "m", "stream": true, "messages": []}))
+            .send()
+            .await
+            .unwrap();
+        let mut body = resp.bytes_stream();
+        let mut n = 0usize;
+        while let Some(b) = body.next().await {
+            n += b.unwrap().len();
+        }
+        raw_times.push(t0.elapsed());
+        assert!(n > expected, "raw read got the whole stream");
+
+        // Engine: provider parses SSE, engine emits one event per delta, the sink counts them.
+        server.push(Reply::text_chunks(text.clone()));
+        let mut cfg = OpenAiConfig::new(server.base_url(), Some("k".into()));
+        cfg.api_mode = ApiMode::Chat;
+        let llm = Arc::new(OpenAiClient::new(cfg).unwrap());
+        let config = EngineConfig::new(ws.path().to_path_buf(), ws.path().join(".state"), "m");
+        let session = Session::builder(config, llm).build();
+        let t0 = Instant::now();
+        let mut stream = session.run("go");
+        let (mut deltas, mut got, mut status) = (0usize, 0usize, None);
+        while let Some(ev) = stream.recv().await {
+            match ev {
+                Event::AssistantDelta(d) => {
+                    deltas += 1;
+                    got += d.text.len();
+                }
+                Event::TurnEnd(t) => status = Some(t.status),
+                _ => {}
+            }
+        }
+        engine_times.push(t0.elapsed());
+        assert_eq!(status, Some(TurnStatus::Completed));
+        assert_eq!(got, expected, "every byte of the answer arrived");
+        assert!(deltas >= chunks / 2, "deltas were streamed, not buffered: {deltas}");
+    }
+    let raw = median(&mut raw_times);
+    let engine = median(&mut engine_times);
+    let ratio = engine.as_secs_f64() / raw.as_secs_f64().max(1e-9);
+    println!(
+        "stream {chunks} chunks, median of {runs}: raw read {:.1} ms, engine {:.1} ms, ratio {ratio:.2}x (target <= 1.50x){}",
+        raw.as_secs_f64() * 1e3,
+        engine.as_secs_f64() * 1e3,
+        if measuring { "" } else { " [smoke run: timings not meaningful]" }
+    );
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}

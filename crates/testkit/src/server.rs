@@ -1,0 +1,325 @@
+//! The scripted mock LLM server: axum on 127.0.0.1, one queued reply per model request.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::Response;
+use axum::Router;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::frame::{Frame, RenderCtx};
+use crate::reply::{openai_error, Fault, Reply};
+
+/// Largest request body the mock accepts.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// Pause before a connection drop so the chunks sent so far reach the client.
+const FLUSH_GRACE: Duration = Duration::from_millis(50);
+
+/// One request the mock received.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapturedRequest {
+    /// Request path, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// Headers with lower-case names, in order.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body (a JSON string holding the raw text when the body is not JSON).
+    pub body: serde_json::Value,
+}
+
+impl CapturedRequest {
+    /// The first header with this (case-insensitive) name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The bearer token of the `Authorization` header.
+    pub fn bearer(&self) -> Option<&str> {
+        self.header("authorization")?.strip_prefix("Bearer ")
+    }
+
+    /// Whether this request hit the Chat Completions endpoint.
+    pub fn is_chat(&self) -> bool {
+        self.path.ends_with("/chat/completions")
+    }
+
+    /// Whether this request hit the Responses endpoint.
+    pub fn is_responses(&self) -> bool {
+        self.path.ends_with("/responses")
+    }
+}
+
+/// State shared between the handle and the server task.
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<CapturedRequest>>,
+    count: watch::Sender<usize>,
+    responses_on: AtomicBool,
+    next_id: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A scripted mock of an OpenAI-compatible server (Chat Completions and Responses SSE).
+pub struct MockLlmServer {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for MockLlmServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockLlmServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MockLlmServer {
+    /// Starts a server with an empty script; `/v1/responses` answers 404 until enabled.
+    pub async fn start() -> std::io::Result<MockLlmServer> {
+        Self::with_script(Vec::new()).await
+    }
+
+    /// Starts a server that serves these replies in order.
+    pub async fn with_script(replies: Vec<Reply>) -> std::io::Result<MockLlmServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            script: Mutex::new(replies.into()),
+            requests: Mutex::new(Vec::new()),
+            count: watch::channel(0).0,
+            responses_on: AtomicBool::new(false),
+            next_id: AtomicU64::new(1),
+        });
+        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                eprintln!("mock LLM server stopped: {e}");
+            }
+        });
+        Ok(MockLlmServer { shared, addr, task })
+    }
+
+    /// The OpenAI-style base URL: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Appends a reply to the script.
+    pub fn push(&self, reply: Reply) {
+        lock(&self.shared.script).push_back(reply);
+    }
+
+    /// Number of scripted replies not served yet.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared.script).len()
+    }
+
+    /// When on, `/v1/responses` serves the script too (else it answers 404).
+    pub fn enable_responses_api(&self, on: bool) {
+        self.shared.responses_on.store(on, Ordering::SeqCst);
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<CapturedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Waits until at least `n` requests arrived or `timeout` passed; returns them all.
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<CapturedRequest> {
+        let mut rx = self.shared.count.subscribe();
+        let _ = tokio::time::timeout(timeout, rx.wait_for(|c| *c >= n)).await;
+        self.requests()
+    }
+}
+
+impl Drop for MockLlmServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Captures every request, then routes it.
+async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .unwrap_or_default();
+    let body: serde_json::Value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()));
+    let captured = CapturedRequest {
+        path: parts.uri.path().to_string(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into(),
+                )
+            })
+            .collect(),
+        body,
+    };
+    lock(&shared.requests).push(captured.clone());
+    shared.count.send_modify(|c| *c += 1);
+
+    let path = captured.path.trim_end_matches('/');
+    let is_chat = path.ends_with("/chat/completions");
+    let is_responses = path.ends_with("/responses");
+    if parts.method != Method::POST || !(is_chat || is_responses) {
+        return not_found(&captured.path);
+    }
+    if is_responses && !shared.responses_on.load(Ordering::SeqCst) {
+        return not_found(&captured.path);
+    }
+    let Some(reply) = lock(&shared.script).pop_front() else {
+        return plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "mock script exhausted".into(),
+            None,
+        );
+    };
+    if let Some(f) = reply.fault.as_ref().filter(|f| f.is_http_error()) {
+        return http_fault(f, captured.bearer().unwrap_or(""));
+    }
+    let n = shared.next_id.fetch_add(1, Ordering::SeqCst);
+    let ctx = RenderCtx {
+        id: if is_chat {
+            format!("chatcmpl-mock{n}")
+        } else {
+            format!("resp_mock{n}")
+        },
+        model: captured.body["model"]
+            .as_str()
+            .unwrap_or("mock-model")
+            .to_string(),
+        created: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        include_usage: captured.body["stream_options"]["include_usage"] == serde_json::json!(true),
+    };
+    let frames = if is_chat {
+        crate::chat::render(&reply, &ctx)
+    } else {
+        crate::responses::render(&reply, &ctx)
+    };
+    sse(frames, reply.delay)
+}
+
+/// A streamed `text/event-stream` response playing these frames.
+fn sse(frames: Vec<Frame>, delay: Duration) -> Response {
+    let frames = if delay.is_zero() {
+        crate::frame::coalesce(frames)
+    } else {
+        frames
+    };
+    let steps = futures::stream::unfold(
+        (frames.into_iter(), false),
+        move |(mut it, started)| async move {
+            let frame = it.next()?;
+            match frame {
+                Frame::Event(text) => {
+                    if started && !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    Some((Ok(Bytes::from(text)), (it, true)))
+                }
+                Frame::Stall(d) => {
+                    tokio::time::sleep(d).await;
+                    Some((Ok(Bytes::new()), (it, started)))
+                }
+                Frame::Abort => {
+                    // Let hyper flush what was sent so far before tearing the connection down.
+                    tokio::time::sleep(FLUSH_GRACE).await;
+                    let err = std::io::Error::other("mock: connection dropped");
+                    Some((Err(err), (it, started)))
+                }
+            }
+        },
+    );
+    // hyper tears the connection down (no final chunk) at the first error.
+    let mut resp = Response::new(Body::from_stream(steps));
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    resp
+}
+
+/// The HTTP error answer for a status-level fault.
+fn http_fault(f: &Fault, api_key: &str) -> Response {
+    match f {
+        Fault::ContextLengthExceeded => plain(
+            StatusCode::BAD_REQUEST,
+            openai_error(
+                "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.",
+                "invalid_request_error",
+                Some("context_length_exceeded"),
+                Some("messages"),
+            ),
+            None,
+        ),
+        Fault::Status {
+            code,
+            retry_after,
+            body,
+        } => {
+            let status = StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let body = body.clone().unwrap_or_else(|| {
+                openai_error(&format!("mock status {code}"), "mock_error", None, None)
+            });
+            plain(status, body.replace("{api_key}", api_key), *retry_after)
+        }
+        _ => plain(StatusCode::INTERNAL_SERVER_ERROR, "mock: not an HTTP fault".into(), None),
+    }
+}
+
+/// OpenAI's answer to an unknown route.
+fn not_found(path: &str) -> Response {
+    let msg = format!("Invalid URL (POST {path})");
+    plain(
+        StatusCode::NOT_FOUND,
+        openai_error(&msg, "invalid_request_error", None, None),
+        None,
+    )
+}
+
+/// A complete, non-streamed response.
+fn plain(status: StatusCode, body: String, retry_after: Option<u64>) -> Response {
+    let json = body.trim_start().starts_with('{');
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    let h: &mut HeaderMap = resp.headers_mut();
+    let ct = if json {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+    if let Some(secs) = retry_after {
+        h.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    resp
+}
