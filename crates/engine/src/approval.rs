@@ -1,13 +1,39 @@
-//! The approver boundary: who answers "may this tool call run?".
+//! The host boundary: who answers approvals, questions, plans and directory requests.
 
 use async_trait::async_trait;
-use cairn_protocol::{ApprovalDecision, ApprovalRequest};
+use cairn_protocol::{
+    ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested,
+    PlanReview, UserAnswer,
+};
 
-/// Answers approval requests (terminal prompt, native dialog, fixed policy, test script).
+/// Answers what the engine cannot decide alone (terminal prompt, native dialog, UI, fixed
+/// policy, test script). Only `approve` is required; the others default to a headless answer.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    /// Decides one request. Dropping the future (interrupt) counts as a denial.
+    /// Decides one tool call. Dropping the future (interrupt) counts as a denial.
     async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision;
+
+    /// Answers an `ask_user` question; headless hosts decline.
+    async fn ask_user(&self, question: AskUserQuestion) -> UserAnswer {
+        let _ = question;
+        UserAnswer::Declined {
+            reason: "no user is available to answer questions in this session; decide yourself and say what you assumed".into(),
+        }
+    }
+
+    /// Reviews a proposed plan; headless hosts accept it (the plan is shown in the output).
+    async fn review_plan(&self, plan: String) -> PlanReview {
+        let _ = plan;
+        PlanReview::Accepted
+    }
+
+    /// Decides a request for access to a directory outside the workspace; headless hosts deny.
+    async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
+        let _ = request;
+        DirectoryGrant::Denied {
+            reason: "no user is available to grant access outside the workspace".into(),
+        }
+    }
 }
 
 /// An approver that always gives the same answer (`--approve allow|deny`).

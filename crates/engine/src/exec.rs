@@ -8,6 +8,7 @@ use cairn_protocol::{
     ToolMeta, ToolProposed, ToolResult, ToolStarted, ToolStatus,
 };
 
+use crate::host::ToolHost;
 use crate::registry::RegisteredTool;
 use crate::session::{lock, read};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
@@ -246,6 +247,12 @@ impl TurnRunner<'_> {
                 }
             }
         }
+        if tool.meta.mutating {
+            if let Some(c) = &self.inner.checkpointer {
+                c.before_side_effect(self.state.turns, &p.call.name, &p.call.id)
+                    .await;
+            }
+        }
         self.started(p).await;
         self.invoke(p).await
     }
@@ -279,6 +286,7 @@ impl TurnRunner<'_> {
             state_dir: state_dir.clone(),
             call_id: p.call.id.clone(),
             cancel: cancel.clone(),
+            host: ToolHost::attached(self.host.clone(), &p.call.id, &p.call.name),
         };
         let started = Instant::now();
         let result = run_with_timeout(

@@ -3,9 +3,11 @@
 
 pub mod approval;
 pub mod budget;
+pub mod checkpoint;
 pub mod config;
 mod exec;
 pub mod hook;
+pub mod host;
 pub mod llm;
 pub mod permission;
 pub mod prompt;
@@ -18,8 +20,10 @@ mod turn;
 
 pub use approval::{Approver, FixedApprover};
 pub use budget::ResultBudget;
+pub use checkpoint::Checkpointer;
 pub use config::{EngineConfig, DEFAULT_MAX_ITERATIONS};
 pub use hook::EngineHook;
+pub use host::ToolHost;
 pub use llm::{
     FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, ReasoningEffort,
 };

@@ -52,6 +52,9 @@ pub struct PermissionState {
     pub allow_tools: BTreeSet<String>,
     /// Command prefixes the user allowed for the session.
     pub allow_commands: BTreeSet<String>,
+    /// Directories outside the workspace the user granted: absolute path → writable.
+    #[serde(default)]
+    pub granted_dirs: std::collections::BTreeMap<String, bool>,
 }
 
 /// Evaluates tool calls against mode, workspace and allowlists.
@@ -108,6 +111,16 @@ impl PermissionEngine {
         }
     }
 
+    /// Grants access to a directory outside the workspace for the session.
+    pub fn grant_directory(&mut self, path: &str, writable: bool) {
+        let entry = self
+            .state
+            .granted_dirs
+            .entry(path.to_string())
+            .or_insert(false);
+        *entry |= writable;
+    }
+
     /// Revokes a session tool allowance.
     pub fn revoke_tool(&mut self, name: &str) -> bool {
         self.state.allow_tools.remove(name)
@@ -128,7 +141,12 @@ impl PermissionEngine {
         // 2. Writes outside the workspace are refused, whatever the mode.
         if writes {
             if let Some(path) = args.get("path").and_then(|p| p.as_str()) {
-                if !lexically_inside(&self.workspace, path) {
+                let granted = self
+                    .state
+                    .granted_dirs
+                    .iter()
+                    .any(|(dir, w)| *w && lexically_inside(Path::new(dir), path));
+                if !lexically_inside(&self.workspace, path) && !granted {
                     return Decision::deny(format!("{path} is outside the workspace"));
                 }
             }

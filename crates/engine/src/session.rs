@@ -60,7 +60,9 @@ pub(crate) struct Inner {
     pub config: RwLock<EngineConfig>,
     pub llm: RwLock<Arc<dyn LlmClient>>,
     pub registry: RwLock<ToolRegistry>,
-    pub permissions: Mutex<PermissionEngine>,
+    pub permissions: Arc<Mutex<PermissionEngine>>,
+    pub todos: Arc<Mutex<Vec<cairn_protocol::TodoItem>>>,
+    pub checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
     pub approver: RwLock<Arc<dyn Approver>>,
     pub hooks: Vec<Arc<dyn EngineHook>>,
     pub state: tokio::sync::Mutex<TurnState>,
@@ -80,6 +82,8 @@ pub struct SessionBuilder {
     messages: Vec<Message>,
     permission_state: Option<PermissionState>,
     turns: u32,
+    todos: Vec<cairn_protocol::TodoItem>,
+    checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
 }
 
 impl SessionBuilder {
@@ -119,6 +123,18 @@ impl SessionBuilder {
         self
     }
 
+    /// Restores the todo list.
+    pub fn todos(mut self, todos: Vec<cairn_protocol::TodoItem>) -> Self {
+        self.todos = todos;
+        self
+    }
+
+    /// Sets the checkpointer that snapshots the workspace around side effects.
+    pub fn checkpointer(mut self, c: Arc<dyn crate::checkpoint::Checkpointer>) -> Self {
+        self.checkpointer = Some(c);
+        self
+    }
+
     /// Builds the session.
     pub fn build(self) -> Session {
         let mut permissions = PermissionEngine::new(
@@ -138,7 +154,9 @@ impl SessionBuilder {
                 config: RwLock::new(self.config),
                 llm: RwLock::new(self.llm),
                 registry: RwLock::new(self.registry),
-                permissions: Mutex::new(permissions),
+                permissions: Arc::new(Mutex::new(permissions)),
+                todos: Arc::new(Mutex::new(self.todos)),
+                checkpointer: self.checkpointer,
                 approver: RwLock::new(self.approver),
                 hooks: self.hooks,
                 state: tokio::sync::Mutex::new(TurnState {
@@ -173,6 +191,8 @@ impl Session {
             messages: Vec::new(),
             permission_state: None,
             turns: 0,
+            todos: Vec::new(),
+            checkpointer: None,
         }
     }
 
@@ -288,6 +308,21 @@ impl Session {
     /// Permission state to persist.
     pub fn permission_state(&self) -> PermissionState {
         lock(&self.inner.permissions).state().clone()
+    }
+
+    /// The agent's current todo list.
+    pub fn todos(&self) -> Vec<cairn_protocol::TodoItem> {
+        lock(&self.inner.todos).clone()
+    }
+
+    /// Grants access to a directory outside the workspace (e.g. from the UI).
+    pub fn grant_directory(&self, path: &str, writable: bool) {
+        lock(&self.inner.permissions).grant_directory(path, writable);
+    }
+
+    /// Revokes a session tool allowance; true when it existed.
+    pub fn revoke_tool(&self, name: &str) -> bool {
+        lock(&self.inner.permissions).revoke_tool(name)
     }
 
     /// Changes the model for the next request.

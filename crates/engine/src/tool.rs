@@ -7,6 +7,8 @@ use async_trait::async_trait;
 use cairn_protocol::{ToolMeta, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
+use crate::host::ToolHost;
+
 /// Everything a tool call may use besides its arguments.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -18,6 +20,26 @@ pub struct ToolContext {
     pub call_id: String,
     /// Cancelled when the turn is interrupted or the call times out.
     pub cancel: CancellationToken,
+    /// The session: partial output, questions, plans, directory grants, todos.
+    pub host: ToolHost,
+}
+
+impl ToolContext {
+    /// A context with a detached host (no session behind it).
+    pub fn new(
+        workspace: PathBuf,
+        state_dir: PathBuf,
+        call_id: impl Into<String>,
+        cancel: CancellationToken,
+    ) -> Self {
+        ToolContext {
+            workspace,
+            state_dir,
+            call_id: call_id.into(),
+            cancel,
+            host: ToolHost::detached(),
+        }
+    }
 }
 
 /// A successful tool result.

@@ -12,6 +12,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::host::HostShared;
 use crate::llm::{FailureKind, LlmChunk, LlmOutcome, LlmRequest, OutcomeStatus};
 use crate::retry::RetryPolicy;
 use crate::session::{lock, read, Inner, TurnState};
@@ -55,6 +56,7 @@ pub(crate) struct TurnRunner<'a> {
     pub(crate) task_id: String,
     pub(crate) iteration: u32,
     pub(crate) produced: BTreeSet<String>,
+    pub(crate) host: Arc<HostShared>,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -64,12 +66,21 @@ impl<'a> TurnRunner<'a> {
         tx: mpsc::Sender<Event>,
         cancel: CancellationToken,
     ) -> Self {
+        let task_id = uuid::Uuid::new_v4().to_string();
+        let host = Arc::new(HostShared {
+            tx: std::sync::Mutex::new(Some(tx.clone())),
+            approver: read(&inner.approver).clone(),
+            permissions: inner.permissions.clone(),
+            todos: inner.todos.clone(),
+            task_id: task_id.clone(),
+        });
         TurnRunner {
             inner,
             state,
             tx,
             cancel,
-            task_id: uuid::Uuid::new_v4().to_string(),
+            host,
+            task_id,
             iteration: 0,
             produced: BTreeSet::new(),
         }
@@ -132,6 +143,10 @@ impl<'a> TurnRunner<'a> {
                 TurnStatus::Interrupted
             }
         };
+        if let Some(c) = &self.inner.checkpointer {
+            c.turn_end(self.state.turns, &input).await;
+        }
+        self.host.close();
         let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
         self.emit(Event::TurnEnd(TurnEnd {
             status,

@@ -93,3 +93,40 @@ impl ApprovalDecision {
         !matches!(self, ApprovalDecision::Deny)
     }
 }
+
+/// The user's answer to an `ask_user` question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export)]
+pub enum UserAnswer {
+    /// Chosen options (one unless `multi`) and/or free text.
+    Answered {
+        selected: Vec<String>,
+        #[serde(default)]
+        text: String,
+    },
+    /// The user declined to answer, or nobody can answer (headless).
+    Declined { reason: String },
+}
+
+/// The user's verdict on a proposed plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export)]
+pub enum PlanReview {
+    /// Go ahead.
+    Accepted,
+    /// Do not; optional feedback for the model.
+    Rejected { feedback: String },
+}
+
+/// The user's answer to a `request_directory` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export)]
+pub enum DirectoryGrant {
+    /// Access granted for the session (read-only unless `writable`).
+    Granted { writable: bool },
+    /// Access refused.
+    Denied { reason: String },
+}

@@ -332,6 +332,45 @@ pub struct SessionNamed {
     pub source: String,
 }
 
+/// `tool_output`: partial output of a running tool (shell, command session), in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ToolOutput {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    pub name: String,
+    pub text: String,
+}
+
+/// Status of one todo item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// One item of the agent's todo list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct TodoItem {
+    pub content: String,
+    pub status: TodoStatus,
+}
+
+/// `todos_updated`: the agent's todo list changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct TodosUpdated {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    pub todos: Vec<TodoItem>,
+}
+
 /// One event of the engine's stream, serialised as `{"type": ..., "data": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
@@ -358,6 +397,10 @@ pub enum Event {
     DirectoryRequested(DirectoryRequested),
     LlmRetry(LlmRetry),
     SessionNamed(SessionNamed),
+    /// Extension: partial tool output.
+    ToolOutput(ToolOutput),
+    /// Extension: the todo list changed.
+    TodosUpdated(TodosUpdated),
 }
 
 impl Event {
@@ -385,6 +428,8 @@ impl Event {
             Event::DirectoryRequested(_) => "directory_requested",
             Event::LlmRetry(_) => "llm_retry",
             Event::SessionNamed(_) => "session_named",
+            Event::ToolOutput(_) => "tool_output",
+            Event::TodosUpdated(_) => "todos_updated",
         }
     }
 }

@@ -8,7 +8,9 @@ pub mod event;
 pub mod message;
 pub mod tool;
 
-pub use approval::{ApprovalDecision, ApprovalRequest, Mode};
+pub use approval::{
+    ApprovalDecision, ApprovalRequest, DirectoryGrant, Mode, PlanReview, UserAnswer,
+};
 pub use event::*;
 pub use message::{ContentPart, Message, TokenUsage, ToolCall, ToolResult};
 pub use tool::{RiskLevel, ToolMeta, ToolSchema, ToolStatus};

@@ -44,6 +44,7 @@ impl Ws {
             state_dir: self.state.clone(),
             call_id: "call-1".into(),
             cancel,
+            host: cairn_engine::ToolHost::detached(),
         }
     }
 

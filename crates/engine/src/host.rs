@@ -1,0 +1,190 @@
+//! What a running tool can ask of its session: emit events (partial output), ask the user,
+//! propose a plan, request a directory, update the todo list.
+
+use std::sync::{Arc, Mutex};
+
+use cairn_protocol::{
+    AskUserQuestion, DirectoryGrant, DirectoryRequested, Event, PlanProposed, PlanReview, TodoItem,
+    TodosUpdated, ToolOutput as ToolOutputEvent, UserAnswer,
+};
+use tokio::sync::mpsc;
+
+use crate::approval::Approver;
+use crate::permission::PermissionEngine;
+use crate::session::lock;
+
+/// Session state shared with tools.
+pub(crate) struct HostShared {
+    /// Taken away when the turn ends, so a tool that kept its host cannot hold the stream open.
+    pub tx: Mutex<Option<mpsc::Sender<Event>>>,
+    pub approver: Arc<dyn Approver>,
+    pub permissions: Arc<Mutex<PermissionEngine>>,
+    pub todos: Arc<Mutex<Vec<TodoItem>>>,
+    pub task_id: String,
+}
+
+/// A tool call's handle on its session; a detached host (tests, subprocess tools) drops
+/// events and gives headless answers.
+#[derive(Clone, Default)]
+pub struct ToolHost {
+    shared: Option<Arc<HostShared>>,
+    req_id: String,
+    name: String,
+}
+
+impl std::fmt::Debug for ToolHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolHost")
+            .field("attached", &self.shared.is_some())
+            .field("req_id", &self.req_id)
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl HostShared {
+    async fn send(&self, event: Event) {
+        let tx = lock(&self.tx).clone();
+        if let Some(tx) = tx {
+            let _ = tx.send(event).await;
+        }
+    }
+
+    /// Detaches tools from the turn's stream.
+    pub(crate) fn close(&self) {
+        lock(&self.tx).take();
+    }
+}
+
+impl ToolHost {
+    /// A host attached to nothing: events are dropped, questions declined, plans accepted,
+    /// directories denied.
+    pub fn detached() -> Self {
+        ToolHost::default()
+    }
+
+    pub(crate) fn attached(shared: Arc<HostShared>, req_id: &str, name: &str) -> Self {
+        ToolHost {
+            shared: Some(shared),
+            req_id: req_id.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// Whether this host reaches a real session.
+    pub fn is_attached(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// Sends an event into the turn's stream, in order with everything else.
+    pub async fn emit(&self, event: Event) {
+        if let Some(s) = &self.shared {
+            s.send(event).await;
+        }
+    }
+
+    /// Streams a piece of partial output (`tool_output` event).
+    pub async fn output(&self, text: impl Into<String>) {
+        if let Some(s) = &self.shared {
+            let ev = Event::ToolOutput(ToolOutputEvent {
+                task_id: s.task_id.clone(),
+                req_id: self.req_id.clone(),
+                name: self.name.clone(),
+                text: text.into(),
+            });
+            s.send(ev).await;
+        }
+    }
+
+    /// Asks the user (emits `ask_user_question`, then waits for the host's answer).
+    pub async fn ask_user(
+        &self,
+        question: String,
+        options: Vec<String>,
+        allow_text: bool,
+        multi: bool,
+    ) -> UserAnswer {
+        let Some(s) = &self.shared else {
+            return UserAnswer::Declined {
+                reason: "no user is available".into(),
+            };
+        };
+        let q = AskUserQuestion {
+            task_id: s.task_id.clone(),
+            question,
+            options,
+            allow_text,
+            multi,
+        };
+        s.send(Event::AskUserQuestion(q.clone())).await;
+        s.approver.ask_user(q).await
+    }
+
+    /// Proposes a plan (emits `plan_proposed`, then waits for the host's review).
+    pub async fn propose_plan(&self, plan: String) -> PlanReview {
+        let Some(s) = &self.shared else {
+            return PlanReview::Accepted;
+        };
+        s.send(Event::PlanProposed(PlanProposed { plan: plan.clone() }))
+            .await;
+        s.approver.review_plan(plan).await
+    }
+
+    /// Requests access to a directory (emits `directory_requested`); a grant is remembered
+    /// for the session and widens the permission boundary.
+    pub async fn request_directory(
+        &self,
+        path: String,
+        reason: String,
+        writable: bool,
+    ) -> DirectoryGrant {
+        let Some(s) = &self.shared else {
+            return DirectoryGrant::Denied {
+                reason: "no user is available".into(),
+            };
+        };
+        let req = DirectoryRequested {
+            reason,
+            path: path.clone(),
+            writable,
+        };
+        s.send(Event::DirectoryRequested(req.clone())).await;
+        let grant = s.approver.grant_directory(req).await;
+        if let DirectoryGrant::Granted { writable } = grant {
+            lock(&s.permissions).grant_directory(&path, writable);
+        }
+        grant
+    }
+
+    /// Directories granted for this session: (absolute path, writable).
+    pub fn granted_directories(&self) -> Vec<(String, bool)> {
+        match &self.shared {
+            Some(s) => lock(&s.permissions)
+                .state()
+                .granted_dirs
+                .iter()
+                .map(|(p, w)| (p.clone(), *w))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Replaces the session's todo list (emits `todos_updated`).
+    pub async fn set_todos(&self, todos: Vec<TodoItem>) {
+        let Some(s) = &self.shared else { return };
+        *lock(&s.todos) = todos.clone();
+        s.send(Event::TodosUpdated(TodosUpdated {
+            task_id: s.task_id.clone(),
+            todos,
+        }))
+        .await;
+    }
+
+    /// The session's current todo list.
+    pub fn todos(&self) -> Vec<TodoItem> {
+        match &self.shared {
+            Some(s) => lock(&s.todos).clone(),
+            None => Vec::new(),
+        }
+    }
+}
