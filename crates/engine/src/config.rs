@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use cairn_protocol::Mode;
 
 use crate::budget::ResultBudget;
+use crate::compaction::CompactionConfig;
 use crate::llm::ReasoningEffort;
 use crate::retry::RetryPolicy;
 
@@ -40,6 +41,8 @@ pub struct EngineConfig {
     pub budget: ResultBudget,
     /// Default per-tool timeout when a tool declares none (ms); `None` = no limit.
     pub default_tool_timeout_ms: Option<u64>,
+    /// Context window and compaction thresholds.
+    pub compaction: CompactionConfig,
 }
 
 impl EngineConfig {
@@ -59,6 +62,7 @@ impl EngineConfig {
             retry: RetryPolicy::default(),
             budget: ResultBudget::default(),
             default_tool_timeout_ms: None,
+            compaction: CompactionConfig::default(),
         }
     }
 }

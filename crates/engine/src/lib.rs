@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod budget;
 pub mod checkpoint;
+pub mod compaction;
 pub mod config;
 mod exec;
 pub mod hook;
@@ -21,6 +22,7 @@ mod turn;
 pub use approval::{Approver, FixedApprover};
 pub use budget::ResultBudget;
 pub use checkpoint::Checkpointer;
+pub use compaction::CompactionConfig;
 pub use config::{EngineConfig, DEFAULT_MAX_ITERATIONS};
 pub use hook::EngineHook;
 pub use host::ToolHost;

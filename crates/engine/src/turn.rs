@@ -12,6 +12,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::compaction::Trigger;
 use crate::host::HostShared;
 use crate::llm::{FailureKind, LlmChunk, LlmOutcome, LlmRequest, OutcomeStatus};
 use crate::retry::RetryPolicy;
@@ -174,6 +175,7 @@ impl<'a> TurnRunner<'a> {
                 return LoopEnd::Status(TurnStatus::MaxIterationsExceeded);
             }
             self.iteration += 1;
+            self.maybe_compact(Trigger::Threshold).await;
             let tools = read(&self.inner.registry).schemas();
             match self.call_llm(tools).await {
                 LlmResult::Failed => return LoopEnd::Status(TurnStatus::Error),
@@ -295,6 +297,7 @@ impl<'a> TurnRunner<'a> {
             (c.model.clone(), c.reasoning_effort, c.retry.clone())
         };
         let mut attempt: u32 = 0;
+        let mut compacted_for_overflow = false;
         loop {
             let req_id = uuid::Uuid::new_v4().to_string();
             self.emit(Event::LlmRequest(LlmRequestEvent {
@@ -319,14 +322,36 @@ impl<'a> TurnRunner<'a> {
             let (mut text, mut reasoning, mut calls, mut usage) =
                 (String::new(), String::new(), Vec::new(), None);
             let mut outcome = None;
-            while let Some(chunk) = stream.next().await {
+            // Increments that have already arrived are merged into one delta event: no added
+            // latency, far fewer events for a fast stream.
+            let mut pending: Option<LlmChunk> = None;
+            let mut ended = false;
+            loop {
+                if ended && pending.is_none() {
+                    break;
+                }
+                let chunk = match pending.take() {
+                    Some(c) => c,
+                    None => match stream.next().await {
+                        Some(c) => c,
+                        None => break,
+                    },
+                };
                 match chunk {
-                    LlmChunk::Text(t) => {
+                    LlmChunk::Text(mut t) => {
+                        (pending, ended) = coalesce(&mut stream, &mut t, |c| match c {
+                            LlmChunk::Text(x) => Ok(x),
+                            other => Err(other),
+                        });
                         text.push_str(&t);
                         self.emit(Event::AssistantDelta(self.delta(t, &req_id)))
                             .await;
                     }
-                    LlmChunk::Reasoning(t) => {
+                    LlmChunk::Reasoning(mut t) => {
+                        (pending, ended) = coalesce(&mut stream, &mut t, |c| match c {
+                            LlmChunk::Reasoning(x) => Ok(x),
+                            other => Err(other),
+                        });
                         reasoning.push_str(&t);
                         self.emit(Event::ReasoningDelta(self.delta(t, &req_id)))
                             .await;
@@ -360,6 +385,15 @@ impl<'a> TurnRunner<'a> {
                     usage,
                     req_id,
                 };
+            }
+            // A prompt too long for the model: compact once and send it again.
+            if outcome.kind == Some(FailureKind::ContextOverflow) && !compacted_for_overflow {
+                compacted_for_overflow = true;
+                let before = self.state.messages.len();
+                self.maybe_compact(Trigger::Overflow).await;
+                if self.state.messages.len() < before {
+                    continue;
+                }
             }
             let retriable = RetryPolicy::is_retriable(&outcome);
             if retriable && attempt < policy.max_retries {
@@ -431,6 +465,28 @@ impl<'a> TurnRunner<'a> {
         }))
         .await;
     }
+}
+
+/// Appends every already-available chunk of the same kind to `acc`. Returns the first ready
+/// chunk of another kind (to handle next) and whether the stream has ended.
+fn coalesce(
+    stream: &mut futures::stream::BoxStream<'static, LlmChunk>,
+    acc: &mut String,
+    same: impl Fn(LlmChunk) -> Result<String, LlmChunk>,
+) -> (Option<LlmChunk>, bool) {
+    use futures::FutureExt;
+    const MAX_MERGED: usize = 64 * 1024;
+    while acc.len() < MAX_MERGED {
+        match stream.next().now_or_never() {
+            Some(Some(c)) => match same(c) {
+                Ok(more) => acc.push_str(&more),
+                Err(other) => return (Some(other), false),
+            },
+            Some(None) => return (None, true),
+            None => return (None, false),
+        }
+    }
+    (None, false)
 }
 
 /// The `error_type` of a failed LLM outcome.

@@ -1,0 +1,482 @@
+//! Context compaction: keep the conversation under the model's window.
+//!
+//! Soft threshold: old tool results are elided (saved to disk, referenced by path) and
+//! repeated reads of one file deduplicated, without an LLM call. Hard threshold (or a
+//! provider overflow error): older messages are summarised by the model and replaced by a
+//! pinned block (first goal, latest plan, todo list, user instructions) plus the summary;
+//! the most recent messages stay verbatim.
+
+use cairn_protocol::{Compacted, Compacting, ContentPart, Event, Message, ToolStatus};
+
+use crate::llm::{LlmChunk, LlmRequest, OutcomeStatus};
+use crate::session::{lock, read};
+use crate::turn::TurnRunner;
+
+/// Compaction thresholds.
+#[derive(Debug, Clone)]
+pub struct CompactionConfig {
+    /// Model context window in tokens.
+    pub context_window: u64,
+    /// Hard threshold as a fraction of the window (summary).
+    pub threshold_pct: f64,
+    /// Soft threshold as a fraction of the window (elide tool results); default 75 % of hard.
+    pub soft_threshold_pct: Option<f64>,
+    /// Absolute cap on the hard threshold in tokens.
+    pub cap_tokens: Option<u64>,
+    /// Fraction of the hard threshold kept verbatim after a summary.
+    pub keep_recent_pct: f64,
+    /// Tool results shorter than this (chars) are never elided.
+    pub elide_min_chars: usize,
+    /// The most recent tool results never elided.
+    pub keep_recent_tool_results: usize,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        CompactionConfig {
+            context_window: 128_000,
+            threshold_pct: 0.8,
+            soft_threshold_pct: None,
+            cap_tokens: None,
+            keep_recent_pct: 0.25,
+            elide_min_chars: 1_000,
+            keep_recent_tool_results: 4,
+        }
+    }
+}
+
+impl CompactionConfig {
+    /// Hard threshold in tokens.
+    pub fn hard_tokens(&self) -> u64 {
+        let t = (self.context_window as f64 * self.threshold_pct) as u64;
+        match self.cap_tokens {
+            Some(cap) => t.min(cap),
+            None => t,
+        }
+    }
+
+    /// Soft threshold in tokens.
+    pub fn soft_tokens(&self) -> u64 {
+        match self.soft_threshold_pct {
+            Some(p) => (self.context_window as f64 * p) as u64,
+            None => self.hard_tokens() * 3 / 4,
+        }
+    }
+}
+
+/// Rough token count of one message (≈ 4 chars per token, plus framing).
+pub fn estimate_message_tokens(m: &Message) -> u64 {
+    let chars: usize = match m {
+        Message::System { content } => content.len(),
+        Message::User { content } | Message::Assistant { content, .. } => content
+            .iter()
+            .map(|p| match p {
+                ContentPart::Text { text } | ContentPart::Reasoning { text } => text.len(),
+                ContentPart::Image { .. } => 4_000,
+            })
+            .sum(),
+        Message::Tool(r) => r.content.len(),
+    };
+    let calls: usize = match m {
+        Message::Assistant { tool_calls, .. } => tool_calls
+            .iter()
+            .map(|c| c.arguments.len() + c.name.len() + 16)
+            .sum(),
+        _ => 0,
+    };
+    ((chars + calls) as u64).div_ceil(4) + 4
+}
+
+/// Token count of a history: the provider's last reported usage plus estimates after it.
+pub fn estimate_tokens(messages: &[Message]) -> (u64, bool) {
+    let last_usage = messages.iter().rposition(
+        |m| matches!(m, Message::Assistant { usage: Some(u), .. } if u.input_tokens > 0),
+    );
+    match last_usage {
+        Some(i) => {
+            let base = match &messages[i] {
+                Message::Assistant { usage: Some(u), .. } => u.input_tokens + u.output_tokens,
+                _ => 0,
+            };
+            let rest: u64 = messages[i + 1..].iter().map(estimate_message_tokens).sum();
+            (base + rest, rest > 0)
+        }
+        None => (messages.iter().map(estimate_message_tokens).sum(), true),
+    }
+}
+
+/// Why compaction runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    Threshold,
+    Overflow,
+}
+
+impl TurnRunner<'_> {
+    /// Compacts when the history crosses a threshold (or unconditionally after an overflow).
+    pub(crate) async fn maybe_compact(&mut self, trigger: Trigger) {
+        let cfg = read(&self.inner.config).compaction.clone();
+        let (tokens, estimated) = estimate_tokens(&self.state.messages);
+        let forced = trigger == Trigger::Overflow;
+        if !forced && tokens < cfg.soft_tokens() {
+            return;
+        }
+        let task_id = self.task_id.clone();
+        let compacting = |trigger: &str, tokens: u64, n: usize| {
+            Event::Compacting(Compacting {
+                task_id: task_id.clone(),
+                trigger: trigger.to_string(),
+                tokens,
+                estimated,
+                context_window: cfg.context_window,
+                threshold_pct: cfg.threshold_pct,
+                threshold_tokens: cfg.hard_tokens(),
+                outbound_messages: n as u32,
+            })
+        };
+        // Soft pass first: cheap, no LLM call.
+        let before = self.state.messages.len();
+        let ev = compacting(if forced { "overflow" } else { "soft" }, tokens, before);
+        self.emit(ev).await;
+        let elided = self.elide_old_tool_results(&cfg);
+        let (after_soft, _) = estimate_tokens(&self.state.messages);
+        self.emit(Event::Compacted(Compacted {
+            req_id: String::new(),
+            task_id: self.task_id.clone(),
+            method: "elide".into(),
+            messages_before: before as u32,
+            messages_after: self.state.messages.len() as u32,
+            boundary_index: None,
+            model: None,
+            summary_preview: Some(format!(
+                "{elided} old tool result(s) elided; ~{tokens} → ~{after_soft} tokens"
+            )),
+            kept_user_messages: None,
+            dropped_user_messages: None,
+        }))
+        .await;
+        if forced || after_soft >= cfg.hard_tokens() {
+            let ev = compacting(
+                if forced { "overflow" } else { "hard" },
+                after_soft,
+                self.state.messages.len(),
+            );
+            self.emit(ev).await;
+            // After an overflow the configured window is evidently wrong: keep a quarter of
+            // what was actually sent instead.
+            let budget = if forced {
+                (after_soft as f64 * cfg.keep_recent_pct) as u64
+            } else {
+                (cfg.hard_tokens() as f64 * cfg.keep_recent_pct) as u64
+            };
+            self.summarise(budget).await;
+        }
+    }
+
+    /// Replaces old, large tool results by a reference to a saved copy; dedupes re-reads.
+    fn elide_old_tool_results(&mut self, cfg: &CompactionConfig) -> usize {
+        let state_dir = read(&self.inner.config).state_dir.clone();
+        let tool_idx: Vec<usize> = self
+            .state
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| matches!(m, Message::Tool(_)))
+            .map(|(i, _)| i)
+            .collect();
+        let keep_from = tool_idx.len().saturating_sub(cfg.keep_recent_tool_results);
+        let mut n = 0;
+        for &i in &tool_idx[..keep_from] {
+            let Message::Tool(r) = &mut self.state.messages[i] else {
+                continue;
+            };
+            if r.content.len() < cfg.elide_min_chars || r.content.starts_with("[elided") {
+                continue;
+            }
+            let dir = state_dir.join("tool-results");
+            let file = dir.join(format!("{}.txt", safe_name(&r.call_id)));
+            let saved = file.exists()
+                || std::fs::create_dir_all(&dir)
+                    .and_then(|_| std::fs::write(&file, r.content.as_bytes()))
+                    .is_ok();
+            let head: String = r.content.chars().take(200).collect();
+            r.content = if saved {
+                format!(
+                    "[elided to save context: {} chars from {}; full text at {} — read it again if needed]\n{head}…",
+                    r.content.len(),
+                    r.name,
+                    file.display()
+                )
+            } else {
+                format!(
+                    "[elided to save context: {} chars from {}]\n{head}…",
+                    r.content.len(),
+                    r.name
+                )
+            };
+            n += 1;
+        }
+        n
+    }
+
+    /// Summarises everything before the recent window with one LLM call.
+    async fn summarise(&mut self, budget: u64) {
+        let msgs = &self.state.messages;
+        let before = msgs.len();
+        let cut = recent_boundary(msgs, budget);
+        if cut <= 2 {
+            return; // nothing old enough to summarise
+        }
+        let model = read(&self.inner.config).model.clone();
+        let old: Vec<Message> = msgs[1..cut].to_vec();
+        let mut request_msgs = vec![Message::system(
+            "You compress a coding-agent conversation so the agent can continue without it. \
+             Write a dense summary: the user's goals and constraints, decisions made, files \
+             read and changed (paths), commands run and their outcomes, open problems and the \
+             next steps. Keep exact identifiers, paths and error messages. No preamble.",
+        )];
+        request_msgs.extend(old.iter().cloned().map(strip_images));
+        request_msgs.push(Message::user(
+            "Summarise the conversation above now, in at most ~600 words.",
+        ));
+        let req_id = uuid::Uuid::new_v4().to_string();
+        let llm = read(&self.inner.llm).clone();
+        let mut stream = llm.stream(
+            LlmRequest {
+                model: model.clone(),
+                messages: request_msgs,
+                tools: Vec::new(),
+                reasoning_effort: None,
+                req_id: req_id.clone(),
+            },
+            self.cancel.child_token(),
+        );
+        let mut summary = String::new();
+        let mut ok = false;
+        use futures::StreamExt;
+        while let Some(c) = stream.next().await {
+            match c {
+                LlmChunk::Text(t) => summary.push_str(&t),
+                LlmChunk::End(o) => {
+                    ok = o.status == OutcomeStatus::Completed;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        drop(stream);
+        if !ok || summary.trim().is_empty() {
+            tracing::warn!("compaction summary failed; keeping the elided history");
+            return;
+        }
+        let summary: String = summary.chars().take(12_000).collect();
+        let (pinned, kept_users, dropped_users) = self.pinned_block(&old);
+        let mut next = vec![self.state.messages[0].clone()];
+        next.push(Message::user(format!(
+            "[Earlier conversation compacted]\n\n{pinned}\n## Summary of what happened\n{summary}"
+        )));
+        next.extend(self.state.messages[cut..].iter().cloned());
+        self.state.messages = next;
+        self.emit(Event::Compacted(Compacted {
+            req_id,
+            task_id: self.task_id.clone(),
+            method: "summary".into(),
+            messages_before: before as u32,
+            messages_after: self.state.messages.len() as u32,
+            boundary_index: Some(cut as u32),
+            model: Some(model),
+            summary_preview: Some(summary.chars().take(200).collect()),
+            kept_user_messages: Some(kept_users),
+            dropped_user_messages: Some(dropped_users),
+        }))
+        .await;
+    }
+
+    /// What must survive every compaction: first goal, latest plan, todos, user instructions.
+    fn pinned_block(&self, old: &[Message]) -> (String, u32, u32) {
+        let users: Vec<String> = old
+            .iter()
+            .filter(|m| matches!(m, Message::User { .. }))
+            .map(|m| m.text())
+            .filter(|t| !t.starts_with("[Earlier conversation compacted]"))
+            .collect();
+        let previous_pin = old.iter().find_map(|m| match m {
+            Message::User { .. } if m.text().starts_with("[Earlier conversation compacted]") => {
+                Some(m.text())
+            }
+            _ => None,
+        });
+        let mut out = String::new();
+        if let Some(p) = &previous_pin {
+            // Keep the earlier pinned block (it holds the original goal).
+            if let Some(goal) = p.split("## Summary of what happened").next() {
+                out.push_str(
+                    goal.trim_start_matches("[Earlier conversation compacted]")
+                        .trim(),
+                );
+                out.push_str("\n\n");
+            }
+        } else if let Some(first) = users.first() {
+            out.push_str(&format!("## The user's original request\n{first}\n\n"));
+        }
+        if users.len() > 1 {
+            out.push_str("## Later user instructions\n");
+            for u in &users[1..] {
+                let t: String = u.chars().take(600).collect();
+                out.push_str(&format!("- {t}\n"));
+            }
+            out.push('\n');
+        }
+        let plan = old.iter().rev().find_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => tool_calls
+                .iter()
+                .rev()
+                .find(|c| c.name == "propose_plan")
+                .and_then(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).ok())
+                .and_then(|v| v.get("plan").and_then(|p| p.as_str()).map(str::to_string)),
+            _ => None,
+        });
+        if let Some(p) = plan {
+            out.push_str(&format!("## Latest plan\n{p}\n\n"));
+        }
+        let todos = lock(&self.inner.todos).clone();
+        if !todos.is_empty() {
+            out.push_str("## Todo list\n");
+            for t in todos {
+                let mark = match t.status {
+                    cairn_protocol::TodoStatus::Completed => "[x]",
+                    cairn_protocol::TodoStatus::InProgress => "[~]",
+                    cairn_protocol::TodoStatus::Pending => "[ ]",
+                };
+                out.push_str(&format!("- {mark} {}\n", t.content));
+            }
+            out.push('\n');
+        }
+        (out, users.len() as u32, 0)
+    }
+}
+
+/// Index where the verbatim recent window starts: at most `budget` tokens, and never at a
+/// tool result (its call would be cut off).
+fn recent_boundary(messages: &[Message], budget: u64) -> usize {
+    let mut used = 0;
+    let mut cut = messages.len();
+    for i in (1..messages.len()).rev() {
+        used += estimate_message_tokens(&messages[i]);
+        if used > budget {
+            break;
+        }
+        cut = i;
+    }
+    while cut < messages.len() && matches!(messages[cut], Message::Tool(_)) {
+        cut += 1;
+    }
+    cut
+}
+
+fn strip_images(m: Message) -> Message {
+    match m {
+        Message::User { content } => Message::User {
+            content: content
+                .into_iter()
+                .map(|p| match p {
+                    ContentPart::Image { .. } => ContentPart::Text {
+                        text: "[image]".into(),
+                    },
+                    other => other,
+                })
+                .collect(),
+        },
+        Message::Tool(mut r) if r.status != ToolStatus::Ok => {
+            r.content.truncate(2_000);
+            Message::Tool(r)
+        }
+        other => other,
+    }
+}
+
+fn safe_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_protocol::{TokenUsage, ToolCall, ToolResult};
+
+    #[test]
+    fn thresholds() {
+        let c = CompactionConfig {
+            context_window: 100_000,
+            ..Default::default()
+        };
+        assert_eq!(c.hard_tokens(), 80_000);
+        assert_eq!(c.soft_tokens(), 60_000);
+        let capped = CompactionConfig {
+            cap_tokens: Some(50_000),
+            ..c
+        };
+        assert_eq!(capped.hard_tokens(), 50_000);
+    }
+
+    #[test]
+    fn estimates_prefer_reported_usage() {
+        let msgs = vec![
+            Message::system("s"),
+            Message::user("x".repeat(4000)),
+            Message::Assistant {
+                content: vec![],
+                tool_calls: vec![],
+                usage: Some(TokenUsage {
+                    input_tokens: 5000,
+                    output_tokens: 10,
+                    ..Default::default()
+                }),
+            },
+            Message::user("y".repeat(400)),
+        ];
+        let (t, est) = estimate_tokens(&msgs);
+        assert_eq!(t, 5010 + 104);
+        assert!(est);
+    }
+
+    #[test]
+    fn the_recent_window_never_starts_at_a_tool_result() {
+        let call = |id: &str| Message::Assistant {
+            content: vec![],
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "x".into(),
+                arguments: "{}".into(),
+            }],
+            usage: None,
+        };
+        let result = |id: &str| {
+            Message::Tool(ToolResult {
+                call_id: id.into(),
+                name: "x".into(),
+                content: "r".repeat(400),
+                status: ToolStatus::Ok,
+            })
+        };
+        let msgs = vec![
+            Message::system("s"),
+            Message::user("goal"),
+            call("a"),
+            result("a"),
+            call("b"),
+            result("b"),
+        ];
+        let cut = recent_boundary(&msgs, 110);
+        assert!(!matches!(msgs[cut.min(msgs.len() - 1)], Message::Tool(_)) || cut == msgs.len());
+    }
+}
