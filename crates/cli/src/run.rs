@@ -93,7 +93,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         allowed_commands: args.allow_command.clone(),
         max_iterations: Some(args.max_iterations),
     };
-    let mut assembled = match open_session(opts, None, approver) {
+    let assembled = match open_session(opts, None, approver) {
         Ok(a) => a,
         Err(e @ RuntimeError::Config(_)) | Err(e @ RuntimeError::Store(_)) => {
             eprintln!("error: {e}");
@@ -140,7 +140,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         eprintln!("warning: could not save the session: {e}");
     }
     if !args.json {
-        eprintln!("session: {}", assembled.saved.session_id);
+        eprintln!("session: {}", assembled.session.id());
     }
     ExitCode::from(match status {
         Some(TurnStatus::Completed) => 0,

@@ -587,8 +587,14 @@ async fn stalled_and_malformed_streams_are_retried_then_reported() {
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     let retries = of_type(&r.events, "llm_retry");
     assert_eq!(retries.len(), 2);
-    assert!(retries[0]["data"]["reason"].as_str().unwrap().starts_with("timeout"));
-    assert!(retries[1]["data"]["reason"].as_str().unwrap().starts_with("malformed"));
+    assert!(retries[0]["data"]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("timeout"));
+    assert!(retries[1]["data"]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("malformed"));
     last_is_turn_end(&r, "completed");
 
     // Three stalls in a row: the retries run out and the turn ends with a retriable error.
@@ -629,7 +635,9 @@ async fn sigint_during_the_llm_stream_interrupts_within_seconds() {
         .delay_between_chunks(Duration::from_millis(50))])
     .await
     .unwrap();
-    let mut child = cmd(ws.path(), state.path(), &server, &["--json", "talk"]).spawn().unwrap();
+    let mut child = cmd(ws.path(), state.path(), &server, &["--json", "talk"])
+        .spawn()
+        .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut events: Vec<Value> = Vec::new();
     while let Some(l) = lines.next_line().await.unwrap() {

@@ -9,6 +9,37 @@ use cairn_protocol::Event;
 pub trait EngineHook: Send + Sync {
     /// Called once per event, in order.
     fn on_event(&self, event: &Event);
+
+    /// Called with the whole session state at safe points (input accepted, each iteration's
+    /// end, turn end): what a persistence hook checkpoints.
+    fn on_state(&self, state: &StateSnapshot<'_>) {
+        let _ = state;
+    }
+}
+
+/// The session state at a safe point: history valid for the next request.
+#[derive(Debug, Clone, Copy)]
+pub struct StateSnapshot<'a> {
+    /// Full history.
+    pub messages: &'a [cairn_protocol::Message],
+    /// Turns run (the current one included).
+    pub turns: u32,
+    /// Permission mode and session allowlists.
+    pub permissions: &'a crate::permission::PermissionState,
+    /// The agent's todo list.
+    pub todos: &'a [cairn_protocol::TodoItem],
+    /// Current model id.
+    pub model: &'a str,
+}
+
+/// Gives each hook the state snapshot, isolating panics.
+pub(crate) fn notify_state(hooks: &[Arc<dyn EngineHook>], state: &StateSnapshot<'_>) {
+    for h in hooks {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.on_state(state)));
+        if r.is_err() {
+            tracing::warn!("a hook panicked while saving state; ignored");
+        }
+    }
 }
 
 /// Calls each hook, isolating panics.

@@ -13,6 +13,7 @@ pub mod llm;
 pub mod permission;
 pub mod prompt;
 pub mod registry;
+pub mod repair;
 pub mod retry;
 pub mod session;
 pub mod testing;
@@ -24,13 +25,14 @@ pub use budget::ResultBudget;
 pub use checkpoint::Checkpointer;
 pub use compaction::CompactionConfig;
 pub use config::{EngineConfig, DEFAULT_MAX_ITERATIONS};
-pub use hook::EngineHook;
+pub use hook::{EngineHook, StateSnapshot};
 pub use host::ToolHost;
 pub use llm::{
     FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, ReasoningEffort,
 };
 pub use permission::{Decision, PermissionEngine, PermissionState};
 pub use registry::{RegisteredTool, ToolRegistry};
+pub use repair::repair_history;
 pub use retry::RetryPolicy;
 pub use session::{EventStream, Session, SessionBuilder};
 pub use tool::{parse_args, Tool, ToolContext, ToolError, ToolHandle, ToolOutput};

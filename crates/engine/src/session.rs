@@ -146,6 +146,13 @@ impl SessionBuilder {
             permissions.restore(state);
         }
         let mut messages = self.messages;
+        let repaired = crate::repair::repair_history(&mut messages);
+        if repaired > 0 {
+            tracing::warn!(
+                repaired,
+                "restored history repaired (unfinished tool calls closed)"
+            );
+        }
         if !matches!(messages.first(), Some(Message::System { .. })) {
             messages.insert(0, Message::system(self.config.instructions.clone()));
         }

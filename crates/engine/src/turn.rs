@@ -117,6 +117,7 @@ impl<'a> TurnRunner<'a> {
         .await;
         if let TurnKind::Input(text) = kind {
             self.state.messages.push(Message::user(text));
+            self.save_state();
         }
 
         let end = if read(&self.inner.config).model.trim().is_empty() {
@@ -148,6 +149,7 @@ impl<'a> TurnRunner<'a> {
             c.turn_end(self.state.turns, &input).await;
         }
         self.host.close();
+        self.save_state();
         let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
         self.emit(Event::TurnEnd(TurnEnd {
             status,
@@ -211,7 +213,28 @@ impl<'a> TurnRunner<'a> {
         }
     }
 
+    /// Hands the current state to the hooks (checkpointing).
+    pub(crate) fn save_state(&self) {
+        if self.inner.hooks.is_empty() {
+            return;
+        }
+        let permissions = lock(&self.inner.permissions).state().clone();
+        let todos = lock(&self.inner.todos).clone();
+        let model = read(&self.inner.config).model.clone();
+        crate::hook::notify_state(
+            &self.inner.hooks,
+            &crate::hook::StateSnapshot {
+                messages: &self.state.messages,
+                turns: self.state.turns,
+                permissions: &permissions,
+                todos: &todos,
+                model: &model,
+            },
+        );
+    }
+
     async fn end_iteration(&self) {
+        self.save_state();
         self.emit(Event::IterationEnd(IterationEnd {
             iteration: self.iteration,
             task_id: self.task_id.clone(),

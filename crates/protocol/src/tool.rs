@@ -64,9 +64,11 @@ pub struct ToolMeta {
     /// Whether the tool has side effects; defaults to true when in doubt.
     pub mutating: bool,
     /// Per-call timeout in milliseconds; `None` = no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
     pub timeout_ms: Option<u64>,
     /// Maximum characters of output kept before budgeting; `None` = engine default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
     pub max_output_chars: Option<usize>,
     /// Where the tool comes from (`internal`, `mcp:<server>`, ...).

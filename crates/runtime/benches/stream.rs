@@ -102,7 +102,10 @@ async fn bench(chunks: usize, runs: usize, measuring: bool) {
         assert_eq!(got, expected, "every byte of the answer arrived");
         // Increments that arrive together are merged (at most 64 KiB per event), never all of
         // them into one: the answer is still streamed.
-        assert!(deltas >= expected / (64 * 1024), "deltas were streamed: {deltas}");
+        assert!(
+            deltas >= expected / (64 * 1024),
+            "deltas were streamed: {deltas}"
+        );
     }
     let raw = median(&mut raw_times);
     let engine = median(&mut engine_times);

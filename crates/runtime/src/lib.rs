@@ -12,7 +12,7 @@ use cairn_engine::{
 use cairn_protocol::{Mode, PROTOCOL_VERSION};
 use cairn_providers::{OpenAiClient, OpenAiConfig};
 
-pub use store::{SavedSession, SessionStore, SessionSummary, StoreError};
+pub use store::{SavedSession, SessionPersister, SessionStore, SessionSummary, StoreError};
 
 /// Errors assembling a session; all are the user's configuration to fix (CLI exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -54,24 +54,30 @@ pub struct Assembled {
     pub session: Session,
     /// Where it is saved.
     pub store: SessionStore,
-    /// Its checkpoint as of the last save.
-    pub saved: SavedSession,
+    /// Writes its event log and checkpoints.
+    pub persister: Arc<SessionPersister>,
     /// The state dir in use.
     pub state_dir: PathBuf,
 }
 
 impl Assembled {
-    /// Saves history, permission state and turn count (atomic replace).
-    pub async fn checkpoint(&mut self) -> Result<(), StoreError> {
-        self.saved.messages = self.session.messages().await;
-        self.saved.turns = self.session.turns().await;
-        self.saved.permissions = self.session.permission_state();
-        self.saved.model = self.session.model();
-        self.saved.updated_at = now();
-        if self.saved.name.is_empty() {
-            self.saved.name = derive_name(&self.saved.messages);
-        }
-        self.store.save(&self.saved)
+    /// Saves history, permission state, todos and turn count now (atomic replace).
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        let messages = self.session.messages().await;
+        let turns = self.session.turns().await;
+        let permissions = self.session.permission_state();
+        let todos = self.session.todos();
+        let model = self.session.model();
+        self.persister.update(|s| {
+            s.messages = messages;
+            s.turns = turns;
+            s.permissions = permissions;
+            s.todos = todos;
+            s.model = model;
+            if s.name.is_empty() {
+                s.name = store::derive_name(&s.messages);
+            }
+        })
     }
 }
 
@@ -228,53 +234,40 @@ pub fn open_session(
         permissions.mode = mode;
     }
     config.mode = permissions.mode;
-    let log = store.event_log(&session_id)?;
+    let created = now();
+    let saved = match &restored {
+        Some(r) => r.clone(),
+        None => SavedSession {
+            session_id: session_id.clone(),
+            name: String::new(),
+            workspace: workspace.display().to_string(),
+            model,
+            provider,
+            messages: Vec::new(),
+            permissions: permissions.clone(),
+            turns: 0,
+            todos: Vec::new(),
+            created_at: created.clone(),
+            updated_at: created,
+            protocol_version: PROTOCOL_VERSION,
+        },
+    };
+    let persister = Arc::new(store.persister(saved)?);
     let mut builder = Session::builder(config, llm)
         .tools(default_tools())
         .approver(approver)
-        .hook(Arc::new(log))
-        .permission_state(permissions.clone());
-    if let Some(r) = &restored {
-        builder = builder.messages(r.messages.clone()).turns(r.turns);
+        .hook(persister.clone())
+        .permission_state(permissions);
+    if let Some(r) = restored {
+        builder = builder.messages(r.messages).turns(r.turns).todos(r.todos);
     }
     let session = builder.build();
-    let created = now();
-    let saved = restored.unwrap_or(SavedSession {
-        session_id,
-        name: String::new(),
-        workspace: workspace.display().to_string(),
-        model,
-        provider,
-        messages: Vec::new(),
-        permissions,
-        turns: 0,
-        created_at: created.clone(),
-        updated_at: created,
-        protocol_version: PROTOCOL_VERSION,
-    });
     Ok(Assembled {
         session,
         store,
-        saved,
+        persister,
         state_dir,
     })
 }
 
-/// A short name from the first user message.
-fn derive_name(messages: &[cairn_protocol::Message]) -> String {
-    let first = messages.iter().find_map(|m| match m {
-        cairn_protocol::Message::User { .. } => Some(m.text()),
-        _ => None,
-    });
-    let text = first.unwrap_or_default();
-    let line = text.lines().next().unwrap_or("").trim();
-    let mut name: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        name.push('…');
-    }
-    name
-}
-
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+use store::now;

@@ -2,12 +2,12 @@
 //! checkpoint per session, under `<state_dir>/sessions/<id>/`.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use cairn_engine::{EngineHook, PermissionState};
-use cairn_protocol::{Event, Message};
+use cairn_engine::{EngineHook, PermissionState, StateSnapshot};
+use cairn_protocol::{Event, Message, TodoItem};
 use serde::{Deserialize, Serialize};
 
 /// Errors reading or writing session files.
@@ -64,6 +64,9 @@ pub struct SavedSession {
     /// Turns run.
     #[serde(default)]
     pub turns: u32,
+    /// The agent's todo list.
+    #[serde(default)]
+    pub todos: Vec<TodoItem>,
     /// RFC 3339 creation time.
     pub created_at: String,
     /// RFC 3339 time of the last save.
@@ -106,9 +109,22 @@ impl SessionStore {
         Ok(self.root.join(id))
     }
 
-    /// Loads a checkpoint.
+    /// Loads a checkpoint; falls back to the previous one when the latest is unreadable.
     pub fn load(&self, id: &str) -> Result<SavedSession, StoreError> {
-        let path = self.session_dir(id)?.join("state.json");
+        let dir = self.session_dir(id)?;
+        match self.load_file(id, &dir.join("state.json")) {
+            Ok(s) => Ok(s),
+            Err(first) => match self.load_file(id, &dir.join("state.json.bak")) {
+                Ok(s) => {
+                    tracing::warn!(error = %first, "latest checkpoint unreadable; using the previous one");
+                    Ok(s)
+                }
+                Err(_) => Err(first),
+            },
+        }
+    }
+
+    fn load_file(&self, id: &str, path: &Path) -> Result<SavedSession, StoreError> {
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -141,6 +157,10 @@ impl SessionStore {
             f.write_all(&bytes)
                 .and_then(|_| f.sync_all())
                 .map_err(io(format!("writing {}", tmp.display())))?;
+        }
+        // Keep the previous checkpoint until the new one is in place.
+        if path.exists() {
+            let _ = fs::rename(&path, dir.join("state.json.bak"));
         }
         fs::rename(&tmp, &path).map_err(io(format!("replacing {}", path.display())))
     }
@@ -176,6 +196,39 @@ impl SessionStore {
         Ok(out)
     }
 
+    /// Reads a session's event log; a truncated or garbled line (a crash mid-write) is
+    /// skipped with a warning, never fatal.
+    pub fn read_events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
+        let path = self.session_dir(id)?.join("events.jsonl");
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io(format!("reading {}", path.display()))(e)),
+        };
+        let mut out = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Event>(line) {
+                Ok(e) => out.push(e),
+                Err(e) => {
+                    tracing::warn!(line = n + 1, error = %e, "skipping an unreadable event log line")
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A hook that appends events to `events.jsonl` and checkpoints the state at safe points.
+    pub fn persister(&self, saved: SavedSession) -> Result<SessionPersister, StoreError> {
+        Ok(SessionPersister {
+            log: self.event_log(&saved.session_id)?,
+            store: self.clone(),
+            saved: Mutex::new(saved),
+        })
+    }
+
     /// A hook appending every event (except text deltas) to the session's `events.jsonl`.
     pub fn event_log(&self, id: &str) -> Result<EventLog, StoreError> {
         let dir = self.session_dir(id)?;
@@ -187,14 +240,15 @@ impl SessionStore {
             .open(&path)
             .map_err(io(format!("opening {}", path.display())))?;
         Ok(EventLog {
-            out: Mutex::new(BufWriter::new(file)),
+            out: Mutex::new(file),
         })
     }
 }
 
-/// Appends events to a JSONL file; flushed at the end of every iteration and turn.
+/// Appends events to a JSONL file, one `write` per line, so a killed process loses at most
+/// the line being written.
 pub struct EventLog {
-    out: Mutex<BufWriter<File>>,
+    out: Mutex<File>,
 }
 
 impl EngineHook for EventLog {
@@ -202,19 +256,80 @@ impl EngineHook for EventLog {
         if matches!(event, Event::AssistantDelta(_) | Event::ReasoningDelta(_)) {
             return;
         }
-        let Ok(line) = serde_json::to_string(event) else {
+        let Ok(mut line) = serde_json::to_string(event) else {
             return;
         };
+        line.push('\n');
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let written = writeln!(out, "{line}");
-        let flush = matches!(
-            event,
-            Event::IterationEnd(_) | Event::TurnEnd(_) | Event::Error(_)
-        );
-        if let Err(e) = written.and_then(|_| if flush { out.flush() } else { Ok(()) }) {
+        if let Err(e) = out.write_all(line.as_bytes()) {
             tracing::warn!(error = %e, "could not append to the session event log");
         }
     }
+}
+
+/// Persists one session: event log plus checkpoint after input, each iteration and turn end,
+/// so a killed process loses at most the event being written.
+pub struct SessionPersister {
+    log: EventLog,
+    store: SessionStore,
+    saved: Mutex<SavedSession>,
+}
+
+impl SessionPersister {
+    /// The checkpoint as last saved (or about to be).
+    pub fn saved(&self) -> SavedSession {
+        self.saved.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Applies a change (e.g. a rename) and saves.
+    pub fn update(&self, f: impl FnOnce(&mut SavedSession)) -> Result<(), StoreError> {
+        let mut s = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut s);
+        s.updated_at = now();
+        self.store.save(&s)
+    }
+}
+
+impl EngineHook for SessionPersister {
+    fn on_event(&self, event: &Event) {
+        self.log.on_event(event);
+    }
+
+    fn on_state(&self, state: &StateSnapshot<'_>) {
+        let r = self.update(|s| {
+            s.messages = state.messages.to_vec();
+            s.turns = state.turns;
+            s.permissions = state.permissions.clone();
+            s.todos = state.todos.to_vec();
+            s.model = state.model.to_string();
+            if s.name.is_empty() {
+                s.name = derive_name(&s.messages);
+            }
+        });
+        if let Err(e) = r {
+            tracing::warn!(error = %e, "could not checkpoint the session");
+        }
+    }
+}
+
+/// A short name from the first user message.
+pub fn derive_name(messages: &[Message]) -> String {
+    let first = messages.iter().find_map(|m| match m {
+        Message::User { .. } => Some(m.text()),
+        _ => None,
+    });
+    let text = first.unwrap_or_default();
+    let line = text.lines().next().unwrap_or("").trim();
+    let mut name: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        name.push('…');
+    }
+    name
+}
+
+/// The current time, RFC 3339.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// Checks that an id is usable as one path component.
@@ -246,6 +361,7 @@ mod tests {
             messages: vec![Message::user("hi")],
             permissions: PermissionState::default(),
             turns: 1,
+            todos: Vec::new(),
             created_at: updated.into(),
             updated_at: updated.into(),
             protocol_version: 1,
@@ -264,6 +380,32 @@ mod tests {
     }
 
     #[test]
+    fn a_truncated_event_log_line_is_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        let dir = store.session_dir("e").unwrap();
+        fs::create_dir_all(&dir).unwrap();
+        let good = r#"{"type":"iteration_end","data":{"iteration":1,"taskId":"t"}}"#;
+        fs::write(
+            dir.join("events.jsonl"),
+            format!("{good}\n{good}\n{{\"type\":\"turn_e"),
+        )
+        .unwrap();
+        assert_eq!(store.read_events("e").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_damaged_checkpoint_falls_back_to_the_previous_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        store.save(&saved("f", "2026-01-01T00:00:00Z")).unwrap();
+        store.save(&saved("f", "2026-01-02T00:00:00Z")).unwrap();
+        let dir = store.session_dir("f").unwrap();
+        fs::write(dir.join("state.json"), "{\"sessionId\": \"f\", trunc").unwrap();
+        assert_eq!(store.load("f").unwrap().updated_at, "2026-01-01T00:00:00Z");
+    }
+
+    #[test]
     fn bad_ids_and_corrupt_files_are_clear_errors() {
         let tmp = tempfile::tempdir().unwrap();
         let store = SessionStore::new(tmp.path());
@@ -278,6 +420,7 @@ mod tests {
         let dir = store.session_dir("c").unwrap();
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("state.json"), "{not json").unwrap();
+        let _ = fs::remove_file(dir.join("state.json.bak"));
         let err = store.load("c").unwrap_err();
         assert!(matches!(err, StoreError::Corrupt { .. }));
         assert!(err.to_string().contains("corrupt"));
