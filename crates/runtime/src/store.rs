@@ -125,7 +125,7 @@ impl SessionStore {
     }
 
     fn load_file(&self, id: &str, path: &Path) -> Result<SavedSession, StoreError> {
-        let text = match fs::read_to_string(&path) {
+        let text = match fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(StoreError::NotFound {
