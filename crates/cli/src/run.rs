@@ -60,6 +60,9 @@ pub struct RunArgs {
     /// Iteration cap for the turn.
     #[arg(long, value_name = "N", default_value_t = cairn_engine::DEFAULT_MAX_ITERATIONS)]
     pub max_iterations: u32,
+    /// Override the detected context window (compaction thresholds follow it).
+    #[arg(long, value_name = "TOKENS")]
+    pub context_window: Option<u64>,
     /// Print every event as one JSON object per line on stdout, nothing else.
     #[arg(long)]
     pub json: bool,
@@ -92,6 +95,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         mode: args.mode,
         allowed_commands: args.allow_command.clone(),
         max_iterations: Some(args.max_iterations),
+        context_window: args.context_window,
     };
     let assembled = match open_session(opts, None, approver) {
         Ok(a) => a,

@@ -661,3 +661,32 @@ async fn sigint_during_the_llm_stream_interrupts_within_seconds() {
     assert_eq!(&types[types.len() - 2..], &["interrupted", "turn_end"]);
     assert_eq!(events.last().unwrap()["data"]["status"], "interrupted");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_small_context_window_triggers_visible_compaction() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("big.txt"), "lorem ipsum dolor\n".repeat(600)).unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("r", "read_file", json!({"path": "big.txt"})),
+        Reply::text("SUMMARY: read big.txt"),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let r = run(cmd(
+        ws.path(),
+        state.path(),
+        &server,
+        &["--context-window", "2000", "--json", "GOAL: read big.txt"],
+    ))
+    .await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let compacting = of_type(&r.events, "compacting");
+    assert!(!compacting.is_empty());
+    assert_eq!(compacting[0]["data"]["contextWindow"], 2000);
+    assert!(!of_type(&r.events, "compacted").is_empty());
+    last_is_turn_end(&r, "completed");
+    let last = server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("GOAL: read big.txt"), "the goal survives compaction");
+}

@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub allowed_commands: Vec<String>,
     /// Iteration cap per turn.
     pub max_iterations: Option<u32>,
+    /// Context window override in tokens; `None` = the model table, else 128K.
+    pub context_window: Option<u64>,
 }
 
 /// A session ready to run, with what is needed to persist it.
@@ -226,6 +228,7 @@ pub fn open_session(
     if let Some(n) = opts.max_iterations {
         config.max_iterations = n;
     }
+    config.compaction = compaction_config(&model, opts.context_window);
     let mut permissions = restored
         .as_ref()
         .map(|r| r.permissions.clone())
@@ -271,3 +274,27 @@ pub fn open_session(
 }
 
 use store::now;
+
+/// Compaction settings: window from the override, else the model table, else 128K; thresholds
+/// from `COMPACTION_THRESHOLD_PCT`, `COMPACTION_SOFT_THRESHOLD_PCT`, `COMPACTION_CAP_TOKENS`.
+pub fn compaction_config(model: &str, override_window: Option<u64>) -> cairn_engine::CompactionConfig {
+    let mut c = cairn_engine::CompactionConfig::default();
+    if let Some(w) = override_window
+        .or_else(|| env_parse("CONTEXT_WINDOW"))
+        .or_else(|| cairn_providers::context_window_for(model))
+    {
+        c.context_window = w.max(1_000);
+    }
+    if let Some(p) = env_parse::<f64>("COMPACTION_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0) {
+        c.threshold_pct = p;
+    }
+    if let Some(p) = env_parse::<f64>("COMPACTION_SOFT_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0) {
+        c.soft_threshold_pct = Some(p);
+    }
+    c.cap_tokens = env_parse("COMPACTION_CAP_TOKENS");
+    c
+}
+
+fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
