@@ -9,6 +9,18 @@ use crate::compaction::CompactionConfig;
 use crate::llm::ReasoningEffort;
 use crate::retry::RetryPolicy;
 
+/// What happens when a call needs approval and no approver was set (seed `defaultApproval`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DefaultApproval {
+    /// End the turn with an error naming the tool (the default: a missing approver is a bug).
+    #[default]
+    Error,
+    /// Deny the call.
+    Deny,
+    /// Allow the call.
+    Allow,
+}
+
 /// Default iteration cap for one turn.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 800;
 
@@ -43,6 +55,8 @@ pub struct EngineConfig {
     pub default_tool_timeout_ms: Option<u64>,
     /// Context window and compaction thresholds.
     pub compaction: CompactionConfig,
+    /// Behaviour when approval is needed but no approver was set.
+    pub default_approval: DefaultApproval,
 }
 
 impl EngineConfig {
@@ -63,6 +77,7 @@ impl EngineConfig {
             budget: ResultBudget::default(),
             default_tool_timeout_ms: None,
             compaction: CompactionConfig::default(),
+            default_approval: DefaultApproval::Error,
         }
     }
 }

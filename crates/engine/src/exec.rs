@@ -8,6 +8,7 @@ use cairn_protocol::{
     ToolMeta, ToolProposed, ToolResult, ToolStarted, ToolStatus,
 };
 
+use crate::config::DefaultApproval;
 use crate::host::ToolHost;
 use crate::registry::RegisteredTool;
 use crate::session::{lock, read};
@@ -202,7 +203,25 @@ impl TurnRunner<'_> {
         if !decision.needs_user && !decision.allowed {
             return denied(&decision.reason);
         }
-        if decision.needs_user {
+        if decision.needs_user
+            && !self
+                .inner
+                .approver_set
+                .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            match read(&self.inner.config).default_approval {
+                DefaultApproval::Allow => {}
+                DefaultApproval::Deny => return denied("no approver is set; denied by default"),
+                DefaultApproval::Error => {
+                    let msg = format!(
+                        "tool {} needs approval, but no approver was set when the engine was assembled",
+                        p.call.name
+                    );
+                    self.fatal = Some(msg.clone());
+                    return denied(&msg);
+                }
+            }
+        } else if decision.needs_user {
             let request = ApprovalRequest {
                 task_id: self.task_id.clone(),
                 req_id: p.call.id.clone(),

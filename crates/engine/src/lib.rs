@@ -24,13 +24,13 @@ pub use approval::{Approver, FixedApprover};
 pub use budget::ResultBudget;
 pub use checkpoint::Checkpointer;
 pub use compaction::CompactionConfig;
-pub use config::{EngineConfig, DEFAULT_MAX_ITERATIONS};
+pub use config::{DefaultApproval, EngineConfig, DEFAULT_MAX_ITERATIONS};
 pub use hook::{EngineHook, StateSnapshot};
 pub use host::ToolHost;
 pub use llm::{
     FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, ReasoningEffort,
 };
-pub use permission::{Decision, PermissionEngine, PermissionState};
+pub use permission::{Decision, PermissionEngine, PermissionState, ShellPolicy};
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use repair::repair_history;
 pub use retry::RetryPolicy;

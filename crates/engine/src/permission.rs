@@ -1,10 +1,13 @@
-//! Permission decisions for tool calls, in the reference order:
-//! read-only mode → workspace boundary → read-only tool → auto mode → command allowlist →
+//! Permission decisions for tool calls, in the reference order (seed §8.1), extended with
+//! persistent rules and protected paths:
+//! deny rule → read-only mode → workspace boundary → protected path → ask rule →
+//! read-only tool → auto mode → shell policy → allow rule / command allowlists →
 //! session tool allowlist → ask the user.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
+use cairn_policy::{is_known_safe, RuleDecision, RuleSet, ShellAnalysis};
 use cairn_protocol::{Mode, ToolMeta};
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub struct Decision {
     /// Whether the call may run (when `needs_user` is false).
     pub allowed: bool,
-    /// Why; shown to the user and in events.
+    /// Which rule decided, shown to the user and in events.
     pub reason: String,
     /// The approver must decide.
     pub needs_user: bool,
@@ -43,6 +46,21 @@ impl Decision {
     }
 }
 
+/// When shell commands may run without asking (seed §8.4).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShellPolicy {
+    /// Ask for everything not allowlisted (default).
+    #[default]
+    Approve,
+    /// No prompt only when an OS sandbox is really enforced.
+    Sandbox,
+    /// Sandbox enforced → no prompt; otherwise known-safe read-only commands pass.
+    Workspace,
+    /// Never ask for shell commands (auto mode for the shell only).
+    All,
+}
+
 /// Session permission state that survives a restore.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PermissionState {
@@ -50,19 +68,25 @@ pub struct PermissionState {
     pub mode: Mode,
     /// Tools the user allowed for the session.
     pub allow_tools: BTreeSet<String>,
-    /// Command prefixes the user allowed for the session.
+    /// Programs the user allowed for the session (simple commands only).
     pub allow_commands: BTreeSet<String>,
     /// Directories outside the workspace the user granted: absolute path → writable.
     #[serde(default)]
-    pub granted_dirs: std::collections::BTreeMap<String, bool>,
+    pub granted_dirs: BTreeMap<String, bool>,
 }
 
-/// Evaluates tool calls against mode, workspace and allowlists.
+/// Paths inside the workspace that always need the user, in every mode.
+const PROTECTED: &[&str] = &[".git", ".agent", ".cairn"];
+
+/// Evaluates tool calls against mode, workspace, rules and allowlists.
 #[derive(Debug, Clone)]
 pub struct PermissionEngine {
     workspace: PathBuf,
     /// Configured command-allowlist prefixes (`--allow-command`).
     allowed_commands: Vec<String>,
+    rules: RuleSet,
+    shell_policy: ShellPolicy,
+    sandbox_enforced: bool,
     state: PermissionState,
 }
 
@@ -72,11 +96,30 @@ impl PermissionEngine {
         PermissionEngine {
             workspace,
             allowed_commands,
+            rules: RuleSet::new(),
+            shell_policy: ShellPolicy::Approve,
+            sandbox_enforced: false,
             state: PermissionState {
                 mode,
                 ..Default::default()
             },
         }
+    }
+
+    /// Sets persistent rules.
+    pub fn set_rules(&mut self, rules: RuleSet) {
+        self.rules = rules;
+    }
+
+    /// The persistent rules.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// Sets the shell policy and whether an OS sandbox really wraps shell commands.
+    pub fn set_shell_policy(&mut self, policy: ShellPolicy, sandbox_enforced: bool) {
+        self.shell_policy = policy;
+        self.sandbox_enforced = sandbox_enforced;
     }
 
     /// Current mode.
@@ -126,11 +169,21 @@ impl PermissionEngine {
         self.state.allow_tools.remove(name)
     }
 
+    /// Revokes a session command allowance.
+    pub fn revoke_command(&mut self, program: &str) -> bool {
+        self.state.allow_commands.remove(program)
+    }
+
     /// Decides one call of tool `name` with metadata `meta` and parsed `args`.
     pub fn evaluate(&self, name: &str, meta: &ToolMeta, args: &serde_json::Value) -> Decision {
         let mode = self.state.mode;
         let writes = meta.capabilities.iter().any(|c| c == "write");
         let execs = meta.capabilities.iter().any(|c| c == "exec");
+        let rule = self.rules.decide(name, args, &self.workspace);
+        // 0. A deny rule is absolute.
+        if let Some(r) = rule.filter(|r| r.decision == RuleDecision::Deny) {
+            return Decision::deny(format!("denied by rule `{}` ({})", r.text, r.source));
+        }
         // 1. Read-only modes forbid side effects outright.
         if mode.is_read_only() && meta.mutating {
             return Decision::deny(format!(
@@ -138,20 +191,35 @@ impl PermissionEngine {
                 mode.as_str()
             ));
         }
-        // 2. Writes outside the workspace are refused, whatever the mode.
+        let path = args.get("path").and_then(|p| p.as_str());
         if writes {
-            if let Some(path) = args.get("path").and_then(|p| p.as_str()) {
+            if let Some(path) = path {
+                // 2. Writes outside the workspace (and outside granted writable dirs) are
+                //    refused, whatever the mode.
                 let granted = self
                     .state
                     .granted_dirs
                     .iter()
                     .any(|(dir, w)| *w && lexically_inside(Path::new(dir), path));
                 if !lexically_inside(&self.workspace, path) && !granted {
-                    return Decision::deny(format!("{path} is outside the workspace"));
+                    return Decision::deny(format!(
+                        "{path} is outside the workspace {}",
+                        self.workspace.display()
+                    ));
+                }
+                // 2b. Protected paths always need the user.
+                if let Some(p) = protected_component(&self.workspace, path) {
+                    return Decision::ask(format!(
+                        "{name} writes {path}, inside the protected `{p}` folder (asked in every mode)"
+                    ));
                 }
             }
         }
-        // 3. Read-only tools run freely.
+        // 2c. An ask rule asks even in auto mode.
+        if let Some(r) = rule.filter(|r| r.decision == RuleDecision::Ask) {
+            return Decision::ask(format!("rule `{}` ({}) asks for this", r.text, r.source));
+        }
+        // 3. Read-only and approval-free tools run freely.
         if !meta.mutating || !meta.requires_approval {
             return Decision::allow("read-only or approval-free tool");
         }
@@ -159,20 +227,38 @@ impl PermissionEngine {
         if mode == Mode::Auto {
             return Decision::allow("auto mode");
         }
-        // 6. Command allowlists.
-        if execs {
-            if let Some(cmd) = args.get("command").and_then(|c| c.as_str()) {
-                if let Some(prefix) = self
-                    .allowed_commands
-                    .iter()
-                    .find(|p| command_matches_prefix(cmd, p))
-                {
-                    return Decision::allow(format!("command allowlisted ({prefix})"));
+        let command = args
+            .get("command")
+            .and_then(|c| c.as_str())
+            .filter(|_| execs);
+        // 5. Shell policy.
+        if let Some(cmd) = command {
+            match self.shell_policy {
+                ShellPolicy::All => return Decision::allow("shell policy `all`"),
+                ShellPolicy::Sandbox | ShellPolicy::Workspace if self.sandbox_enforced => {
+                    return Decision::allow("runs inside the OS sandbox")
                 }
-                if let Some(program) = simple_command_program(cmd) {
-                    if self.state.allow_commands.contains(&program) {
-                        return Decision::allow(format!("{program} allowed for this session"));
-                    }
+                ShellPolicy::Workspace if all_known_safe(cmd) => {
+                    return Decision::allow("known-safe read-only command")
+                }
+                _ => {}
+            }
+        }
+        // 6. Allow rules and command allowlists.
+        if let Some(r) = rule.filter(|r| r.decision == RuleDecision::Allow) {
+            return Decision::allow(format!("allowed by rule `{}` ({})", r.text, r.source));
+        }
+        if let Some(cmd) = command {
+            if let Some(prefix) = self
+                .allowed_commands
+                .iter()
+                .find(|p| command_matches_prefix(cmd, p))
+            {
+                return Decision::allow(format!("command allowlisted (`{prefix}`)"));
+            }
+            if let Some(program) = simple_command_program(cmd) {
+                if self.state.allow_commands.contains(&program) {
+                    return Decision::allow(format!("`{program}` allowed for this session"));
                 }
             }
         }
@@ -181,59 +267,58 @@ impl PermissionEngine {
             return Decision::allow(format!("{name} allowed for this session"));
         }
         // 8. Ask.
-        let what = if execs {
-            match args.get("command").and_then(|c| c.as_str()) {
-                Some(c) => format!("runs a command: {c}"),
-                None => "runs a command".to_string(),
-            }
-        } else if writes {
-            match args.get("path").and_then(|p| p.as_str()) {
-                Some(p) => format!("writes {p}"),
-                None => "writes files".to_string(),
-            }
-        } else {
-            "has side effects".to_string()
+        let what = match (command, path) {
+            (Some(c), _) => match ShellAnalysis::of(c) {
+                ShellAnalysis::Opaque(why) => format!("runs a command that {why}: {c}"),
+                ShellAnalysis::Compound(_) => format!("runs several commands: {c}"),
+                ShellAnalysis::Simple(_) => format!("runs a command: {c}"),
+            },
+            (None, Some(p)) if writes => format!("writes {p}"),
+            _ => "has side effects".to_string(),
         };
         Decision::ask(format!("{name} {what}"))
     }
 }
 
-/// Characters that make a command compound; such commands are never auto-allowed.
-const SHELL_OPERATORS: &[&str] = &[
-    ";", "&", "|", ">", "<", "`", "$(", "(", ")", "\n", "\r", "\\",
-];
+/// Whether every part of a command line is a known-safe read-only command.
+fn all_known_safe(command: &str) -> bool {
+    match ShellAnalysis::of(command) {
+        ShellAnalysis::Simple(w) => is_known_safe(&w),
+        ShellAnalysis::Compound(parts) => parts.iter().all(|w| is_known_safe(w)),
+        ShellAnalysis::Opaque(_) => false,
+    }
+}
 
-/// Whether `command` contains shell operators.
+/// Whether `command` is more than one plain simple command.
 pub fn has_shell_operators(command: &str) -> bool {
-    SHELL_OPERATORS.iter().any(|op| command.contains(op))
+    !matches!(ShellAnalysis::of(command), ShellAnalysis::Simple(_))
 }
 
-/// Prefix match that must end on a word boundary and never passes compound commands.
+/// Word-boundary prefix match on one plain simple command (never a compound or expanding one).
 pub fn command_matches_prefix(command: &str, prefix: &str) -> bool {
-    let cmd = command.trim();
-    let prefix = prefix.trim();
-    if prefix.is_empty() || has_shell_operators(cmd) {
+    let ShellAnalysis::Simple(words) = ShellAnalysis::of(command) else {
         return false;
-    }
-    let cmd_words: Vec<&str> = cmd.split_whitespace().collect();
-    let prefix_words: Vec<&str> = prefix.split_whitespace().collect();
-    cmd_words.len() >= prefix_words.len()
-        && cmd_words
-            .iter()
-            .zip(prefix_words.iter())
-            .all(|(a, b)| a == b)
+    };
+    let ShellAnalysis::Simple(prefix_words) = ShellAnalysis::of(prefix) else {
+        return false;
+    };
+    words.len() >= prefix_words.len() && words[..prefix_words.len()] == prefix_words[..]
 }
 
-/// The program name of a simple command (no operators), for session command allowances.
+/// The program name of one plain simple command, for session command allowances.
 pub fn simple_command_program(command: &str) -> Option<String> {
-    if has_shell_operators(command) {
-        return None;
+    match ShellAnalysis::of(command) {
+        ShellAnalysis::Simple(words) => words.into_iter().next().filter(|p| !p.contains('/')),
+        _ => None,
     }
-    command.split_whitespace().next().map(|s| s.to_string())
 }
 
 /// Whether `path` (relative to `workspace` or absolute) stays inside it, by lexical normalisation.
 pub fn lexically_inside(workspace: &Path, path: &str) -> bool {
+    normalize(workspace, path).is_some_and(|p| p.starts_with(workspace))
+}
+
+fn normalize(workspace: &Path, path: &str) -> Option<PathBuf> {
     let joined = if Path::new(path).is_absolute() {
         PathBuf::from(path)
     } else {
@@ -244,14 +329,27 @@ pub fn lexically_inside(workspace: &Path, path: &str) -> bool {
         match c {
             Component::ParentDir => {
                 if !out.pop() {
-                    return false;
+                    return None;
                 }
             }
             Component::CurDir => {}
             other => out.push(other),
         }
     }
-    out.starts_with(workspace)
+    Some(out)
+}
+
+/// The protected folder a workspace path falls in (case-insensitively, so `.GIT` counts).
+fn protected_component(workspace: &Path, path: &str) -> Option<&'static str> {
+    let rel = normalize(workspace, path)?;
+    let rel = rel.strip_prefix(workspace).ok()?;
+    rel.components().find_map(|c| match c {
+        Component::Normal(s) => {
+            let s = s.to_string_lossy().to_lowercase();
+            PROTECTED.iter().copied().find(|p| s == *p)
+        }
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -279,6 +377,7 @@ mod tests {
         assert!(command_matches_prefix("git status --short", "git status"));
         assert!(!command_matches_prefix("git stash", "git status"));
         assert!(!command_matches_prefix("ls\nrm x", "ls"));
+        assert!(command_matches_prefix("'git' status", "git status"));
     }
 
     #[test]
@@ -320,6 +419,18 @@ mod tests {
         );
         let d = p.evaluate("write_file", &write_meta(), &json!({"path": "/etc/passwd"}));
         assert!(!d.allowed, "auto mode never writes outside the workspace");
+        let d = p.evaluate(
+            "write_file",
+            &write_meta(),
+            &json!({"path": ".git/hooks/pre-commit"}),
+        );
+        assert!(d.needs_user, "protected paths ask even in auto mode");
+        let d = p.evaluate(
+            "write_file",
+            &write_meta(),
+            &json!({"path": "sub/.GIT/config"}),
+        );
+        assert!(d.needs_user);
     }
 
     #[test]
@@ -348,7 +459,26 @@ mod tests {
             .needs_user
         );
         p.allow_command_for_session("rm -rf / ; ls");
-        assert!(p.state().allow_commands.len() == 1);
+        assert_eq!(p.state().allow_commands.len(), 1);
+    }
+
+    #[test]
+    fn workspace_shell_policy_passes_only_known_safe_commands() {
+        let mut p = PermissionEngine::new(PathBuf::from("/w"), Mode::Interactive, vec![]);
+        p.set_shell_policy(ShellPolicy::Workspace, false);
+        let ask = |p: &PermissionEngine, c: &str| {
+            p.evaluate("run_shell", &shell_meta(), &json!({"command": c}))
+                .needs_user
+        };
+        assert!(!ask(&p, "git status"));
+        assert!(!ask(&p, "cat a | wc -l"));
+        assert!(ask(&p, "git status && rm x"));
+        assert!(ask(&p, "find . -delete"));
+        assert!(ask(&p, "cat a > b"));
+        p.set_shell_policy(ShellPolicy::Sandbox, true);
+        assert!(!ask(&p, "make"));
+        p.set_shell_policy(ShellPolicy::Sandbox, false);
+        assert!(ask(&p, "make"));
     }
 
     #[test]

@@ -64,6 +64,8 @@ pub(crate) struct Inner {
     pub todos: Arc<Mutex<Vec<cairn_protocol::TodoItem>>>,
     pub checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
     pub approver: RwLock<Arc<dyn Approver>>,
+    /// Whether the host set an approver (else `default_approval` applies).
+    pub approver_set: std::sync::atomic::AtomicBool,
     pub hooks: Vec<Arc<dyn EngineHook>>,
     pub state: tokio::sync::Mutex<TurnState>,
     pub steering: Mutex<VecDeque<String>>,
@@ -78,12 +80,14 @@ pub struct SessionBuilder {
     llm: Arc<dyn LlmClient>,
     registry: ToolRegistry,
     approver: Arc<dyn Approver>,
+    approver_set: bool,
     hooks: Vec<Arc<dyn EngineHook>>,
     messages: Vec<Message>,
     permission_state: Option<PermissionState>,
     turns: u32,
     todos: Vec<cairn_protocol::TodoItem>,
     checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
+    rules: Option<(cairn_policy::RuleSet, crate::permission::ShellPolicy, bool)>,
 }
 
 impl SessionBuilder {
@@ -93,9 +97,21 @@ impl SessionBuilder {
         self
     }
 
-    /// Sets the approver (default: deny everything that needs approval).
+    /// Sets the approver (without one, `EngineConfig::default_approval` applies).
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
+        self.approver_set = true;
+        self
+    }
+
+    /// Sets persistent permission rules, the shell policy and whether a sandbox is enforced.
+    pub fn permission_rules(
+        mut self,
+        rules: cairn_policy::RuleSet,
+        shell_policy: crate::permission::ShellPolicy,
+        sandbox_enforced: bool,
+    ) -> Self {
+        self.rules = Some((rules, shell_policy, sandbox_enforced));
         self
     }
 
@@ -145,6 +161,10 @@ impl SessionBuilder {
         if let Some(state) = self.permission_state {
             permissions.restore(state);
         }
+        if let Some((rules, policy, enforced)) = self.rules {
+            permissions.set_rules(rules);
+            permissions.set_shell_policy(policy, enforced);
+        }
         let mut messages = self.messages;
         let repaired = crate::repair::repair_history(&mut messages);
         if repaired > 0 {
@@ -165,6 +185,7 @@ impl SessionBuilder {
                 todos: Arc::new(Mutex::new(self.todos)),
                 checkpointer: self.checkpointer,
                 approver: RwLock::new(self.approver),
+                approver_set: std::sync::atomic::AtomicBool::new(self.approver_set),
                 hooks: self.hooks,
                 state: tokio::sync::Mutex::new(TurnState {
                     messages,
@@ -194,12 +215,14 @@ impl Session {
             llm,
             registry: ToolRegistry::new(),
             approver: Arc::new(FixedApprover(cairn_protocol::ApprovalDecision::Deny)),
+            approver_set: false,
             hooks: Vec::new(),
             messages: Vec::new(),
             permission_state: None,
             turns: 0,
             todos: Vec::new(),
             checkpointer: None,
+            rules: None,
         }
     }
 
@@ -350,6 +373,24 @@ impl Session {
     /// Replaces the approver.
     pub fn set_approver(&self, approver: Arc<dyn Approver>) {
         *write(&self.inner.approver) = approver;
+        self.inner
+            .approver_set
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Revokes a session command allowance (by program name); true when it existed.
+    pub fn revoke_command(&self, program: &str) -> bool {
+        lock(&self.inner.permissions).revoke_command(program)
+    }
+
+    /// Persistent rules in force, as (decision, rule text, source).
+    pub fn rules(&self) -> Vec<(cairn_policy::RuleDecision, String, String)> {
+        lock(&self.inner.permissions)
+            .rules()
+            .rules()
+            .iter()
+            .map(|r| (r.decision, r.text.clone(), r.source.clone()))
+            .collect()
     }
 
     /// Edits the tool registry (register, remove, enable, disable).

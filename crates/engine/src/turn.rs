@@ -58,6 +58,8 @@ pub(crate) struct TurnRunner<'a> {
     pub(crate) iteration: u32,
     pub(crate) produced: BTreeSet<String>,
     pub(crate) host: Arc<HostShared>,
+    /// Set when the turn must end with an error after the current tool batch.
+    pub(crate) fatal: Option<String>,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -81,6 +83,7 @@ impl<'a> TurnRunner<'a> {
             tx,
             cancel,
             host,
+            fatal: None,
             task_id,
             iteration: 0,
             produced: BTreeSet::new(),
@@ -205,6 +208,11 @@ impl<'a> TurnRunner<'a> {
                     }
                     let interrupted = self.execute_tools(tool_calls).await;
                     self.end_iteration().await;
+                    if let Some(msg) = self.fatal.take() {
+                        self.emit_error(msg, "approval_unavailable", false, String::new())
+                            .await;
+                        return LoopEnd::Status(TurnStatus::Error);
+                    }
                     if interrupted || self.cancel.is_cancelled() {
                         return LoopEnd::Interrupted(String::new());
                     }

@@ -1,0 +1,146 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Pins every cell of the decision order: mode × kind of call × shell policy × approver answer,
+//! through real sessions (the tool records whether it ran).
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use cairn_engine::testing::{FakeLlm, FakeReply, FnTool, ScriptedApprover};
+use cairn_engine::{Session, ShellPolicy, ToolOutput, ToolRegistry};
+use cairn_protocol::{ApprovalDecision, Event, Mode, RiskLevel, ToolMeta};
+use common::*;
+use serde_json::json;
+
+/// Kinds of call: (tool, arguments).
+fn kinds(outside: &str) -> Vec<(&'static str, &'static str, serde_json::Value)> {
+    vec![
+        ("read", "read_file", json!({"path": "a.txt"})),
+        ("write_in", "write_file", json!({"path": "src/a.txt"})),
+        ("write_out", "write_file", json!({"path": outside})),
+        (
+            "write_protected",
+            "write_file",
+            json!({"path": ".git/hooks/pre-commit"}),
+        ),
+        ("exec_safe", "run_shell", json!({"command": "git status"})),
+        (
+            "exec_unsafe",
+            "run_shell",
+            json!({"command": "rm -rf build"}),
+        ),
+        (
+            "exec_compound",
+            "run_shell",
+            json!({"command": "git status && rm -rf build"}),
+        ),
+    ]
+}
+
+/// Expected outcome per shell policy [approve, workspace, sandbox (enforced), all]:
+/// Y = runs without asking, N = refused without asking, ? = the approver decides.
+fn expected(mode: Mode, kind: &str) -> &'static str {
+    match (mode, kind) {
+        (_, "read") => "YYYY",
+        (_, "write_out") => "NNNN",
+        (Mode::Discuss | Mode::Plan, _) => "NNNN",
+        (_, "write_protected") => "????",
+        (Mode::Auto, _) => "YYYY",
+        (Mode::Interactive, "write_in") => "????",
+        (Mode::Interactive, "exec_safe") => "?YYY",
+        (Mode::Interactive, "exec_unsafe") => "??YY",
+        (Mode::Interactive, "exec_compound") => "??YY",
+        other => panic!("no expectation for {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_cell_of_the_approval_matrix() {
+    let outside = TempDir::new();
+    let outside_path = outside.0.join("x.txt").display().to_string();
+    let policies = [
+        (ShellPolicy::Approve, false),
+        (ShellPolicy::Workspace, false),
+        (ShellPolicy::Sandbox, true),
+        (ShellPolicy::All, false),
+    ];
+    let mut cells = 0;
+    for mode in [Mode::Discuss, Mode::Plan, Mode::Interactive, Mode::Auto] {
+        for (kind, tool, args) in kinds(&outside_path) {
+            let row = expected(mode, kind).as_bytes();
+            for (pi, (policy, enforced)) in policies.iter().enumerate() {
+                for answer in [ApprovalDecision::Once, ApprovalDecision::Deny] {
+                    let dir = TempDir::new();
+                    let ran = Arc::new(AtomicUsize::new(0));
+                    let r = ran.clone();
+                    let meta = match tool {
+                        "read_file" => ToolMeta::read_only("file"),
+                        "write_file" => ToolMeta::mutating("file", RiskLevel::Medium, &["write"]),
+                        _ => ToolMeta::mutating("shell", RiskLevel::High, &["exec"]),
+                    };
+                    let mut reg = ToolRegistry::new();
+                    reg.register(FnTool::new(tool, meta, move |_, _| {
+                        let r = r.clone();
+                        async move {
+                            r.fetch_add(1, Ordering::SeqCst);
+                            Ok(ToolOutput::text("ran"))
+                        }
+                    }));
+                    let llm = FakeLlm::new(vec![
+                        FakeReply::tool("c", tool, args.clone()),
+                        FakeReply::text("ok"),
+                    ]);
+                    let approver = ScriptedApprover::new(vec![], answer);
+                    let s = Session::builder(config(&dir, mode), Arc::new(llm))
+                        .tools(reg)
+                        .approver(Arc::new(approver.clone()))
+                        .permission_rules(Default::default(), *policy, *enforced)
+                        .build();
+                    let ev = collect(s.run("go")).await;
+                    let asked = ev.iter().any(|e| matches!(e, Event::PermissionRequired(_)));
+                    let did_run = ran.load(Ordering::SeqCst) == 1;
+                    let cell = format!("{mode:?} {kind} {policy:?} answer={answer:?}");
+                    match row[pi] {
+                        b'Y' => assert!(!asked && did_run, "{cell}: expected to run unasked"),
+                        b'N' => assert!(!asked && !did_run, "{cell}: expected refusal unasked"),
+                        b'?' => {
+                            assert!(asked, "{cell}: expected a prompt");
+                            assert_eq!(did_run, answer == ApprovalDecision::Once, "{cell}");
+                        }
+                        _ => unreachable!(),
+                    }
+                    cells += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(cells, 4 * 7 * 4 * 2);
+}
+
+#[tokio::test]
+async fn without_an_approver_the_default_is_a_clear_error() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::tool(
+        "w",
+        "write_file",
+        json!({"path": "a.txt", "content": "x"}),
+    )]);
+    let mut reg = ToolRegistry::new();
+    reg.register(write_tool());
+    let s = Session::builder(config(&dir, Mode::Interactive), Arc::new(llm))
+        .tools(reg)
+        .build();
+    let ev = collect(s.run("go")).await;
+    let err = ev
+        .iter()
+        .find_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .expect("an error");
+    assert_eq!(err.error_type, "approval_unavailable");
+    assert!(err.error.contains("write_file") && err.error.contains("no approver"));
+    assert_eq!(turn_end(&ev).status, cairn_protocol::TurnStatus::Error);
+    assert!(!dir.0.join("a.txt").exists());
+}

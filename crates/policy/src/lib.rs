@@ -1,0 +1,10 @@
+//! Cairn's execution policy: what a shell command really does (parsed with tree-sitter-bash,
+//! not regexes), which commands are known to be safe, and persistent allow/ask/deny rules.
+
+pub mod rules;
+pub mod safe;
+pub mod shell;
+
+pub use rules::{Rule, RuleDecision, RuleError, RuleSet};
+pub use safe::is_known_safe;
+pub use shell::{parse_plain_commands, ShellAnalysis};

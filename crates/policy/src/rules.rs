@@ -1,0 +1,446 @@
+//! Persistent permission rules: `allow` / `ask` / `deny` entries such as
+//! `run_shell(npm test:*)`, `write_file(src/**)` or `mcp__github__*`. Deny beats ask beats
+//! allow. Each rule may carry `match` / `not_match` examples, checked when the rules load.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{Glob, GlobMatcher};
+use serde::{Deserialize, Serialize};
+
+use crate::shell::{parse_plain_commands, ShellAnalysis};
+
+/// What a rule decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleDecision {
+    /// Run without asking.
+    Allow,
+    /// Always ask, even in auto mode.
+    Ask,
+    /// Refuse without asking.
+    Deny,
+}
+
+/// Errors loading rules.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// The file is not valid TOML of the expected shape.
+    #[error("{file}: {reason}")]
+    Parse { file: String, reason: String },
+    /// A rule's text is not `tool` or `tool(specifier)`.
+    #[error("rule `{rule}`: {reason}")]
+    Invalid { rule: String, reason: String },
+    /// An example in `match` / `not_match` disagrees with the rule.
+    #[error("rule `{rule}`: example `{example}` should {expected} but does not")]
+    Example {
+        rule: String,
+        example: String,
+        expected: &'static str,
+    },
+}
+
+/// One rule as written in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleSpec {
+    /// `tool`, `tool(specifier)`; tool names may use globs (`mcp__github__*`).
+    pub rule: String,
+    /// allow / ask / deny.
+    pub decision: RuleDecision,
+    /// Examples the rule must match (commands, paths or tool names).
+    #[serde(default, rename = "match")]
+    pub matches: Vec<String>,
+    /// Examples the rule must not match.
+    #[serde(default)]
+    pub not_match: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RuleFile {
+    #[serde(default)]
+    rule: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Clone)]
+enum Spec {
+    /// Any call of the tool.
+    Any,
+    /// Command words: exact, or a prefix when `prefix` is set (`npm test:*`).
+    Command { words: Vec<String>, prefix: bool },
+    /// A path glob relative to the workspace.
+    Path(GlobMatcher),
+}
+
+/// A loaded, validated rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The original text, shown to users.
+    pub text: String,
+    /// What it decides.
+    pub decision: RuleDecision,
+    /// Where it came from (file path or "session").
+    pub source: String,
+    tool: GlobMatcher,
+    spec: Spec,
+}
+
+impl Rule {
+    /// Parses `tool` or `tool(specifier)`.
+    pub fn parse(text: &str, decision: RuleDecision, source: &str) -> Result<Rule, RuleError> {
+        let invalid = |reason: &str| RuleError::Invalid {
+            rule: text.to_string(),
+            reason: reason.to_string(),
+        };
+        let text_t = text.trim();
+        let (tool, spec) = match text_t.find('(') {
+            Some(i) => {
+                let inner = text_t[i + 1..]
+                    .strip_suffix(')')
+                    .ok_or_else(|| invalid("missing closing `)`"))?;
+                (&text_t[..i], Some(inner.trim()))
+            }
+            None => (text_t, None),
+        };
+        if tool.is_empty()
+            || !tool
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-*?".contains(c))
+        {
+            return Err(invalid(
+                "the tool name must be letters, digits, `_`, `-` or a glob",
+            ));
+        }
+        let tool_glob = Glob::new(tool)
+            .map_err(|e| invalid(&e.to_string()))?
+            .compile_matcher();
+        let spec = match spec {
+            None | Some("") | Some("*") => Spec::Any,
+            Some(s) if is_exec_tool(tool) => {
+                let (body, prefix) = match s.strip_suffix(":*") {
+                    Some(b) => (b, true),
+                    None => (s, false),
+                };
+                let words = match ShellAnalysis::of(body) {
+                    ShellAnalysis::Simple(w) => w,
+                    _ => return Err(invalid("a command rule must be one plain command")),
+                };
+                Spec::Command { words, prefix }
+            }
+            Some(s) => Spec::Path(
+                Glob::new(s)
+                    .map_err(|e| invalid(&e.to_string()))?
+                    .compile_matcher(),
+            ),
+        };
+        Ok(Rule {
+            text: text_t.to_string(),
+            decision,
+            source: source.to_string(),
+            tool: tool_glob,
+            spec,
+        })
+    }
+
+    /// Whether the rule applies to a call of `tool` with `args` in `workspace`.
+    pub fn matches(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> bool {
+        if !self.tool.is_match(tool) {
+            return false;
+        }
+        match &self.spec {
+            Spec::Any => true,
+            Spec::Command { words, prefix } => {
+                let Some(cmd) = args.get("command").and_then(|c| c.as_str()) else {
+                    return false;
+                };
+                self.matches_command(cmd, words, *prefix)
+            }
+            Spec::Path(glob) => {
+                let Some(p) = args.get("path").and_then(|c| c.as_str()) else {
+                    return false;
+                };
+                match relative(workspace, p) {
+                    Some(rel) => glob.is_match(rel),
+                    None => false,
+                }
+            }
+        }
+    }
+
+    fn matches_command(&self, cmd: &str, words: &[String], prefix: bool) -> bool {
+        let one = |w: &[String]| {
+            if prefix {
+                w.len() >= words.len() && w[..words.len()] == *words
+            } else {
+                w == words
+            }
+        };
+        match (self.decision, ShellAnalysis::of(cmd)) {
+            // Allow rules only ever cover one plain command.
+            (RuleDecision::Allow, ShellAnalysis::Simple(w)) => one(&w),
+            (RuleDecision::Allow, _) => false,
+            // Deny and ask rules catch a matching command anywhere in a compound line, and
+            // an unparsable line that merely starts like it.
+            (_, ShellAnalysis::Simple(w)) => one(&w),
+            (_, ShellAnalysis::Compound(parts)) => parts.iter().any(|w| one(w)),
+            (_, ShellAnalysis::Opaque(_)) => {
+                let joined = words.join(" ");
+                let trimmed = cmd.trim_start();
+                trimmed.starts_with(&joined)
+                    || parse_plain_commands(cmd).is_err() && trimmed.contains(&joined)
+            }
+        }
+    }
+
+    /// Checks an example: as a command, a path or a tool name depending on the rule.
+    fn example_matches(&self, example: &str) -> bool {
+        let ws = Path::new("/workspace");
+        match &self.spec {
+            Spec::Any => self.tool.is_match(example),
+            Spec::Command { .. } => {
+                let name = self.tool.glob().glob().replace('*', "x");
+                self.matches(&name, &serde_json::json!({ "command": example }), ws)
+            }
+            Spec::Path(_) => {
+                let name = self.tool.glob().glob().replace('*', "x");
+                self.matches(&name, &serde_json::json!({ "path": example }), ws)
+            }
+        }
+    }
+}
+
+/// Rules from every source, evaluated together.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Loads a TOML file of `[[rule]]` tables; a missing file is an empty set. With
+    /// `untrusted` (a file inside the workspace), allow rules are ignored: a repository cannot
+    /// grant itself permissions.
+    pub fn load_file(&mut self, path: &Path, untrusted: bool) -> Result<(), RuleError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(RuleError::Parse {
+                    file: path.display().to_string(),
+                    reason: e.to_string(),
+                })
+            }
+        };
+        let file: RuleFile = toml::from_str(&text).map_err(|e| RuleError::Parse {
+            file: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        for spec in file.rule {
+            if untrusted && spec.decision == RuleDecision::Allow {
+                continue;
+            }
+            self.add_spec(&spec, &path.display().to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Adds one rule after checking its examples.
+    pub fn add_spec(&mut self, spec: &RuleSpec, source: &str) -> Result<(), RuleError> {
+        let rule = Rule::parse(&spec.rule, spec.decision, source)?;
+        for ex in &spec.matches {
+            if !rule.example_matches(ex) {
+                return Err(RuleError::Example {
+                    rule: spec.rule.clone(),
+                    example: ex.clone(),
+                    expected: "match",
+                });
+            }
+        }
+        for ex in &spec.not_match {
+            if rule.example_matches(ex) {
+                return Err(RuleError::Example {
+                    rule: spec.rule.clone(),
+                    example: ex.clone(),
+                    expected: "not match",
+                });
+            }
+        }
+        self.rules.push(rule);
+        Ok(())
+    }
+
+    /// The strongest decision of the rules that apply (deny > ask > allow), with the rule.
+    pub fn decide(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .filter(|r| r.matches(tool, args, workspace))
+            .max_by_key(|r| r.decision)
+    }
+
+    /// All rules, in load order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Removes rules whose text equals `text`; returns how many.
+    pub fn revoke(&mut self, text: &str) -> usize {
+        let before = self.rules.len();
+        self.rules.retain(|r| r.text != text.trim());
+        before - self.rules.len()
+    }
+}
+
+fn is_exec_tool(tool: &str) -> bool {
+    matches!(tool, "run_shell" | "exec_command" | "shell")
+}
+
+/// `path` relative to `workspace` after lexical normalisation; `None` when outside.
+fn relative(workspace: &Path, path: &str) -> Option<String> {
+    let joined = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        workspace.join(path)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out.strip_prefix(workspace)
+        .ok()
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn set(rules: &[(&str, RuleDecision)]) -> RuleSet {
+        let mut s = RuleSet::new();
+        for (r, d) in rules {
+            s.add_spec(
+                &RuleSpec {
+                    rule: r.to_string(),
+                    decision: *d,
+                    matches: vec![],
+                    not_match: vec![],
+                },
+                "test",
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+        s
+    }
+
+    #[test]
+    fn command_prefix_rules() {
+        let s = set(&[("run_shell(npm test:*)", RuleDecision::Allow)]);
+        let ws = Path::new("/w");
+        let d = |c: &str| {
+            s.decide("run_shell", &json!({"command": c}), ws)
+                .map(|r| r.decision)
+        };
+        assert_eq!(d("npm test"), Some(RuleDecision::Allow));
+        assert_eq!(d("npm test -- --watch"), Some(RuleDecision::Allow));
+        assert_eq!(d("npm testx"), None);
+        assert_eq!(d("npm test; rm -rf /"), None);
+        assert_eq!(d("npm test && curl x | sh"), None);
+        assert_eq!(d("npm run build"), None);
+    }
+
+    #[test]
+    fn deny_beats_ask_beats_allow_and_sees_inside_compounds() {
+        let s = set(&[
+            ("run_shell(git:*)", RuleDecision::Allow),
+            ("run_shell(git push:*)", RuleDecision::Deny),
+            ("run_shell(git commit:*)", RuleDecision::Ask),
+        ]);
+        let ws = Path::new("/w");
+        let d = |c: &str| {
+            s.decide("run_shell", &json!({"command": c}), ws)
+                .map(|r| r.decision)
+        };
+        assert_eq!(d("git status"), Some(RuleDecision::Allow));
+        assert_eq!(d("git push origin main"), Some(RuleDecision::Deny));
+        assert_eq!(d("git status && git push"), Some(RuleDecision::Deny));
+        assert_eq!(d("git commit -m x"), Some(RuleDecision::Ask));
+        assert_eq!(d("git push $(echo origin)"), Some(RuleDecision::Deny));
+    }
+
+    #[test]
+    fn path_and_tool_glob_rules() {
+        let s = set(&[
+            ("write_file(src/**)", RuleDecision::Allow),
+            ("mcp__github__*", RuleDecision::Ask),
+        ]);
+        let ws = Path::new("/w");
+        assert!(s
+            .decide("write_file", &json!({"path": "src/a/b.rs"}), ws)
+            .is_some());
+        assert!(s
+            .decide("write_file", &json!({"path": "src/../secrets.txt"}), ws)
+            .is_none());
+        assert!(s
+            .decide("write_file", &json!({"path": "/w/src/x.rs"}), ws)
+            .is_some());
+        assert!(s
+            .decide("write_file", &json!({"path": "../w2/src/x"}), ws)
+            .is_none());
+        assert!(s
+            .decide("mcp__github__create_issue", &json!({}), ws)
+            .is_some());
+        assert!(s.decide("mcp__gitlab__x", &json!({}), ws).is_none());
+    }
+
+    #[test]
+    fn examples_are_checked_at_load() {
+        let mut s = RuleSet::new();
+        let ok = RuleSpec {
+            rule: "run_shell(cargo test:*)".into(),
+            decision: RuleDecision::Allow,
+            matches: vec!["cargo test".into(), "cargo test -p x".into()],
+            not_match: vec!["cargo testing".into(), "cargo test; rm x".into()],
+        };
+        assert!(s.add_spec(&ok, "t").is_ok());
+        let bad = RuleSpec {
+            rule: "run_shell(cargo test)".into(),
+            decision: RuleDecision::Allow,
+            matches: vec!["cargo test -p x".into()],
+            not_match: vec![],
+        };
+        let err = s.add_spec(&bad, "t").unwrap_err();
+        assert!(err.to_string().contains("should match"), "{err}");
+        assert!(Rule::parse("run_shell(ls; rm)", RuleDecision::Allow, "t").is_err());
+        assert!(Rule::parse("write_file(src/**", RuleDecision::Allow, "t").is_err());
+    }
+
+    #[test]
+    fn untrusted_files_cannot_allow() {
+        let dir = std::env::temp_dir().join(format!("cairn-rules-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("permissions.toml");
+        std::fs::write(
+            &f,
+            "[[rule]]\nrule = \"run_shell(rm:*)\"\ndecision = \"allow\"\n\n[[rule]]\nrule = \"run_shell(curl:*)\"\ndecision = \"deny\"\n",
+        )
+        .unwrap();
+        let mut s = RuleSet::new();
+        s.load_file(&f, true).unwrap();
+        assert_eq!(s.rules().len(), 1);
+        assert_eq!(s.rules()[0].decision, RuleDecision::Deny);
+        std::fs::write(&f, "[[rule]]\nrule = 5\n").unwrap();
+        assert!(s.load_file(&f, false).is_err());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
