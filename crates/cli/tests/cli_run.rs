@@ -688,5 +688,31 @@ async fn a_small_context_window_triggers_visible_compaction() {
     assert!(!of_type(&r.events, "compacted").is_empty());
     last_is_turn_end(&r, "completed");
     let last = server.requests().last().unwrap().body.to_string();
-    assert!(last.contains("GOAL: read big.txt"), "the goal survives compaction");
+    assert!(
+        last.contains("GOAL: read big.txt"),
+        "the goal survives compaction"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_md_reaches_the_system_prompt() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("AGENTS.md"),
+        "PROJECT-RULE-42: always use tabs",
+    )
+    .unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let r = run(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let body = &server.requests()[0].body;
+    let system = body["messages"][0].clone();
+    assert_eq!(system["role"], "system");
+    let text = system["content"].to_string();
+    assert!(text.contains("PROJECT-RULE-42"), "{text}");
+    assert!(text.contains("AGENTS.md"));
+    assert!(text.contains("Workspace"));
 }

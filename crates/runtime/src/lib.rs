@@ -1,6 +1,7 @@
 //! Assembles Cairn sessions for the CLI and the desktop app: resolves the workspace, state
 //! dir, model and provider, registers the built-in tools, restores and persists sessions.
 
+pub mod instructions;
 pub mod store;
 
 use std::path::{Path, PathBuf};
@@ -229,6 +230,12 @@ pub fn open_session(
         config.max_iterations = n;
     }
     config.compaction = compaction_config(&model, opts.context_window);
+    config.instructions = instructions::instructions_for(
+        &workspace,
+        agent_type_from_env(),
+        lang_from_env(),
+        "not sandboxed",
+    );
     let mut permissions = restored
         .as_ref()
         .map(|r| r.permissions.clone())
@@ -277,7 +284,10 @@ use store::now;
 
 /// Compaction settings: window from the override, else the model table, else 128K; thresholds
 /// from `COMPACTION_THRESHOLD_PCT`, `COMPACTION_SOFT_THRESHOLD_PCT`, `COMPACTION_CAP_TOKENS`.
-pub fn compaction_config(model: &str, override_window: Option<u64>) -> cairn_engine::CompactionConfig {
+pub fn compaction_config(
+    model: &str,
+    override_window: Option<u64>,
+) -> cairn_engine::CompactionConfig {
     let mut c = cairn_engine::CompactionConfig::default();
     if let Some(w) = override_window
         .or_else(|| env_parse("CONTEXT_WINDOW"))
@@ -285,14 +295,33 @@ pub fn compaction_config(model: &str, override_window: Option<u64>) -> cairn_eng
     {
         c.context_window = w.max(1_000);
     }
-    if let Some(p) = env_parse::<f64>("COMPACTION_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0) {
+    if let Some(p) = env_parse::<f64>("COMPACTION_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0)
+    {
         c.threshold_pct = p;
     }
-    if let Some(p) = env_parse::<f64>("COMPACTION_SOFT_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0) {
+    if let Some(p) =
+        env_parse::<f64>("COMPACTION_SOFT_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0)
+    {
         c.soft_threshold_pct = Some(p);
     }
     c.cap_tokens = env_parse("COMPACTION_CAP_TOKENS");
     c
+}
+
+/// The agent type from `CAIRN_AGENT` (`code` or `cowork`; default code).
+pub fn agent_type_from_env() -> cairn_engine::prompt::AgentType {
+    match std::env::var("CAIRN_AGENT").ok().as_deref().map(str::trim) {
+        Some("cowork") => cairn_engine::prompt::AgentType::Cowork,
+        _ => cairn_engine::prompt::AgentType::Code,
+    }
+}
+
+/// The prompt language from `CAIRN_LANG` (zh, en, zh-TW, ja, ko, es; default en).
+pub fn lang_from_env() -> cairn_engine::prompt::Lang {
+    std::env::var("CAIRN_LANG")
+        .ok()
+        .and_then(|l| cairn_engine::prompt::Lang::parse(&l))
+        .unwrap_or_default()
 }
 
 fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
