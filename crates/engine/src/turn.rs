@@ -108,6 +108,12 @@ impl<'a> TurnRunner<'a> {
             self.state.last_input = input.clone();
         }
         self.state.retry_pending = false;
+        // The input is checkpointed before anything is announced, so a crash right after
+        // `turn_start` never loses what the user typed.
+        if let TurnKind::Input(text) = &kind {
+            self.state.messages.push(Message::user(text.clone()));
+            self.save_state();
+        }
         let session_id = read(&self.inner.config).session_id.clone();
         self.emit(Event::TurnStart(TurnStart {
             task_id: self.task_id.clone(),
@@ -118,10 +124,6 @@ impl<'a> TurnRunner<'a> {
             turn: self.state.turns,
         }))
         .await;
-        if let TurnKind::Input(text) = kind {
-            self.state.messages.push(Message::user(text));
-            self.save_state();
-        }
 
         let end = if read(&self.inner.config).model.trim().is_empty() {
             self.emit_error(

@@ -371,6 +371,22 @@ pub struct TodosUpdated {
     pub todos: Vec<TodoItem>,
 }
 
+/// `subagent_event`: an event of a child agent (explore, run_subagent), forwarded with its
+/// origin; it never enters the parent's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SubagentEvent {
+    /// The child session's id.
+    pub origin: String,
+    /// Which agent (`explore`, a role name).
+    pub agent: String,
+    /// The parent's tool call that runs the child.
+    #[serde(rename = "parentReqId")]
+    pub parent_req_id: String,
+    /// The child's event.
+    pub event: Box<Event>,
+}
+
 /// One event of the engine's stream, serialised as `{"type": ..., "data": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
@@ -401,6 +417,8 @@ pub enum Event {
     ToolOutput(ToolOutput),
     /// Extension: the todo list changed.
     TodosUpdated(TodosUpdated),
+    /// Extension: a child agent's event, with its origin.
+    SubagentEvent(SubagentEvent),
 }
 
 impl Event {
@@ -430,6 +448,7 @@ impl Event {
             Event::SessionNamed(_) => "session_named",
             Event::ToolOutput(_) => "tool_output",
             Event::TodosUpdated(_) => "todos_updated",
+            Event::SubagentEvent(_) => "subagent_event",
         }
     }
 }

@@ -162,6 +162,19 @@ pub fn default_tools() -> ToolRegistry {
     reg
 }
 
+/// The built-in tools plus the `explore` subagent (whose children get the read-only tools).
+pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> ToolRegistry {
+    let mut reg = default_tools();
+    let mut read_only = ToolRegistry::new();
+    read_only.register_all(cairn_tools::read_only_tools());
+    reg.register(Arc::new(cairn_engine::ExploreTool::new(
+        llm,
+        config.clone(),
+        read_only,
+    )));
+    reg
+}
+
 /// Creates or restores a session according to `opts`, with its event log attached.
 pub fn open_session(
     opts: RunOptions,
@@ -263,8 +276,9 @@ pub fn open_session(
         },
     };
     let persister = Arc::new(store.persister(saved)?);
+    let tools = tools_with_subagents(llm.clone(), &config);
     let mut builder = Session::builder(config, llm)
-        .tools(default_tools())
+        .tools(tools)
         .approver(approver)
         .hook(persister.clone())
         .permission_state(permissions);

@@ -158,9 +158,14 @@ impl SessionStore {
                 .and_then(|_| f.sync_all())
                 .map_err(io(format!("writing {}", tmp.display())))?;
         }
-        // Keep the previous checkpoint until the new one is in place.
+        // Keep the previous checkpoint as a fallback, without ever leaving `state.json` absent:
+        // hard-link it aside, then atomically replace it.
         if path.exists() {
-            let _ = fs::rename(&path, dir.join("state.json.bak"));
+            let bak_tmp = dir.join(".state.json.bak.tmp");
+            let _ = fs::remove_file(&bak_tmp);
+            if fs::hard_link(&path, &bak_tmp).is_ok() {
+                let _ = fs::rename(&bak_tmp, dir.join("state.json.bak"));
+            }
         }
         fs::rename(&tmp, &path).map_err(io(format!("replacing {}", path.display())))
     }

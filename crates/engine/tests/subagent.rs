@@ -1,0 +1,164 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The explore subagent: plan mode enforced by the engine, iteration cap with a final report,
+//! events forwarded with their origin, parent interrupts reach the child.
+
+mod common;
+
+use std::sync::Arc;
+
+use cairn_engine::testing::{FakeLlm, FakeReply};
+use cairn_engine::{ExploreTool, LlmChunk, Session, ToolRegistry};
+use cairn_protocol::{Event, Mode, ToolStatus, TurnStatus};
+use common::*;
+use serde_json::json;
+
+fn child_tools() -> ToolRegistry {
+    let mut reg = ToolRegistry::new();
+    reg.register(echo_tool("read_file"));
+    // Even if a write tool is registered for the child, plan mode refuses it.
+    reg.register(write_tool());
+    reg
+}
+
+fn subagent_events(ev: &[Event]) -> Vec<&cairn_protocol::SubagentEvent> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::SubagentEvent(s) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_explore_child_cannot_write_and_returns_only_its_report() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("e1", "explore", json!({"task": "find the parser"})),
+        // child: tries to write, is refused, reads, reports
+        FakeReply::tool(
+            "w",
+            "write_file",
+            json!({"path": "evil.txt", "content": "x"}),
+        ),
+        FakeReply::tool("r", "read_file", json!({"path": "src/parser.rs"})),
+        FakeReply::text("REPORT: the parser is in src/parser.rs"),
+        // parent continues
+        FakeReply::text("The parser lives in src/parser.rs."),
+    ]);
+    let cfg = config(&dir, Mode::Auto);
+    let mut reg = ToolRegistry::new();
+    reg.register(Arc::new(ExploreTool::new(
+        Arc::new(llm.clone()),
+        cfg.clone(),
+        child_tools(),
+    )));
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(reg)
+        .build();
+    let ev = collect(s.run("where is the parser?")).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    assert!(
+        !dir.0.join("evil.txt").exists(),
+        "plan mode blocked the write"
+    );
+    let sub = subagent_events(&ev);
+    assert!(!sub.is_empty());
+    let origin = &sub[0].origin;
+    assert!(sub
+        .iter()
+        .all(|e| &e.origin == origin && e.parent_req_id == "e1" && e.agent == "explore"));
+    assert_ne!(origin, &s.id());
+    let denied = sub.iter().any(|e| {
+        matches!(&*e.event, Event::ToolFinished(f) if f.name == "write_file" && f.status == ToolStatus::Denied)
+    });
+    assert!(denied, "the child's write was denied by the engine");
+    // The parent's history has the report as the tool result, and none of the child's turns.
+    let msgs = s.messages().await;
+    let results: Vec<_> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            cairn_protocol::Message::Tool(r) => Some(r.content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec!["REPORT: the parser is in src/parser.rs".to_string()]
+    );
+    assert!(!msgs.iter().any(|m| m.text().contains("find the parser")
+        && matches!(m, cairn_protocol::Message::User { .. })));
+}
+
+#[tokio::test]
+async fn the_child_hits_its_iteration_cap_and_still_reports() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("e1", "explore", json!({"task": "dig"})),
+        FakeReply::tool("r1", "read_file", json!({"path": "a"})),
+        FakeReply::tool("r2", "read_file", json!({"path": "b"})),
+        FakeReply::text("PARTIAL REPORT after the cap"),
+        FakeReply::text("done"),
+    ]);
+    let cfg = config(&dir, Mode::Interactive);
+    let tool =
+        ExploreTool::new(Arc::new(llm.clone()), cfg.clone(), child_tools()).with_max_iterations(2);
+    let mut reg = ToolRegistry::new();
+    reg.register(Arc::new(tool));
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(reg)
+        .build();
+    let ev = collect(s.run("dig")).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    let child_end = subagent_events(&ev)
+        .into_iter()
+        .find_map(|e| match &*e.event {
+            Event::TurnEnd(t) => Some(t.status),
+            _ => None,
+        });
+    assert_eq!(child_end, Some(TurnStatus::MaxIterationsExceeded));
+    let reqs = llm.requests();
+    assert!(
+        reqs[3].tools.is_empty(),
+        "the finalize call offers no tools"
+    );
+    assert!(finished(&ev)
+        .iter()
+        .any(|f| f.name == "explore" && f.status == ToolStatus::Ok));
+}
+
+#[tokio::test]
+async fn interrupting_the_parent_stops_the_child() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("e1", "explore", json!({"task": "slow"})),
+        FakeReply::Hang(vec![LlmChunk::Text("thinking".into())]),
+    ]);
+    let cfg = config(&dir, Mode::Interactive);
+    let mut reg = ToolRegistry::new();
+    reg.register(Arc::new(ExploreTool::new(
+        Arc::new(llm.clone()),
+        cfg.clone(),
+        child_tools(),
+    )));
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(reg)
+        .build();
+    let mut stream = s.run("go");
+    let mut ev = Vec::new();
+    while let Some(e) = stream.recv().await {
+        let child_delta =
+            matches!(&e, Event::SubagentEvent(se) if matches!(*se.event, Event::AssistantDelta(_)));
+        ev.push(e);
+        if child_delta {
+            s.interrupt();
+        }
+    }
+    assert_eq!(turn_end(&ev).status, TurnStatus::Interrupted);
+    let child_end = subagent_events(&ev)
+        .into_iter()
+        .find_map(|e| match &*e.event {
+            Event::TurnEnd(t) => Some(t.status),
+            _ => None,
+        });
+    assert_eq!(child_end, Some(TurnStatus::Interrupted));
+}
