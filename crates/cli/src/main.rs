@@ -1,6 +1,7 @@
 //! `cairn`: the Cairn engine on the command line (see docs/cli.md for the contract).
 
 mod approve;
+mod permissions;
 mod render;
 mod run;
 
@@ -27,6 +28,11 @@ struct Cli {
 enum Command {
     /// Run one turn (prompt → LLM/tool iterations → turn_end) in a session.
     Run(run::RunArgs),
+    /// Persistent permission rules and session allowlists.
+    Permissions {
+        #[command(subcommand)]
+        command: permissions::PermissionsCommand,
+    },
     /// List sessions, newest first.
     Sessions {
         /// Where sessions live (default: the app's data dir).
@@ -65,6 +71,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => runtime.block_on(run::run(args)),
         Command::Sessions { state_dir, json } => sessions(state_dir, json),
+        Command::Permissions { command } => permissions::run(command),
     }
 }
 

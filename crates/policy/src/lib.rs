@@ -5,6 +5,6 @@ pub mod rules;
 pub mod safe;
 pub mod shell;
 
-pub use rules::{Rule, RuleDecision, RuleError, RuleSet};
+pub use rules::{Rule, RuleDecision, RuleError, RuleSet, RuleSpec};
 pub use safe::is_known_safe;
 pub use shell::{parse_plain_commands, ShellAnalysis};

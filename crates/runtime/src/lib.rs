@@ -2,6 +2,7 @@
 //! dir, model and provider, registers the built-in tools, restores and persists sessions.
 
 pub mod instructions;
+pub mod permissions;
 pub mod store;
 
 use std::path::{Path, PathBuf};
@@ -257,6 +258,8 @@ pub fn open_session(
         permissions.mode = mode;
     }
     config.mode = permissions.mode;
+    let rules = permissions::load_rules(&workspace)?;
+    let shell_policy = permissions::shell_policy_from_env()?;
     let created = now();
     let saved = match &restored {
         Some(r) => r.clone(),
@@ -281,7 +284,8 @@ pub fn open_session(
         .tools(tools)
         .approver(approver)
         .hook(persister.clone())
-        .permission_state(permissions);
+        .permission_state(permissions)
+        .permission_rules(rules, shell_policy, false);
     if let Some(r) = restored {
         builder = builder.messages(r.messages).turns(r.turns).todos(r.todos);
     }

@@ -1,0 +1,230 @@
+//! `cairn permissions list|add|revoke`: persistent rules and session allowlists.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cairn_policy::{RuleDecision, RuleSpec};
+use cairn_runtime::permissions::{add_user_rule, decision_name, load_rules, revoke_user_rule};
+use clap::{Args, Subcommand};
+
+use crate::EXIT_USAGE;
+
+/// `cairn permissions …`
+#[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// List the rules in force for a workspace (and a session's allowlists).
+    List {
+        /// Workspace whose project rules apply [default: current dir].
+        #[arg(short, long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Also show this session's allowlists.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Where sessions live.
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a rule to the user-level rules file.
+    Add(AddArgs),
+    /// Remove a rule from the user-level file, or a session allowance.
+    Revoke {
+        /// The rule text (e.g. `run_shell(npm test:*)`), or with --session a tool or program name.
+        rule: String,
+        /// Revoke an allowance of this session instead.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Where sessions live.
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+    },
+}
+
+/// Options of `cairn permissions add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The rule: `tool`, `tool(command prefix:*)`, `tool(path glob)`, `mcp__server__*`.
+    pub rule: String,
+    /// allow, ask or deny.
+    #[arg(long, value_name = "DECISION")]
+    pub decision: String,
+    /// An example the rule must match (checked now; repeatable).
+    #[arg(long = "match", value_name = "EXAMPLE")]
+    pub matches: Vec<String>,
+    /// An example the rule must not match (checked now; repeatable).
+    #[arg(long = "not-match", value_name = "EXAMPLE")]
+    pub not_match: Vec<String>,
+}
+
+/// Runs a `cairn permissions` command.
+pub fn run(cmd: PermissionsCommand) -> ExitCode {
+    match cmd {
+        PermissionsCommand::List {
+            workspace,
+            session,
+            state_dir,
+            json,
+        } => list(workspace, session, state_dir, json),
+        PermissionsCommand::Add(a) => {
+            let decision = match a.decision.as_str() {
+                "allow" => RuleDecision::Allow,
+                "ask" => RuleDecision::Ask,
+                "deny" => RuleDecision::Deny,
+                other => {
+                    eprintln!("error: --decision `{other}`: expected allow, ask or deny");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            let spec = RuleSpec {
+                rule: a.rule,
+                decision,
+                matches: a.matches,
+                not_match: a.not_match,
+            };
+            match add_user_rule(&spec) {
+                Ok(path) => {
+                    println!(
+                        "added `{}` ({}) to {}",
+                        spec.rule,
+                        decision_name(decision),
+                        path.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(EXIT_USAGE)
+                }
+            }
+        }
+        PermissionsCommand::Revoke {
+            rule,
+            session: None,
+            ..
+        } => match revoke_user_rule(&rule) {
+            Ok(0) => {
+                eprintln!("no user-level rule `{rule}` (project rules live in <workspace>/.agent/permissions.toml)");
+                ExitCode::FAILURE
+            }
+            Ok(n) => {
+                println!("revoked {n} rule(s) `{rule}`");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(EXIT_USAGE)
+            }
+        },
+        PermissionsCommand::Revoke {
+            rule,
+            session: Some(id),
+            state_dir,
+        } => {
+            let dir = state_dir.unwrap_or_else(cairn_runtime::default_state_dir);
+            let store = cairn_runtime::SessionStore::new(&dir);
+            let mut saved = match store.load(&id) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            let removed = saved.permissions.allow_tools.remove(&rule)
+                | saved.permissions.allow_commands.remove(&rule)
+                | saved.permissions.granted_dirs.remove(&rule).is_some();
+            if !removed {
+                eprintln!("session {id} has no allowance `{rule}`");
+                return ExitCode::FAILURE;
+            }
+            match store.save(&saved) {
+                Ok(()) => {
+                    println!("revoked `{rule}` for session {id}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn list(
+    workspace: Option<PathBuf>,
+    session: Option<String>,
+    state_dir: Option<PathBuf>,
+    json: bool,
+) -> ExitCode {
+    let ws = match workspace.map(Ok).unwrap_or_else(std::env::current_dir) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let rules = match load_rules(&ws) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    for r in rules.rules() {
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({"kind": "rule", "decision": decision_name(r.decision), "rule": r.text, "source": r.source})
+            );
+        } else {
+            println!(
+                "{:<5} {}  ({})",
+                decision_name(r.decision),
+                r.text,
+                r.source
+            );
+        }
+    }
+    if let Some(id) = session {
+        let dir = state_dir.unwrap_or_else(cairn_runtime::default_state_dir);
+        let saved = match cairn_runtime::SessionStore::new(&dir).load(&id) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
+        let p = &saved.permissions;
+        let items = p
+            .allow_tools
+            .iter()
+            .map(|t| ("tool", t.clone()))
+            .chain(p.allow_commands.iter().map(|c| ("command", c.clone())))
+            .chain(p.granted_dirs.iter().map(|(d, w)| {
+                (
+                    if *w {
+                        "directory (writable)"
+                    } else {
+                        "directory (read-only)"
+                    },
+                    d.clone(),
+                )
+            }));
+        for (kind, value) in items {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"kind": "session", "type": kind, "value": value, "session": id})
+                );
+            } else {
+                println!("allow {value}  (session {id}, {kind})");
+            }
+        }
+        if !json {
+            println!("mode: {}", p.mode.as_str());
+        }
+    }
+    ExitCode::SUCCESS
+}
