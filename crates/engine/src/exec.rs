@@ -318,7 +318,7 @@ impl TurnRunner<'_> {
         let duration_ms = Some(started.elapsed().as_millis() as u64);
         match result {
             Ok(out) => {
-                let content = cap_output(out.content, &tool.meta);
+                let content = self.inner.exec.scrub(&cap_output(out.content, &tool.meta));
                 Finished {
                     status: ToolStatus::Ok,
                     content: budget.apply(content, &state_dir, &p.call.id),
@@ -342,11 +342,18 @@ impl TurnRunner<'_> {
                 produced: Vec::new(),
             },
             Err(e) => {
-                let msg = budget.apply(e.to_string(), &state_dir, &p.call.id);
+                let msg = budget.apply(
+                    self.inner.exec.scrub(&e.to_string()),
+                    &state_dir,
+                    &p.call.id,
+                );
                 Finished {
                     status: ToolStatus::Error,
                     content: error_json(&msg, e.error_type()),
-                    reason: Some(truncate(&e.to_string(), PREVIEW_CHARS)),
+                    reason: Some(truncate(
+                        &self.inner.exec.scrub(&e.to_string()),
+                        PREVIEW_CHARS,
+                    )),
                     duration_ms,
                     produced: Vec::new(),
                 }

@@ -10,6 +10,7 @@ use cairn_protocol::{
 use tokio::sync::mpsc;
 
 use crate::approval::Approver;
+use crate::execenv::ExecEnvironment;
 use crate::permission::PermissionEngine;
 use crate::session::lock;
 
@@ -21,6 +22,7 @@ pub(crate) struct HostShared {
     pub permissions: Arc<Mutex<PermissionEngine>>,
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
     pub task_id: String,
+    pub exec: ExecEnvironment,
 }
 
 /// A tool call's handle on its session; a detached host (tests, subprocess tools) drops
@@ -178,6 +180,39 @@ impl ToolHost {
             todos,
         }))
         .await;
+    }
+
+    /// The argv that runs `argv` for this session: inside the OS sandbox when one is set
+    /// (granted writable folders included), unchanged otherwise.
+    pub fn wrap_command(&self, argv: Vec<String>) -> Vec<String> {
+        let Some(s) = &self.shared else { return argv };
+        match &s.exec.wrapper {
+            Some(w) => {
+                let extra: Vec<std::path::PathBuf> = self
+                    .granted_directories()
+                    .into_iter()
+                    .filter(|(_, writable)| *writable)
+                    .map(|(p, _)| std::path::PathBuf::from(p))
+                    .collect();
+                w.wrap(argv, &extra)
+            }
+            None => argv,
+        }
+    }
+
+    /// Whether commands of this session run inside an OS sandbox.
+    pub fn sandboxed(&self) -> bool {
+        self.shared
+            .as_ref()
+            .is_some_and(|s| s.exec.wrapper.is_some())
+    }
+
+    /// Vault variables to add to a subprocess's environment.
+    pub fn vault_env(&self) -> Vec<(String, String)> {
+        self.shared
+            .as_ref()
+            .map(|s| s.exec.vault.clone())
+            .unwrap_or_default()
     }
 
     /// The session's current todo list.

@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod compaction;
 pub mod config;
 mod exec;
+pub mod execenv;
 pub mod hook;
 pub mod host;
 pub mod llm;
@@ -26,6 +27,7 @@ pub use budget::ResultBudget;
 pub use checkpoint::Checkpointer;
 pub use compaction::CompactionConfig;
 pub use config::{DefaultApproval, EngineConfig, DEFAULT_MAX_ITERATIONS};
+pub use execenv::{CommandWrapper, ExecEnvironment};
 pub use hook::{EngineHook, StateSnapshot};
 pub use host::ToolHost;
 pub use llm::{

@@ -63,6 +63,7 @@ pub(crate) struct Inner {
     pub permissions: Arc<Mutex<PermissionEngine>>,
     pub todos: Arc<Mutex<Vec<cairn_protocol::TodoItem>>>,
     pub checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
+    pub exec: crate::execenv::ExecEnvironment,
     pub approver: RwLock<Arc<dyn Approver>>,
     /// Whether the host set an approver (else `default_approval` applies).
     pub approver_set: std::sync::atomic::AtomicBool,
@@ -88,6 +89,7 @@ pub struct SessionBuilder {
     todos: Vec<cairn_protocol::TodoItem>,
     checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
     rules: Option<(cairn_policy::RuleSet, crate::permission::ShellPolicy, bool)>,
+    exec: crate::execenv::ExecEnvironment,
 }
 
 impl SessionBuilder {
@@ -151,6 +153,12 @@ impl SessionBuilder {
         self
     }
 
+    /// Sets the sandbox wrapper and vault for commands.
+    pub fn exec_environment(mut self, exec: crate::execenv::ExecEnvironment) -> Self {
+        self.exec = exec;
+        self
+    }
+
     /// Builds the session.
     pub fn build(self) -> Session {
         let mut permissions = PermissionEngine::new(
@@ -184,6 +192,7 @@ impl SessionBuilder {
                 permissions: Arc::new(Mutex::new(permissions)),
                 todos: Arc::new(Mutex::new(self.todos)),
                 checkpointer: self.checkpointer,
+                exec: self.exec,
                 approver: RwLock::new(self.approver),
                 approver_set: std::sync::atomic::AtomicBool::new(self.approver_set),
                 hooks: self.hooks,
@@ -223,6 +232,7 @@ impl Session {
             todos: Vec::new(),
             checkpointer: None,
             rules: None,
+            exec: Default::default(),
         }
     }
 

@@ -76,6 +76,7 @@ impl<'a> TurnRunner<'a> {
             permissions: inner.permissions.clone(),
             todos: inner.todos.clone(),
             task_id: task_id.clone(),
+            exec: inner.exec.clone(),
         });
         TurnRunner {
             inner,

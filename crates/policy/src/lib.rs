@@ -3,6 +3,7 @@
 
 pub mod rules;
 pub mod safe;
+pub mod sandbox;
 pub mod shell;
 
 pub use rules::{Rule, RuleDecision, RuleError, RuleSet, RuleSpec};

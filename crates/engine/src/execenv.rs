@@ -1,0 +1,96 @@
+//! How tools start processes: an optional OS sandbox wrapper and the vault environment
+//! (per-agent secrets injected into subprocesses, scrubbed from everything the model, the
+//! events and the logs see).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Wraps a command's argv to run it inside an OS sandbox.
+pub trait CommandWrapper: Send + Sync {
+    /// The argv that runs `argv` in the sandbox; `extra_writable` are granted folders.
+    fn wrap(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> Vec<String>;
+    /// A short description (`bubblewrap`, …) for the prompt and the UI.
+    fn describe(&self) -> String;
+}
+
+/// Names a vault may not override: they control how every program runs.
+pub const HARDENED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "SHELL",
+    "PWD",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "IFS",
+    "ENV",
+    "BASH_ENV",
+];
+
+/// The execution environment of a session.
+#[derive(Clone, Default)]
+pub struct ExecEnvironment {
+    /// Sandbox wrapper; `None` = commands run unconfined.
+    pub wrapper: Option<Arc<dyn CommandWrapper>>,
+    /// Vault variables (hardened names already removed).
+    pub vault: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for ExecEnvironment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecEnvironment")
+            .field("sandbox", &self.wrapper.as_ref().map(|w| w.describe()))
+            .field(
+                "vault_names",
+                &self.vault.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl ExecEnvironment {
+    /// An environment with a vault; hardened names and invalid names are dropped.
+    pub fn with_vault(mut self, vault: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.vault = vault
+            .into_iter()
+            .filter(|(k, _)| {
+                !k.is_empty()
+                    && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !HARDENED_ENV.contains(&k.to_ascii_uppercase().as_str())
+            })
+            .collect();
+        self
+    }
+
+    /// Replaces every vault value in `text` by `[vault:NAME]`.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (k, v) in &self.vault {
+            if v.len() >= 4 && out.contains(v.as_str()) {
+                out = out.replace(v.as_str(), &format!("[vault:{k}]"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hardened_names_cannot_be_overridden_and_values_are_scrubbed() {
+        let env = ExecEnvironment::default().with_vault(vec![
+            ("PATH".to_string(), "/evil".to_string()),
+            ("home".to_string(), "/evil".to_string()),
+            ("API_TOKEN".to_string(), "tok-123456".to_string()),
+            ("bad name".to_string(), "x".to_string()),
+        ]);
+        assert_eq!(
+            env.vault,
+            vec![("API_TOKEN".to_string(), "tok-123456".to_string())]
+        );
+        assert_eq!(env.scrub("token=tok-123456!"), "token=[vault:API_TOKEN]!");
+        assert!(!format!("{env:?}").contains("tok-123456"));
+    }
+}

@@ -1,0 +1,194 @@
+//! OS sandboxes for shell commands: bubblewrap on Linux (read-only root, the workspace, temp
+//! and granted folders writable, `.git` and `.agent` read-only inside, optional network off)
+//! and a generated `sandbox-exec` profile on macOS.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Whether commands must, may or must not run in a sandbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// Use one when it works here.
+    #[default]
+    Auto,
+    /// Never.
+    Off,
+    /// Always; starting without a working sandbox is an error.
+    Required,
+}
+
+impl SandboxMode {
+    /// Parses `auto`, `off`, `required`.
+    pub fn parse(s: &str) -> Option<SandboxMode> {
+        match s.trim() {
+            "auto" => Some(SandboxMode::Auto),
+            "off" => Some(SandboxMode::Off),
+            "required" => Some(SandboxMode::Required),
+            _ => None,
+        }
+    }
+}
+
+/// What the sandbox lets a command touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSpec {
+    /// Writable workspace root.
+    pub workspace: PathBuf,
+    /// Extra writable folders (granted directories, caches).
+    pub extra_writable: Vec<PathBuf>,
+    /// Folders inside the workspace kept read-only.
+    pub read_only_inside: Vec<String>,
+    /// Whether the network stays reachable.
+    pub network: bool,
+}
+
+impl SandboxSpec {
+    /// The default spec for a workspace: `.git` and `.agent` read-only, network on.
+    pub fn for_workspace(workspace: &Path) -> Self {
+        SandboxSpec {
+            workspace: workspace.to_path_buf(),
+            extra_writable: Vec::new(),
+            read_only_inside: vec![".git".into(), ".agent".into()],
+            network: true,
+        }
+    }
+}
+
+/// Path of the bubblewrap binary, when installed.
+pub fn bwrap_path() -> Option<PathBuf> {
+    ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// Whether bubblewrap can actually start a sandbox here (user namespaces may be disabled).
+pub fn bwrap_works() -> bool {
+    let Some(bwrap) = bwrap_path() else {
+        return false;
+    };
+    Command::new(bwrap)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--",
+            "true",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// The full argv that runs `argv` inside bubblewrap according to `spec`.
+pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<String> {
+    let mut a: Vec<String> = vec![bwrap.display().to_string()];
+    let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+    push(&["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+    push(&["--bind", "/tmp", "/tmp"]);
+    let mut binds: Vec<&Path> = vec![spec.workspace.as_path()];
+    binds.extend(spec.extra_writable.iter().map(|p| p.as_path()));
+    for p in binds {
+        if p.exists() {
+            let s = p.display().to_string();
+            a.extend(["--bind".to_string(), s.clone(), s]);
+        }
+    }
+    for inside in &spec.read_only_inside {
+        let p = spec.workspace.join(inside);
+        if p.exists() {
+            let s = p.display().to_string();
+            a.extend(["--ro-bind".to_string(), s.clone(), s]);
+        }
+    }
+    if !spec.network {
+        a.push("--unshare-net".into());
+    }
+    a.extend(["--die-with-parent".to_string(), "--chdir".to_string()]);
+    a.push(spec.workspace.display().to_string());
+    a.push("--".into());
+    a.extend(argv.iter().cloned());
+    a
+}
+
+/// A `sandbox-exec` (Seatbelt) profile confining writes to the workspace, temp and granted
+/// folders, with `.git` and `.agent` read-only and the network optional.
+pub fn macos_profile(spec: &SandboxSpec) -> String {
+    let quote = |p: &Path| {
+        format!(
+            "\"{}\"",
+            p.display()
+                .to_string()
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
+        )
+    };
+    let mut s =
+        String::from("(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write*\n");
+    s.push_str(&format!("  (subpath {})\n", quote(&spec.workspace)));
+    for p in &spec.extra_writable {
+        s.push_str(&format!("  (subpath {})\n", quote(p)));
+    }
+    s.push_str("  (subpath \"/private/tmp\")\n  (subpath \"/private/var/folders\")\n  (literal \"/dev/null\")\n  (literal \"/dev/tty\"))\n");
+    for inside in &spec.read_only_inside {
+        s.push_str(&format!(
+            "(deny file-write* (subpath {}))\n",
+            quote(&spec.workspace.join(inside))
+        ));
+    }
+    if !spec.network {
+        s.push_str("(deny network*)\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn bwrap_arguments_bind_the_workspace_and_protect_git() {
+        let tmp = std::env::temp_dir().join(format!("cairn-sbx-{}", std::process::id()));
+        std::fs::create_dir_all(tmp.join(".git")).unwrap();
+        let mut spec = SandboxSpec::for_workspace(&tmp);
+        spec.network = false;
+        let argv = bwrap_argv(
+            Path::new("/usr/bin/bwrap"),
+            &spec,
+            &["sh".into(), "-c".into(), "true".into()],
+        );
+        let joined = argv.join(" ");
+        let ws = tmp.display().to_string();
+        assert!(joined.starts_with("/usr/bin/bwrap --ro-bind / /"));
+        assert!(joined.contains(&format!("--bind {ws} {ws}")));
+        assert!(joined.contains(&format!("--ro-bind {ws}/.git {ws}/.git")));
+        assert!(joined.contains("--unshare-net"));
+        assert!(joined.ends_with("-- sh -c true"));
+        let _ = std::fs::remove_dir_all(tmp);
+    }
+
+    #[test]
+    fn macos_profile_text() {
+        let spec = SandboxSpec {
+            workspace: PathBuf::from("/Users/me/proj"),
+            extra_writable: vec![PathBuf::from("/Users/me/cache")],
+            read_only_inside: vec![".git".into()],
+            network: false,
+        };
+        let p = macos_profile(&spec);
+        assert!(p.contains("(deny file-write*)"));
+        assert!(p.contains("(subpath \"/Users/me/proj\")"));
+        assert!(p.contains("(subpath \"/Users/me/cache\")"));
+        assert!(p.contains("(deny file-write* (subpath \"/Users/me/proj/.git\"))"));
+        assert!(p.contains("(deny network*)"));
+        assert_eq!(SandboxMode::parse("required"), Some(SandboxMode::Required));
+    }
+}
