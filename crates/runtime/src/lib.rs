@@ -3,6 +3,7 @@
 
 pub mod instructions;
 pub mod permissions;
+pub mod sandbox;
 pub mod store;
 
 use std::path::{Path, PathBuf};
@@ -244,12 +245,6 @@ pub fn open_session(
         config.max_iterations = n;
     }
     config.compaction = compaction_config(&model, opts.context_window);
-    config.instructions = instructions::instructions_for(
-        &workspace,
-        agent_type_from_env(),
-        lang_from_env(),
-        "not sandboxed",
-    );
     let mut permissions = restored
         .as_ref()
         .map(|r| r.permissions.clone())
@@ -260,6 +255,24 @@ pub fn open_session(
     config.mode = permissions.mode;
     let rules = permissions::load_rules(&workspace)?;
     let shell_policy = permissions::shell_policy_from_env()?;
+    let exec = sandbox::exec_environment(
+        &workspace,
+        &state_dir,
+        sandbox::sandbox_mode_from_env()?,
+        shell_policy,
+    )?;
+    let sandbox_enforced = exec.wrapper.is_some();
+    let sandbox_text = match &exec.wrapper {
+        Some(w) => format!("commands run inside {}", w.describe()),
+        None => "commands are not sandboxed; each side effect is approved per the permission mode"
+            .to_string(),
+    };
+    config.instructions = instructions::instructions_for(
+        &workspace,
+        agent_type_from_env(),
+        lang_from_env(),
+        &sandbox_text,
+    );
     let created = now();
     let saved = match &restored {
         Some(r) => r.clone(),
@@ -285,7 +298,8 @@ pub fn open_session(
         .approver(approver)
         .hook(persister.clone())
         .permission_state(permissions)
-        .permission_rules(rules, shell_policy, false);
+        .permission_rules(rules, shell_policy, sandbox_enforced)
+        .exec_environment(exec);
     if let Some(r) = restored {
         builder = builder.messages(r.messages).turns(r.turns).todos(r.todos);
     }
