@@ -2,6 +2,7 @@
 //! dir, model and provider, registers the built-in tools, restores and persists sessions.
 
 pub mod instructions;
+pub mod naming;
 pub mod permissions;
 pub mod sandbox;
 pub mod store;
@@ -66,6 +67,36 @@ pub struct Assembled {
 }
 
 impl Assembled {
+    /// Names the session with one cheap LLM request unless the user named it; returns the
+    /// new name (emit it as `session_named` with source `auto`).
+    pub async fn auto_name(&self, llm: Arc<dyn LlmClient>) -> Option<String> {
+        let saved = self.persister.saved();
+        if saved.name_source == "user" {
+            return None;
+        }
+        let first = saved.messages.iter().find_map(|m| match m {
+            cairn_protocol::Message::User { .. } => Some(m.text()),
+            _ => None,
+        })?;
+        let name = naming::generate_name(llm, &saved.model, &first, lang_from_env()).await?;
+        let n = name.clone();
+        self.persister
+            .update(|s| {
+                s.name = n;
+                s.name_source = "auto".into();
+            })
+            .ok()?;
+        Some(name)
+    }
+
+    /// Renames the session on the user's behalf (wins over automatic names).
+    pub fn rename(&self, name: &str) -> Result<(), StoreError> {
+        self.persister.update(|s| {
+            s.name = name.trim().to_string();
+            s.name_source = "user".into();
+        })
+    }
+
     /// Saves history, permission state, todos and turn count now (atomic replace).
     pub async fn checkpoint(&self) -> Result<(), StoreError> {
         let messages = self.session.messages().await;
@@ -279,6 +310,7 @@ pub fn open_session(
         None => SavedSession {
             session_id: session_id.clone(),
             name: String::new(),
+            name_source: String::new(),
             workspace: workspace.display().to_string(),
             model,
             provider,

@@ -49,6 +49,9 @@ pub struct SavedSession {
     /// Display name (may be empty).
     #[serde(default)]
     pub name: String,
+    /// Who named it: `auto`, `user` or empty (derived from the first message).
+    #[serde(default)]
+    pub name_source: String,
     /// Workspace root.
     pub workspace: String,
     /// Model id.
@@ -360,6 +363,7 @@ mod tests {
         SavedSession {
             session_id: id.into(),
             name: String::new(),
+            name_source: String::new(),
             workspace: "/w".into(),
             model: "m".into(),
             provider: "openai".into(),
