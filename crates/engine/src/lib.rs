@@ -31,7 +31,8 @@ pub use execenv::{CommandWrapper, ExecEnvironment};
 pub use hook::{EngineHook, StateSnapshot};
 pub use host::ToolHost;
 pub use llm::{
-    FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, ReasoningEffort,
+    FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, Pricing,
+    ReasoningEffort,
 };
 pub use permission::{Decision, PermissionEngine, PermissionState, ShellPolicy};
 pub use registry::{RegisteredTool, ToolRegistry};

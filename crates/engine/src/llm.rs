@@ -173,6 +173,12 @@ pub struct LlmRequest {
     pub req_id: String,
 }
 
+/// Prices token usage (the model capability table lives with the providers).
+pub trait Pricing: Send + Sync {
+    /// Cost in USD of `usage` on `model`; `None` when the price is unknown.
+    fn cost_usd(&self, model: &str, usage: &TokenUsage) -> Option<f64>;
+}
+
 /// An LLM client: streams one response per request and never fails out of band.
 pub trait LlmClient: Send + Sync {
     /// Starts a request. The stream yields partial output and ends with exactly one

@@ -64,6 +64,7 @@ pub(crate) struct Inner {
     pub todos: Arc<Mutex<Vec<cairn_protocol::TodoItem>>>,
     pub checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
     pub exec: crate::execenv::ExecEnvironment,
+    pub pricing: Option<Arc<dyn crate::llm::Pricing>>,
     pub approver: RwLock<Arc<dyn Approver>>,
     /// Whether the host set an approver (else `default_approval` applies).
     pub approver_set: std::sync::atomic::AtomicBool,
@@ -90,6 +91,7 @@ pub struct SessionBuilder {
     checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
     rules: Option<(cairn_policy::RuleSet, crate::permission::ShellPolicy, bool)>,
     exec: crate::execenv::ExecEnvironment,
+    pricing: Option<Arc<dyn crate::llm::Pricing>>,
 }
 
 impl SessionBuilder {
@@ -153,6 +155,12 @@ impl SessionBuilder {
         self
     }
 
+    /// Sets how token usage is priced (cost on `assistant_message` and `turn_end`).
+    pub fn pricing(mut self, p: Arc<dyn crate::llm::Pricing>) -> Self {
+        self.pricing = Some(p);
+        self
+    }
+
     /// Sets the sandbox wrapper and vault for commands.
     pub fn exec_environment(mut self, exec: crate::execenv::ExecEnvironment) -> Self {
         self.exec = exec;
@@ -193,6 +201,7 @@ impl SessionBuilder {
                 todos: Arc::new(Mutex::new(self.todos)),
                 checkpointer: self.checkpointer,
                 exec: self.exec,
+                pricing: self.pricing,
                 approver: RwLock::new(self.approver),
                 approver_set: std::sync::atomic::AtomicBool::new(self.approver_set),
                 hooks: self.hooks,
@@ -233,6 +242,7 @@ impl Session {
             checkpointer: None,
             rules: None,
             exec: Default::default(),
+            pricing: None,
         }
     }
 

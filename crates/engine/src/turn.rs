@@ -60,6 +60,10 @@ pub(crate) struct TurnRunner<'a> {
     pub(crate) host: Arc<HostShared>,
     /// Set when the turn must end with an error after the current tool batch.
     pub(crate) fatal: Option<String>,
+    /// Usage summed over the turn's requests.
+    usage: Option<TokenUsage>,
+    /// Cost summed over the turn; `None` once any request's price is unknown.
+    cost: Option<f64>,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -85,6 +89,8 @@ impl<'a> TurnRunner<'a> {
             cancel,
             host,
             fatal: None,
+            usage: None,
+            cost: Some(0.0),
             task_id,
             iteration: 0,
             produced: BTreeSet::new(),
@@ -157,11 +163,14 @@ impl<'a> TurnRunner<'a> {
         self.host.close();
         self.save_state();
         let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
+        let cost_usd = self.usage.and(self.cost);
         self.emit(Event::TurnEnd(TurnEnd {
             status,
             iterations: self.iteration,
             produced_files,
             task_id: self.task_id.clone(),
+            usage: self.usage,
+            cost_usd,
         }))
         .await;
     }
@@ -298,11 +307,23 @@ impl<'a> TurnRunner<'a> {
             tool_calls: tool_calls.to_vec(),
             usage,
         });
+        let cost_usd = usage.and_then(|u| {
+            let model = read(&self.inner.config).model.clone();
+            self.inner.pricing.as_ref()?.cost_usd(&model, &u)
+        });
+        if let Some(u) = &usage {
+            self.usage.get_or_insert_with(TokenUsage::default).add(u);
+            self.cost = match (self.cost, cost_usd) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
         self.emit(Event::AssistantMessage(AssistantMessage {
             text: text.to_string(),
             reasoning: reasoning.to_string(),
             tool_calls: tool_calls.iter().map(|c| c.name.clone()).collect(),
             usage,
+            cost_usd,
             req_id: req_id.to_string(),
             task_id: self.task_id.clone(),
             log_time: now(),

@@ -73,6 +73,10 @@ pub struct AssistantMessage {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub usage: Option<TokenUsage>,
+    /// Extension: cost of this reply in USD, when the model's price is known.
+    #[serde(rename = "costUsd", default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cost_usd: Option<f64>,
     #[serde(rename = "reqId")]
     pub req_id: String,
     #[serde(rename = "taskId")]
@@ -165,6 +169,14 @@ pub struct TurnEnd {
     pub produced_files: Vec<String>,
     #[serde(rename = "taskId")]
     pub task_id: String,
+    /// Extension: token usage summed over the turn's LLM requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub usage: Option<TokenUsage>,
+    /// Extension: cost of the turn in USD, when every request's price is known.
+    #[serde(rename = "costUsd", default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cost_usd: Option<f64>,
 }
 
 /// `error`: an engine or LLM error.
@@ -487,6 +499,8 @@ mod tests {
             iterations: 3,
             produced_files: vec!["a.txt".into()],
             task_id: "t".into(),
+            usage: None,
+            cost_usd: None,
         });
         let v = serde_json::to_value(&e)?;
         assert_eq!(v["data"]["status"], "max_iterations_exceeded");

@@ -58,9 +58,21 @@ pub struct TokenUsage {
     pub cached_input_tokens: u64,
     #[serde(default)]
     pub reasoning_tokens: u64,
+    /// Input tokens written to a provider-side prompt cache (billed at a premium by some).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 impl TokenUsage {
+    /// Adds another response's usage.
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+
     /// Input plus output tokens.
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
