@@ -1,27 +1,196 @@
 //! Cairn desktop app: a thin Tauri shell over the Cairn engine.
 //!
-//! For now the app exposes [`commands::app_info`] and [`commands::ping_events`], which streams
-//! a short, real sequence of protocol [`cairn_protocol::Event`]s through a Tauri channel so the
-//! UI's event path is exercised end to end before the engine is wired in.
+//! Each window owns one workspace and one engine session ([`runtime::SessionRuntime`]); the
+//! page drives it through typed commands ([`commands`]) and receives each turn's events
+//! over one `tauri::ipc::Channel`, text deltas batched ([`forward`]). Approvals go to a
+//! native dialog and the in-chat card at once ([`approver`]); API keys live only in the OS
+//! keyring ([`keys`]). Closing a window interrupts its turn, denies what is pending and
+//! saves its session.
 
+pub mod approver;
+pub mod bench;
 pub mod commands;
+pub mod dialogs;
+pub mod forward;
+pub mod keys;
+pub mod llm;
+pub mod logging;
+pub mod mcp;
+pub mod preview;
+pub mod runtime;
+pub mod settings;
+pub mod state;
+pub mod types;
+pub mod usage;
 
-/// Registers Cairn's commands on a Tauri builder (shared by [`run`] and the tests).
-pub fn register<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![
-        commands::app_info,
-        commands::ping_events
-    ])
+/// The one list of command names (also read by the build script).
+pub mod command_names {
+    include!("command_names.rs");
+}
+
+use tauri::{Manager, Runtime, WindowEvent};
+
+use crate::dialogs::TauriDialogs;
+use crate::state::{AppConfig, AppState};
+
+/// Registers Cairn's plugins, state, commands and window handling on a builder (shared by
+/// [`run`] and the tests).
+pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> tauri::Builder<R> {
+    let dialogs = TauriDialogs::<R>::new();
+    let state = AppState::new(config, dialogs.clone());
+    builder
+        .plugin(tauri_plugin_dialog::init())
+        .manage(state)
+        .setup(move |app| {
+            dialogs.attach(app.handle().clone());
+            Ok(())
+        })
+        .on_window_event(on_window_event)
+        .invoke_handler(tauri::generate_handler![
+            commands::app::app_info,
+            commands::app::bootstrap,
+            commands::app::bench_mark,
+            commands::workspace::pick_folder,
+            commands::workspace::open_workspace,
+            commands::workspace::close_workspace,
+            commands::workspace::forget_workspace,
+            commands::workspace::list_sessions,
+            commands::session::new_session,
+            commands::session::open_session,
+            commands::session::session_status,
+            commands::session::rename_session,
+            commands::session::delete_session,
+            commands::turn::run_turn,
+            commands::turn::retry_turn,
+            commands::turn::interrupt,
+            commands::turn::queue_steering,
+            commands::turn::remove_steering,
+            commands::session::set_mode,
+            commands::session::answer_approval,
+            commands::session::answer_question,
+            commands::session::answer_plan,
+            commands::session::answer_directory,
+            commands::session::edit_preview,
+            commands::session::tool_result,
+            commands::session::permission_rules,
+            commands::session::revoke_tool,
+            commands::session::revoke_command,
+            commands::session::revoke_rule,
+            commands::settings::get_settings,
+            commands::settings::save_settings,
+            commands::settings::set_api_key,
+            commands::settings::remove_api_key,
+            commands::settings::usage_report,
+        ])
+}
+
+/// Closes a window's session: takes it out of the window's slot, denies what is pending,
+/// interrupts the turn (killing its processes) and saves. `None` when the window had none.
+pub fn close_window_session(
+    state: &AppState,
+    label: &str,
+) -> Option<tauri::async_runtime::JoinHandle<()>> {
+    let session = state.take_slot(label)?.session?;
+    session.pending().close();
+    session.session().interrupt();
+    Some(tauri::async_runtime::spawn(async move {
+        session.shutdown().await
+    }))
+}
+
+/// Closing a window closes its session first: the close is held until the turn stopped,
+/// pending requests were denied and the session was saved.
+fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
+    match event {
+        WindowEvent::CloseRequested { api, .. } => {
+            let state = window.state::<AppState>();
+            let Some(closing) = close_window_session(&state, window.label()) else {
+                return;
+            };
+            api.prevent_close();
+            let window = window.clone();
+            tauri::async_runtime::spawn(async move {
+                let _ = closing.await;
+                if let Err(e) = window.destroy() {
+                    tracing::warn!(error = %e, "cannot close the window");
+                }
+            });
+        }
+        WindowEvent::Destroyed => {
+            // A window destroyed without a close request (app exit): close its session too.
+            let state = window.state::<AppState>();
+            let _ = close_window_session(&state, window.label());
+        }
+        _ => {}
+    }
+}
+
+/// Without a GPU (no `/dev/dri`, e.g. a VM or Xvfb), WebKitGTK's accelerated compositing
+/// falls back to software GL and paints several times slower than its plain software path;
+/// pick that path unless the user chose (`WEBKIT_DISABLE_COMPOSITING_MODE` set). Call before
+/// any thread starts.
+pub fn prefer_software_rendering() -> bool {
+    let chosen = std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some();
+    if cfg!(target_os = "linux") && !chosen && !std::path::Path::new("/dev/dri").exists() {
+        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+        return true;
+    }
+    false
+}
+
+/// The prompt language follows the UI language saved in the settings: sets `CAIRN_LANG`
+/// (read by the runtime when it builds a session's system prompt and names sessions) unless
+/// the user set it. Call before any thread starts; a change made in the settings applies to
+/// prompts from the next start.
+pub fn apply_prompt_language() {
+    if std::env::var_os("CAIRN_LANG").is_some() {
+        return;
+    }
+    let state_dir = cairn_runtime::default_state_dir();
+    let language = settings::SettingsFile::in_state_dir(&state_dir)
+        .load()
+        .language;
+    let tag = match language {
+        types::Language::En => "en",
+        types::Language::Zh => "zh",
+    };
+    std::env::set_var("CAIRN_LANG", tag);
 }
 
 /// Starts the desktop app and blocks until its last window closes.
 pub fn run() {
-    let app = register(tauri::Builder::default()).build(tauri::generate_context!());
-    match app {
-        Ok(app) => app.run(|_handle, _event| {}),
+    let config = AppConfig::from_env();
+    let _log_guard = logging::init(&config.state_dir);
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        state_dir = %config.state_dir.display(),
+        approvals = ?config.host,
+        webkit_compositing = std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none(),
+        "Cairn desktop starting"
+    );
+    if config.host != types::ApprovalHost::Native {
+        tracing::warn!(host = ?config.host, "CAIRN_TEST_APPROVER is set: approvals do not use native dialogs");
+    }
+    let app = register(tauri::Builder::default(), config).build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
         Err(error) => {
+            tracing::error!(%error, "cannot start the desktop app");
             eprintln!("cairn: cannot start the desktop app: {error}");
             std::process::exit(1);
         }
-    }
+    };
+    app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event {
+            // Save every session still open (their turns are interrupted first).
+            let state = handle.state::<AppState>();
+            let sessions = state.open_sessions();
+            tauri::async_runtime::block_on(async move {
+                for (_, s) in sessions {
+                    s.shutdown().await;
+                }
+            });
+            tracing::info!("Cairn desktop stopped");
+        }
+    });
 }

@@ -1,19 +1,62 @@
-//! The app's commands through Tauri's IPC layer, on the mock runtime (no display needed).
+//! The app's commands through Tauri's IPC layer on the mock runtime (no display needed),
+//! against a scripted mock LLM server: workspaces, sessions, turns, approvals answered from
+//! the chat, keys, settings, usage, capabilities and window isolation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use cairn_protocol::{Event, TurnStatus};
-use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
+use cairn_app::dialogs::testing::FakeDialogs;
+use cairn_app::state::{AppConfig, AppState};
+use cairn_app::types::ApprovalHost;
+use cairn_providers::secrets::MemoryKeyStore;
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody, InvokeResponseBody};
 use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
-use tauri::WebviewWindow;
+use tauri::{Manager, WebviewWindow};
 
-/// The real app (real config and capabilities) on the mock runtime.
-fn app() -> tauri::App<MockRuntime> {
-    cairn_app::register(mock_builder())
+const KEY: &str = "sk-test-key-abcdef-123456";
+
+struct Harness {
+    app: tauri::App<MockRuntime>,
+    window: WebviewWindow<MockRuntime>,
+    state_dir: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+}
+
+/// The real app (real config and capabilities) on the mock runtime, with `env` as its
+/// environment, an in-memory key store and fake dialogs.
+fn harness(env: &[(&str, &str)], host: ApprovalHost) -> Harness {
+    let state_dir = tempfile::tempdir().unwrap();
+    let workspace = cairn_testkit::temp_workspace().unwrap();
+    let vars: HashMap<String, String> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let config = AppConfig {
+        state_dir: state_dir.path().to_path_buf(),
+        host,
+        bench: false,
+        env: Arc::new(move |k: &str| vars.get(k).cloned()),
+        dialogs: Some(Arc::new(
+            FakeDialogs::answering(None).with_folder(Some(workspace.path().to_path_buf())),
+        )),
+        keys: Some(Arc::new(MemoryKeyStore::new())),
+    };
+    let app = cairn_app::register(mock_builder(), config)
         .build(tauri::generate_context!())
-        .expect("the app builds on the mock runtime")
+        .expect("the app builds on the mock runtime");
+    let window = window(&app, "main");
+    Harness {
+        app,
+        window,
+        state_dir,
+        workspace,
+    }
 }
 
 /// A webview window on the mock runtime (config windows are created only when the app runs).
@@ -23,11 +66,11 @@ fn window(app: &tauri::App<MockRuntime>, label: &str) -> WebviewWindow<MockRunti
         .unwrap()
 }
 
-fn invoke(
+fn invoke_raw(
     window: &WebviewWindow<MockRuntime>,
     cmd: &str,
-    body: serde_json::Value,
-) -> Result<InvokeResponseBody, serde_json::Value> {
+    body: Value,
+) -> Result<InvokeResponseBody, Value> {
     get_ipc_response(
         window,
         InvokeRequest {
@@ -42,17 +85,55 @@ fn invoke(
     )
 }
 
+fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, String> {
+    invoke_raw(window, cmd, body)
+        .map(|r| r.deserialize::<Value>().unwrap())
+        .map_err(|e| match e {
+            Value::String(s) => s,
+            other => other.to_string(),
+        })
+}
+
+fn ok(window: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Value {
+    invoke(window, cmd, body).unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
+}
+
+fn env_for(server: &MockLlmServer) -> Vec<(&'static str, String)> {
+    vec![
+        ("CAIRN_MODEL", "mock-model".to_string()),
+        ("OPENAI_BASE_URL", server.base_url()),
+        ("OPENAI_API_KEY", KEY.to_string()),
+    ]
+}
+
+fn refs<'a>(v: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    v.iter().map(|(k, s)| (*k, s.as_str())).collect()
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn pending_approvals(h: &Harness) -> Vec<String> {
+    h.app
+        .state::<AppState>()
+        .slot("main")
+        .session
+        .map(|s| s.pending().pending_approvals())
+        .unwrap_or_default()
+}
+
 #[test]
 fn app_info_reports_name_and_versions() {
-    let app = app();
-    let window = window(&app, "main");
-    let info: serde_json::Value = invoke(&window, "app_info", serde_json::json!({}))
-        .unwrap()
-        .deserialize()
-        .unwrap();
+    let h = harness(&[], ApprovalHost::Ui);
+    let info = ok(&h.window, "app_info", json!({}));
     assert_eq!(
         info,
-        serde_json::json!({
+        json!({
             "name": "Cairn",
             "version": env!("CARGO_PKG_VERSION"),
             "protocolVersion": cairn_protocol::PROTOCOL_VERSION,
@@ -61,76 +142,382 @@ fn app_info_reports_name_and_versions() {
 }
 
 #[test]
-fn ping_events_accepts_a_page_channel() {
-    let app = app();
-    let window = window(&app, "main");
-    let body = serde_json::json!({ "input": "hi", "onEvent": "__CHANNEL__:42" });
-    let response = invoke(&window, "ping_events", body).unwrap();
-    let value: serde_json::Value = response.deserialize().unwrap();
-    assert_eq!(value, serde_json::Value::Null);
-}
-
-#[test]
-fn ping_events_requires_its_channel() {
-    let app = app();
-    let window = window(&app, "main");
-    let error = invoke(&window, "ping_events", serde_json::json!({ "input": "hi" })).unwrap_err();
-    assert!(error.to_string().contains("onEvent"), "{error}");
-}
-
-#[test]
-fn ping_events_streams_one_complete_turn_in_order() {
-    let received = Arc::new(Mutex::new(Vec::new()));
-    let sink = received.clone();
-    let channel = Channel::new(move |body: InvokeResponseBody| {
-        let event: Event = body
-            .deserialize()
-            .expect("every message is a protocol event");
-        sink.lock().unwrap().push(event);
-        Ok(())
-    });
-    tauri::async_runtime::block_on(cairn_app::commands::ping_events(
-        "list the files".into(),
-        channel,
-    ))
-    .unwrap();
-
-    let events = received.lock().unwrap();
-    let types: Vec<&str> = events.iter().map(Event::type_name).collect();
-    let deltas = types.iter().filter(|t| **t == "assistant_delta").count();
-    assert_eq!(types.len(), deltas + 3, "{types:?}");
-    assert_eq!(types[0], "turn_start");
-    assert_eq!(types[types.len() - 2], "assistant_message");
-    assert_eq!(types[types.len() - 1], "turn_end");
-    let Event::TurnStart(start) = &events[0] else {
-        unreachable!()
-    };
-    assert_eq!(start.input, "list the files");
-    let Event::TurnEnd(end) = &events[events.len() - 1] else {
-        unreachable!()
-    };
-    assert_eq!(end.status, TurnStatus::Completed);
-    assert!(events.iter().all(|e| match e {
-        Event::TurnStart(x) => x.task_id == start.task_id,
-        Event::AssistantDelta(x) => x.task_id == start.task_id,
-        Event::AssistantMessage(x) => x.task_id == start.task_id,
-        Event::TurnEnd(x) => x.task_id == start.task_id,
-        _ => false,
-    }));
-}
-
-#[test]
-fn ping_events_fails_when_the_page_is_gone() {
-    let channel = Channel::new(|_body: InvokeResponseBody| Err(tauri::Error::WebviewNotFound));
-    let result =
-        tauri::async_runtime::block_on(cairn_app::commands::ping_events("hi".into(), channel));
-    assert!(result.unwrap_err().contains("event channel closed"));
-}
-
-#[test]
 fn windows_outside_the_capability_cannot_call_commands() {
-    let app = app();
-    let other = window(&app, "other");
-    let error = invoke(&other, "app_info", serde_json::json!({})).unwrap_err();
-    assert!(error.to_string().contains("not allowed"), "{error}");
+    let h = harness(&[], ApprovalHost::Ui);
+    let other = window(&h.app, "other");
+    let error = invoke(&other, "app_info", json!({})).unwrap_err();
+    assert!(error.contains("not allowed"), "{error}");
+}
+
+#[test]
+fn the_capability_grants_exactly_cairns_commands() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities/main.json"),
+    )
+    .unwrap();
+    let cap: Value = serde_json::from_str(&text).unwrap();
+    let granted: Vec<String> = cap["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    let expected: Vec<String> = cairn_app::commands::COMMANDS
+        .iter()
+        .map(|c| format!("allow-{}", c.replace('_', "-")))
+        .collect();
+    assert_eq!(
+        granted, expected,
+        "no plugin (fs, shell, dialog) permission, every command granted"
+    );
+}
+
+#[test]
+fn the_picker_and_refusals_of_root_and_home() {
+    let h = harness(&[], ApprovalHost::Ui);
+    let picked = ok(&h.window, "pick_folder", json!({}));
+    assert_eq!(picked, json!(h.workspace.path().display().to_string()));
+    let err = invoke(&h.window, "open_workspace", json!({"path": "/"})).unwrap_err();
+    assert!(err.contains("refusing `/`"), "{err}");
+    if let Some(home) = dirs::home_dir().filter(|h| h.is_dir()) {
+        let err = invoke(&h.window, "open_workspace", json!({"path": home})).unwrap_err();
+        assert!(err.contains("home folder"), "{err}");
+    }
+    let err = invoke(&h.window, "open_workspace", json!({"path": "/no/such/dir"})).unwrap_err();
+    assert!(err.contains("not usable"), "{err}");
+    let w = ok(
+        &h.window,
+        "open_workspace",
+        json!({"path": h.workspace.path()}),
+    );
+    assert_eq!(w["sessions"], json!([]));
+    let boot = ok(&h.window, "bootstrap", json!({}));
+    assert_eq!(boot["recent"][0]["path"], w["path"]);
+    assert_eq!(boot["workspace"]["path"], w["path"]);
+    assert_eq!(boot["approvals"], "ui");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_runs_and_its_session_is_listed_renamed_resumed_and_deleted() {
+    let server =
+        MockLlmServer::with_script(vec![Reply::text("Hello **there**.").with_usage(120, 30)])
+            .await
+            .unwrap();
+    let env = env_for(&server);
+    tokio::task::block_in_place(|| {
+        let h = harness(&refs(&env), ApprovalHost::Ui);
+        ok(
+            &h.window,
+            "open_workspace",
+            json!({"path": h.workspace.path()}),
+        );
+        let view = ok(&h.window, "new_session", json!({}));
+        assert_eq!(view["blocked"], Value::Null, "{view}");
+        assert_eq!(view["model"]["id"], "mock-model");
+        let id = view["id"].as_str().unwrap().to_string();
+        let end = ok(
+            &h.window,
+            "run_turn",
+            json!({"text": "Say hello", "onEvent": "__CHANNEL__:7"}),
+        );
+        assert_eq!(end, "completed");
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 1);
+        assert_eq!(reqs[0].api_key(), Some(KEY));
+
+        let list = ok(&h.window, "list_sessions", json!({}));
+        assert_eq!(list["sessions"][0]["id"], id.as_str());
+        assert_eq!(list["sessions"][0]["turns"], 1);
+        ok(
+            &h.window,
+            "rename_session",
+            json!({"id": id, "name": "Greeting"}),
+        );
+        let list = ok(&h.window, "list_sessions", json!({}));
+        assert_eq!(list["sessions"][0]["name"], "Greeting");
+        assert!(invoke(&h.window, "rename_session", json!({"id": id, "name": "  "})).is_err());
+
+        let usage = ok(&h.window, "usage_report", json!({}));
+        assert_eq!(usage["total"]["requests"], 1);
+        assert_eq!(usage["total"]["inputTokens"], 120);
+
+        // Resuming rebuilds the transcript from the session's event log.
+        ok(&h.window, "new_session", json!({}));
+        let resumed = ok(&h.window, "open_session", json!({"id": id}));
+        let types: Vec<&str> = resumed["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert!(
+            types.contains(&"turn_start") && types.contains(&"assistant_message"),
+            "{types:?}"
+        );
+        assert_eq!(resumed["turns"], 1);
+
+        ok(&h.window, "delete_session", json!({"id": id}));
+        let list = ok(&h.window, "list_sessions", json!({}));
+        assert_eq!(list["sessions"], json!([]));
+        assert!(invoke(&h.window, "delete_session", json!({"id": id})).is_err());
+        assert!(!h.state_dir.path().join("sessions").join(&id).exists());
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_is_answered_from_the_chat_with_a_diff_preview() {
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "call_w1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "hello\n"}),
+        ),
+        Reply::tool_call("call_l1", "run_shell", json!({"command": "ls notes.txt"})),
+        Reply::text("Wrote it."),
+    ])
+    .await
+    .unwrap();
+    let env = env_for(&server);
+    tokio::task::block_in_place(|| {
+        let h = harness(&refs(&env), ApprovalHost::Ui);
+        std::fs::write(h.workspace.path().join("notes.txt"), "old\n").unwrap();
+        ok(
+            &h.window,
+            "open_workspace",
+            json!({"path": h.workspace.path()}),
+        );
+        ok(&h.window, "new_session", json!({}));
+        let w = h.window.clone();
+        let run = std::thread::spawn(move || {
+            ok(
+                &w,
+                "run_turn",
+                json!({"text": "write notes", "onEvent": "__CHANNEL__:9"}),
+            )
+        });
+        wait_for("the approval", || !pending_approvals(&h).is_empty());
+        let req_id = pending_approvals(&h)[0].clone();
+        let diff = ok(&h.window, "edit_preview", json!({"reqId": req_id}));
+        let diff = diff.as_str().unwrap();
+        assert!(diff.contains("-old") && diff.contains("+hello"), "{diff}");
+        let answered = ok(
+            &h.window,
+            "answer_approval",
+            json!({"reqId": req_id, "decision": "always_tool"}),
+        );
+        assert_eq!(answered, json!(true));
+        wait_for("the shell approval", || {
+            pending_approvals(&h).iter().any(|id| id == "call_l1")
+        });
+        assert_eq!(
+            ok(&h.window, "edit_preview", json!({"reqId": "call_l1"})),
+            Value::Null,
+            "no diff for a command"
+        );
+        ok(
+            &h.window,
+            "answer_approval",
+            json!({"reqId": "call_l1", "decision": "always_command"}),
+        );
+        assert_eq!(run.join().unwrap(), "completed");
+        assert_eq!(
+            std::fs::read_to_string(h.workspace.path().join("notes.txt")).unwrap(),
+            "hello\n"
+        );
+        let result = ok(&h.window, "tool_result", json!({"callId": req_id}));
+        assert!(result.as_str().unwrap().contains("notes.txt"), "{result}");
+        let rules = ok(&h.window, "permission_rules", json!({}));
+        assert_eq!(rules["tools"], json!(["write_file"]));
+        assert_eq!(rules["commands"], json!(["ls"]));
+        assert!(rules["persistent"].is_array());
+        let rules = ok(&h.window, "revoke_tool", json!({"name": "write_file"}));
+        assert_eq!(rules["tools"], json!([]));
+        assert!(invoke(&h.window, "revoke_tool", json!({"name": "write_file"})).is_err());
+        let rules = ok(&h.window, "revoke_command", json!({"program": "ls"}));
+        assert_eq!(rules["commands"], json!([]));
+        assert!(invoke(&h.window, "revoke_rule", json!({"text": "no such rule"})).is_err());
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_window_denies_the_approval_interrupts_and_saves() {
+    let server = MockLlmServer::with_script(vec![Reply::tool_call(
+        "call_s1",
+        "run_shell",
+        json!({"command": "echo hi > out.txt"}),
+    )])
+    .await
+    .unwrap();
+    let env = env_for(&server);
+    tokio::task::block_in_place(|| {
+        let h = harness(&refs(&env), ApprovalHost::Ui);
+        ok(
+            &h.window,
+            "open_workspace",
+            json!({"path": h.workspace.path()}),
+        );
+        let id = ok(&h.window, "new_session", json!({}))["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let w = h.window.clone();
+        let run = std::thread::spawn(move || {
+            invoke(
+                &w,
+                "run_turn",
+                json!({"text": "run it", "onEvent": "__CHANNEL__:3"}),
+            )
+        });
+        wait_for("the approval", || !pending_approvals(&h).is_empty());
+        let session = h.app.state::<AppState>().slot("main").session.unwrap();
+        // What the window's close request runs (the mock runtime has no event loop to send it).
+        let closing = cairn_app::close_window_session(&h.app.state::<AppState>(), "main").unwrap();
+        tauri::async_runtime::block_on(closing).unwrap();
+        assert!(session.is_closed());
+        let end = run.join().unwrap();
+        assert_eq!(end, Ok(json!("interrupted")));
+        assert!(
+            !h.workspace.path().join("out.txt").exists(),
+            "denied command did not run"
+        );
+        assert!(h.app.state::<AppState>().slot("main").session.is_none());
+        let saved = cairn_runtime::SessionStore::new(h.state_dir.path())
+            .load(&id)
+            .unwrap();
+        assert_eq!(saved.turns, 1);
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_key_the_session_is_blocked_with_a_clear_message_until_one_is_stored() {
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let base = server.base_url();
+    let env = [
+        ("CAIRN_MODEL", "mock-model"),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    tokio::task::block_in_place(|| {
+        let h = harness(&env, ApprovalHost::Ui);
+        ok(
+            &h.window,
+            "open_workspace",
+            json!({"path": h.workspace.path()}),
+        );
+        let view = ok(&h.window, "new_session", json!({}));
+        let blocked = view["blocked"].as_str().unwrap();
+        assert!(
+            blocked.contains("No API key") && blocked.contains("OpenAI"),
+            "{blocked}"
+        );
+        let err = invoke(
+            &h.window,
+            "run_turn",
+            json!({"text": "hi", "onEvent": "__CHANNEL__:1"}),
+        )
+        .unwrap_err();
+        assert!(err.contains("No API key"), "{err}");
+        assert!(server.requests().is_empty(), "no request without a key");
+
+        let settings = invoke_raw(
+            &h.window,
+            "set_api_key",
+            json!({"provider": "openai", "key": KEY}),
+        )
+        .unwrap();
+        let text = String::from_utf8_lossy(
+            settings
+                .deserialize::<Value>()
+                .unwrap()
+                .to_string()
+                .as_bytes(),
+        )
+        .to_string();
+        assert!(!text.contains("abcdef"), "the key never comes back: {text}");
+        let settings: Value = serde_json::from_str(&text).unwrap();
+        let openai = settings["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == "openai")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            openai["key"],
+            json!({"state": "stored", "masked": "••••••••3456"})
+        );
+        let status = ok(&h.window, "session_status", json!({}));
+        assert_eq!(status["blocked"], Value::Null, "{status}");
+        assert_eq!(
+            ok(
+                &h.window,
+                "run_turn",
+                json!({"text": "hi", "onEvent": "__CHANNEL__:2"})
+            ),
+            "completed"
+        );
+        assert_eq!(server.requests()[0].api_key(), Some(KEY));
+
+        ok(&h.window, "remove_api_key", json!({"provider": "openai"}));
+        let status = ok(&h.window, "session_status", json!({}));
+        assert!(status["blocked"].as_str().unwrap().contains("No API key"));
+        assert!(invoke(&h.window, "remove_api_key", json!({"provider": "openai"})).is_err());
+    });
+}
+
+#[test]
+fn settings_are_validated_saved_and_restored() {
+    let h = harness(&[], ApprovalHost::Ui);
+    let update = |provider: &str, base: &str, reasoning: &str| {
+        json!({"update": {"provider": provider, "model": "llama3.1:8b", "baseUrl": base,
+                          "reasoning": reasoning, "language": "zh"}})
+    };
+    assert!(invoke(&h.window, "save_settings", update("nope", "", "")).is_err());
+    assert!(invoke(&h.window, "save_settings", update("ollama", "ftp://x", "")).is_err());
+    assert!(invoke(&h.window, "save_settings", update("ollama", "", "extreme")).is_err());
+    let s = ok(
+        &h.window,
+        "save_settings",
+        update("ollama", "http://127.0.0.1:11434/v1", "high"),
+    );
+    assert_eq!(s["provider"], "ollama");
+    assert_eq!(s["language"], "zh");
+    assert_eq!(s["baseUrl"], "http://127.0.0.1:11434/v1");
+    let ollama = s["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "ollama")
+        .unwrap()
+        .clone();
+    assert_eq!(ollama["kind"], "local");
+    assert_eq!(ollama["key"]["state"], "not_needed");
+    assert!(s["models"].as_array().unwrap().len() > 5);
+    let file = std::fs::read_to_string(h.state_dir.path().join("desktop.json")).unwrap();
+    assert!(file.contains("llama3.1:8b"));
+    // A fresh app on the same state dir reads them back.
+    let again = cairn_app::settings::SettingsFile::in_state_dir(h.state_dir.path()).load();
+    assert_eq!(again.provider, "ollama");
+}
+
+#[test]
+fn answers_without_a_session_are_clear_errors() {
+    let h = harness(&[], ApprovalHost::Ui);
+    let err = invoke(&h.window, "interrupt", json!({})).unwrap_err();
+    assert!(err.contains("No session"), "{err}");
+    let err = invoke(
+        &h.window,
+        "answer_approval",
+        json!({"reqId": "x", "decision": "once"}),
+    )
+    .unwrap_err();
+    assert!(err.contains("No session"), "{err}");
+    let err = invoke(
+        &h.window,
+        "bench_mark",
+        json!({"mark": "first_paint", "data": null}),
+    )
+    .unwrap_err();
+    assert!(err.contains("CAIRN_BENCH"), "{err}");
 }

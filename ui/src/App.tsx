@@ -1,55 +1,187 @@
-import { useCallback, useEffect, useReducer, useState } from "react";
-import type { AppInfo } from "./bindings/app/AppInfo";
-import type { Event } from "./bindings/Event";
-import { Composer } from "./components/Composer";
-import { Header } from "./components/Header";
-import { Sidebar } from "./components/Sidebar";
-import { Transcript } from "./components/Transcript";
-import { appInfo, describeError, pingEvents } from "./ipc";
-import { applyEvent, emptyTranscript, withNotice, type Transcript as TranscriptState } from "./transcript";
+import { useCallback, useEffect, useMemo, useState } from "react";
+import type { Bootstrap } from "./bindings/app/Bootstrap";
+import type { RecentWorkspace } from "./bindings/app/RecentWorkspace";
+import type { SettingsView } from "./bindings/app/SettingsView";
+import type { WorkspaceView } from "./bindings/app/WorkspaceView";
+import { BenchHarness } from "./components/BenchHarness";
+import { Help } from "./components/Help";
+import { Settings } from "./components/Settings";
+import { Usage } from "./components/Usage";
+import { Welcome } from "./components/Welcome";
+import { Workbench } from "./components/Workbench";
+import { StoneMark } from "./components/StoneMark";
+import { I18nContext, translator } from "./i18n";
+import * as ipc from "./ipc";
 
-type Action = { type: "event"; event: Event } | { type: "failed"; message: string };
+type Overlay = "settings" | "usage" | "help" | null;
+type Command = { name: "new" | "focus" | "stop"; at: number } | null;
 
-function reduce(state: TranscriptState, action: Action): TranscriptState {
-  switch (action.type) {
-    case "event":
-      return applyEvent(state, action.event);
-    case "failed":
-      return withNotice(state, action.message);
-  }
+/** Painted at once, while the backend answers `bootstrap`. */
+function Splash() {
+  return (
+    <div className="splash" aria-busy="true">
+      <StoneMark size={64} />
+    </div>
+  );
 }
 
-/** The app shell: header, session sidebar, transcript and composer. */
+/** The app shell: the welcome screen or a workspace, plus settings, usage and help. */
 export function App() {
-  const [info, setInfo] = useState<AppInfo | null>(null);
-  const [infoError, setInfoError] = useState<string | null>(null);
-  const [transcript, dispatch] = useReducer(reduce, emptyTranscript);
-  // Set between sending and the first event back, so a second Enter cannot start a second turn.
-  const [pending, setPending] = useState(false);
+  const [boot, setBoot] = useState<Bootstrap | null>(null);
+  const [bootError, setBootError] = useState<string | null>(null);
+  const [settings, setSettings] = useState<SettingsView | null>(null);
+  const [recent, setRecent] = useState<RecentWorkspace[]>([]);
+  const [workspace, setWorkspace] = useState<WorkspaceView | null>(null);
+  const [openError, setOpenError] = useState<string | null>(null);
+  const [opening, setOpening] = useState(false);
+  const [overlay, setOverlay] = useState<Overlay>(null);
+  const [settingsEpoch, setSettingsEpoch] = useState(0);
+  const [command, setCommand] = useState<Command>(null);
+  const [sessionId, setSessionId] = useState<string | null>(null);
 
   useEffect(() => {
-    appInfo().then(setInfo, (error: unknown) => setInfoError(describeError(error)));
+    ipc.bootstrap().then(
+      (b) => {
+        setBoot(b);
+        setSettings(b.settings);
+        setRecent(b.recent);
+        setWorkspace(b.workspace);
+        // Key states need the keyring: fetched after the first screen is up.
+        if (!b.bench) ipc.getSettings().then(setSettings, () => undefined);
+      },
+      (e: unknown) => setBootError(ipc.describeError(e)),
+    );
   }, []);
 
-  const send = useCallback((text: string) => {
-    setPending(true);
-    pingEvents(text, (event) => {
-      setPending(false);
-      dispatch({ type: "event", event });
-    }).catch((error: unknown) => {
-      setPending(false);
-      dispatch({ type: "failed", message: `Could not run the turn: ${describeError(error)}` });
-    });
+  const language = settings?.language ?? "en";
+  const t = useMemo(() => translator(language), [language]);
+  useEffect(() => {
+    document.documentElement.lang = language === "zh" ? "zh-CN" : "en";
+  }, [language]);
+
+  const open = useCallback((path: string) => {
+    setOpening(true);
+    setOpenError(null);
+    ipc.openWorkspace(path).then(
+      (w) => {
+        setOpening(false);
+        setWorkspace(w);
+        ipc.getSettings().then(setSettings, () => undefined);
+      },
+      (e: unknown) => {
+        setOpening(false);
+        setOpenError(ipc.describeError(e));
+      },
+    );
   }, []);
+
+  const pick = useCallback(() => {
+    setOpenError(null);
+    ipc.pickFolder().then(
+      (path) => {
+        if (path !== null) open(path);
+      },
+      (e: unknown) => setOpenError(ipc.describeError(e)),
+    );
+  }, [open]);
+
+  const closeWorkspace = useCallback(() => {
+    ipc.closeWorkspace().then(
+      (r) => {
+        setRecent(r);
+        setWorkspace(null);
+        setSessionId(null);
+      },
+      (e: unknown) => setOpenError(ipc.describeError(e)),
+    );
+  }, []);
+
+  const settingsChanged = useCallback((s: SettingsView) => {
+    setSettings(s);
+    setSettingsEpoch((n) => n + 1);
+  }, []);
+
+  // Keyboard-first: global shortcuts (Esc and Enter live in the composer and overlays).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const mod = e.ctrlKey || e.metaKey;
+      if (e.key === "Escape" && overlay === null) {
+        setCommand({ name: "stop", at: Date.now() });
+        return;
+      }
+      if (!mod) return;
+      const key = e.key.toLowerCase();
+      const act = (f: () => void) => {
+        e.preventDefault();
+        f();
+      };
+      if (key === "/") act(() => setOverlay((o) => (o === "help" ? null : "help")));
+      else if (key === ",") act(() => setOverlay("settings"));
+      else if (key === "u") act(() => setOverlay("usage"));
+      else if (key === "o" && workspace === null) act(pick);
+      else if (key === "n" && workspace !== null) act(() => setCommand({ name: "new", at: Date.now() }));
+      else if (key === "l" && workspace !== null) act(() => setCommand({ name: "focus", at: Date.now() }));
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [overlay, workspace, pick]);
+
+  if (bootError !== null) {
+    return (
+      <div className="fatal" role="alert">
+        Backend unavailable: {bootError}
+      </div>
+    );
+  }
+  if (boot === null || settings === null) return <Splash />;
+  if (boot.bench) return <BenchHarness />;
 
   return (
-    <div className="app">
-      <Header info={info} error={infoError} />
-      <Sidebar />
-      <main className="chat">
-        <Transcript items={transcript.items} />
-        <Composer busy={pending || transcript.running} onSend={send} />
-      </main>
-    </div>
+    <I18nContext.Provider value={t}>
+      <div className="app">
+        {workspace === null ? (
+          <Welcome
+            recent={recent}
+            error={openError}
+            opening={opening}
+            stateDir={boot.stateDir}
+            lang={language}
+            onPick={pick}
+            onOpen={open}
+            onForget={(path) => ipc.forgetWorkspace(path).then(setRecent, () => undefined)}
+          />
+        ) : (
+          <Workbench
+            workspace={workspace}
+            settings={settings}
+            onSession={setSessionId}
+            approvals={boot.approvals}
+            lang={language}
+            onWorkspace={setWorkspace}
+            onCloseWorkspace={closeWorkspace}
+            onOpenSettings={() => setOverlay("settings")}
+            onOpenUsage={() => setOverlay("usage")}
+            onOpenHelp={() => setOverlay("help")}
+            settingsEpoch={settingsEpoch}
+            command={command}
+          />
+        )}
+        <span className="app-version" data-testid="app-version" title={`protocol v${boot.info.protocolVersion}`}>
+          v{boot.info.version}
+        </span>
+        {overlay === "settings" && (
+          <Settings
+            settings={settings}
+            hasSession={workspace !== null && sessionId !== null}
+            stateDir={boot.stateDir}
+            logDir={boot.logDir}
+            onClose={() => setOverlay(null)}
+            onChanged={settingsChanged}
+          />
+        )}
+        {overlay === "usage" && <Usage onClose={() => setOverlay(null)} lang={language} />}
+        {overlay === "help" && <Help onClose={() => setOverlay(null)} />}
+      </div>
+    </I18nContext.Provider>
   );
 }

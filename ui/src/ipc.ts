@@ -1,24 +1,109 @@
 // Typed wrappers around Cairn's Tauri commands. Every wire type comes from the generated
-// bindings in ./bindings (see crates/protocol/tests/bindings.rs); never declare one by hand.
+// bindings in ./bindings (protocol types) and ./bindings/app (the app's own types); never
+// declare one by hand.
 import { Channel, invoke } from "@tauri-apps/api/core";
-import type { AppInfo } from "./bindings/app/AppInfo";
+import type { ApprovalDecision } from "./bindings/ApprovalDecision";
+import type { DirectoryGrant } from "./bindings/DirectoryGrant";
 import type { Event } from "./bindings/Event";
+import type { Mode } from "./bindings/Mode";
+import type { PlanReview } from "./bindings/PlanReview";
+import type { UserAnswer } from "./bindings/UserAnswer";
+import type { AppInfo } from "./bindings/app/AppInfo";
+import type { Bootstrap } from "./bindings/app/Bootstrap";
+import type { PermissionRules } from "./bindings/app/PermissionRules";
+import type { RecentWorkspace } from "./bindings/app/RecentWorkspace";
+import type { SessionStatus } from "./bindings/app/SessionStatus";
+import type { SessionView } from "./bindings/app/SessionView";
+import type { SettingsUpdate } from "./bindings/app/SettingsUpdate";
+import type { SettingsView } from "./bindings/app/SettingsView";
+import type { UsageReport } from "./bindings/app/UsageReport";
+import type { WorkspaceView } from "./bindings/app/WorkspaceView";
+
+/** How a run ended: a turn status, `channel_closed` or `not_started`. */
+export type RunEnd = string;
 
 /** The app's name, version and protocol version. */
-export function appInfo(): Promise<AppInfo> {
-  return invoke<AppInfo>("app_info");
-}
+export const appInfo = () => invoke<AppInfo>("app_info");
+/** Everything the page needs at start. */
+export const bootstrap = () => invoke<Bootstrap>("bootstrap");
+/** A start-up benchmark mark (only with CAIRN_BENCH=1). */
+export const benchMark = (mark: string, data: unknown) => invoke<unknown>("bench_mark", { mark, data });
 
-/**
- * Asks the backend to stream one demo turn for `input`; every protocol event is handed to
- * `onEvent` in order. Resolves when the backend has sent the whole turn (the UI should still
- * treat `turn_end` as the end of a turn: it is always the last event).
- */
-export async function pingEvents(input: string, onEvent: (event: Event) => void): Promise<void> {
+/** Shows the native folder picker. */
+export const pickFolder = () => invoke<string | null>("pick_folder");
+/** Opens a folder as this window's workspace. */
+export const openWorkspace = (path: string) => invoke<WorkspaceView>("open_workspace", { path });
+/** Closes the workspace (back to the welcome screen). */
+export const closeWorkspace = () => invoke<RecentWorkspace[]>("close_workspace");
+/** Removes a folder from the recent list. */
+export const forgetWorkspace = (path: string) => invoke<RecentWorkspace[]>("forget_workspace", { path });
+/** The workspace's sessions. */
+export const listSessions = () => invoke<WorkspaceView>("list_sessions");
+
+/** Starts a new session in the workspace. */
+export const newSession = () => invoke<SessionView>("new_session");
+/** Resumes a saved session. */
+export const openSession = (id: string) => invoke<SessionView>("open_session", { id });
+/** The live state of the window's session. */
+export const sessionStatus = () => invoke<SessionStatus>("session_status");
+/** Renames a session. */
+export const renameSession = (id: string, name: string) => invoke<void>("rename_session", { id, name });
+/** Deletes a session. */
+export const deleteSession = (id: string) => invoke<void>("delete_session", { id });
+
+function channelFor(onEvent: (event: Event) => void): Channel<Event> {
   const channel = new Channel<Event>();
   channel.onmessage = onEvent;
-  await invoke<void>("ping_events", { input, onEvent: channel });
+  return channel;
 }
+
+/** Runs a turn; every protocol event is handed to `onEvent` in order. */
+export const runTurn = (text: string, onEvent: (event: Event) => void) =>
+  invoke<RunEnd>("run_turn", { text, onEvent: channelFor(onEvent) });
+/** Re-runs the last turn after a retriable error. */
+export const retryTurn = (onEvent: (event: Event) => void) =>
+  invoke<RunEnd>("retry_turn", { onEvent: channelFor(onEvent) });
+/** Interrupts the running turn. */
+export const interrupt = () => invoke<void>("interrupt");
+/** Queues steering for the running turn. */
+export const queueSteering = (text: string) => invoke<string[]>("queue_steering", { text });
+/** Withdraws queued steering; false when it was already injected. */
+export const removeSteering = (text: string) => invoke<boolean>("remove_steering", { text });
+/** Changes the permission mode. */
+export const setMode = (mode: Mode) => invoke<void>("set_mode", { mode });
+
+/** Answers an approval from the chat. */
+export const answerApproval = (reqId: string, decision: ApprovalDecision) =>
+  invoke<boolean>("answer_approval", { reqId, decision });
+/** Answers the agent's question. */
+export const answerQuestion = (answer: UserAnswer) => invoke<boolean>("answer_question", { answer });
+/** Accepts or rejects the proposed plan. */
+export const answerPlan = (review: PlanReview) => invoke<boolean>("answer_plan", { review });
+/** Grants or denies a directory request. */
+export const answerDirectory = (grant: DirectoryGrant) => invoke<boolean>("answer_directory", { grant });
+/** A diff of what a pending file edit would change. */
+export const editPreview = (reqId: string) => invoke<string | null>("edit_preview", { reqId });
+/** The full result of a tool call. */
+export const toolResult = (callId: string) => invoke<string | null>("tool_result", { callId });
+/** The session's permission allowances. */
+export const permissionRules = () => invoke<PermissionRules>("permission_rules");
+/** Revokes a tool's session allowance. */
+export const revokeTool = (name: string) => invoke<PermissionRules>("revoke_tool", { name });
+/** Revokes a command's session allowance. */
+export const revokeCommand = (program: string) => invoke<PermissionRules>("revoke_command", { program });
+/** Removes a rule from the user permissions file. */
+export const revokeRule = (text: string) => invoke<PermissionRules>("revoke_rule", { text });
+
+/** The current settings. */
+export const getSettings = () => invoke<SettingsView>("get_settings");
+/** Saves the settings. */
+export const saveSettings = (update: SettingsUpdate) => invoke<SettingsView>("save_settings", { update });
+/** Stores an API key in the OS keyring. */
+export const setApiKey = (provider: string, key: string) => invoke<SettingsView>("set_api_key", { provider, key });
+/** Removes an API key from the OS keyring. */
+export const removeApiKey = (provider: string) => invoke<SettingsView>("remove_api_key", { provider });
+/** The usage center's report. */
+export const usageReport = () => invoke<UsageReport>("usage_report");
 
 /** A readable message for an IPC failure of unknown shape. */
 export function describeError(error: unknown): string {

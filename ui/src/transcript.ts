@@ -1,165 +1,423 @@
-// The transcript model: protocol events folded into the items the chat view renders.
+// The chat model: protocol events folded into what the chat view renders (transcript items,
+// todos, plan, queued steering, usage). Pure: every fold returns a new value, and a batch of
+// events copies the item list once, so replaying a long session stays linear.
 import type { Event } from "./bindings/Event";
+import type { TodoItem } from "./bindings/TodoItem";
 import type { TokenUsage } from "./bindings/TokenUsage";
 import type { TurnStatus } from "./bindings/TurnStatus";
+import type { PriceView } from "./bindings/app/PriceView";
+
+/** Where a tool call is. */
+export type ToolState = "proposed" | "awaiting" | "running" | "ok" | "error" | "denied" | "interrupted";
+
+/** Whether a question, plan, directory request or approval still waits. */
+export type AskState = "pending" | "answered" | "expired";
 
 /** One rendered block of the transcript. */
-export type TranscriptItem =
-  | { kind: "user"; id: string; text: string }
+export type Item =
+  | { kind: "user"; id: string; text: string; steering: boolean }
+  | { kind: "assistant"; id: string; text: string; reasoning: string; streaming: boolean; usage: TokenUsage | null }
   | {
-      kind: "assistant";
+      kind: "tool";
       id: string;
-      text: string;
-      reasoning: string;
-      streaming: boolean;
-      usage: TokenUsage | null;
+      name: string;
+      args: unknown;
+      state: ToolState;
+      startedAt: number | null;
+      durationMs: number | null;
+      output: string;
+      preview: string | null;
+      reason: string | null;
+      approval: { reason: string; category: string; state: AskState } | null;
     }
   | { kind: "notice"; id: string; tone: "info" | "error"; text: string }
-  | { kind: "turn_end"; id: string; status: TurnStatus; iterations: number };
+  | { kind: "compaction"; id: string; done: boolean; before: number; after: number; summary: string | null; method: string }
+  | { kind: "question"; id: string; question: string; options: string[]; allowText: boolean; multi: boolean; state: AskState }
+  | { kind: "plan"; id: string; plan: string; state: AskState | "rejected" }
+  | { kind: "directory"; id: string; path: string; reason: string; writable: boolean; state: AskState }
+  | { kind: "turn_end"; id: string; status: TurnStatus; iterations: number; retriable: boolean };
 
-/** The transcript of one session plus whether a turn is running. */
-export type Transcript = { items: TranscriptItem[]; running: boolean };
+/** A steering message typed while a turn ran. */
+export type Steering = { text: string; state: "queued" | "injected" };
 
-/** An empty transcript. */
-export const emptyTranscript: Transcript = { items: [], running: false };
-
-/** Wire names of the statuses, as a person reads them. */
-export const turnStatusLabel: Record<TurnStatus, string> = {
-  completed: "Turn completed",
-  max_iterations_exceeded: "Stopped: too many iterations",
-  interrupted: "Interrupted",
-  error: "Ended with an error",
+/** Token and cost totals of the session. */
+export type Meter = {
+  requests: number;
+  input: number;
+  output: number;
+  cached: number;
+  cost: number;
+  unpriced: number;
+  /** Tokens the last request carried (input + output): the context gauge. */
+  context: number;
 };
 
-function updateAssistant(
-  items: TranscriptItem[],
-  id: string,
-  update: (item: Extract<TranscriptItem, { kind: "assistant" }>) => TranscriptItem,
-): TranscriptItem[] {
-  const index = items.findIndex((item) => item.kind === "assistant" && item.id === id);
-  if (index === -1) {
-    const fresh: TranscriptItem = {
-      kind: "assistant",
-      id,
+/** Everything the chat view shows for one session. */
+export type ChatState = {
+  items: Item[];
+  running: boolean;
+  todos: TodoItem[];
+  steering: Steering[];
+  meter: Meter;
+  /** The last error of the running turn was retriable. */
+  retriable: boolean;
+  sessionName: string | null;
+};
+
+/** An empty chat. */
+export const emptyChat: ChatState = {
+  items: [],
+  running: false,
+  todos: [],
+  steering: [],
+  meter: { requests: 0, input: 0, output: 0, cached: 0, cost: 0, unpriced: 0, context: 0 },
+  retriable: false,
+  sessionName: null,
+};
+
+/** Cost of one reply at `price` (USD per million tokens). */
+export function costOf(usage: TokenUsage, price: PriceView | null): number | null {
+  if (price === null) return null;
+  const cached = Math.min(usage.cached_input_tokens, usage.input_tokens);
+  const fresh = usage.input_tokens - cached;
+  return (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.output_tokens * price.output) / 1e6;
+}
+
+/** Mutable working copy of a state while a batch of events is folded. */
+class Draft {
+  items: Item[];
+  index: Map<string, number>;
+  s: ChatState;
+  constructor(state: ChatState, index: Map<string, number> | null) {
+    this.s = { ...state, meter: { ...state.meter }, steering: state.steering.slice() };
+    this.items = state.items.slice();
+    // Copied: a reducer may fold the same state twice (React strict mode).
+    this.index = index !== null ? new Map(index) : new Map(this.items.map((item, i) => [item.id, i]));
+  }
+  find<K extends Item["kind"]>(id: string, kind: K): Extract<Item, { kind: K }> | null {
+    const i = this.index.get(id);
+    if (i === undefined) return null;
+    const item = this.items[i];
+    return item !== undefined && item.kind === kind ? (item as Extract<Item, { kind: K }>) : null;
+  }
+  put(item: Item) {
+    const i = this.index.get(item.id);
+    if (i === undefined) {
+      this.index.set(item.id, this.items.length);
+      this.items.push(item);
+    } else {
+      this.items[i] = item;
+    }
+  }
+  /** The last item of a kind that still waits. */
+  lastPending<K extends "question" | "plan" | "directory">(kind: K): Extract<Item, { kind: K }> | null {
+    for (let i = this.items.length - 1; i >= 0; i--) {
+      const item = this.items[i];
+      if (item !== undefined && item.kind === kind && item.state === "pending") return item as Extract<Item, { kind: K }>;
+    }
+    return null;
+  }
+  uid(prefix: string): string {
+    return `${prefix}:${this.items.length}`;
+  }
+}
+
+/** Cache of item positions for the last state produced, so folds skip rebuilding it. */
+const indexCache = new WeakMap<Item[], Map<string, number>>();
+
+function assistant(d: Draft, reqId: string) {
+  return (
+    d.find(reqId, "assistant") ?? {
+      kind: "assistant" as const,
+      id: reqId,
       text: "",
       reasoning: "",
       streaming: true,
       usage: null,
-    };
-    return [...items, update(fresh as Extract<TranscriptItem, { kind: "assistant" }>)];
-  }
-  const current = items[index];
-  if (current === undefined || current.kind !== "assistant") return items;
-  const next = items.slice();
-  next[index] = update(current);
-  return next;
+    }
+  );
 }
 
-/** Folds one protocol event into the transcript. Pure: returns a new value. */
-export function applyEvent(state: Transcript, event: Event): Transcript {
+function apply(d: Draft, event: Event, price: PriceView | null) {
+  const s = d.s;
   switch (event.type) {
-    case "turn_start":
-      return {
-        running: true,
-        items: [...state.items, { kind: "user", id: `${event.data.taskId}:user`, text: event.data.input }],
-      };
-    case "assistant_delta":
-      return {
-        ...state,
-        items: updateAssistant(state.items, event.data.reqId, (item) => ({
-          ...item,
-          text: item.text + event.data.text,
-        })),
-      };
-    case "reasoning_delta":
-      return {
-        ...state,
-        items: updateAssistant(state.items, event.data.reqId, (item) => ({
-          ...item,
-          reasoning: item.reasoning + event.data.text,
-        })),
-      };
-    case "assistant_message":
-      return {
-        ...state,
-        items: updateAssistant(state.items, event.data.reqId, (item) => ({
-          ...item,
-          text: event.data.text,
-          reasoning: event.data.reasoning,
-          streaming: false,
-          usage: event.data.usage ?? null,
-        })),
-      };
-    case "error":
-      return {
-        ...state,
-        items: [
-          ...state.items,
-          { kind: "notice", id: `${event.data.taskId}:error:${state.items.length}`, tone: "error", text: event.data.error },
-        ],
-      };
-    case "llm_retry":
-      return {
-        ...state,
-        items: [
-          ...state.items,
-          {
-            kind: "notice",
-            id: `retry:${event.data.reqId}:${event.data.attempt}`,
-            tone: "info",
-            text: `Retrying (${event.data.attempt}/${event.data.max}): ${event.data.reason}`,
-          },
-        ],
-      };
-    case "turn_end":
-      return {
-        running: false,
-        items: [
-          ...state.items.map((item) =>
-            item.kind === "assistant" && item.streaming ? { ...item, streaming: false } : item,
-          ),
-          {
-            kind: "turn_end",
-            id: `${event.data.taskId}:end`,
-            status: event.data.status,
-            iterations: event.data.iterations,
-          },
-        ],
-      };
-    // Not rendered yet: tool cards, approvals, plans, compaction and the rest arrive with the
-    // full chat view. Listing them keeps this switch exhaustive, so a new event type added to
-    // the protocol fails `npm run typecheck` until it is handled here.
+    case "turn_start": {
+      s.running = true;
+      s.retriable = false;
+      const input = event.data.input;
+      // A turn started from steering that arrived too late for the previous turn.
+      const queued = s.steering.filter((x) => x.state === "queued").map((x) => x.text);
+      const fromSteering = queued.length > 0 && queued.join("\n\n") === input;
+      if (fromSteering) s.steering = s.steering.map((x) => ({ ...x, state: "injected" }));
+      d.put({ kind: "user", id: `${event.data.taskId}:user`, text: input, steering: fromSteering });
+      return;
+    }
+    case "assistant_delta": {
+      const a = assistant(d, event.data.reqId);
+      d.put({ ...a, text: a.text + event.data.text });
+      return;
+    }
+    case "reasoning_delta": {
+      const a = assistant(d, event.data.reqId);
+      d.put({ ...a, reasoning: a.reasoning + event.data.text });
+      return;
+    }
+    case "assistant_message": {
+      const a = assistant(d, event.data.reqId);
+      const usage = event.data.usage ?? null;
+      if (event.data.text !== "" || event.data.reasoning !== "" || d.find(event.data.reqId, "assistant") !== null) {
+        d.put({ ...a, text: event.data.text, reasoning: event.data.reasoning, streaming: false, usage });
+      }
+      if (usage !== null) {
+        const m = s.meter;
+        m.input += usage.input_tokens;
+        m.output += usage.output_tokens;
+        m.cached += usage.cached_input_tokens;
+        m.context = usage.input_tokens + usage.output_tokens;
+        const cost = costOf(usage, price);
+        if (cost === null) m.unpriced += 1;
+        else m.cost += cost;
+      }
+      return;
+    }
     case "llm_request":
+      s.meter.requests += 1;
+      return;
     case "tool_proposed":
-    case "permission_required":
-    case "tool_started":
-    case "tool_finished":
-    case "iteration_end":
-    case "interrupted":
+      d.put({
+        kind: "tool",
+        id: event.data.reqId,
+        name: event.data.name,
+        args: event.data.arguments,
+        state: "proposed",
+        startedAt: null,
+        durationMs: null,
+        output: "",
+        preview: null,
+        reason: null,
+        approval: null,
+      });
+      return;
+    case "permission_required": {
+      const t = d.find(event.data.reqId, "tool");
+      if (t !== null) {
+        d.put({
+          ...t,
+          state: "awaiting",
+          approval: { reason: event.data.reason, category: event.data.category, state: "pending" },
+        });
+      }
+      return;
+    }
+    case "tool_started": {
+      const t = d.find(event.data.reqId, "tool");
+      if (t !== null) {
+        const approval = t.approval === null ? null : { ...t.approval, state: "answered" as const };
+        const started = event.data.startTime ? Date.parse(event.data.startTime) : Date.now();
+        d.put({ ...t, state: "running", startedAt: Number.isNaN(started) ? Date.now() : started, approval });
+      }
+      return;
+    }
+    case "tool_output": {
+      const t = d.find(event.data.reqId, "tool");
+      if (t !== null) d.put({ ...t, output: t.output + event.data.text });
+      return;
+    }
+    case "tool_finished": {
+      const t = d.find(event.data.reqId, "tool") ?? {
+        kind: "tool" as const,
+        id: event.data.reqId,
+        name: event.data.name,
+        args: null,
+        state: "proposed" as const,
+        startedAt: null,
+        durationMs: null,
+        output: "",
+        preview: null,
+        reason: null,
+        approval: null,
+      };
+      const approval = t.approval === null ? null : { ...t.approval, state: "answered" as const };
+      d.put({
+        ...t,
+        state: event.data.status,
+        durationMs: event.data.duration ?? null,
+        preview: event.data.result_preview ?? null,
+        reason: event.data.reason ?? null,
+        approval,
+      });
+      return;
+    }
+    case "error":
+      s.retriable = event.data.retriable;
+      d.put({ kind: "notice", id: d.uid("error"), tone: "error", text: event.data.error });
+      return;
+    case "llm_retry": {
+      const secs = Math.round(event.data.waitMs / 100) / 10;
+      d.put({
+        kind: "notice",
+        id: `retry:${event.data.reqId}:${event.data.attempt}`,
+        tone: "info",
+        text: `${event.data.attempt}/${event.data.max} · ${secs}s · ${event.data.reason}`,
+      });
+      return;
+    }
     case "compacting":
-    case "compacted":
-    case "queue_steering":
+      d.put({
+        kind: "compaction",
+        id: `compact:${event.data.taskId}:${d.items.length}`,
+        done: false,
+        before: 0,
+        after: 0,
+        summary: null,
+        method: event.data.trigger,
+      });
+      return;
+    case "compacted": {
+      let last: Extract<Item, { kind: "compaction" }> | null = null;
+      for (let i = d.items.length - 1; i >= 0; i--) {
+        const it = d.items[i];
+        if (it !== undefined && it.kind === "compaction" && !it.done) {
+          last = it;
+          break;
+        }
+      }
+      const base = last ?? { kind: "compaction" as const, id: d.uid("compact"), done: false, before: 0, after: 0, summary: null, method: "" };
+      d.put({
+        ...base,
+        done: true,
+        before: event.data.messagesBefore,
+        after: event.data.messagesAfter,
+        summary: event.data.summaryPreview ?? null,
+        method: event.data.method,
+      });
+      s.meter.context = 0;
+      return;
+    }
+    case "queue_steering": {
+      let marked = false;
+      s.steering = s.steering.map((x) => {
+        if (!marked && x.state === "queued" && x.text === event.data.text) {
+          marked = true;
+          return { ...x, state: "injected" };
+        }
+        return x;
+      });
+      d.put({ kind: "user", id: d.uid("steer"), text: event.data.text, steering: true });
+      return;
+    }
     case "ask_user_question":
+      d.put({
+        kind: "question",
+        id: d.uid("question"),
+        question: event.data.question,
+        options: event.data.options,
+        allowText: event.data.allowText,
+        multi: event.data.multi,
+        state: "pending",
+      });
+      return;
     case "plan_proposed":
+      d.put({ kind: "plan", id: d.uid("plan"), plan: event.data.plan, state: "pending" });
+      return;
     case "directory_requested":
-    case "session_named":
-    case "tool_output":
+      d.put({
+        kind: "directory",
+        id: d.uid("dir"),
+        path: event.data.path,
+        reason: event.data.reason,
+        writable: event.data.writable,
+        state: "pending",
+      });
+      return;
     case "todos_updated":
-      return state;
+      s.todos = event.data.todos;
+      return;
+    case "session_named":
+      s.sessionName = event.data.name;
+      return;
+    case "turn_end": {
+      s.running = false;
+      // Whatever still waited for the user is moot now.
+      for (let i = 0; i < d.items.length; i++) {
+        const it = d.items[i];
+        if (it === undefined) continue;
+        if (it.kind === "assistant" && it.streaming) d.items[i] = { ...it, streaming: false };
+        if ((it.kind === "question" || it.kind === "plan" || it.kind === "directory") && it.state === "pending") {
+          d.items[i] = { ...it, state: "expired" };
+        }
+        if (it.kind === "tool" && (it.state === "running" || it.state === "awaiting" || it.state === "proposed")) {
+          d.items[i] = {
+            ...it,
+            state: "interrupted",
+            approval: it.approval === null ? null : { ...it.approval, state: "expired" },
+          };
+        }
+      }
+      d.put({
+        kind: "turn_end",
+        id: `${event.data.taskId}:end`,
+        status: event.data.status,
+        iterations: event.data.iterations,
+        retriable: event.data.status === "error" && s.retriable,
+      });
+      return;
+    }
+    case "interrupted":
+    case "iteration_end":
+      return;
+    case "subagent_event":
+      // A child agent's own events (explore): only its final report reaches the chat, as the
+      // explore tool card's result; the nested stream is not rendered yet.
+      return;
     default: {
       // Compile time: every event type is handled above. Run time: a newer backend may send
       // a type this build does not know; ignore it rather than break the stream.
       const unknown: never = event;
       console.warn("unknown event type", unknown);
-      return state;
     }
   }
 }
 
-/** A local failure (not a protocol event), shown in the transcript. */
-export function withNotice(state: Transcript, text: string): Transcript {
+/** Folds a batch of events into the chat. */
+export function applyEvents(state: ChatState, events: readonly Event[], price: PriceView | null): ChatState {
+  if (events.length === 0) return state;
+  const d = new Draft(state, indexCache.get(state.items) ?? null);
+  for (const e of events) apply(d, e, price);
+  const next = { ...d.s, items: d.items };
+  indexCache.set(d.items, d.index);
+  return next;
+}
+
+/** Marks an answered question, plan or directory request. */
+export function markAnswered(state: ChatState, id: string, answer: AskState | "rejected"): ChatState {
   return {
-    running: false,
-    items: [...state.items, { kind: "notice", id: `local:${state.items.length}`, tone: "error", text }],
+    ...state,
+    items: state.items.map((it) => {
+      if (it.id !== id) return it;
+      if (it.kind === "plan") return { ...it, state: answer };
+      if ((it.kind === "question" || it.kind === "directory") && answer !== "rejected") return { ...it, state: answer };
+      if (it.kind === "tool" && it.approval !== null && answer !== "rejected") {
+        return { ...it, approval: { ...it.approval, state: answer } };
+      }
+      return it;
+    }),
   };
+}
+
+/** A local notice (not a protocol event), e.g. a failed command. */
+export function withNotice(state: ChatState, text: string): ChatState {
+  return {
+    ...state,
+    items: [...state.items, { kind: "notice", id: `local:${state.items.length}:${Date.now()}`, tone: "error", text }],
+  };
+}
+
+/** The latest plan, for the plan panel. */
+export function latestPlan(state: ChatState): Extract<Item, { kind: "plan" }> | null {
+  for (let i = state.items.length - 1; i >= 0; i--) {
+    const it = state.items[i];
+    if (it !== undefined && it.kind === "plan") return it;
+  }
+  return null;
 }

@@ -4,7 +4,10 @@ use std::io::{BufRead, Write};
 
 use async_trait::async_trait;
 use cairn_engine::Approver;
-use cairn_protocol::{ApprovalDecision, ApprovalRequest};
+use cairn_protocol::{
+    ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested,
+    PlanReview, UserAnswer,
+};
 
 /// Asks on `/dev/tty`: allow once, always (tool or command), or deny. Any failure denies.
 pub struct TerminalApprover {
@@ -34,6 +37,138 @@ impl Approver for TerminalApprover {
             Err(_) => ApprovalDecision::Deny,
         }
     }
+
+    async fn ask_user(&self, question: AskUserQuestion) -> UserAnswer {
+        let _guard = self.lock.lock().await;
+        match tokio::task::spawn_blocking(move || ask_question(&question)).await {
+            Ok(Ok(a)) => a,
+            Ok(Err(e)) => UserAnswer::Declined {
+                reason: format!("the terminal is not available ({e})"),
+            },
+            Err(_) => UserAnswer::Declined {
+                reason: "no answer".into(),
+            },
+        }
+    }
+
+    async fn review_plan(&self, plan: String) -> PlanReview {
+        let _guard = self.lock.lock().await;
+        match tokio::task::spawn_blocking(move || review(&plan)).await {
+            Ok(Ok(r)) => r,
+            _ => PlanReview::Rejected {
+                feedback: "the plan could not be reviewed on the terminal".into(),
+            },
+        }
+    }
+
+    async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
+        let _guard = self.lock.lock().await;
+        match tokio::task::spawn_blocking(move || grant(&request)).await {
+            Ok(Ok(g)) => g,
+            _ => DirectoryGrant::Denied {
+                reason: "no answer on the terminal".into(),
+            },
+        }
+    }
+}
+
+fn tty() -> std::io::Result<(std::fs::File, std::fs::File)> {
+    let input = std::fs::File::open("/dev/tty")?;
+    let output = std::fs::OpenOptions::new().write(true).open("/dev/tty")?;
+    Ok((input, output))
+}
+
+fn read_line(input: &std::fs::File) -> std::io::Result<Option<String>> {
+    let mut line = String::new();
+    let n = std::io::BufReader::new(input).read_line(&mut line)?;
+    Ok((n > 0).then(|| line.trim().to_string()))
+}
+
+fn ask_question(q: &AskUserQuestion) -> std::io::Result<UserAnswer> {
+    let (input, mut out) = tty()?;
+    writeln!(out, "\n? {}", q.question)?;
+    for (i, o) in q.options.iter().enumerate() {
+        writeln!(out, "  {}. {o}", i + 1)?;
+    }
+    let hint = match (q.options.is_empty(), q.multi, q.allow_text) {
+        (true, _, _) => "your answer".to_string(),
+        (false, true, true) => "numbers separated by commas, or your own text".to_string(),
+        (false, true, false) => "numbers separated by commas".to_string(),
+        (false, false, true) => "a number, or your own text".to_string(),
+        (false, false, false) => "a number".to_string(),
+    };
+    write!(out, "  ({hint}; empty to decline) > ")?;
+    out.flush()?;
+    let Some(line) = read_line(&input)? else {
+        return Ok(UserAnswer::Declined {
+            reason: "no answer".into(),
+        });
+    };
+    if line.is_empty() {
+        return Ok(UserAnswer::Declined {
+            reason: "the user declined to answer".into(),
+        });
+    }
+    let picks: Option<Vec<String>> = line
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| q.options.get(i).cloned())
+        })
+        .collect();
+    Ok(match picks {
+        Some(sel) if !sel.is_empty() && (q.multi || sel.len() == 1) => UserAnswer::Answered {
+            selected: sel,
+            text: String::new(),
+        },
+        _ => UserAnswer::Answered {
+            selected: Vec::new(),
+            text: line,
+        },
+    })
+}
+
+fn review(plan: &str) -> std::io::Result<PlanReview> {
+    let (input, mut out) = tty()?;
+    writeln!(out, "\n? The agent proposes this plan:\n{plan}")?;
+    write!(out, "  [y] accept  [n] reject (then say why) > ")?;
+    out.flush()?;
+    match read_line(&input)?.as_deref() {
+        Some("y") | Some("yes") => Ok(PlanReview::Accepted),
+        _ => {
+            write!(out, "  what should change? > ")?;
+            out.flush()?;
+            let feedback = read_line(&input)?.unwrap_or_default();
+            Ok(PlanReview::Rejected { feedback })
+        }
+    }
+}
+
+fn grant(r: &DirectoryRequested) -> std::io::Result<DirectoryGrant> {
+    let (input, mut out) = tty()?;
+    let access = if r.writable { "read and write" } else { "read" };
+    writeln!(
+        out,
+        "\n? The agent asks to {access} {}\n  reason: {}",
+        r.path, r.reason
+    )?;
+    write!(
+        out,
+        "  [y] grant for this session  [r] read-only  [n] deny > "
+    )?;
+    out.flush()?;
+    Ok(match read_line(&input)?.as_deref() {
+        Some("y") | Some("yes") => DirectoryGrant::Granted {
+            writable: r.writable,
+        },
+        Some("r") => DirectoryGrant::Granted { writable: false },
+        _ => DirectoryGrant::Denied {
+            reason: "denied by the user".into(),
+        },
+    })
 }
 
 fn ask(request: &ApprovalRequest) -> std::io::Result<ApprovalDecision> {

@@ -1,6 +1,9 @@
 //! `cairn`: the Cairn engine on the command line (see docs/cli.md for the contract).
 
 mod approve;
+mod auth;
+mod checkpoints;
+mod mcp;
 mod permissions;
 mod render;
 mod run;
@@ -28,10 +31,31 @@ struct Cli {
 enum Command {
     /// Run one turn (prompt → LLM/tool iterations → turn_end) in a session.
     Run(run::RunArgs),
+    /// List the session's change-turns (turns that changed files), numbered from 1.
+    Turns(checkpoints::TurnsArgs),
+    /// Print a change-turn as a unified diff.
+    Diff(checkpoints::DiffArgs),
+    /// Put the workspace back to its state after a change-turn (undoable).
+    Restore(checkpoints::RestoreArgs),
+    /// The workspace's checkpoint store: `usage`, `gc`.
+    Checkpoints {
+        #[command(subcommand)]
+        command: checkpoints::CheckpointsCmd,
+    },
+    /// Store, remove or list API keys in the OS keyring (shared with the desktop app).
+    Auth {
+        #[command(subcommand)]
+        command: auth::AuthCommand,
+    },
     /// Persistent permission rules and session allowlists.
     Permissions {
         #[command(subcommand)]
         command: permissions::PermissionsCommand,
+    },
+    /// MCP servers: `list`, `add`, `remove`, `test NAME`.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::McpCommand,
     },
     /// List sessions, newest first.
     Sessions {
@@ -70,7 +94,13 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::Turns(args) => checkpoints::turns(args),
+        Command::Diff(args) => checkpoints::diff(args),
+        Command::Restore(args) => checkpoints::restore(args),
+        Command::Checkpoints { command } => checkpoints::store_cmd(command),
+        Command::Auth { command } => auth::run(command),
         Command::Sessions { state_dir, json } => sessions(state_dir, json),
+        Command::Mcp { command } => runtime.block_on(mcp::run(command)),
         Command::Permissions { command } => permissions::run(command),
     }
 }

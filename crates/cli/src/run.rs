@@ -63,6 +63,9 @@ pub struct RunArgs {
     /// Override the detected context window (compaction thresholds follow it).
     #[arg(long, value_name = "TOKENS")]
     pub context_window: Option<u64>,
+    /// Per-turn snapshots: `auto` (Cairn's own store, never the user's .git) or `off`.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "auto")]
+    pub vcs: crate::checkpoints::VcsArg,
     /// Print every event as one JSON object per line on stdout, nothing else.
     #[arg(long)]
     pub json: bool,
@@ -96,6 +99,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         allowed_commands: args.allow_command.clone(),
         max_iterations: Some(args.max_iterations),
         context_window: args.context_window,
+        vcs: args.vcs.into(),
     };
     let assembled = match open_session(opts, None, approver) {
         Ok(a) => a,
@@ -143,6 +147,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Err(e) = assembled.checkpoint().await {
         eprintln!("warning: could not save the session: {e}");
     }
+    assembled.close_mcp().await;
     if !args.json {
         eprintln!("session: {}", assembled.session.id());
     }

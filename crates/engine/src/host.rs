@@ -23,6 +23,7 @@ pub(crate) struct HostShared {
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
     pub task_id: String,
     pub exec: ExecEnvironment,
+    pub hooks: Vec<Arc<dyn crate::hook::EngineHook>>,
 }
 
 /// A tool call's handle on its session; a detached host (tests, subprocess tools) drops
@@ -48,6 +49,7 @@ impl HostShared {
     async fn send(&self, event: Event) {
         let tx = lock(&self.tx).clone();
         if let Some(tx) = tx {
+            crate::hook::notify(&self.hooks, &event);
             let _ = tx.send(event).await;
         }
     }
@@ -92,7 +94,7 @@ impl ToolHost {
                 task_id: s.task_id.clone(),
                 req_id: self.req_id.clone(),
                 name: self.name.clone(),
-                text: text.into(),
+                text: s.exec.scrub(&text.into()),
             });
             s.send(ev).await;
         }

@@ -81,6 +81,7 @@ impl<'a> TurnRunner<'a> {
             todos: inner.todos.clone(),
             task_id: task_id.clone(),
             exec: inner.exec.clone(),
+            hooks: inner.hooks.clone(),
         });
         TurnRunner {
             inner,

@@ -1,10 +1,13 @@
-//! Maps HTTP and transport failures to [`LlmOutcome`]s.
+//! The one place where failures of every provider become [`LlmOutcome`]s: HTTP errors,
+//! errors reported inside a stream, transport failures. The engine's retry policy then only
+//! looks at the outcome (status and kind).
 
 use std::time::{Duration, SystemTime};
 
 use cairn_engine::{FailureKind, LlmOutcome, OutcomeStatus};
 use reqwest::header::HeaderMap;
 
+pub(crate) use crate::errinfo::ErrorInfo;
 use crate::redact::Redactor;
 
 /// Longest provider error text kept in an outcome message.
@@ -19,105 +22,6 @@ pub(crate) struct HttpFailure {
     pub retry_after: Option<Duration>,
     /// Response body (possibly cut).
     pub body: String,
-}
-
-/// The interesting fields of an OpenAI-style error body.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct ErrorInfo {
-    pub message: Option<String>,
-    pub code: Option<String>,
-    pub kind: Option<String>,
-}
-
-fn as_text(v: &serde_json::Value) -> Option<String> {
-    match v {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-impl ErrorInfo {
-    /// Reads `{"error":{"message","code","type"}}`, `{"error":"…"}`, `{"message":"…"}`,
-    /// `{"detail":"…"}`, or falls back to the raw text.
-    pub(crate) fn parse(body: &str) -> ErrorInfo {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
-            let text = body.trim();
-            return ErrorInfo {
-                message: (!text.is_empty()).then(|| text.to_string()),
-                ..ErrorInfo::default()
-            };
-        };
-        Self::from_value(&v)
-    }
-
-    /// Reads an error object or an object that has one under `error`.
-    pub(crate) fn from_value(v: &serde_json::Value) -> ErrorInfo {
-        let e = match v.get("error") {
-            Some(e) if e.is_object() => e,
-            Some(e) => {
-                return ErrorInfo {
-                    message: as_text(e),
-                    ..ErrorInfo::default()
-                }
-            }
-            None => v,
-        };
-        ErrorInfo {
-            message: e
-                .get("message")
-                .or_else(|| e.get("detail"))
-                .and_then(as_text)
-                .or_else(|| (!e.is_object()).then(|| e.to_string())),
-            code: e.get("code").and_then(as_text),
-            kind: e.get("type").and_then(as_text),
-        }
-    }
-
-    /// Whether this error says the prompt exceeds the context window.
-    pub(crate) fn is_context_overflow(&self) -> bool {
-        if self.code.as_deref() == Some("context_length_exceeded") {
-            return true;
-        }
-        let m = self.message.as_deref().unwrap_or("").to_ascii_lowercase();
-        [
-            "maximum context length",
-            "context_length_exceeded",
-            "context length exceeded",
-            "context window",
-            "prompt is too long",
-            "too many tokens",
-        ]
-        .iter()
-        .any(|p| m.contains(p))
-    }
-
-    /// Whether this error says a request parameter is not supported (a partly compatible gateway).
-    pub(crate) fn is_parameter_incompatibility(&self) -> bool {
-        let code = self.code.as_deref().unwrap_or("");
-        if [
-            "unsupported_parameter",
-            "unknown_parameter",
-            "unsupported_value",
-        ]
-        .contains(&code)
-        {
-            return true;
-        }
-        let m = self.message.as_deref().unwrap_or("").to_ascii_lowercase();
-        [
-            "unsupported parameter",
-            "unknown parameter",
-            "unrecognized",
-            "not supported",
-            "unsupported",
-            "unknown field",
-            "extra inputs are not permitted",
-            "invalid parameter",
-        ]
-        .iter()
-        .any(|p| m.contains(p))
-    }
 }
 
 /// Whether a failed `/responses` request may be retried on Chat Completions for this request only.
@@ -142,6 +46,13 @@ pub(crate) fn display_base(base_url: &str) -> String {
     }
 }
 
+/// The text of a quota failure: retrying cannot help, the user must act.
+fn quota_text(base: &str, detail: &str) -> String {
+    format!(
+        "quota exhausted at {base}: {detail} (add credits or raise the limit; retrying will not help)"
+    )
+}
+
 /// The outcome of a non-success HTTP answer.
 pub(crate) fn outcome_for_http(
     f: &HttpFailure,
@@ -157,77 +68,116 @@ pub(crate) fn outcome_for_http(
         .unwrap_or_else(|| "no error message".to_string());
     let base = display_base(base_url);
     let code = f.status;
-    let (status, kind, text) = match code {
+    let hint = f.retry_after.or_else(|| info.retry_hint());
+    let (status, kind, text, retry_after) = match code {
         401 | 403 if has_key => (
             OutcomeStatus::Auth,
             None,
             format!("the API key was rejected by {base}: {detail}"),
+            None,
         ),
         401 | 403 => (
             OutcomeStatus::Auth,
             None,
             format!("{base} requires an API key and none is configured: {detail}"),
+            None,
+        ),
+        _ if info.is_quota_exhausted(code, hint.is_some()) => (
+            OutcomeStatus::Failed,
+            Some(FailureKind::BadRequest),
+            quota_text(&base, &detail),
+            None,
+        ),
+        408 => (
+            OutcomeStatus::Timeout,
+            None,
+            format!("{base} timed out the request: {detail}"),
+            hint,
         ),
         429 => (
             OutcomeStatus::Failed,
             Some(FailureKind::RateLimited),
             format!("rate limited by {base}: {detail}"),
+            hint,
+        ),
+        500..=599 if code == 529 || info.is_overloaded() => (
+            OutcomeStatus::Failed,
+            Some(FailureKind::Server),
+            format!("{base} is overloaded: {detail}"),
+            hint,
         ),
         500..=599 => (
             OutcomeStatus::Failed,
             Some(FailureKind::Server),
             format!("server error from {base}: {detail}"),
+            hint,
         ),
         400 | 413 | 422 if info.is_context_overflow() => (
             OutcomeStatus::Failed,
             Some(FailureKind::ContextOverflow),
             format!("the prompt does not fit the model's context window: {detail}"),
+            None,
         ),
         _ => (
             OutcomeStatus::Failed,
             Some(FailureKind::BadRequest),
             format!("request rejected by {base}: {detail}"),
+            None,
         ),
     };
     let mut out = LlmOutcome::new(status, Some(text)).with_http_status(code);
     out.kind = kind;
-    if code == 429 {
-        out.retry_after = f.retry_after;
-    }
+    out.retry_after = retry_after;
     out
 }
 
 /// The outcome of an error reported inside the stream (chat `{"error":…}`, Responses
-/// `error` / `response.failed`).
+/// `error` / `response.failed`, Anthropic `event: error`).
 pub(crate) fn outcome_for_stream_error(info: &ErrorInfo, redactor: &Redactor) -> LlmOutcome {
     let detail = info
         .message
         .as_deref()
         .map(|m| redactor.scrub_truncated(m, MAX_PROVIDER_MESSAGE))
         .unwrap_or_else(|| "unknown error".to_string());
-    let code = info.code.as_deref().unwrap_or("");
-    let kind = if info.is_context_overflow() {
-        FailureKind::ContextOverflow
-    } else if code.contains("rate_limit") {
-        FailureKind::RateLimited
-    } else if code.contains("server_error") || code.contains("internal") || code.is_empty() {
-        FailureKind::Server
-    } else {
-        FailureKind::BadRequest
-    };
-    if code == "invalid_api_key" {
+    let tags = info.tags();
+    if tags.contains("invalid_api_key") || tags.contains("authentication_error") {
         return LlmOutcome::new(
             OutcomeStatus::Auth,
             Some(format!("the API key was rejected: {detail}")),
         );
     }
-    LlmOutcome::new(
+    let hint = info.retry_hint();
+    if info.is_quota_exhausted(0, hint.is_some()) {
+        return LlmOutcome::new(
+            OutcomeStatus::Failed,
+            Some(quota_text("the provider", &detail)),
+        )
+        .with_kind(FailureKind::BadRequest);
+    }
+    let (kind, what) = if info.is_context_overflow() {
+        (FailureKind::ContextOverflow, "an error")
+    } else if tags.contains("rate_limit") {
+        (FailureKind::RateLimited, "a rate limit")
+    } else if info.is_overloaded() {
+        (FailureKind::Server, "overload")
+    } else if tags.trim().is_empty()
+        || ["server_error", "internal", "api_error", "unavailable"]
+            .iter()
+            .any(|t| tags.contains(t))
+    {
+        (FailureKind::Server, "an error")
+    } else {
+        (FailureKind::BadRequest, "an error")
+    };
+    let mut out = LlmOutcome::new(
         OutcomeStatus::Failed,
-        Some(format!(
-            "the provider reported an error mid-stream: {detail}"
-        )),
+        Some(format!("the provider reported {what} mid-stream: {detail}")),
     )
-    .with_kind(kind)
+    .with_kind(kind);
+    if matches!(kind, FailureKind::RateLimited | FailureKind::Server) {
+        out.retry_after = hint;
+    }
+    out
 }
 
 /// `err` and its sources, joined.
@@ -369,7 +319,9 @@ mod tests {
                 Some(Duration::from_secs(3))
             )
         );
-        let o = outcome_for_http(&fail(502, "<html>bad gateway</html>"), base, true, &r);
+        let mut bad_gateway = fail(502, "<html>bad gateway</html>");
+        bad_gateway.retry_after = None;
+        let o = outcome_for_http(&bad_gateway, base, true, &r);
         assert_eq!(
             (o.kind, o.http_status, o.retry_after),
             (Some(FailureKind::Server), Some(502), None)

@@ -59,7 +59,8 @@ async fn streams_text_reasoning_tool_calls_and_usage() {
             input_tokens: 500,
             output_tokens: 40,
             cached_input_tokens: 128,
-            reasoning_tokens: 12
+            reasoning_tokens: 12,
+            cache_write_tokens: 0
         })
     );
     assert_eq!(paths(&server), ["/v1/responses"]);

@@ -1,7 +1,9 @@
 //! Assembles Cairn sessions for the CLI and the desktop app: resolves the workspace, state
 //! dir, model and provider, registers the built-in tools, restores and persists sessions.
 
+pub mod checkpoints;
 pub mod instructions;
+pub mod mcp;
 pub mod naming;
 pub mod permissions;
 pub mod sandbox;
@@ -14,8 +16,10 @@ use cairn_engine::{
     Approver, EngineConfig, LlmClient, ResultBudget, RetryPolicy, Session, ToolRegistry,
 };
 use cairn_protocol::{Mode, PROTOCOL_VERSION};
-use cairn_providers::{OpenAiClient, OpenAiConfig};
+use cairn_providers::secrets::{resolve_key, OsKeyStore, SecretError};
+use cairn_providers::{build_client, ProviderSpec};
 
+pub use checkpoints::VcsMode;
 pub use store::{SavedSession, SessionPersister, SessionStore, SessionSummary, StoreError};
 
 /// Errors assembling a session; all are the user's configuration to fix (CLI exit code 2).
@@ -52,6 +56,8 @@ pub struct RunOptions {
     pub max_iterations: Option<u32>,
     /// Context window override in tokens; `None` = the model table, else 128K.
     pub context_window: Option<u64>,
+    /// Per-turn workspace snapshots (`auto`) or none (`off`).
+    pub vcs: VcsMode,
 }
 
 /// A session ready to run, with what is needed to persist it.
@@ -64,6 +70,8 @@ pub struct Assembled {
     pub persister: Arc<SessionPersister>,
     /// The state dir in use.
     pub state_dir: PathBuf,
+    /// The session's MCP servers (dropping this kills them; see [`Assembled::close_mcp`]).
+    pub mcp: mcp::McpSession,
 }
 
 impl Assembled {
@@ -168,24 +176,37 @@ fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// Builds the LLM client for a provider name.
+/// Builds the LLM client for a provider name: `openai` (any OpenAI-compatible endpoint),
+/// `anthropic`, `deepseek`, `openrouter`, `ollama`, `lmstudio`, `gemini`, or any other name
+/// with a base URL. Settings come from the environment (`OPENAI_BASE_URL` /
+/// `ANTHROPIC_BASE_URL`, `OPENAI_FORCE_API_MODE`, timeouts, `SOCKS5_PROXY`, …); the key from
+/// the provider's variable (`ANTHROPIC_API_KEY`, …), else the OS keyring entry.
 pub fn build_llm(
     provider: &str,
     base_url: Option<String>,
 ) -> Result<Arc<dyn LlmClient>, RuntimeError> {
-    match provider {
-        "openai" => {
-            let mut cfg = OpenAiConfig::from_env().map_err(|e| RuntimeError::Config(e.to_string()))?;
-            if let Some(url) = base_url.filter(|u| !u.trim().is_empty()) {
-                cfg.base_url = url;
+    let config = |e: &dyn std::fmt::Display| RuntimeError::Config(e.to_string());
+    let mut spec = ProviderSpec::new(provider, "");
+    spec.base_url = base_url.filter(|u| !u.trim().is_empty());
+    let mut spec = spec
+        .apply_env(|n| std::env::var(n).ok())
+        .map_err(|e| config(&e))?;
+    let resolved = spec.resolve().map_err(|e| config(&e))?;
+    let keyless_preset = !resolved.needs_key
+        && resolved.key_env.is_none()
+        && cairn_providers::preset(&resolved.provider).is_some();
+    if !keyless_preset {
+        let env = |n: &str| std::env::var(n).ok();
+        match resolve_key(&resolved.provider, &env, &OsKeyStore::new()) {
+            Ok(Some(found)) => spec.api_key = Some(found.key.expose().to_string()),
+            Ok(None) => {}
+            Err(SecretError::Unavailable(reason)) => {
+                tracing::debug!(%reason, "no OS keyring; using environment keys only")
             }
-            let client = OpenAiClient::new(cfg).map_err(|e| RuntimeError::Config(e.to_string()))?;
-            Ok(Arc::new(client))
+            Err(e) => return Err(config(&e)),
         }
-        other => Err(RuntimeError::Config(format!(
-            "unknown provider `{other}`: this build supports `openai` (any OpenAI-compatible endpoint: OpenAI, DeepSeek, OpenRouter, Ollama, LM Studio via --base-url)"
-        ))),
     }
+    build_client(&spec).map_err(|e| config(&e))
 }
 
 /// The built-in tools of this version.
@@ -318,6 +339,8 @@ pub fn open_session(
             permissions: permissions.clone(),
             turns: 0,
             todos: Vec::new(),
+            usage: Default::default(),
+            cost_usd: 0.0,
             created_at: created.clone(),
             updated_at: created,
             protocol_version: PROTOCOL_VERSION,
@@ -325,26 +348,41 @@ pub fn open_session(
     };
     let persister = Arc::new(store.persister(saved)?);
     let tools = tools_with_subagents(llm.clone(), &config);
-    let mut builder = Session::builder(config, llm)
+    let mut builder = Session::builder(config, llm.clone())
         .tools(tools)
         .approver(approver)
         .hook(persister.clone())
         .permission_state(permissions)
         .permission_rules(rules, shell_policy, sandbox_enforced)
-        .exec_environment(exec);
+        .exec_environment(exec)
+        .pricing(Arc::new(CatalogPricing));
     if let Some(r) = restored {
         builder = builder.messages(r.messages).turns(r.turns).todos(r.todos);
     }
+    if let Some(c) = checkpoints::checkpointer(opts.vcs, &state_dir, &workspace, &session_id) {
+        builder = builder.checkpointer(c);
+    }
     let session = builder.build();
+    let mcp = mcp::attach(&session, &workspace, llm);
     Ok(Assembled {
         session,
         store,
         persister,
         state_dir,
+        mcp,
     })
 }
 
 use store::now;
+
+/// Prices usage from the providers' model table.
+struct CatalogPricing;
+
+impl cairn_engine::Pricing for CatalogPricing {
+    fn cost_usd(&self, model: &str, usage: &cairn_protocol::TokenUsage) -> Option<f64> {
+        cairn_providers::cost_usd(model, usage)
+    }
+}
 
 /// Compaction settings: window from the override, else the model table, else 128K; thresholds
 /// from `COMPACTION_THRESHOLD_PCT`, `COMPACTION_SOFT_THRESHOLD_PCT`, `COMPACTION_CAP_TOKENS`.

@@ -70,6 +70,12 @@ pub struct SavedSession {
     /// The agent's todo list.
     #[serde(default)]
     pub todos: Vec<TodoItem>,
+    /// Token usage summed over the session's turns.
+    #[serde(default)]
+    pub usage: cairn_protocol::TokenUsage,
+    /// Cost in USD summed over the turns whose price was known.
+    #[serde(default)]
+    pub cost_usd: f64,
     /// RFC 3339 creation time.
     pub created_at: String,
     /// RFC 3339 time of the last save.
@@ -301,6 +307,13 @@ impl SessionPersister {
 impl EngineHook for SessionPersister {
     fn on_event(&self, event: &Event) {
         self.log.on_event(event);
+        if let Event::TurnEnd(t) = event {
+            if let Some(u) = &t.usage {
+                let mut s = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+                s.usage.add(u);
+                s.cost_usd += t.cost_usd.unwrap_or(0.0);
+            }
+        }
     }
 
     fn on_state(&self, state: &StateSnapshot<'_>) {
@@ -371,6 +384,8 @@ mod tests {
             permissions: PermissionState::default(),
             turns: 1,
             todos: Vec::new(),
+            usage: Default::default(),
+            cost_usd: 0.0,
             created_at: updated.into(),
             updated_at: updated.into(),
             protocol_version: 1,

@@ -53,6 +53,11 @@ pub(crate) fn render(reply: &Reply, ctx: &RenderCtx) -> Vec<Frame> {
             frames.push(malformed());
             ending(reply, ctx, &chunk, &mut frames);
         }
+        Some(Fault::StreamError { code, message }) => {
+            frames.push(data(&json!({ "error": {
+                "message": message, "type": code, "param": null, "code": code,
+            }})));
+        }
         Some(Fault::Status { .. } | Fault::ContextLengthExceeded) | None => {
             ending(reply, ctx, &chunk, &mut frames)
         }
@@ -67,10 +72,10 @@ fn ending(
     chunk: &dyn Fn(Value, Value) -> Value,
     frames: &mut Vec<Frame>,
 ) {
-    let finish = if reply.tool_calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
+    let finish = match &reply.stop_reason {
+        Some(r) => r.as_str(),
+        None if reply.tool_calls.is_empty() => "stop",
+        None => "tool_calls",
     };
     frames.push(data(&chunk(json!({}), json!(finish))));
     if let (true, Some(u)) = (ctx.include_usage, reply.usage) {

@@ -24,6 +24,8 @@ pub(crate) struct RenderCtx {
     pub created: u64,
     /// Whether the chat request asked for `stream_options.include_usage`.
     pub include_usage: bool,
+    /// Whether the Responses request asked for `reasoning.encrypted_content`.
+    pub include_encrypted: bool,
 }
 
 /// A `data:`-only SSE event.

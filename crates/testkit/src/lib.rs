@@ -1,20 +1,25 @@
 //! Test-only helpers for Cairn: a scripted mock LLM server with fault injection and
 //! temporary workspaces.
 //!
-//! The mock speaks OpenAI Chat Completions SSE (`POST /v1/chat/completions`) and the
+//! The mock speaks OpenAI Chat Completions SSE (`POST /v1/chat/completions`), the
 //! Responses API SSE (`POST /v1/responses`, off by default: it answers 404 until
-//! [`MockLlmServer::enable_responses_api`]). Each model request takes the next [`Reply`] of
-//! the script; when the script is exhausted the server answers HTTP 500
-//! `mock script exhausted`.
+//! [`MockLlmServer::enable_responses_api`]) and the Anthropic Messages API SSE
+//! (`POST /v1/messages`). Each model request takes the next [`Reply`] of the script,
+//! rendered in the protocol of the endpoint it hit; when the script is exhausted the server
+//! answers HTTP 500 `mock script exhausted`. [`Socks5Proxy`] is a minimal SOCKS5 proxy for
+//! testing proxied clients.
 
+mod anthropic;
 mod chat;
 mod frame;
 mod reply;
 mod responses;
 mod server;
+mod socks;
 
-pub use reply::{openai_error, Fault, Reply};
+pub use reply::{anthropic_error, openai_error, Fault, Reply};
 pub use server::{CapturedRequest, MockLlmServer};
+pub use socks::Socks5Proxy;
 
 /// A fresh temporary directory to use as a workspace; deleted when dropped.
 pub fn temp_workspace() -> std::io::Result<tempfile::TempDir> {

@@ -27,8 +27,18 @@ pub enum Fault {
     },
     /// An SSE `data:` line that is not JSON, followed by a normal end of stream.
     MalformedChunk,
-    /// HTTP 400 with OpenAI's `context_length_exceeded` error body.
+    /// HTTP 400 with OpenAI's `context_length_exceeded` error body (Anthropic's
+    /// `prompt is too long` on `/v1/messages`).
     ContextLengthExceeded,
+    /// After the content so far, an error event inside the stream (chat `{"error":…}`,
+    /// Responses `error`, Anthropic `event: error`); `code` is the OpenAI code or the
+    /// Anthropic error type.
+    StreamError {
+        /// `rate_limit_exceeded`, `server_error`, `overloaded_error`, …
+        code: String,
+        /// Human-readable message.
+        message: String,
+    },
 }
 
 impl Fault {
@@ -74,6 +84,52 @@ impl Fault {
         }
     }
 
+    /// HTTP 529 with Anthropic's `overloaded_error` body.
+    pub fn overloaded() -> Fault {
+        Fault::Status {
+            code: 529,
+            retry_after: None,
+            body: Some(anthropic_error("overloaded_error", "Overloaded")),
+        }
+    }
+
+    /// HTTP 429 without `Retry-After` whose message says "Please try again in 11.05s."
+    pub fn rate_limited_with_hint() -> Fault {
+        Fault::Status {
+            code: 429,
+            retry_after: None,
+            body: Some(openai_error(
+                "Rate limit reached for gpt-4o in organization org-mock on tokens per min (TPM): Limit 30000, Used 29500, Requested 1200. Please try again in 11.05s. Visit https://platform.openai.com/account/rate-limits to learn more.",
+                "tokens",
+                Some("rate_limit_exceeded"),
+                None,
+            )),
+        }
+    }
+
+    /// HTTP 429 `insufficient_quota` (billing, not a rate limit); Anthropic's endpoint
+    /// answers its "credit balance is too low" 400 instead.
+    pub fn insufficient_quota() -> Fault {
+        Fault::Status {
+            code: 429,
+            retry_after: None,
+            body: Some(openai_error(
+                "You exceeded your current quota, please check your plan and billing details.",
+                "insufficient_quota",
+                Some("insufficient_quota"),
+                None,
+            )),
+        }
+    }
+
+    /// An error event mid-stream.
+    pub fn stream_error(code: &str, message: &str) -> Fault {
+        Fault::StreamError {
+            code: code.to_string(),
+            message: message.to_string(),
+        }
+    }
+
     /// Whether this fault is answered as a plain HTTP error instead of a stream.
     pub(crate) fn is_http_error(&self) -> bool {
         matches!(self, Fault::Status { .. } | Fault::ContextLengthExceeded)
@@ -86,6 +142,12 @@ pub fn openai_error(message: &str, kind: &str, code: Option<&str>, param: Option
         "error": { "message": message, "type": kind, "param": param, "code": code }
     })
     .to_string()
+}
+
+/// An Anthropic-style error body: `{"type":"error","error":{"type","message"}}`.
+pub fn anthropic_error(kind: &str, message: &str) -> String {
+    serde_json::json!({ "type": "error", "error": { "type": kind, "message": message } })
+        .to_string()
 }
 
 /// One scripted tool call.
@@ -103,6 +165,7 @@ pub(crate) struct ScriptedUsage {
     pub output: u64,
     pub cached: u64,
     pub reasoning: u64,
+    pub cache_write: u64,
 }
 
 /// A scripted reply; rendered as Chat Completions chunks or Responses events depending on
@@ -117,6 +180,9 @@ pub struct Reply {
     pub(crate) chunk_chars: Option<usize>,
     pub(crate) delay: Duration,
     pub(crate) fault: Option<Fault>,
+    pub(crate) signature: Option<String>,
+    pub(crate) redacted_thinking: Vec<String>,
+    pub(crate) stop_reason: Option<String>,
 }
 
 impl Reply {
@@ -178,8 +244,46 @@ impl Reply {
             output,
             cached,
             reasoning,
+            cache_write: self.usage.map_or(0, |u| u.cache_write),
         });
         self
+    }
+
+    /// Reports input tokens written to the prompt cache (Anthropic
+    /// `cache_creation_input_tokens`); call after a `with_usage*`.
+    pub fn with_cache_write(mut self, tokens: u64) -> Reply {
+        let mut u = self.usage.unwrap_or_default();
+        u.cache_write = tokens;
+        self.usage = Some(u);
+        self
+    }
+
+    /// The reasoning's signature: Anthropic's thinking `signature`, the Responses
+    /// reasoning item's `encrypted_content` (when the request includes it). Without one the
+    /// mock derives `mock-sig-…` from the reasoning.
+    pub fn with_signature(mut self, signature: &str) -> Reply {
+        self.signature = Some(signature.to_string());
+        self
+    }
+
+    /// Adds an Anthropic `redacted_thinking` block with this opaque data.
+    pub fn with_redacted_thinking(mut self, data: &str) -> Reply {
+        self.redacted_thinking.push(data.to_string());
+        self
+    }
+
+    /// Overrides the finish reason (chat `finish_reason`, Anthropic `stop_reason`).
+    pub fn with_stop_reason(mut self, reason: &str) -> Reply {
+        self.stop_reason = Some(reason.to_string());
+        self
+    }
+
+    /// The reasoning signature to send: scripted, or derived from the reasoning text.
+    pub(crate) fn signature_text(&self) -> String {
+        self.signature.clone().unwrap_or_else(|| {
+            let sum: u64 = self.reasoning.bytes().map(u64::from).sum();
+            format!("mock-sig-{}-{sum}", self.reasoning.len())
+        })
     }
 
     /// Splits text, reasoning and tool-call arguments into pieces of this many characters.

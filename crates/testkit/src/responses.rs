@@ -84,8 +84,11 @@ pub(crate) fn render(reply: &Reply, ctx: &RenderCtx) -> Vec<Frame> {
             "response.reasoning_summary_text.done",
             with(&at, "text", json!(reply.reasoning)),
         );
-        let done = json!({ "id": id, "type": "reasoning",
+        let mut done = json!({ "id": id, "type": "reasoning",
             "summary": [{ "type": "summary_text", "text": reply.reasoning }] });
+        if ctx.include_encrypted {
+            done["encrypted_content"] = json!(reply.signature_text());
+        }
         e.emit(
             "response.output_item.done",
             json!({ "output_index": idx, "item": done }),
@@ -162,6 +165,12 @@ pub(crate) fn render(reply: &Reply, ctx: &RenderCtx) -> Vec<Frame> {
     match &reply.fault {
         Some(Fault::DropMidStream) => e.frames.push(Frame::Abort),
         Some(Fault::Stall(d)) => e.frames.extend([Frame::Stall(*d), Frame::Abort]),
+        Some(Fault::StreamError { code, message }) => {
+            e.emit(
+                "error",
+                json!({ "code": code, "message": message, "param": null }),
+            );
+        }
         other => {
             if other == &Some(Fault::MalformedChunk) {
                 e.frames.push(malformed());

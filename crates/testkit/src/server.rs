@@ -58,6 +58,16 @@ impl CapturedRequest {
     pub fn is_responses(&self) -> bool {
         self.path.ends_with("/responses")
     }
+
+    /// Whether this request hit the Anthropic Messages endpoint.
+    pub fn is_anthropic(&self) -> bool {
+        self.path.ends_with("/messages")
+    }
+
+    /// The credential sent: the bearer token, else Anthropic's `x-api-key`.
+    pub fn api_key(&self) -> Option<&str> {
+        self.bearer().or_else(|| self.header("x-api-key"))
+    }
 }
 
 /// State shared between the handle and the server task.
@@ -186,7 +196,8 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let path = captured.path.trim_end_matches('/');
     let is_chat = path.ends_with("/chat/completions");
     let is_responses = path.ends_with("/responses");
-    if parts.method != Method::POST || !(is_chat || is_responses) {
+    let is_anthropic = path.ends_with("/messages");
+    if parts.method != Method::POST || !(is_chat || is_responses || is_anthropic) {
         return not_found(&captured.path);
     }
     if is_responses && !shared.responses_on.load(Ordering::SeqCst) {
@@ -200,12 +211,14 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         );
     };
     if let Some(f) = reply.fault.as_ref().filter(|f| f.is_http_error()) {
-        return http_fault(f, captured.bearer().unwrap_or(""));
+        return http_fault(f, captured.api_key().unwrap_or(""), is_anthropic);
     }
     let n = shared.next_id.fetch_add(1, Ordering::SeqCst);
     let ctx = RenderCtx {
         id: if is_chat {
             format!("chatcmpl-mock{n}")
+        } else if is_anthropic {
+            format!("msg_mock{n}")
         } else {
             format!("resp_mock{n}")
         },
@@ -217,9 +230,14 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
         include_usage: captured.body["stream_options"]["include_usage"] == serde_json::json!(true),
+        include_encrypted: captured.body["include"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == "reasoning.encrypted_content")),
     };
     let frames = if is_chat {
         crate::chat::render(&reply, &ctx)
+    } else if is_anthropic {
+        crate::anthropic::render(&reply, &ctx)
     } else {
         crate::responses::render(&reply, &ctx)
     };
@@ -268,10 +286,21 @@ fn sse(frames: Vec<Frame>, delay: Duration) -> Response {
     resp
 }
 
-/// The HTTP error answer for a status-level fault.
-fn http_fault(f: &Fault, api_key: &str) -> Response {
+/// The HTTP error answer for a status-level fault, shaped like the endpoint's provider.
+fn http_fault(f: &Fault, api_key: &str, anthropic: bool) -> Response {
+    let (status, body, retry_after) = http_fault_parts(f, api_key);
+    if !anthropic {
+        return plain(status, body, retry_after);
+    }
+    let (code, body) = crate::anthropic::http_error(status.as_u16(), &body);
+    let status = StatusCode::from_u16(code).unwrap_or(status);
+    plain(status, body, retry_after)
+}
+
+/// Status, body and `Retry-After` of a status-level fault, OpenAI-shaped.
+fn http_fault_parts(f: &Fault, api_key: &str) -> (StatusCode, String, Option<u64>) {
     match f {
-        Fault::ContextLengthExceeded => plain(
+        Fault::ContextLengthExceeded => (
             StatusCode::BAD_REQUEST,
             openai_error(
                 "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.",
@@ -290,9 +319,13 @@ fn http_fault(f: &Fault, api_key: &str) -> Response {
             let body = body.clone().unwrap_or_else(|| {
                 openai_error(&format!("mock status {code}"), "mock_error", None, None)
             });
-            plain(status, body.replace("{api_key}", api_key), *retry_after)
+            (status, body.replace("{api_key}", api_key), *retry_after)
         }
-        _ => plain(StatusCode::INTERNAL_SERVER_ERROR, "mock: not an HTTP fault".into(), None),
+        _ => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "mock: not an HTTP fault".into(),
+            None,
+        ),
     }
 }
 

@@ -290,3 +290,204 @@ async fn wait_for_requests_and_unknown_paths() {
     let ws = cairn_testkit::temp_workspace().unwrap();
     assert!(ws.path().is_dir());
 }
+
+/// `(event, data)` pairs of an SSE body.
+fn named_events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter_map(|block| {
+            let mut event = String::new();
+            let mut data = None;
+            for line in block.lines() {
+                if let Some(e) = line.strip_prefix("event: ") {
+                    event = e.to_string();
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    data =
+                        Some(serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.into())));
+                }
+            }
+            data.map(|d| (event, d))
+        })
+        .collect()
+}
+
+async fn post_anthropic(server: &MockLlmServer, body: Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{}/messages", server.base_url()))
+        .header("x-api-key", "sk-ant-test-key-123")
+        .header("anthropic-version", "2023-06-01")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn anthropic_messages_stream_thinking_text_tool_use_and_usage() {
+    let server = MockLlmServer::with_script(vec![Reply::text("Hello")
+        .with_reasoning("think")
+        .with_signature("sig-1")
+        .with_redacted_thinking("opaque")
+        .with_tool_call("toolu_1", "ls", json!({"path": "."}))
+        .with_usage_details(1000, 50, 600, 0)
+        .with_cache_write(300)
+        .chunk_size(2)])
+    .await
+    .unwrap();
+    let resp = post_anthropic(
+        &server,
+        json!({"model": "claude-x", "stream": true, "max_tokens": 10, "messages": []}),
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    let events = named_events(&resp.text().await.unwrap());
+    let kinds: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"message_start"));
+    assert_eq!(&kinds[kinds.len() - 2..], ["message_delta", "message_stop"]);
+    for (e, d) in &events {
+        assert_eq!(d["type"], e.as_str(), "event name matches the data type");
+    }
+    let start = &events[0].1["message"];
+    assert_eq!(start["id"], "msg_mock1");
+    assert_eq!(
+        start["usage"]["input_tokens"], 100,
+        "1000 - 600 read - 300 written"
+    );
+    assert_eq!(start["usage"]["cache_read_input_tokens"], 600);
+    assert_eq!(start["usage"]["cache_creation_input_tokens"], 300);
+    let deltas = |t: &str, field: &str| -> String {
+        events
+            .iter()
+            .filter(|(_, d)| d["delta"]["type"] == t)
+            .map(|(_, d)| d["delta"][field].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(deltas("thinking_delta", "thinking"), "think");
+    assert_eq!(deltas("signature_delta", "signature"), "sig-1");
+    assert_eq!(deltas("text_delta", "text"), "Hello");
+    assert_eq!(
+        deltas("input_json_delta", "partial_json"),
+        r#"{"path":"."}"#
+    );
+    assert!(
+        events
+            .iter()
+            .filter(|(_, d)| d["delta"]["type"] == "input_json_delta")
+            .count()
+            > 3
+    );
+    let blocks: Vec<&Value> = events
+        .iter()
+        .filter(|(e, _)| e == "content_block_start")
+        .map(|(_, d)| &d["content_block"])
+        .collect();
+    let types: Vec<&str> = blocks.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["thinking", "redacted_thinking", "text", "tool_use"]);
+    assert_eq!(blocks[1]["data"], "opaque");
+    let end = &events[events.len() - 2].1;
+    assert_eq!(end["delta"]["stop_reason"], "tool_use");
+    assert_eq!(end["usage"]["output_tokens"], 50);
+    let captured = &server.requests()[0];
+    assert!(captured.is_anthropic());
+    assert_eq!(captured.api_key(), Some("sk-ant-test-key-123"));
+}
+
+#[tokio::test]
+async fn anthropic_errors_have_anthropic_shape() {
+    let server = MockLlmServer::with_script(vec![
+        Reply::fault(Fault::unauthorized()),
+        Reply::fault(Fault::insufficient_quota()),
+        Reply::fault(Fault::overloaded()),
+        Reply::text("part").then_fault(Fault::stream_error("overloaded_error", "Overloaded")),
+        Reply::text("x").with_stop_reason("max_tokens"),
+    ])
+    .await
+    .unwrap();
+    let body = json!({"model": "claude-x", "stream": true, "messages": []});
+    let r = post_anthropic(&server, body.clone()).await;
+    assert_eq!(r.status(), 401);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["type"], "error");
+    assert_eq!(v["error"]["type"], "authentication_error");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sk-ant-test-key-123"),
+        "echoes the key"
+    );
+    let r = post_anthropic(&server, body.clone()).await;
+    assert_eq!(r.status(), 400);
+    assert!(r
+        .text()
+        .await
+        .unwrap()
+        .contains("credit balance is too low"));
+    let r = post_anthropic(&server, body.clone()).await;
+    assert_eq!(r.status(), 529);
+    assert!(r.text().await.unwrap().contains("overloaded_error"));
+    let r = post_anthropic(&server, body.clone()).await;
+    let events = named_events(&r.text().await.unwrap());
+    let (e, d) = events.last().unwrap();
+    assert_eq!(
+        (e.as_str(), &d["error"]["type"]),
+        ("error", &json!("overloaded_error"))
+    );
+    let r = post_anthropic(&server, body).await;
+    let events = named_events(&r.text().await.unwrap());
+    assert_eq!(
+        events[events.len() - 2].1["delta"]["stop_reason"],
+        "max_tokens"
+    );
+}
+
+#[tokio::test]
+async fn responses_encrypted_reasoning_only_when_included() {
+    let server = MockLlmServer::with_script(vec![
+        Reply::text("a").with_reasoning("r").with_signature("enc-1"),
+        Reply::text("b").with_reasoning("r"),
+    ])
+    .await
+    .unwrap();
+    server.enable_responses_api(true);
+    let item = |body: String| -> Value {
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .find(|v| v["type"] == "response.output_item.done" && v["item"]["type"] == "reasoning")
+            .map(|v| v["item"].clone())
+            .unwrap()
+    };
+    let with = json!({"model": "gpt-5", "stream": true, "input": [], "include": ["reasoning.encrypted_content"]});
+    let r = post(&server, "/responses", with).await;
+    assert_eq!(item(r.text().await.unwrap())["encrypted_content"], "enc-1");
+    let r = post(
+        &server,
+        "/responses",
+        json!({"model": "gpt-5", "stream": true, "input": []}),
+    )
+    .await;
+    assert!(item(r.text().await.unwrap())
+        .get("encrypted_content")
+        .is_none());
+}
+
+#[tokio::test]
+async fn socks5_proxy_relays_to_loopback_only() {
+    let server = MockLlmServer::with_script(vec![Reply::text("through")])
+        .await
+        .unwrap();
+    let proxy = cairn_testkit::Socks5Proxy::start().await.unwrap();
+    let client = reqwest::Client::builder()
+        .proxy(reqwest::Proxy::all(proxy.url()).unwrap())
+        .build()
+        .unwrap();
+    let resp = client
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&chat_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.text().await.unwrap().contains("\"thro\""));
+    assert_eq!(proxy.connects(), 1);
+}

@@ -9,6 +9,15 @@ use cairn_engine::ToolError;
 /// Writes `bytes` to `path` atomically, creating parent directories and keeping the
 /// permissions of an existing file. Returns whether the file existed before.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<bool, ToolError> {
+    write_atomic_mode(path, bytes, None)
+}
+
+/// Like [`write_atomic`], with explicit permissions (`None`: keep the existing file's).
+pub(crate) fn write_atomic_mode(
+    path: &Path,
+    bytes: &[u8],
+    mode: Option<std::fs::Permissions>,
+) -> Result<bool, ToolError> {
     let parent = path.parent().ok_or_else(|| {
         ToolError::Failed(format!("`{}` has no parent directory", path.display()))
     })?;
@@ -30,7 +39,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<bool, ToolError>
         create_temp_beside(path).map_err(|e| ToolError::io(ctx("create a temp file for"), e))?;
     let result = (|| {
         file.write_all(bytes)?;
-        if let Some(perms) = &existing {
+        if let Some(perms) = mode.as_ref().or(existing.as_ref()) {
             file.set_permissions(perms.clone())?;
         }
         file.sync_all()?;

@@ -1,44 +1,152 @@
-//! Cairn's built-in tools: files (`read_file`, `list_files`, `write_file`,
-//! `replace_in_file`) and shell (`run_shell`, `shell_task_output`, `shell_task_kill`).
+//! Cairn's built-in tools.
 //!
-//! Every path argument goes through [`paths::resolve`], the workspace boundary.
+//! - files: `read_file`, `list_files`, `write_file`, `replace_in_file`
+//! - patches: `apply_patch` (the `*** Begin Patch` envelope), `apply_unified_diff`
+//! - search: `grep`
+//! - shell: `run_shell`, `shell_task_output`, `shell_task_kill`
+//! - command sessions: `exec_command`, `input_command`
+//! - git: `git_status`, `git_log`, `git_diff`
+//! - web: `web_fetch`, `web_search` (only when configured)
+//! - interaction: `todo_write`, `ask_user`, `propose_plan`, `request_directory`
+//! - terminals: `terminal_list`, `terminal_read` (over a host-provided [`TerminalManager`])
+//! - images: `describe_image` (only when a vision model is configured)
+//!
+//! Every path argument goes through [`paths::resolve_for`], the workspace boundary (widened
+//! by directories the user granted with `request_directory`). The file-writing tools of one
+//! session share a [`ConflictGuard`].
 
 mod args;
 mod atomic;
+pub mod describe;
 mod diff;
+pub mod git;
+pub mod guard;
+pub mod image;
+pub mod interact;
 pub mod list_files;
+pub mod patch;
 pub mod paths;
+pub mod pty;
 pub mod read_file;
 pub mod replace_in_file;
+pub mod search;
 pub mod shell;
+pub mod terminal;
+mod text;
+pub mod web;
 pub mod write_file;
 
 use std::sync::Arc;
 
 use cairn_engine::ToolHandle;
 
+pub use describe::{disable_call_descriptions, without_call_description};
+pub use git::{GitDiff, GitLog, GitStatus};
+pub use guard::ConflictGuard;
+pub use image::{describe_image_tool, DescribeImage, VisionConfig};
+pub use interact::{AskUser, ProposePlan, RequestDirectory, TodoWrite};
 pub use list_files::ListFiles;
+pub use patch::{ApplyPatch, ApplyUnifiedDiff};
+pub use pty::{CommandSessions, ExecCommand, InputCommand};
 pub use read_file::ReadFile;
 pub use replace_in_file::ReplaceInFile;
+pub use search::Grep;
 pub use shell::{RunShell, ShellTaskKill, ShellTaskOutput, ShellTasks};
+pub use terminal::{terminal_tools, TerminalManager, TerminalOptions, TerminalSource};
+pub use web::{web_search_tool, WebFetch, WebFetchConfig, WebSearchConfig};
 pub use write_file::WriteFile;
 
-/// Every core tool; the shell tools share one background-task registry, whose tasks are
-/// killed when the last of these handles is dropped (the session ends).
+/// What a host adds to the core tools.
+#[derive(Default)]
+pub struct ToolOptions {
+    /// Limits and proxy of `web_fetch` (default: 30 s, 5 MB, 5 redirects, `SOCKS5_PROXY`).
+    pub web_fetch: WebFetchConfig,
+    /// Web search provider; `None`: no `web_search` tool.
+    pub web_search: Option<WebSearchConfig>,
+    /// Vision model for `describe_image`; `None`: no `describe_image` tool.
+    pub vision: Option<VisionConfig>,
+    /// The project's terminals: `terminal_list` / `terminal_read` read them.
+    pub terminals: Option<(Arc<dyn TerminalSource>, String)>,
+    /// Tools whose `description` call argument is switched off.
+    pub no_call_description: Vec<String>,
+}
+
+impl std::fmt::Debug for ToolOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolOptions")
+            .field("web_fetch", &self.web_fetch)
+            .field("web_search", &self.web_search)
+            .field("vision", &self.vision)
+            .field("terminals", &self.terminals.as_ref().map(|(_, p)| p))
+            .field("no_call_description", &self.no_call_description)
+            .finish()
+    }
+}
+
+/// Every built-in tool that needs no host configuration. The tools of one call share their
+/// session state: the conflict guard, the background shell tasks and the command sessions
+/// (tasks and sessions are killed when the last of these handles is dropped: the session ends).
 pub fn core_tools() -> Vec<ToolHandle> {
+    core_with(WebFetchConfig::default())
+}
+
+fn core_with(web_fetch: WebFetchConfig) -> Vec<ToolHandle> {
     let tasks = Arc::new(ShellTasks::new());
+    let sessions = Arc::new(CommandSessions::new());
+    let guard = Arc::new(ConflictGuard::new());
     vec![
-        Arc::new(ReadFile),
+        Arc::new(ReadFile::new(guard.clone())),
         Arc::new(ListFiles),
-        Arc::new(WriteFile),
-        Arc::new(ReplaceInFile),
+        Arc::new(WriteFile::new(guard.clone())),
+        Arc::new(ReplaceInFile::new(guard.clone())),
+        Arc::new(ApplyPatch::new(guard.clone())),
+        Arc::new(ApplyUnifiedDiff::new(guard)),
+        Arc::new(Grep),
         Arc::new(RunShell::new(tasks.clone())),
         Arc::new(ShellTaskOutput::new(tasks.clone())),
         Arc::new(ShellTaskKill::new(tasks)),
+        Arc::new(ExecCommand::new(sessions.clone())),
+        Arc::new(InputCommand::new(sessions)),
+        Arc::new(GitStatus),
+        Arc::new(GitLog),
+        Arc::new(GitDiff),
+        Arc::new(WebFetch::new(web_fetch)),
+        Arc::new(TodoWrite),
+        Arc::new(AskUser),
+        Arc::new(ProposePlan),
+        Arc::new(RequestDirectory),
     ]
 }
 
-/// The read-only file tools (`read_file`, `list_files`), for subagents and read-only modes.
+/// The core tools plus what `opts` configures (web search, describe_image, terminal tools),
+/// with call descriptions switched off where asked.
+pub fn builtin_tools(opts: ToolOptions) -> Result<Vec<ToolHandle>, web::WebError> {
+    let mut tools = core_with(opts.web_fetch);
+    if let Some(t) = web_search_tool(opts.web_search.as_ref())? {
+        tools.push(t);
+    }
+    if let Some(t) = describe_image_tool(opts.vision) {
+        tools.push(t);
+    }
+    if let Some((source, project)) = opts.terminals {
+        tools.extend(terminal_tools(source, project));
+    }
+    let off: Vec<&str> = opts
+        .no_call_description
+        .iter()
+        .map(String::as_str)
+        .collect();
+    Ok(disable_call_descriptions(tools, &off))
+}
+
+/// The read-only tools (files, search, git), for subagents and read-only modes.
 pub fn read_only_tools() -> Vec<ToolHandle> {
-    vec![Arc::new(ReadFile), Arc::new(ListFiles)]
+    vec![
+        Arc::new(ReadFile::default()),
+        Arc::new(ListFiles),
+        Arc::new(Grep),
+        Arc::new(GitStatus),
+        Arc::new(GitLog),
+        Arc::new(GitDiff),
+    ]
 }

@@ -1,16 +1,19 @@
-//! `list_files`: a gitignore-aware, sorted, depth-limited directory listing.
+//! `list_files`: a gitignore-aware, sorted, depth-limited directory listing (the same walker
+//! and ignore rules as `grep`).
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use cairn_engine::{Tool, ToolContext, ToolError, ToolOutput};
 use cairn_protocol::{ToolMeta, ToolSchema};
-use ignore::WalkBuilder;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::{args, paths};
+use crate::args;
+use crate::paths::{self, Access};
+use crate::search::walk;
 
 /// Depth used when the call gives none.
 pub const DEFAULT_DEPTH: u64 = 2;
@@ -31,6 +34,16 @@ struct Args {
     depth: Option<u64>,
     #[serde(default, deserialize_with = "args::opt_bool")]
     include_hidden: Option<bool>,
+    #[serde(default, deserialize_with = "args::opt_bool")]
+    include_ignored: Option<bool>,
+}
+
+/// What one listing shows.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    depth: usize,
+    include_hidden: bool,
+    include_ignored: bool,
 }
 
 #[async_trait]
@@ -40,9 +53,11 @@ impl Tool for ListFiles {
             name: "list_files".into(),
             description: "List files and directories under a workspace directory, one \
                 workspace-relative path per line, sorted; directories end with `/`. Respects \
-                .gitignore (ignored files are not shown) and never shows `.git`. Hidden entries \
-                (names starting with `.`) are skipped unless include_hidden is true. At most \
-                1000 entries are returned; list a subdirectory or lower depth for more detail."
+                .gitignore and .ignore like ripgrep (ignored entries are skipped, or shown \
+                marked `[ignored]` without their contents when include_ignored is true) and \
+                never shows `.git`. Hidden entries (names starting with `.`) are skipped unless \
+                include_hidden is true. At most 1000 entries are returned; list a subdirectory \
+                or lower depth for more detail."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -60,6 +75,10 @@ impl Tool for ListFiles {
                     "include_hidden": {
                         "type": "boolean",
                         "description": "Also list hidden files and directories (dotfiles). Default false."
+                    },
+                    "include_ignored": {
+                        "type": "boolean",
+                        "description": "Also show entries excluded by .gitignore/.ignore, marked `[ignored]` (their contents are not listed). Default false."
                     }
                 }
             }),
@@ -80,13 +99,16 @@ impl Tool for ListFiles {
             .path
             .filter(|p| !p.trim().is_empty())
             .unwrap_or_else(|| ".".to_string());
-        let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH) as usize;
-        let hidden = args.include_hidden.unwrap_or(false);
+        let opts = Options {
+            depth: args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH) as usize,
+            include_hidden: args.include_hidden.unwrap_or(false),
+            include_ignored: args.include_ignored.unwrap_or(false),
+        };
         let cancel = ctx.cancel.clone();
         let text = tokio::task::spawn_blocking(move || {
-            let target = paths::resolve(&ctx.workspace, &path)?;
+            let target = paths::resolve_for(&ctx, &path, Access::Read)?;
             let ws = std::fs::canonicalize(&ctx.workspace).unwrap_or(ctx.workspace.clone());
-            list(&ws, &target.abs, &path, depth, hidden, &cancel)
+            list(&ws, &target.abs, &path, opts, &cancel)
         })
         .await
         .map_err(|e| ToolError::Failed(format!("list_files task failed: {e}")))??;
@@ -94,12 +116,19 @@ impl Tool for ListFiles {
     }
 }
 
+/// One listed entry.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    path: PathBuf,
+    is_dir: bool,
+    ignored: bool,
+}
+
 fn list(
     workspace: &Path,
     dir: &Path,
     shown: &str,
-    depth: usize,
-    include_hidden: bool,
+    opts: Options,
     cancel: &CancellationToken,
 ) -> Result<String, ToolError> {
     match std::fs::metadata(dir) {
@@ -114,21 +143,14 @@ fn list(
         }
         Err(e) => return Err(ToolError::io(format!("cannot list {shown}"), e)),
     }
-    let walker = WalkBuilder::new(dir)
-        .max_depth(Some(depth))
-        .hidden(!include_hidden)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .ignore(true)
-        .parents(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
+    let walker = walk::builder(dir, opts.include_hidden)
+        .max_depth(Some(opts.depth))
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
 
-    let mut lines = Vec::new();
+    let mut entries = Vec::new();
+    // Directories whose children were listed (depth below the limit): scanned for ignored entries.
+    let mut scanned_dirs = vec![dir.to_path_buf()];
     let mut capped = false;
     for entry in walker {
         if cancel.is_cancelled() {
@@ -144,30 +166,86 @@ fn list(
         if entry.depth() == 0 {
             continue;
         }
-        if lines.len() >= MAX_ENTRIES {
+        if entries.len() >= MAX_ENTRIES {
             capped = true;
             break;
         }
-        let rel = entry
-            .path()
-            .strip_prefix(workspace)
-            .unwrap_or(entry.path())
-            .to_string_lossy()
-            .into_owned();
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        lines.push(if is_dir { format!("{rel}/") } else { rel });
+        if is_dir && entry.depth() < opts.depth {
+            scanned_dirs.push(entry.path().to_path_buf());
+        }
+        entries.push(Entry {
+            path: entry.into_path(),
+            is_dir,
+            ignored: false,
+        });
     }
-    if lines.is_empty() {
+    // When the walk was cut, unvisited entries would look ignored: mark only complete listings.
+    if opts.include_ignored && !capped {
+        add_ignored(&mut entries, &scanned_dirs, opts.include_hidden, cancel)?;
+        entries.sort();
+        if entries.len() > MAX_ENTRIES {
+            entries.truncate(MAX_ENTRIES);
+            capped = true;
+        }
+    }
+    if entries.is_empty() {
         return Ok(format!(
             "[`{shown}` is empty (or everything in it is ignored)]"
         ));
     }
-    let mut out = lines.join("\n");
-    out.push('\n');
+    let mut out = String::new();
+    for e in &entries {
+        let rel = e.path.strip_prefix(workspace).unwrap_or(&e.path);
+        out.push_str(&rel.to_string_lossy());
+        if e.is_dir {
+            out.push('/');
+        }
+        if e.ignored {
+            out.push_str(" [ignored]");
+        }
+        out.push('\n');
+    }
     if capped {
         out.push_str(&format!(
             "[listing capped at {MAX_ENTRIES} entries; list a subdirectory or use a smaller depth to see the rest]\n"
         ));
     }
     Ok(out)
+}
+
+/// Adds the children of `dirs` that the walker skipped because of ignore rules.
+fn add_ignored(
+    entries: &mut Vec<Entry>,
+    dirs: &[PathBuf],
+    include_hidden: bool,
+    cancel: &CancellationToken,
+) -> Result<(), ToolError> {
+    let listed: BTreeSet<PathBuf> = entries.iter().map(|e| e.path.clone()).collect();
+    for dir in dirs {
+        if cancel.is_cancelled() {
+            return Err(ToolError::Interrupted);
+        }
+        let Ok(children) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for child in children.flatten() {
+            let name = child.file_name();
+            let hidden = name.to_string_lossy().starts_with('.');
+            if name == ".git" || (hidden && !include_hidden) {
+                continue;
+            }
+            let path = child.path();
+            if listed.contains(&path) {
+                continue;
+            }
+            let is_dir = child.file_type().is_ok_and(|t| t.is_dir());
+            entries.push(Entry {
+                path,
+                is_dir,
+                ignored: true,
+            });
+        }
+    }
+    Ok(())
 }

@@ -54,6 +54,88 @@ pub fn resolve(workspace: &Path, input: &str) -> Result<WorkspacePath, ToolError
     })
 }
 
+/// What a resolved path will be used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reading or listing.
+    Read,
+    /// Creating, changing or deleting.
+    Write,
+}
+
+/// Resolves a path argument inside the workspace or, failing that, inside a directory the
+/// user granted for this session (`granted`: absolute path, writable). Writes need a writable
+/// grant. Paths outside the workspace keep their absolute form in `rel`.
+pub fn resolve_granted(
+    workspace: &Path,
+    granted: &[(String, bool)],
+    input: &str,
+    access: Access,
+) -> Result<WorkspacePath, ToolError> {
+    let first = match resolve(workspace, input) {
+        Err(ToolError::OutsideWorkspace(m)) => m,
+        other => return other,
+    };
+    let ws_lexical = normalize(&absolute(workspace));
+    let given = Path::new(input);
+    let joined = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        ws_lexical.join(given)
+    };
+    let lexical = normalize(&joined);
+    let Some(wanted) = lexical.to_str() else {
+        return Err(ToolError::OutsideWorkspace(first));
+    };
+    let mut read_only_hit = None;
+    for (dir, writable) in granted {
+        let Ok(p) = resolve(Path::new(dir), wanted) else {
+            continue;
+        };
+        if access == Access::Write && !writable {
+            read_only_hit = Some(dir.clone());
+            continue;
+        }
+        return Ok(WorkspacePath {
+            rel: p.abs.to_string_lossy().into_owned(),
+            abs: p.abs,
+        });
+    }
+    match read_only_hit {
+        Some(dir) => Err(ToolError::OutsideWorkspace(format!(
+            "`{input}` is in {dir}, which was granted read-only; ask for writable access with \
+             request_directory (writable: true) first"
+        ))),
+        None if granted.is_empty() => Err(ToolError::OutsideWorkspace(format!(
+            "{first}; to work outside it, ask the user with request_directory"
+        ))),
+        None => Err(ToolError::OutsideWorkspace(format!(
+            "{first}, nor inside a granted directory ({}); to work elsewhere, ask the user \
+             with request_directory",
+            granted
+                .iter()
+                .map(|(d, _)| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Resolves a path argument for a tool call: the workspace, then the session's granted
+/// directories.
+pub fn resolve_for(
+    ctx: &cairn_engine::ToolContext,
+    input: &str,
+    access: Access,
+) -> Result<WorkspacePath, ToolError> {
+    resolve_granted(
+        &ctx.workspace,
+        &ctx.host.granted_directories(),
+        input,
+        access,
+    )
+}
+
 /// Formats a workspace-relative path with `/` separators (`.` when empty).
 fn rel_string(rel: &Path) -> String {
     let parts: Vec<_> = rel
@@ -297,6 +379,34 @@ mod tests {
         let abs = link.join("src/main.rs");
         assert_eq!(
             resolve(&link, abs.to_str().unwrap()).unwrap().rel,
+            "src/main.rs"
+        );
+    }
+
+    #[test]
+    fn granted_directories_widen_the_boundary() {
+        let f = fixture();
+        let secret = f.outside.join("secret");
+        let secret = secret.to_str().unwrap();
+        let ro = vec![(f.outside.to_string_lossy().into_owned(), false)];
+        let rw = vec![(f.outside.to_string_lossy().into_owned(), true)];
+        let p = resolve_granted(&f.ws, &ro, secret, Access::Read).unwrap();
+        assert_eq!(p.abs, f.outside.join("secret"));
+        assert_eq!(p.rel, secret);
+        let e = resolve_granted(&f.ws, &ro, secret, Access::Write).unwrap_err();
+        assert!(e.to_string().contains("read-only"), "{e}");
+        assert!(resolve_granted(&f.ws, &rw, secret, Access::Write).is_ok());
+        // Relative escapes resolve against the workspace first.
+        assert!(resolve_granted(&f.ws, &ro, "../outside/secret", Access::Read).is_ok());
+        let e = resolve_granted(&f.ws, &[], secret, Access::Read).unwrap_err();
+        assert!(e.to_string().contains("request_directory"), "{e}");
+        let e = resolve_granted(&f.ws, &ro, "/etc/passwd", Access::Read).unwrap_err();
+        assert!(matches!(e, ToolError::OutsideWorkspace(_)), "{e}");
+        // Inside the workspace nothing changes.
+        assert_eq!(
+            resolve_granted(&f.ws, &ro, "src/main.rs", Access::Write)
+                .unwrap()
+                .rel,
             "src/main.rs"
         );
     }

@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_engine::{Tool, ToolContext, ToolError, ToolOutput};
@@ -11,18 +12,27 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::{args, paths};
+use crate::guard::{ConflictGuard, ContentHash};
+use crate::paths::{self, Access};
+use crate::{args, text};
 
 /// Lines returned when the call gives no `limit`.
 pub const DEFAULT_LIMIT: u64 = 2000;
 /// Characters kept of one line; the rest is replaced by a marker.
 pub const MAX_LINE_CHARS: usize = 2000;
-/// Bytes probed for NUL to detect binary files.
-const BINARY_PROBE: usize = 8192;
+/// Reads a text file (or a window of it) with line numbers; what it reads is remembered by
+/// the session's conflict guard.
+#[derive(Debug, Default, Clone)]
+pub struct ReadFile {
+    guard: Arc<ConflictGuard>,
+}
 
-/// Reads a text file (or a window of it) with line numbers.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ReadFile;
+impl ReadFile {
+    /// A read_file tool recording what it reads in `guard`.
+    pub fn new(guard: Arc<ConflictGuard>) -> Self {
+        ReadFile { guard }
+    }
+}
 
 #[derive(Debug, Deserialize)]
 struct Args {
@@ -85,9 +95,15 @@ impl Tool for ReadFile {
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         let cancel = ctx.cancel.clone();
+        let guard = self.guard.clone();
         let text = tokio::task::spawn_blocking(move || {
-            let target = paths::resolve(&ctx.workspace, &args.path)?;
-            read_window(&target.abs, &args.path, offset, limit, &cancel)
+            let target = paths::resolve_for(&ctx, &args.path, Access::Read)?;
+            let (text, hash, whole) = read_window(&target.abs, &args.path, offset, limit, &cancel)?;
+            match whole {
+                Some(bytes) => guard.record(&target.abs, &bytes),
+                None => guard.record_hash(&target.abs, hash),
+            }
+            Ok::<_, ToolError>(text)
         })
         .await
         .map_err(|e| ToolError::Failed(format!("read_file task failed: {e}")))??;
@@ -123,20 +139,25 @@ fn read_window(
     offset: u64,
     limit: u64,
     cancel: &CancellationToken,
-) -> Result<String, ToolError> {
+) -> Result<(String, ContentHash, Option<Vec<u8>>), ToolError> {
     let mut file = open_regular_file(path, shown)?;
     let io_err = |e| ToolError::io(format!("cannot read {shown}"), e);
-    let mut probe = Vec::with_capacity(BINARY_PROBE);
+    let mut probe = Vec::with_capacity(text::BINARY_PROBE);
     (&mut file)
-        .take(BINARY_PROBE as u64)
+        .take(text::BINARY_PROBE as u64)
         .read_to_end(&mut probe)
         .map_err(io_err)?;
-    if probe.contains(&0) {
+    if text::looks_binary(&probe) {
         return Err(ToolError::Failed(format!(
             "`{shown}` looks like a binary file (it contains NUL bytes); read_file only reads text"
         )));
     }
-    let mut reader = BufReader::new(std::io::Cursor::new(probe).chain(file));
+    let hashing = HashingReader {
+        inner: std::io::Cursor::new(probe).chain(file),
+        hasher: sha2::Sha256::default(),
+        copy: Some(Vec::new()),
+    };
+    let mut reader = BufReader::new(hashing);
     let last = offset.saturating_add(limit - 1);
     let keep = MAX_LINE_CHARS * 4 + 4;
     let mut out = String::new();
@@ -159,8 +180,11 @@ fn read_window(
         }
     }
     let total = line_no;
+    let hashing = reader.into_inner();
+    let hash = sha2::Digest::finalize(hashing.hasher).into();
+    let whole = hashing.copy;
     if total == 0 {
-        return Ok(format!("[`{shown}` is empty]"));
+        return Ok((format!("[`{shown}` is empty]"), hash, whole));
     }
     if offset > total {
         return Err(ToolError::Failed(format!(
@@ -180,7 +204,30 @@ fn read_window(
         }
         out.push_str("]\n");
     }
-    Ok(out)
+    Ok((out, hash, whole))
+}
+
+/// Hashes everything read through it (the whole file, since read_window reads to the end),
+/// and keeps a copy of small files for the conflict guard's "what changed" diff.
+struct HashingReader<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+    copy: Option<Vec<u8>>,
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        sha2::Digest::update(&mut self.hasher, &buf[..n]);
+        if let Some(copy) = &mut self.copy {
+            if copy.len() + n <= crate::guard::KEEP_TEXT_BYTES {
+                copy.extend_from_slice(&buf[..n]);
+            } else {
+                self.copy = None;
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// Reads one line (without its `\n`), keeping at most `keep` bytes in `buf`.
@@ -242,7 +289,18 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("f");
         std::fs::write(&p, content).unwrap();
-        read_window(&p, "f", offset, limit, &CancellationToken::new())
+        read_window(&p, "f", offset, limit, &CancellationToken::new()).map(|(t, _, _)| t)
+    }
+
+    #[test]
+    fn hash_covers_the_whole_file_even_for_a_window() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let content = b"1\n2\n3\n4\n";
+        std::fs::write(&p, content).unwrap();
+        let (_, h, whole) = read_window(&p, "f", 2, 1, &CancellationToken::new()).unwrap();
+        assert_eq!(h, crate::guard::hash(content));
+        assert_eq!(whole.as_deref(), Some(&content[..]));
     }
 
     #[test]

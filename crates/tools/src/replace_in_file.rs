@@ -1,6 +1,7 @@
 //! `replace_in_file`: exact string replacement with a diff of the change.
 
 use std::io::Read;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_engine::{Tool, ToolContext, ToolError, ToolOutput};
@@ -8,15 +9,26 @@ use cairn_protocol::{RiskLevel, ToolMeta, ToolSchema};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::guard::ConflictGuard;
+use crate::paths::{self, Access};
 use crate::read_file::open_regular_file;
-use crate::{args, atomic, diff, paths};
+use crate::{args, atomic, diff, text};
 
 /// Lines of a file scanned for the "closest line" hint.
 const HINT_SCAN_LINES: usize = 5000;
 
 /// Replaces an exact string in a file.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ReplaceInFile;
+#[derive(Debug, Default, Clone)]
+pub struct ReplaceInFile {
+    guard: Arc<ConflictGuard>,
+}
+
+impl ReplaceInFile {
+    /// A replace_in_file tool checking writes against `guard`.
+    pub fn new(guard: Arc<ConflictGuard>) -> Self {
+        ReplaceInFile { guard }
+    }
+}
 
 #[derive(Debug, Deserialize)]
 struct Args {
@@ -36,7 +48,8 @@ impl Tool for ReplaceInFile {
                 file's text exactly, including whitespace and indentation (do not include the \
                 line-number prefixes that read_file shows). It must occur exactly once unless \
                 replace_all is true: include enough surrounding lines to make it unique. \
-                Returns a diff of the change."
+                CRLF files keep their line endings; binary files are refused. Fails if the file \
+                changed on disk since you read it. Returns a diff of the change."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -85,24 +98,22 @@ impl Tool for ReplaceInFile {
                     .into(),
             ));
         }
-        tokio::task::spawn_blocking(move || replace(&ctx, &args))
+        let guard = self.guard.clone();
+        tokio::task::spawn_blocking(move || replace(&ctx, &guard, &args))
             .await
             .map_err(|e| ToolError::Failed(format!("replace_in_file task failed: {e}")))?
     }
 }
 
-fn replace(ctx: &ToolContext, args: &Args) -> Result<ToolOutput, ToolError> {
-    let target = paths::resolve(&ctx.workspace, &args.path)?;
+fn replace(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOutput, ToolError> {
+    let target = paths::resolve_for(ctx, &args.path, Access::Write)?;
     let shown = &target.rel;
     let mut bytes = Vec::new();
     open_regular_file(&target.abs, shown)?
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(format!("cannot read {shown}"), e))?;
-    let before = String::from_utf8(bytes).map_err(|_| {
-        ToolError::Failed(format!(
-            "`{shown}` is not valid UTF-8 text; replace_in_file only edits text files"
-        ))
-    })?;
+    guard.check(&target.abs, shown, Some(&bytes))?;
+    let before = text::decode_text(bytes, shown, "replace_in_file")?;
 
     let (old, new) = match_line_endings(&before, &args.old_string, &args.new_string);
     let count = before.matches(old.as_str()).count();
@@ -128,6 +139,7 @@ fn replace(ctx: &ToolContext, args: &Args) -> Result<ToolOutput, ToolError> {
         before.replacen(old.as_str(), &new, 1)
     };
     atomic::write_atomic(&target.abs, after.as_bytes())?;
+    guard.record(&target.abs, after.as_bytes());
     let replaced = if replace_all { count } else { 1 };
     let noun = if replaced == 1 {
         "occurrence"
@@ -136,7 +148,8 @@ fn replace(ctx: &ToolContext, args: &Args) -> Result<ToolOutput, ToolError> {
     };
     Ok(ToolOutput {
         content: format!(
-            "Replaced {replaced} {noun} in {shown}.\n{}",
+            "Replaced {replaced} {noun} in {shown} ({}).\n{}",
+            text::change_summary(&before, &after),
             diff::snippet(shown, &before, &after)
         ),
         produced_files: vec![target.rel.clone()],

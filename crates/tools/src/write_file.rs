@@ -1,4 +1,7 @@
-//! `write_file`: create or overwrite a file atomically.
+//! `write_file`: create or overwrite a file atomically, keeping its line endings and mode.
+
+use std::io::Read;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_engine::{Tool, ToolContext, ToolError, ToolOutput};
@@ -6,11 +9,23 @@ use cairn_protocol::{RiskLevel, ToolMeta, ToolSchema};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::{args, atomic, paths};
+use crate::guard::ConflictGuard;
+use crate::paths::{self, Access};
+use crate::read_file::open_regular_file;
+use crate::{args, atomic, diff, text};
 
 /// Creates or overwrites a whole file.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct WriteFile;
+#[derive(Debug, Default, Clone)]
+pub struct WriteFile {
+    guard: Arc<ConflictGuard>,
+}
+
+impl WriteFile {
+    /// A write_file tool checking writes against `guard`.
+    pub fn new(guard: Arc<ConflictGuard>) -> Self {
+        WriteFile { guard }
+    }
+}
 
 #[derive(Debug, Deserialize)]
 struct Args {
@@ -25,8 +40,10 @@ impl Tool for WriteFile {
             name: "write_file".into(),
             description: "Create a file, or overwrite an existing one, with exactly `content`. \
                 Parent directories are created as needed. Replaces the whole file: to change \
-                part of an existing file prefer replace_in_file, and read a file before \
-                overwriting it."
+                part of an existing file prefer replace_in_file or apply_patch, and read a file \
+                before overwriting it. An existing file keeps its permissions and its CRLF line \
+                endings; binary files are refused. Fails if the file changed on disk since you \
+                read it."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -55,29 +72,71 @@ impl Tool for WriteFile {
         ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: Args = args::parse("write_file", args)?;
-        tokio::task::spawn_blocking(move || {
-            let target = paths::resolve(&ctx.workspace, &args.path)?;
-            if target.rel == "." {
-                return Err(ToolError::Failed(
-                    "the workspace root is a directory; give a file path".into(),
-                ));
-            }
-            let existed = atomic::write_atomic(&target.abs, args.content.as_bytes())?;
-            let lines = count_lines(&args.content);
-            let verb = if existed { "Overwrote" } else { "Created" };
-            tracing::debug!(path = %target.rel, existed, "write_file");
-            Ok(ToolOutput {
-                content: format!(
-                    "{verb} {} ({} bytes, {lines} lines).",
-                    target.rel,
-                    args.content.len()
-                ),
-                produced_files: vec![target.rel],
-            })
-        })
-        .await
-        .map_err(|e| ToolError::Failed(format!("write_file task failed: {e}")))?
+        if args.content.contains('\0') {
+            return Err(ToolError::InvalidArguments(
+                "write_file: content contains NUL characters; write_file only writes text".into(),
+            ));
+        }
+        let guard = self.guard.clone();
+        tokio::task::spawn_blocking(move || write(&ctx, &guard, &args))
+            .await
+            .map_err(|e| ToolError::Failed(format!("write_file task failed: {e}")))?
     }
+}
+
+fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOutput, ToolError> {
+    let target = paths::resolve_for(ctx, &args.path, Access::Write)?;
+    if target.rel == "." {
+        return Err(ToolError::Failed(
+            "the workspace root is a directory; give a file path".into(),
+        ));
+    }
+    let shown = &target.rel;
+    let before = match std::fs::symlink_metadata(&target.abs) {
+        Ok(_) => {
+            let mut bytes = Vec::new();
+            open_regular_file(&target.abs, shown)?
+                .read_to_end(&mut bytes)
+                .map_err(|e| ToolError::io(format!("cannot read {shown}"), e))?;
+            guard.check(&target.abs, shown, Some(&bytes))?;
+            if text::looks_binary(&bytes) {
+                return Err(ToolError::Failed(format!(
+                    "`{shown}` is a binary file (it contains NUL bytes); write_file does not \
+                     overwrite binary files"
+                )));
+            }
+            Some(String::from_utf8_lossy(&bytes).into_owned())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            guard.check(&target.abs, shown, None)?;
+            None
+        }
+        Err(e) => return Err(ToolError::io(format!("cannot stat {shown}"), e)),
+    };
+    let content = match &before {
+        Some(old) => text::with_line_ending(&args.content, text::line_ending(old)),
+        None => args.content.clone(),
+    };
+    atomic::write_atomic(&target.abs, content.as_bytes())?;
+    guard.record(&target.abs, content.as_bytes());
+    let lines = count_lines(&content);
+    tracing::debug!(path = %shown, existed = before.is_some(), "write_file");
+    let text = match &before {
+        None => format!("Created {shown} ({} bytes, {lines} lines).", content.len()),
+        Some(old) if *old == content => {
+            format!("{shown} already had exactly this content ({lines} lines); nothing changed.")
+        }
+        Some(old) => format!(
+            "Overwrote {shown} ({} bytes, {lines} lines; {}).\n{}",
+            content.len(),
+            text::change_summary(old, &content),
+            diff::snippet(shown, old, &content)
+        ),
+    };
+    Ok(ToolOutput {
+        content: text,
+        produced_files: vec![target.rel.clone()],
+    })
 }
 
 /// Lines as an editor counts them: a final line without `\n` still counts.

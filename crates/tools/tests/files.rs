@@ -6,57 +6,12 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 
 use cairn_engine::ToolError;
-use cairn_protocol::RiskLevel;
-use cairn_tools::{core_tools, read_only_tools};
+use cairn_tools::core_tools;
 use common::{tool, Ws};
 use serde_json::json;
 
 fn numbered(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
-}
-
-#[test]
-fn core_tools_have_the_contract_names_and_meta() {
-    let tools = core_tools();
-    let names: Vec<String> = tools.iter().map(|t| t.schema().name).collect();
-    assert_eq!(
-        names,
-        [
-            "read_file",
-            "list_files",
-            "write_file",
-            "replace_in_file",
-            "run_shell",
-            "shell_task_output",
-            "shell_task_kill"
-        ]
-    );
-    for t in &tools {
-        let s = t.schema();
-        assert_eq!(s.parameters["type"], "object", "{}", s.name);
-        assert!(!s.description.is_empty());
-        for (_, prop) in s.parameters["properties"].as_object().unwrap() {
-            assert!(prop["description"].is_string(), "{}: {prop}", s.name);
-        }
-    }
-    let meta = |n: &str| tool(&tools, n).meta();
-    assert!(meta("read_file").is_read_only() && meta("list_files").is_read_only());
-    assert!(meta("shell_task_output").is_read_only());
-    let w = meta("write_file");
-    assert!(w.mutating && w.requires_approval && w.risk == RiskLevel::Medium);
-    assert_eq!(
-        (w.category.as_str(), w.capabilities.clone()),
-        ("file", vec!["write".to_string()])
-    );
-    let r = meta("run_shell");
-    assert!(r.mutating && r.requires_approval && r.risk == RiskLevel::High);
-    assert_eq!(
-        (r.category.as_str(), r.capabilities.clone()),
-        ("shell", vec!["exec".to_string()])
-    );
-    assert!(meta("shell_task_kill").mutating);
-    let ro: Vec<String> = read_only_tools().iter().map(|t| t.schema().name).collect();
-    assert_eq!(ro, ["read_file", "list_files"]);
 }
 
 #[tokio::test]
@@ -252,7 +207,7 @@ async fn write_file_creates_then_overwrites_atomically() {
         .unwrap();
     assert!(
         out.content
-            .starts_with("Overwrote new/dir/a.txt (1 bytes, 1 lines)"),
+            .starts_with("Overwrote new/dir/a.txt (1 bytes, 1 lines; +1 −2 lines)"),
         "{}",
         out.content
     );
@@ -289,7 +244,8 @@ async fn replace_in_file_replaces_once_and_shows_a_diff() {
     assert_eq!(ws.read("a.rs"), "fn a() {\n    let x = 2;\n}\n");
     assert_eq!(out.produced_files, ["a.rs"]);
     assert!(
-        out.content.starts_with("Replaced 1 occurrence in a.rs."),
+        out.content
+            .starts_with("Replaced 1 occurrence in a.rs (+1 −1 lines)."),
         "{}",
         out.content
     );
@@ -390,4 +346,140 @@ async fn replace_in_file_handles_crlf_files() {
     .await
     .unwrap();
     assert_eq!(ws.read("w.txt"), "1\r\n2\r\nthree\r\n");
+}
+
+#[tokio::test]
+async fn write_file_keeps_crlf_refuses_binary_and_summarises_the_change() {
+    let ws = Ws::new();
+    ws.write("win.txt", "a\r\nb\r\n");
+    let write = tool(&core_tools(), "write_file");
+    let out = ws
+        .call(&write, json!({"path": "win.txt", "content": "a\nB\nc\n"}))
+        .await
+        .unwrap();
+    assert_eq!(ws.read("win.txt"), "a\r\nB\r\nc\r\n");
+    assert!(out.content.contains("+2 −1 lines"), "{}", out.content);
+    assert!(
+        out.content.contains("+B\r\n") || out.content.contains("+B"),
+        "{}",
+        out.content
+    );
+
+    std::fs::write(ws.root.join("img.bin"), b"\x89PNG\0\0data").unwrap();
+    let e = ws
+        .call(&write, json!({"path": "img.bin", "content": "text"}))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("binary"), "{e}");
+    assert_eq!(
+        std::fs::read(ws.root.join("img.bin")).unwrap(),
+        b"\x89PNG\0\0data"
+    );
+
+    let e = ws
+        .call(&write, json!({"path": "nul.txt", "content": "a\u{0}b"}))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ToolError::InvalidArguments(_)), "{e}");
+    assert!(!ws.root.join("nul.txt").exists());
+
+    let out = ws
+        .call(&write, json!({"path": "win.txt", "content": "a\nB\nc\n"}))
+        .await
+        .unwrap();
+    assert!(out.content.contains("nothing changed"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn conflict_guard_protects_what_the_user_typed() {
+    let ws = Ws::new();
+    ws.write("story.md", "# Story\nonce upon a time\n");
+    let tools = core_tools();
+    let read = tool(&tools, "read_file");
+    let write = tool(&tools, "write_file");
+    let replace = tool(&tools, "replace_in_file");
+    ws.call(&read, json!({"path": "story.md"})).await.unwrap();
+
+    // The user types in their editor after the agent read the file.
+    ws.write(
+        "story.md",
+        "# Story\nonce upon a time\nthe user's new line\n",
+    );
+    let e = ws
+        .call(
+            &write,
+            json!({"path": "story.md", "content": "# Story\nrewritten\n"}),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changed on disk after you last read it"), "{e}");
+    assert!(e.contains("+the user's new line"), "{e}");
+    let e = ws
+        .call(
+            &replace,
+            json!({"path": "story.md", "old_string": "once", "new_string": "twice"}),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changed on disk"), "{e}");
+    assert_eq!(
+        ws.read("story.md"),
+        "# Story\nonce upon a time\nthe user's new line\n"
+    );
+
+    // Re-reading makes the fresh content the agent's baseline; edits chain afterwards.
+    ws.call(&read, json!({"path": "story.md"})).await.unwrap();
+    ws.call(
+        &replace,
+        json!({"path": "story.md", "old_string": "once", "new_string": "twice"}),
+    )
+    .await
+    .unwrap();
+    ws.call(
+        &replace,
+        json!({"path": "story.md", "old_string": "twice", "new_string": "thrice"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        ws.read("story.md"),
+        "# Story\nthrice upon a time\nthe user's new line\n"
+    );
+
+    // A file deleted behind the agent's back is not silently recreated.
+    std::fs::remove_file(ws.root.join("story.md")).unwrap();
+    let e = ws
+        .call(&write, json!({"path": "story.md", "content": "x"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("was deleted on disk"), "{e}");
+
+    // Files the agent never read are written normally.
+    ws.write("other.txt", "old");
+    ws.call(&write, json!({"path": "other.txt", "content": "new"}))
+        .await
+        .unwrap();
+    assert_eq!(ws.read("other.txt"), "new");
+}
+
+#[tokio::test]
+async fn list_files_can_show_ignored_entries_marked() {
+    let ws = Ws::new();
+    ws.write(".gitignore", "target/\n*.log\n");
+    ws.write("src/main.rs", "");
+    ws.write("target/debug/app", "");
+    ws.write("build.log", "");
+    let list = tool(&core_tools(), "list_files");
+    let out = ws
+        .call(&list, json!({"include_ignored": true}))
+        .await
+        .unwrap()
+        .content;
+    assert_eq!(
+        out,
+        "build.log [ignored]\nsrc/\nsrc/main.rs\ntarget/ [ignored]\n"
+    );
 }

@@ -8,4 +8,8 @@ export type AssistantMessage = { text: string, reasoning: string,
 /**
  * Names of the tools the reply calls.
  */
-tool_calls: Array<string>, usage?: TokenUsage, reqId: string, taskId: string, logTime: string, };
+tool_calls: Array<string>, usage?: TokenUsage, 
+/**
+ * Extension: cost of this reply in USD, when the model's price is known.
+ */
+costUsd?: number, reqId: string, taskId: string, logTime: string, };

@@ -3,4 +3,8 @@
 /**
  * Token accounting for one LLM response.
  */
-export type TokenUsage = { input_tokens: number, output_tokens: number, cached_input_tokens: number, reasoning_tokens: number, };
+export type TokenUsage = { input_tokens: number, output_tokens: number, cached_input_tokens: number, reasoning_tokens: number, 
+/**
+ * Input tokens written to a provider-side prompt cache (billed at a premium by some).
+ */
+cache_write_tokens: number, };

@@ -1,89 +1,182 @@
-import { useEffect, useRef } from "react";
-import { turnStatusLabel, type TranscriptItem } from "../transcript";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { memo, useCallback, useEffect, useLayoutEffect, useRef } from "react";
+import type { ApprovalDecision } from "../bindings/ApprovalDecision";
+import type { TurnStatus } from "../bindings/TurnStatus";
+import { useT, type MessageKey } from "../i18n";
+import type { Item } from "../transcript";
+import { DirectoryCard, PlanCard, QuestionCard, type Answerers } from "./Interactions";
+import { Markdown } from "./Markdown";
 import { StoneMark } from "./StoneMark";
+import { ToolCard } from "./ToolCard";
 
-// Model output is untrusted: everything below renders text nodes only (no raw HTML).
+// Model output is untrusted: text renders as text nodes, markdown through ../markdown.ts.
 
-function Item({ item }: { item: TranscriptItem }) {
+const statusKey: Record<TurnStatus, MessageKey> = {
+  completed: "chat.turnCompleted",
+  max_iterations_exceeded: "chat.turnMax",
+  interrupted: "chat.turnInterrupted",
+  error: "chat.turnError",
+};
+
+/** What the transcript needs from the chat view. */
+export type TranscriptActions = Answerers & {
+  approve: (reqId: string, decision: ApprovalDecision) => void;
+  retry: () => void;
+  nativeApprovals: boolean;
+  running: boolean;
+};
+
+const Row = memo(function Row({ item, actions, last }: { item: Item; actions: TranscriptActions; last: boolean }) {
+  const t = useT();
   switch (item.kind) {
     case "user":
       return (
-        <article className="msg msg-user" data-testid="user-message">
-          <div className="msg-role">You</div>
+        <article className={`msg msg-user ${item.steering ? "msg-steering" : ""}`} data-testid="user-message" data-steering={item.steering}>
+          <div className="msg-role">{item.steering ? t("chat.steered") : t("chat.you")}</div>
           <div className="msg-text">{item.text}</div>
         </article>
       );
     case "assistant":
+      if (item.text === "" && item.reasoning === "" && !item.streaming) return <div className="row-empty" />;
       return (
-        <article
-          className="msg msg-assistant"
-          data-testid="assistant-message"
-          data-streaming={item.streaming ? "true" : "false"}
-        >
-          <div className="msg-role">Cairn</div>
+        <article className="msg msg-assistant" data-testid="assistant-message" data-streaming={item.streaming ? "true" : "false"}>
+          <div className="msg-role">{t("chat.cairn")}</div>
           {item.reasoning !== "" && (
-            <details className="msg-reasoning">
-              <summary>Reasoning</summary>
+            <details className="msg-reasoning" data-testid="reasoning">
+              <summary>{t("chat.reasoning")}</summary>
               <div className="msg-text">{item.reasoning}</div>
             </details>
           )}
-          <div className="msg-text" data-testid="assistant-text">
-            {item.text}
-            {item.streaming && <span className="caret" aria-hidden="true" />}
-          </div>
+          {(item.text !== "" || item.streaming) && (
+            <div className="msg-body">
+              <Markdown text={item.text} testId="assistant-text" />
+              {item.streaming && <span className="caret" aria-hidden="true" />}
+            </div>
+          )}
           {item.usage !== null && (
             <div className="msg-meta">
-              {item.usage.input_tokens} in · {item.usage.output_tokens} out tokens
+              {item.usage.input_tokens.toLocaleString()} in · {item.usage.output_tokens.toLocaleString()} out
+              {item.usage.cached_input_tokens > 0 && ` · ${item.usage.cached_input_tokens.toLocaleString()} cached`}
             </div>
           )}
         </article>
       );
+    case "tool":
+      return <ToolCard item={item} onAnswer={actions.approve} native={actions.nativeApprovals} />;
     case "notice":
       return (
-        <div className={`notice notice-${item.tone}`} role={item.tone === "error" ? "alert" : "status"}>
+        <div className={`notice notice-${item.tone}`} data-testid="notice" role={item.tone === "error" ? "alert" : "status"}>
+          {item.tone === "info" && <strong>{t("chat.retrying")} </strong>}
           {item.text}
         </div>
       );
+    case "compaction":
+      return (
+        <div className="compaction" data-testid="compaction" data-done={item.done}>
+          <span className="turn-end-rule" />
+          {item.done ? (
+            <details>
+              <summary>
+                {t("chat.compacted")} · {item.before} → {item.after} {t("chat.messages")}
+              </summary>
+              {item.summary !== null && <div className="msg-text compaction-summary">{item.summary}</div>}
+            </details>
+          ) : (
+            <span>{t("chat.compacting")}</span>
+          )}
+          <span className="turn-end-rule" />
+        </div>
+      );
+    case "question":
+      return <QuestionCard item={item} answer={actions.question} />;
+    case "plan":
+      return <PlanCard item={item} answer={actions.plan} />;
+    case "directory":
+      return <DirectoryCard item={item} answer={actions.directory} />;
     case "turn_end":
       return (
         <div className={`turn-end turn-end-${item.status}`} data-testid="turn-end" data-status={item.status}>
           <span className="turn-end-rule" />
           <span>
-            {turnStatusLabel[item.status]} · {item.iterations} iteration{item.iterations === 1 ? "" : "s"}
+            {t(statusKey[item.status])} · {item.iterations} {t(item.iterations === 1 ? "chat.iteration" : "chat.iterations")}
           </span>
+          {item.retriable && last && !actions.running && (
+            <button type="button" className="btn btn-small" data-testid="retry" onClick={actions.retry}>
+              {t("chat.retry")}
+            </button>
+          )}
           <span className="turn-end-rule" />
         </div>
       );
   }
-}
+});
 
-/** The scrolling chat transcript; follows the bottom while new content streams in. */
-export function Transcript({ items }: { items: TranscriptItem[] }) {
-  const end = useRef<HTMLDivElement>(null);
+/** Distance from the bottom (px) within which new content keeps the view pinned there. */
+const STICK_PX = 80;
+
+/**
+ * The chat transcript, virtualised: only the rows in view (plus a margin) are in the DOM, so
+ * a session of thousands of messages scrolls and streams smoothly. Follows the bottom while
+ * new content arrives unless the user scrolled up.
+ */
+export function Transcript({ items, actions }: { items: Item[]; actions: TranscriptActions }) {
+  const t = useT();
+  const scroller = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => 96,
+    overscan: 6,
+    getItemKey: (i) => items[i]?.id ?? i,
+  });
+  const onScroll = useCallback(() => {
+    const el = scroller.current;
+    if (el === null) return;
+    pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < STICK_PX;
+  }, []);
+  useLayoutEffect(() => {
+    if (pinned.current && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
+  }, [items, virtualizer]);
+  // Keep following while rows grow after measuring (streamed text, expanded output).
   useEffect(() => {
-    end.current?.scrollIntoView({ block: "end" });
-  }, [items]);
+    const el = scroller.current;
+    if (el === null || typeof ResizeObserver === "undefined") return;
+    const inner = el.firstElementChild;
+    if (inner === null) return;
+    const observer = new ResizeObserver(() => {
+      if (pinned.current) el.scrollTop = el.scrollHeight;
+    });
+    observer.observe(inner);
+    return () => observer.disconnect();
+  }, [items.length === 0]);
 
   if (items.length === 0) {
     return (
       <section className="transcript transcript-empty" data-testid="transcript" aria-live="polite">
         <div className="empty-state">
           <StoneMark size={56} />
-          <h1>What shall we build?</h1>
-          <p>
-            Ask Cairn about your project. Each turn leaves a cairn: a snapshot you can return to.
-          </p>
+          <h1>{t("chat.empty.title")}</h1>
+          <p>{t("chat.empty.lead")}</p>
         </div>
       </section>
     );
   }
+  const rows = virtualizer.getVirtualItems();
   return (
-    <section className="transcript" data-testid="transcript" aria-live="polite">
-      <div className="transcript-inner">
-        {items.map((item) => (
-          <Item key={item.id} item={item} />
-        ))}
-        <div ref={end} />
+    <section className="transcript" data-testid="transcript" ref={scroller} onScroll={onScroll} aria-live="polite">
+      <div className="transcript-sizer" style={{ height: virtualizer.getTotalSize() }}>
+        <div className="transcript-inner" style={{ transform: `translateY(${rows[0]?.start ?? 0}px)` }}>
+          {rows.map((row) => {
+            const item = items[row.index];
+            if (item === undefined) return null;
+            return (
+              <div key={row.key} data-index={row.index} ref={virtualizer.measureElement} className="transcript-row">
+                <Row item={item} actions={actions} last={row.index === items.length - 1} />
+              </div>
+            );
+          })}
+        </div>
       </div>
     </section>
   );

@@ -1,7 +1,8 @@
 //! Shell tools: `run_shell`, `shell_task_output`, `shell_task_kill`.
 
-mod output;
-mod process;
+pub(crate) mod output;
+mod partial;
+pub(crate) mod process;
 mod run;
 mod task_tools;
 mod tasks;

@@ -74,7 +74,12 @@ pub(crate) struct ShellProcess {
 impl ShellProcess {
     /// Starts `command` under the shell in `cwd`, stdin from /dev/null, stdout and stderr
     /// sharing one pipe (so they interleave in arrival order).
-    pub(crate) fn spawn(command: &str, cwd: &Path) -> Result<Self, ToolError> {
+    /// `host` supplies the session's sandbox wrapper and vault environment.
+    pub(crate) fn spawn(
+        command: &str,
+        cwd: &Path,
+        host: &cairn_engine::ToolHost,
+    ) -> Result<Self, ToolError> {
         if !cwd.is_dir() {
             return Err(ToolError::Failed(format!(
                 "the workspace directory {} does not exist",
@@ -86,9 +91,17 @@ impl ShellProcess {
         let writer2 = writer
             .try_clone()
             .map_err(|e| ToolError::io("cannot create an output pipe", e))?;
-        let mut cmd = Command::new(shell_program());
-        cmd.arg("-c")
-            .arg(command)
+        let argv = host.wrap_command(vec![
+            shell_program().to_string(),
+            "-c".to_string(),
+            command.to_string(),
+        ]);
+        let Some((program, args)) = argv.split_first() else {
+            return Err(ToolError::Failed("empty command line".into()));
+        };
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .envs(host.vault_env())
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(writer)

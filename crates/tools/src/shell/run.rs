@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::output::{clip_middle, Keep, OutputBuf};
+use super::partial::PartialOutput;
 use super::process::ShellProcess;
 use super::tasks::ShellTasks;
 use crate::args;
@@ -65,7 +66,7 @@ impl Tool for RunShell {
                 with shell_task_kill.",
                 super::process::shell_program()
             ),
-            parameters: json!({
+            parameters: crate::describe::with_property(json!({
                 "type": "object",
                 "properties": {
                     "command": {
@@ -84,7 +85,7 @@ impl Tool for RunShell {
                     }
                 },
                 "required": ["command"]
-            }),
+            })),
         }
     }
 
@@ -109,7 +110,7 @@ impl Tool for RunShell {
             ));
         }
         if args.background.unwrap_or(false) {
-            let task = self.tasks.start(&args.command, &ctx.workspace)?;
+            let task = self.tasks.start(&args.command, &ctx.workspace, &ctx.host)?;
             return Ok(ToolOutput::text(format!(
                 "Started background task {id} (pid {pid}). Use shell_task_output with \
                  task_id \"{id}\" to see its output and status, and shell_task_kill to stop it.",
@@ -135,9 +136,13 @@ async fn run_foreground(
     ctx: &ToolContext,
     timeout_ms: u64,
 ) -> Result<ToolOutput, ToolError> {
-    let mut proc = ShellProcess::spawn(command, &ctx.workspace)?;
+    let mut proc = ShellProcess::spawn(command, &ctx.workspace, &ctx.host)?;
     let mut out = OutputBuf::new(MAX_OUTPUT_BYTES, Keep::Head);
-    let mut sink = |b: &[u8]| out.push(b);
+    let mut partial = PartialOutput::new(&ctx.host);
+    let mut sink = |b: &[u8]| {
+        out.push(b);
+        partial.push(b);
+    };
     let stop = async {
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(timeout_ms)) => Stop::Timeout,
@@ -147,11 +152,13 @@ async fn run_foreground(
     match proc.run_until(&mut sink, false, stop).await {
         Some(Stop::Cancel) => {
             proc.terminate(CANCEL_GRACE, &mut sink).await;
+            partial.finish().await;
             return Err(ToolError::Interrupted);
         }
         Some(Stop::Timeout) => {
             proc.terminate(TIMEOUT_GRACE, &mut sink).await;
             drop(proc);
+            partial.finish().await;
             return Err(timeout_error(timeout_ms, &out.to_text()));
         }
         None => {}
@@ -169,6 +176,7 @@ async fn run_foreground(
         .map(|e| e.footer())
         .unwrap_or_else(|| "[exit status unknown]".into());
     drop(proc);
+    partial.finish().await;
     let mut text = out.to_text();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');

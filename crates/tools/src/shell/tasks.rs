@@ -123,7 +123,12 @@ impl ShellTasks {
     }
 
     /// Starts `command` in `cwd` as a background task (needs a Tokio runtime).
-    pub fn start(&self, command: &str, cwd: &Path) -> Result<TaskInfo, ToolError> {
+    pub fn start(
+        &self,
+        command: &str,
+        cwd: &Path,
+        host: &cairn_engine::ToolHost,
+    ) -> Result<TaskInfo, ToolError> {
         let running = self
             .lock()
             .values()
@@ -134,7 +139,7 @@ impl ShellTasks {
                 "{running} background tasks are already running; stop some with shell_task_kill first"
             )));
         }
-        let mut proc = ShellProcess::spawn(command, cwd)?;
+        let mut proc = ShellProcess::spawn(command, cwd, host)?;
         let pid = proc.pid().unwrap_or(0);
         let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let (state, _) = watch::channel(TaskState::Running);

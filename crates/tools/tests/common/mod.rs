@@ -108,3 +108,54 @@ pub fn first_pid(text: &str) -> u32 {
 pub fn exists(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
 }
+
+/// A session over `ws` with these tools, approver and mode, driven by `llm`.
+pub fn session(
+    ws: &Ws,
+    llm: &cairn_engine::testing::FakeLlm,
+    tools: Vec<ToolHandle>,
+    approver: std::sync::Arc<dyn cairn_engine::Approver>,
+    mode: cairn_protocol::Mode,
+) -> cairn_engine::Session {
+    let mut config =
+        cairn_engine::EngineConfig::new(ws.root.clone(), ws.state.clone(), "fake-model");
+    config.mode = mode;
+    let mut registry = cairn_engine::ToolRegistry::new();
+    registry.register_all(tools);
+    cairn_engine::Session::builder(config, std::sync::Arc::new(llm.clone()))
+        .tools(registry)
+        .approver(approver)
+        .build()
+}
+
+/// Collects a turn's events, failing if it takes longer than 60 s.
+pub async fn collect(mut s: cairn_engine::EventStream) -> Vec<cairn_protocol::Event> {
+    let mut out = Vec::new();
+    let r = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(e) = s.recv().await {
+            out.push(e);
+        }
+    })
+    .await;
+    assert!(
+        r.is_ok(),
+        "turn did not end in time; events so far: {out:?}"
+    );
+    out
+}
+
+/// The tool results the LLM saw in its last request, by tool name.
+pub fn tool_results(llm: &cairn_engine::testing::FakeLlm) -> Vec<(String, String)> {
+    llm.requests()
+        .last()
+        .map(|r| {
+            r.messages
+                .iter()
+                .filter_map(|m| match m {
+                    cairn_protocol::Message::Tool(t) => Some((t.name.clone(), t.content.clone())),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,383 @@
+//! `cairn turns`, `cairn diff` and `cairn restore`: a session's change-turns, their diffs, and
+//! rolling the workspace back (see docs/cli.md).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cairn_runtime::checkpoints::open_session_vcs;
+use cairn_runtime::{RuntimeError, VcsMode};
+use cairn_vcs::{Recovery, RestoreOptions, RestoreReport, TurnRecord, VcsError};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use crate::EXIT_USAGE;
+
+/// `--vcs` values of `cairn run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VcsArg {
+    /// Per-turn snapshots in Cairn's own store, never in the user's `.git`.
+    Auto,
+    /// No snapshots.
+    Off,
+}
+
+impl From<VcsArg> for VcsMode {
+    fn from(v: VcsArg) -> Self {
+        match v {
+            VcsArg::Auto => VcsMode::Auto,
+            VcsArg::Off => VcsMode::Off,
+        }
+    }
+}
+
+/// Options of `cairn turns`.
+#[derive(Debug, Args)]
+pub struct TurnsArgs {
+    /// The session.
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// Where sessions live [default: the app's data dir].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// One JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `cairn diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The session.
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// The change-turn (from 1).
+    #[arg(long, value_name = "N")]
+    pub turn: u32,
+    /// Where sessions live [default: the app's data dir].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// How to resolve an interrupted restore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RecoverArg {
+    /// Write the rest of the target state.
+    Finish,
+    /// Put every planned path back as it was before the restore.
+    Rollback,
+}
+
+/// Options of `cairn restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// The session.
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// Restore to the state right after this change-turn; 0 = before the first change.
+    #[arg(long, value_name = "N", required_unless_present = "recover")]
+    pub to_turn: Option<u32>,
+    /// Only these paths (repeatable; files or folders).
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<String>,
+    /// Print what would be written, deleted and overwritten; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also overwrite files changed outside the agent's turns (still undoable).
+    #[arg(long)]
+    pub force: bool,
+    /// Resolve an interrupted restore: finish it or roll it back.
+    #[arg(long, value_enum, value_name = "HOW", conflicts_with_all = ["to_turn", "dry_run", "paths"])]
+    pub recover: Option<RecoverArg>,
+    /// Where sessions live [default: the app's data dir].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn state_dir(d: Option<PathBuf>) -> PathBuf {
+    d.unwrap_or_else(cairn_runtime::default_state_dir)
+}
+
+fn fail_open(e: RuntimeError) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Usage-type errors (bad turn, unknown session) exit 2; everything else 1.
+fn fail(e: VcsError) -> ExitCode {
+    eprintln!("error: {e}");
+    match e {
+        VcsError::NoSuchTurn { .. }
+        | VcsError::NoCheckpoints(_)
+        | VcsError::InvalidSession(_)
+        | VcsError::PendingRestore { .. }
+        | VcsError::NothingToRecover => ExitCode::from(EXIT_USAGE),
+        _ => ExitCode::FAILURE,
+    }
+}
+
+fn turn_json(t: &TurnRecord) -> serde_json::Value {
+    let mut v = json!({
+        "turn": t.turn,
+        "sessionTurn": t.session_turn,
+        "files": t.files,
+        "summary": t.summary,
+        "at": t.at,
+        "kind": t.kind,
+    });
+    if !t.excluded.is_empty() {
+        v["excluded"] = json!(t.excluded);
+    }
+    v
+}
+
+/// `cairn turns`.
+pub fn turns(args: TurnsArgs) -> ExitCode {
+    let (vcs, _) = match open_session_vcs(&state_dir(args.state_dir), &args.session) {
+        Ok(v) => v,
+        Err(e) => return fail_open(e),
+    };
+    let list = match vcs.turns(&args.session) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    for t in &list {
+        if args.json {
+            println!("{}", turn_json(t));
+        } else {
+            println!(
+                "{:>3}  session turn {:<3} {}  {} file(s)  {}",
+                t.turn,
+                t.session_turn,
+                t.at,
+                t.files.len(),
+                t.summary
+            );
+            for f in &t.files {
+                println!("       {f}");
+            }
+        }
+    }
+    if list.is_empty() && !args.json {
+        eprintln!("no change-turns recorded for session {}", args.session);
+    }
+    ExitCode::SUCCESS
+}
+
+/// `cairn diff`.
+pub fn diff(args: DiffArgs) -> ExitCode {
+    let (vcs, _) = match open_session_vcs(&state_dir(args.state_dir), &args.session) {
+        Ok(v) => v,
+        Err(e) => return fail_open(e),
+    };
+    match vcs.diff_turn(&args.session, args.turn) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// `cairn restore`.
+pub fn restore(args: RestoreArgs) -> ExitCode {
+    let (mut vcs, saved) = match open_session_vcs(&state_dir(args.state_dir), &args.session) {
+        Ok(v) => v,
+        Err(e) => return fail_open(e),
+    };
+    let result = match (args.recover, args.to_turn) {
+        (Some(how), _) => {
+            let how = match how {
+                RecoverArg::Finish => Recovery::Finish,
+                RecoverArg::Rollback => Recovery::RollBack,
+            };
+            vcs.recover(how, saved.turns)
+        }
+        (None, Some(to_turn)) => {
+            let opts = RestoreOptions {
+                to_turn,
+                paths: args.paths,
+                dry_run: args.dry_run,
+                force: args.force,
+            };
+            vcs.restore(&args.session, saved.turns, &opts)
+        }
+        (None, None) => {
+            eprintln!("error: --to-turn N is required");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if args.json {
+        match serde_json::to_string(&report) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print_report(&report, &args.session);
+    }
+    ExitCode::SUCCESS
+}
+
+fn print_report(r: &RestoreReport, session: &str) {
+    let verb = if r.dry_run { "would " } else { "" };
+    for p in &r.restored {
+        let how = match (r.overwritten.contains(p), r.dry_run) {
+            (true, true) => "overwrite",
+            (true, false) => "overwrote",
+            (false, true) => "restore",
+            (false, false) => "restored",
+        };
+        println!("{verb}{how:<10} {p}");
+    }
+    for p in &r.deleted {
+        println!(
+            "{verb}{:<10} {p}",
+            if r.dry_run { "delete" } else { "deleted" }
+        );
+    }
+    for c in &r.conflicts {
+        println!("{:<10} {} ({})", "kept", c.path, c.reason);
+    }
+    for m in &r.missing {
+        println!(
+            "{:<10} {m} (in neither the current state nor the target)",
+            "missing"
+        );
+    }
+    if r.restored.is_empty() && r.deleted.is_empty() {
+        println!(
+            "nothing to change: the covered files already match turn {}",
+            r.to_turn
+        );
+    }
+    if let Some(t) = r.turn {
+        eprintln!(
+            "recorded as change-turn {t}; undo with: cairn restore --session {session} --to-turn {}",
+            t - 1
+        );
+    }
+    if !r.conflicts.is_empty() {
+        eprintln!(
+            "{} path(s) changed outside the agent's turns were left alone (--force overwrites them; still undoable)",
+            r.conflicts.len()
+        );
+    }
+}
+
+/// `cairn checkpoints …`: the checkpoint store of a workspace.
+#[derive(Debug, clap::Subcommand)]
+pub enum CheckpointsCmd {
+    /// Size of the workspace's checkpoint store against its budget.
+    Usage(StoreArgs),
+    /// Drop sessions past retention (then the oldest while over budget) and prune objects no
+    /// session reaches.
+    Gc(StoreArgs),
+}
+
+/// Which workspace's store.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// The workspace [default: current dir].
+    #[arg(short, long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Where sessions and snapshots live [default: the app's data dir].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cairn checkpoints usage|gc`.
+pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
+    let (args, gc) = match cmd {
+        CheckpointsCmd::Usage(a) => (a, false),
+        CheckpointsCmd::Gc(a) => (a, true),
+    };
+    let ws = match args
+        .workspace
+        .clone()
+        .map(Ok)
+        .unwrap_or_else(std::env::current_dir)
+    {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: cannot read the current dir: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let config = cairn_vcs::VcsConfig {
+        watch: false,
+        ..cairn_vcs::VcsConfig::default()
+    };
+    let mut vcs = match cairn_vcs::Vcs::open(&state_dir(args.state_dir), &ws, config) {
+        Ok(v) => v,
+        Err(e @ VcsError::Workspace { .. }) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+        Err(e) => return fail(e),
+    };
+    let value = if gc {
+        match vcs.gc() {
+            Ok(r) => {
+                if !args.json {
+                    println!(
+                        "dropped {} session(s), pruned {} object(s): {} → {} bytes{}",
+                        r.dropped_sessions.len(),
+                        r.pruned_objects,
+                        r.bytes_before,
+                        r.bytes_after,
+                        if r.over_budget {
+                            " (still over budget)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+                serde_json::to_value(r)
+            }
+            Err(e) => return fail(e),
+        }
+    } else {
+        match vcs.usage() {
+            Ok(u) => {
+                if !args.json {
+                    println!(
+                        "{} bytes in {} session(s), budget {} bytes{}  ({})",
+                        u.bytes,
+                        u.sessions,
+                        u.budget_bytes,
+                        if u.over_budget {
+                            " — OVER BUDGET"
+                        } else {
+                            ""
+                        },
+                        vcs.store_dir().display()
+                    );
+                }
+                serde_json::to_value(u)
+            }
+            Err(e) => return fail(e),
+        }
+    };
+    if args.json {
+        match value {
+            Ok(v) => println!("{v}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

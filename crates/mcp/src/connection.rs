@@ -1,0 +1,374 @@
+//! One live connection: transport set-up under a startup deadline, `tools/list`, calls with
+//! progress-extended timeouts and cancellation, and a bounded close.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, JsonObject,
+    Request, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
+use rmcp::transport::IntoTransport;
+use rmcp::Peer;
+use tokio::sync::watch;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::config::TransportConfig;
+use crate::handler::Handler;
+use crate::process::{self, ChildProc};
+
+/// Characters of stderr quoted in failure reasons.
+pub const STDERR_IN_REASON: usize = 1500;
+
+/// A connected server.
+pub struct Connection {
+    peer: Peer<RoleClient>,
+    cancel: CancellationToken,
+    _guard: DropGuard,
+    child: Option<ChildProc>,
+    progress: ProgressDispatcher,
+    done: watch::Receiver<bool>,
+}
+
+/// A connection and the tools the server listed.
+pub struct Started {
+    /// The connection.
+    pub conn: Connection,
+    /// `tools/list`, every page.
+    pub tools: Vec<Tool>,
+}
+
+/// Limits of one call.
+#[derive(Debug, Clone, Copy)]
+pub struct CallTimeouts {
+    /// Time allowed without a response or progress.
+    pub idle: Duration,
+    /// Total time allowed.
+    pub max: Duration,
+}
+
+/// Why a call did not produce a result.
+#[derive(Debug)]
+pub enum CallFailure {
+    /// Nothing (no answer, no progress) within `idle`, or over `max` in total.
+    Timeout {
+        /// The limit that fired.
+        after: Duration,
+        /// Whether it was the total cap (progress kept coming).
+        total: bool,
+    },
+    /// The connection closed (the server exited or dropped the stream).
+    Closed,
+    /// The turn was interrupted; a cancellation was sent.
+    Interrupted,
+    /// The server answered with a JSON-RPC error, or something unexpected.
+    Protocol(String),
+}
+
+impl Connection {
+    /// Connects under `startup` (spawn, `initialize`, `tools/list`); on failure everything started
+    /// is torn down and the reason (with stderr for stdio servers) is returned.
+    pub async fn connect(
+        transport: &TransportConfig,
+        workspace: &std::path::Path,
+        startup: Duration,
+        stderr_cap: usize,
+        handler: Handler,
+    ) -> Result<Started, String> {
+        let deadline = Instant::now() + startup;
+        let progress = handler.progress();
+        match transport {
+            TransportConfig::Stdio {
+                program,
+                args,
+                env,
+                cwd,
+            } => {
+                let dir = match cwd {
+                    Some(c) if c.is_absolute() => c.clone(),
+                    Some(c) => workspace.join(c),
+                    None => workspace.to_path_buf(),
+                };
+                let spawned = process::spawn(program, args, env, &dir, stderr_cap)
+                    .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+                let child = spawned.child;
+                let result = establish(
+                    handler,
+                    (spawned.stdout, spawned.stdin),
+                    deadline,
+                    startup,
+                    Some(&child),
+                )
+                .await;
+                match result {
+                    Ok((peer, cancel, done, tools)) => Ok(Started {
+                        conn: Connection {
+                            peer,
+                            _guard: cancel.clone().drop_guard(),
+                            cancel,
+                            child: Some(child),
+                            progress,
+                            done,
+                        },
+                        tools,
+                    }),
+                    Err(reason) => {
+                        child.kill_now();
+                        child.wait_exit(Duration::from_millis(500)).await;
+                        Err(with_stderr(reason, &child))
+                    }
+                }
+            }
+            TransportConfig::Http { url, headers } => {
+                let t = crate::http::streamable_http(url, headers)?;
+                finish(handler, t, deadline, startup, progress).await
+            }
+            TransportConfig::Sse { url, headers } => {
+                let t = crate::sse::SseTransport::connect(url, headers, deadline).await?;
+                finish(handler, t, deadline, startup, progress).await
+            }
+            TransportConfig::Builtin { kind } => {
+                Err(format!("built-in server `{kind}` has no transport"))
+            }
+        }
+    }
+
+    /// The server process, for stdio servers.
+    pub fn child(&self) -> Option<&ChildProc> {
+        self.child.as_ref()
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        *self.done.borrow() || self.peer.is_transport_closed()
+    }
+
+    /// A receiver that turns `true` when the connection ends.
+    pub fn done_receiver(&self) -> watch::Receiver<bool> {
+        self.done.clone()
+    }
+
+    /// Resolves when the connection ends.
+    pub async fn closed(&self) {
+        let mut rx = self.done.clone();
+        let _ = rx.wait_for(|d| *d).await;
+    }
+
+    /// Lists every tool again.
+    pub async fn list_tools(&self, within: Duration) -> Result<Vec<Tool>, String> {
+        match tokio::time::timeout(within, self.peer.list_all_tools()).await {
+            Ok(Ok(t)) => Ok(t),
+            Ok(Err(e)) => Err(format!("tools/list failed: {e}")),
+            Err(_) => Err(format!("tools/list did not answer within {}", secs(within))),
+        }
+    }
+
+    /// Calls `tool`; progress notifications extend `idle` (up to `max`) and are handed to
+    /// `on_progress` as text; `cancel` sends `notifications/cancelled` and returns.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        limits: CallTimeouts,
+        cancel: &CancellationToken,
+        on_progress: &mut (dyn FnMut(String) -> futures::future::BoxFuture<'static, ()> + Send),
+    ) -> Result<CallToolResult, CallFailure> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let request = ClientRequest::CallToolRequest(Request::new(params));
+        let options = PeerRequestOptions::with_timeout(limits.idle)
+            .reset_timeout_on_progress()
+            .with_max_total_timeout(limits.max);
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(h) => h,
+            Err(e) => return Err(failure(e, limits)),
+        };
+        let id = handle.id.clone();
+        let mut progress = self.progress.subscribe(handle.progress_token.clone()).await;
+        let response = handle.await_response();
+        tokio::pin!(response);
+        loop {
+            tokio::select! {
+                r = &mut response => {
+                    return match r {
+                        Ok(ServerResult::CallToolResult(result)) => Ok(result),
+                        Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::success(Vec::new())),
+                        Ok(other) => Err(CallFailure::Protocol(format!(
+                            "unexpected answer to tools/call: {}",
+                            serde_json::to_string(&other).unwrap_or_default().chars().take(300).collect::<String>()
+                        ))),
+                        Err(e) => Err(failure(e, limits)),
+                    };
+                }
+                Some(p) = progress.next() => {
+                    let mut line = match p.total {
+                        Some(t) => format!("progress {}/{}", p.progress, t),
+                        None => format!("progress {}", p.progress),
+                    };
+                    if let Some(m) = p.message.filter(|m| !m.is_empty()) {
+                        line.push_str(": ");
+                        line.push_str(&m);
+                    }
+                    on_progress(line).await;
+                }
+                _ = cancel.cancelled() => {
+                    let note = CancelledNotificationParam::new(Some(id), Some("interrupted by the user".into()));
+                    let _ = tokio::time::timeout(Duration::from_millis(500), self.peer.notify_cancelled(note)).await;
+                    return Err(CallFailure::Interrupted);
+                }
+            }
+        }
+    }
+
+    /// Closes the session (stdin is closed for stdio servers), then stops the process within
+    /// the bounds of [`ChildProc::shutdown`].
+    pub async fn close(&self, grace: Duration) {
+        self.cancel.cancel();
+        let mut done = self.done.clone();
+        let _ = tokio::time::timeout(grace, done.wait_for(|d| *d)).await;
+        if let Some(c) = &self.child {
+            c.shutdown(grace).await;
+        }
+    }
+
+    /// Kills a stdio server's process group now.
+    pub fn kill_now(&self) {
+        self.cancel.cancel();
+        if let Some(c) = &self.child {
+            c.kill_now();
+        }
+    }
+}
+
+fn failure(e: ServiceError, limits: CallTimeouts) -> CallFailure {
+    match e {
+        ServiceError::Timeout { timeout } => CallFailure::Timeout {
+            after: timeout,
+            total: timeout == limits.max && limits.max != limits.idle,
+        },
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallFailure::Closed,
+        ServiceError::McpError(e) => {
+            CallFailure::Protocol(format!("error {}: {}", e.code.0, e.message))
+        }
+        other => CallFailure::Protocol(other.to_string()),
+    }
+}
+
+type Established = (
+    Peer<RoleClient>,
+    CancellationToken,
+    watch::Receiver<bool>,
+    Vec<Tool>,
+);
+
+async fn finish<T, E, A>(
+    handler: Handler,
+    transport: T,
+    deadline: Instant,
+    startup: Duration,
+    progress: ProgressDispatcher,
+) -> Result<Started, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let (peer, cancel, done, tools) =
+        establish(handler, transport, deadline, startup, None).await?;
+    Ok(Started {
+        conn: Connection {
+            peer,
+            _guard: cancel.clone().drop_guard(),
+            cancel,
+            child: None,
+            progress,
+            done,
+        },
+        tools,
+    })
+}
+
+/// `initialize` + `tools/list` before `deadline`; a stdio child's exit ends the wait at once.
+async fn establish<T, E, A>(
+    handler: Handler,
+    transport: T,
+    deadline: Instant,
+    startup: Duration,
+    child: Option<&ChildProc>,
+) -> Result<Established, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let cancel = CancellationToken::new();
+    let work = async {
+        let running = rmcp::service::serve_client_with_ct(handler, transport, cancel.clone())
+            .await
+            .map_err(|e| format!("initialize failed: {e}"))?;
+        let tools = running
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        Ok::<_, String>((running, tools))
+    };
+    let exited = async {
+        match child {
+            Some(c) => c.wait_exit(Duration::from_secs(24 * 3600)).await,
+            None => std::future::pending().await,
+        }
+    };
+    let outcome = tokio::select! {
+        r = tokio::time::timeout_at(deadline.into(), work) => match r {
+            Ok(r) => r,
+            Err(_) => Err(format!("did not finish starting (initialize + tools/list) within {}; stopped", secs(startup))),
+        },
+        Some(exit) = exited => Err(format!("exited during startup ({})", exit.description)),
+    };
+    match outcome {
+        Ok((running, tools)) => {
+            let peer = running.peer().clone();
+            let (tx, rx) = watch::channel(false);
+            tokio::spawn(async move {
+                let _ = running.waiting().await;
+                let _ = tx.send(true);
+            });
+            Ok((peer, cancel, rx, tools))
+        }
+        Err(reason) => {
+            cancel.cancel();
+            // A stdio server that died mid-handshake: report its exit rather than the pipe error.
+            if let Some(c) = child {
+                if let Some(exit) = c.wait_exit(Duration::from_millis(300)).await {
+                    if !reason.starts_with("exited") && !reason.starts_with("did not finish") {
+                        return Err(format!("exited during startup ({})", exit.description));
+                    }
+                }
+            }
+            Err(reason)
+        }
+    }
+}
+
+/// `reason` plus the end of the server's stderr, when there is any.
+pub fn with_stderr(reason: String, child: &ChildProc) -> String {
+    let tail = child.stderr().tail(STDERR_IN_REASON);
+    if tail.is_empty() {
+        reason
+    } else {
+        format!("{reason}; stderr:\n{tail}")
+    }
+}
+
+/// `12 s` / `1.5 s` / `250 ms`.
+pub fn secs(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}

@@ -1,0 +1,67 @@
+//! Checkpoint glue: the per-turn snapshot store a session gets (`--vcs auto|off`), and access
+//! to a saved session's store for `turns`, `diff` and `restore`.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use cairn_engine::Checkpointer;
+use cairn_vcs::{Vcs, VcsCheckpointer, VcsConfig};
+
+use crate::{RuntimeError, SavedSession, SessionStore};
+
+/// Whether a session snapshots its workspace turn by turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VcsMode {
+    /// Snapshots in Cairn's own store under the state dir (never in the user's `.git`).
+    #[default]
+    Auto,
+    /// No snapshots.
+    Off,
+}
+
+impl FromStr for VcsMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(VcsMode::Auto),
+            "off" => Ok(VcsMode::Off),
+            other => Err(format!("unknown vcs mode `{other}`: use `auto` or `off`")),
+        }
+    }
+}
+
+/// The checkpointer for a session, or `None` with `--vcs off`. Opening the store and the
+/// first snapshot run in the background; failures only disable checkpoints (with a warning).
+pub fn checkpointer(
+    mode: VcsMode,
+    state_dir: &Path,
+    workspace: &Path,
+    session_id: &str,
+) -> Option<Arc<dyn Checkpointer>> {
+    match mode {
+        VcsMode::Off => None,
+        VcsMode::Auto => Some(Arc::new(VcsCheckpointer::start(
+            state_dir,
+            workspace,
+            session_id,
+            VcsConfig::default(),
+        ))),
+    }
+}
+
+/// Opens the checkpoint store of a saved session's workspace (no watcher), with the session.
+pub fn open_session_vcs(
+    state_dir: &Path,
+    session_id: &str,
+) -> Result<(Vcs, SavedSession), RuntimeError> {
+    let saved = SessionStore::new(state_dir).load(session_id)?;
+    let config = VcsConfig {
+        watch: false,
+        ..VcsConfig::default()
+    };
+    let vcs = Vcs::open(state_dir, Path::new(&saved.workspace), config)
+        .map_err(|e| RuntimeError::Config(e.to_string()))?;
+    Ok((vcs, saved))
+}

@@ -1,0 +1,186 @@
+//! MCP servers in assembled sessions: `<workspace>/.agent/mcp.json` plus the user-level file
+//! (and the built-in OCR default) load when a session opens; servers start in the background;
+//! their tools are pushed into the session's registry as they become ready. The first LLM
+//! request of the session waits a short, bounded grace for servers still starting
+//! (`CAIRN_MCP_STARTUP_GRACE_MS`, default 3000), so fast servers' tools are in it while a slow
+//! or hung server never holds the turn longer than that. `CAIRN_MCP=0` turns MCP off.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_engine::{LlmChunk, LlmClient, LlmRequest, Session, ToolRegistry};
+use cairn_mcp::config::{NoSecrets, ProcessEnv, SecretLookup};
+use cairn_mcp::manager::WeakMcpManager;
+use cairn_mcp::{ConfigWarning, ManagerOptions, McpManager, VarContext};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+/// Default wait of the first request for servers still starting.
+const DEFAULT_GRACE_MS: u64 = 3000;
+
+/// A session's MCP servers: kept alive by [`crate::Assembled`]; dropping it kills them.
+#[derive(Default)]
+pub struct McpSession {
+    manager: Option<McpManager>,
+    warnings: Vec<ConfigWarning>,
+}
+
+impl McpSession {
+    /// The manager (status, refresh, close), when any server is configured.
+    pub fn manager(&self) -> Option<&McpManager> {
+        self.manager.as_ref()
+    }
+
+    /// Problems found in the config files (also logged as warnings).
+    pub fn warnings(&self) -> &[ConfigWarning] {
+        &self.warnings
+    }
+
+    /// Stops every server (bounded; no process is left behind).
+    pub async fn close(&self) {
+        if let Some(m) = &self.manager {
+            m.close_all().await;
+        }
+    }
+}
+
+impl crate::Assembled {
+    /// Stops the session's MCP servers gracefully (stdin closed, SIGTERM, then SIGKILL, bounded).
+    /// Dropping the [`crate::Assembled`] also kills them, without the grace.
+    pub async fn close_mcp(&self) {
+        self.mcp.close().await;
+    }
+}
+
+/// The OS keyring for `${keyring:NAME}` in MCP configs (entries under the `cairn` service).
+struct Keyring;
+
+impl SecretLookup for Keyring {
+    fn secret(&self, name: &str) -> Result<Option<String>, String> {
+        use cairn_secrets::KeyStore;
+        cairn_secrets::OsKeyStore::new()
+            .get(name)
+            .map(|k| k.map(|k| k.expose().to_string()))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Loads the configs, starts the servers in the background and attaches the session's
+/// registry; `llm` is the session's client, wrapped so the first request waits the grace.
+pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> McpSession {
+    if std::env::var("CAIRN_MCP").is_ok_and(|v| v.trim() == "0") {
+        return McpSession::default();
+    }
+    let loaded = load_config(workspace);
+    for w in &loaded.warnings {
+        tracing::warn!("MCP config: {w}");
+    }
+    if tokio::runtime::Handle::try_current().is_err() {
+        tracing::warn!("MCP servers not started: no async runtime");
+        return McpSession {
+            manager: None,
+            warnings: loaded.warnings,
+        };
+    }
+    let manager = McpManager::new(
+        loaded.servers,
+        ManagerOptions::from_env(workspace.to_path_buf()),
+    );
+    let startable = manager
+        .status()
+        .iter()
+        .any(|s| matches!(s.status, cairn_mcp::ServerStatus::Starting));
+    if startable {
+        manager.start_all();
+        session.set_llm(Arc::new(FirstRequestGate {
+            inner: llm,
+            manager: manager.downgrade(),
+            waited: Arc::new(AtomicBool::new(false)),
+            grace: grace(),
+        }));
+    }
+    manager.attach(Arc::new(session.clone()));
+    McpSession {
+        manager: Some(manager),
+        warnings: loaded.warnings,
+    }
+}
+
+/// The user-level file, the project file (with its imports) and the built-in defaults, with
+/// `${VAR}`, `${env:VAR}`, `${keyring:NAME}` and `${workspaceFolder}` expanded.
+pub fn load_config(workspace: &Path) -> cairn_mcp::LoadedConfig {
+    let secrets: &dyn SecretLookup = if std::env::var("CAIRN_MCP_NO_KEYRING").is_ok() {
+        &NoSecrets
+    } else {
+        &Keyring
+    };
+    let vars = VarContext {
+        env: &ProcessEnv,
+        secrets,
+        workspace: Some(workspace),
+    };
+    let user = cairn_mcp::user_config_path();
+    cairn_mcp::with_builtin_defaults(cairn_mcp::load_all(workspace, user.as_deref(), &vars))
+}
+
+fn grace() -> Duration {
+    let ms = std::env::var("CAIRN_MCP_STARTUP_GRACE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_GRACE_MS);
+    Duration::from_millis(ms)
+}
+
+/// Waits (once, bounded) for starting servers before the session's first LLM request, then
+/// hands the request on with the MCP tools as they are now.
+struct FirstRequestGate {
+    inner: Arc<dyn LlmClient>,
+    manager: WeakMcpManager,
+    waited: Arc<AtomicBool>,
+    grace: Duration,
+}
+
+impl LlmClient for FirstRequestGate {
+    fn stream(
+        &self,
+        request: LlmRequest,
+        cancel: CancellationToken,
+    ) -> BoxStream<'static, LlmChunk> {
+        if self.waited.swap(true, Ordering::SeqCst) {
+            return self.inner.stream(request, cancel);
+        }
+        let (inner, manager, grace) = (self.inner.clone(), self.manager.clone(), self.grace);
+        futures::stream::once(async move {
+            let mut request = request;
+            if let Some(m) = manager.upgrade() {
+                tokio::select! {
+                    _ = m.wait_settled(grace) => {}
+                    _ = cancel.cancelled() => {}
+                }
+                request.tools = with_current_mcp_tools(request.tools, &m);
+            }
+            inner.stream(request, cancel)
+        })
+        .flatten()
+        .boxed()
+    }
+}
+
+/// `tools` with the MCP tools replaced by the manager's current set.
+fn with_current_mcp_tools(
+    tools: Vec<cairn_protocol::ToolSchema>,
+    manager: &McpManager,
+) -> Vec<cairn_protocol::ToolSchema> {
+    let mut scratch = ToolRegistry::new();
+    manager.sync_into(&mut scratch);
+    let mut out: Vec<_> = tools.into_iter().filter(|t| !is_mcp(&t.name)).collect();
+    out.extend(scratch.schemas());
+    out
+}
+
+fn is_mcp(name: &str) -> bool {
+    name.starts_with("mcp__") || name == cairn_mcp::SEARCH_TOOL || name == cairn_mcp::CALL_TOOL
+}

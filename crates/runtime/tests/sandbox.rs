@@ -1,0 +1,124 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Under bubblewrap, shell commands cannot write outside the workspace or into `.git`, and a
+//! vault value never reaches the model. Where bwrap cannot run, the test says so (and fails
+//! when `CAIRN_SANDBOX_TEST=1` demands it); `required` mode then refuses to start.
+
+use std::sync::Arc;
+
+use cairn_engine::testing::{FakeLlm, FakeReply};
+use cairn_engine::{EngineConfig, Session, ShellPolicy, ToolRegistry};
+use cairn_policy::sandbox::{bwrap_works, SandboxMode};
+use cairn_protocol::{Event, Message, Mode, ToolStatus};
+use cairn_runtime::sandbox::exec_environment;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bubblewrap_confines_shell_commands() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
+    std::fs::write(
+        state.path().join("vault.toml"),
+        "DEPLOY_TOKEN = \"vault-secret-9876\"\n",
+    )
+    .unwrap();
+    if !bwrap_works() {
+        let demanded = std::env::var("CAIRN_SANDBOX_TEST").as_deref() == Ok("1");
+        let r = exec_environment(
+            ws.path(),
+            state.path(),
+            SandboxMode::Required,
+            ShellPolicy::Sandbox,
+        );
+        assert!(
+            r.is_err(),
+            "required mode must refuse to start without a sandbox"
+        );
+        assert!(
+            !demanded,
+            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+        );
+        println!("SKIPPED sandbox: bubblewrap cannot run here (required mode errors, as checked)");
+        return;
+    }
+    // Outside the workspace and not under /tmp (which the sandbox keeps writable).
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let escape = outside.path().join("escaped.txt");
+    let exec = exec_environment(
+        ws.path(),
+        state.path(),
+        SandboxMode::Required,
+        ShellPolicy::Sandbox,
+    )
+    .unwrap();
+    assert!(exec.wrapper.is_some());
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool(
+            "a",
+            "run_shell",
+            json!({"command": format!("echo pwned > {}", escape.display())}),
+        ),
+        FakeReply::tool(
+            "b",
+            "run_shell",
+            json!({"command": "echo evil > .git/hooks/pre-commit"}),
+        ),
+        FakeReply::tool(
+            "c",
+            "run_shell",
+            json!({"command": "echo fine > inside.txt && echo token=$DEPLOY_TOKEN"}),
+        ),
+        FakeReply::text("done"),
+    ]);
+    let mut cfg = EngineConfig::new(ws.path().to_path_buf(), state.path().to_path_buf(), "m");
+    cfg.mode = Mode::Interactive;
+    let mut reg = ToolRegistry::new();
+    reg.register_all(cairn_tools::core_tools());
+    // Interactive mode with the sandbox shell policy: the sandbox is what lets these run unasked.
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(reg)
+        .permission_rules(Default::default(), ShellPolicy::Sandbox, true)
+        .exec_environment(exec)
+        .build();
+    let mut stream = s.run("try it");
+    let mut events = Vec::new();
+    while let Some(e) = stream.recv().await {
+        events.push(e);
+    }
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::PermissionRequired(_))));
+    assert!(
+        !escape.exists(),
+        "a write outside the workspace escaped the sandbox"
+    );
+    let hook = std::fs::read_to_string(ws.path().join(".git/hooks/pre-commit")).unwrap_or_default();
+    assert!(
+        !hook.contains("evil"),
+        ".git/hooks was writable inside the sandbox"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("inside.txt"))
+            .unwrap()
+            .trim(),
+        "fine"
+    );
+    let results: Vec<(String, ToolStatus, String)> = s
+        .messages()
+        .await
+        .into_iter()
+        .filter_map(|m| match m {
+            Message::Tool(r) => Some((r.call_id, r.status, r.content)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(
+        results[0].2.contains("exit code") && !results[0].2.contains("exit code: 0"),
+        "{:?}",
+        results[0]
+    );
+    let last = &results[2].2;
+    assert!(last.contains("token=[vault:DEPLOY_TOKEN]"), "{last}");
+    assert!(!format!("{events:?}").contains("vault-secret-9876"));
+}

@@ -1,0 +1,186 @@
+//! `describe_image`: for text-only session models, an image is described by the configured
+//! vision model (one request, no tools) and the description comes back as text.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn_engine::{
+    LlmChunk, LlmClient, LlmRequest, OutcomeStatus, Tool, ToolContext, ToolError, ToolHandle,
+    ToolOutput,
+};
+use cairn_protocol::{ContentPart, Message, RiskLevel, ToolMeta, ToolSchema};
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::load::prepare_image;
+use crate::paths::{self, Access};
+use crate::{args, describe as call_description};
+
+/// Prompt used when the call gives no question.
+const DEFAULT_PROMPT: &str = "Describe this image for a software developer who cannot see it: \
+    what it shows, all text in it verbatim, layout, colours, and anything that looks like an \
+    error, warning or UI defect. Be precise and complete; do not speculate beyond what is visible.";
+
+/// The vision model that describes images.
+#[derive(Clone)]
+pub struct VisionConfig {
+    /// Client for the vision model's provider.
+    pub llm: Arc<dyn LlmClient>,
+    /// Vision model id.
+    pub model: String,
+}
+
+impl std::fmt::Debug for VisionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VisionConfig")
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// The `describe_image` tool when a vision model is configured, `None` otherwise.
+pub fn describe_image_tool(vision: Option<VisionConfig>) -> Option<ToolHandle> {
+    vision
+        .filter(|v| !v.model.trim().is_empty())
+        .map(|v| Arc::new(DescribeImage::new(v)) as ToolHandle)
+}
+
+/// Describes an image file through a vision model.
+#[derive(Debug, Clone)]
+pub struct DescribeImage {
+    vision: VisionConfig,
+}
+
+impl DescribeImage {
+    /// A describe_image tool using `vision`.
+    pub fn new(vision: VisionConfig) -> Self {
+        DescribeImage { vision }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    #[serde(default)]
+    question: Option<String>,
+}
+
+#[async_trait]
+impl Tool for DescribeImage {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: "describe_image".into(),
+            description: "Get a text description of an image file in the workspace (PNG, JPEG, \
+                GIF or WebP; screenshots, diagrams, mockups), written by a vision model. Ask a \
+                specific question to get a focused answer."
+                .into(),
+            parameters: call_description::with_property(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Image path, relative to the workspace root."},
+                    "question": {"type": "string", "description": "What to look for or answer about the image. Default: a complete description."}
+                },
+                "required": ["path"]
+            })),
+        }
+    }
+
+    fn meta(&self) -> ToolMeta {
+        // Reads a local file and sends it to the configured model provider.
+        ToolMeta {
+            risk: RiskLevel::Medium,
+            capabilities: vec!["read".into(), "network".into()],
+            ..ToolMeta::read_only("media")
+        }
+    }
+
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: Args = args::parse("describe_image", args)?;
+        let path = args.path.clone();
+        let ctx2 = ctx.clone();
+        let (image, shown) = tokio::task::spawn_blocking(move || {
+            let target = paths::resolve_for(&ctx2, &path, Access::Read)?;
+            prepare_image(&target.abs, &target.rel).map(|i| (i, target.rel))
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("describe_image task failed: {e}")))??;
+        let prompt = args
+            .question
+            .as_deref()
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+            .unwrap_or(DEFAULT_PROMPT)
+            .to_string();
+        let request = LlmRequest {
+            model: self.vision.model.clone(),
+            messages: vec![Message::User {
+                content: vec![
+                    ContentPart::Text { text: prompt },
+                    ContentPart::Image {
+                        mime_type: image.mime_type.clone(),
+                        data: image.data_base64.clone(),
+                    },
+                ],
+            }],
+            tools: Vec::new(),
+            reasoning_effort: None,
+            req_id: format!("{}-vision", ctx.call_id),
+        };
+        let mut stream = self.vision.llm.stream(request, ctx.cancel.child_token());
+        let mut text = String::new();
+        let mut outcome = None;
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                LlmChunk::Text(t) => text.push_str(&t),
+                LlmChunk::End(o) => {
+                    outcome = Some(o);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Interrupted);
+        }
+        match outcome {
+            Some(o) if o.status == OutcomeStatus::Completed => {}
+            Some(o) => {
+                return Err(ToolError::Failed(format!(
+                    "describe_image: the vision model {} failed: {}",
+                    self.vision.model,
+                    o.describe()
+                )))
+            }
+            None => {
+                return Err(ToolError::Failed(format!(
+                    "describe_image: the vision model {} ended without an answer",
+                    self.vision.model
+                )))
+            }
+        }
+        if text.trim().is_empty() {
+            return Err(ToolError::Failed(format!(
+                "describe_image: the vision model {} returned an empty description",
+                self.vision.model
+            )));
+        }
+        let size = if image.resized() {
+            format!(
+                "{}×{} px, sent scaled to {}×{}",
+                image.original.0, image.original.1, image.sent.0, image.sent.1
+            )
+        } else {
+            format!("{}×{} px", image.original.0, image.original.1)
+        };
+        Ok(ToolOutput::text(format!(
+            "Description of {shown} ({size}) by the vision model {}:\n{}",
+            self.vision.model,
+            text.trim()
+        )))
+    }
+}

@@ -1,0 +1,82 @@
+//! Errors of the checkpoint store.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the checkpoint store. None of these ever touch the user's
+/// `.git`; a failed operation leaves the store usable.
+#[derive(Debug, thiserror::Error)]
+pub enum VcsError {
+    /// A libgit2 failure inside Cairn's own store.
+    #[error("checkpoint store: {0}")]
+    Git(#[from] git2::Error),
+    /// A file-system failure, with what was being done.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The session id cannot name a file.
+    #[error("invalid session id `{0}`: use letters, digits, `-` and `_` only")]
+    InvalidSession(String),
+    /// The requested change-turn does not exist.
+    #[error("no change-turn {turn}: this session has {count} (valid: 0..={count})")]
+    NoSuchTurn {
+        /// The requested number.
+        turn: u32,
+        /// How many change-turns the session has.
+        count: u32,
+    },
+    /// The session has no recorded snapshots at all.
+    #[error("session `{0}` has no checkpoints in this workspace (did it change any file with --vcs auto?)")]
+    NoCheckpoints(String),
+    /// A restore was interrupted; it must be finished or rolled back first.
+    #[error("an interrupted restore (session {session}, to turn {to}) is pending in {}: finish it or roll it back first (`cairn restore --session {session} --recover finish|rollback`)", .journal.display())]
+    PendingRestore {
+        /// The journal file.
+        journal: PathBuf,
+        /// The session that started it.
+        session: String,
+        /// Its target change-turn.
+        to: u32,
+    },
+    /// No interrupted restore to recover.
+    #[error("no interrupted restore is pending for this workspace")]
+    NothingToRecover,
+    /// A store file exists but cannot be parsed.
+    #[error("corrupt checkpoint file {}: {reason}", .path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        reason: String,
+    },
+    /// The workspace folder is not usable.
+    #[error("workspace {}: {reason}", .path.display())]
+    Workspace {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A restore was stopped by its writer (a crash, or a failure injected by a test).
+    #[error("restore interrupted while writing {}: {source}", .path.display())]
+    Interrupted {
+        /// The path being written.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = VcsError> = std::result::Result<T, E>;
+
+/// Wraps an I/O error with what was being done.
+pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> VcsError {
+    let context = context.into();
+    move |source| VcsError::Io { context, source }
+}

@@ -1,0 +1,38 @@
+//! Cairn's checkpoints: turn-by-turn snapshots of a workspace in a shadow git store kept under
+//! the state dir, so every change-turn can be listed, diffed and rolled back (including edits
+//! made through the shell), without ever writing to the workspace's own `.git`.
+//!
+//! [`Vcs`] is the store of one workspace; [`VcsCheckpointer`] plugs it into the engine.
+
+mod cache;
+mod checkpointer;
+mod config;
+mod diff;
+mod error;
+mod fsops;
+mod gc;
+mod hash;
+mod log;
+mod pack;
+mod restore;
+mod rules;
+mod snapshot;
+mod store;
+mod tracked;
+mod tracker;
+mod tree;
+mod treediff;
+mod vcs;
+mod walk;
+
+pub use checkpointer::VcsCheckpointer;
+pub use config::{VcsConfig, DEFAULT_EXCLUDES};
+pub use error::{Result, VcsError};
+pub use fsops::{FsWriter, TreeWriter};
+pub use gc::{GcReport, Usage};
+pub use log::{TurnKind, TurnRecord};
+pub use restore::{Conflict, RestoreOptions, RestoreReport};
+pub use snapshot::TreeSnapshot;
+pub use store::store_dir;
+pub use vcs::{PendingRestore, Recovery, Vcs};
+pub use walk::Excluded;

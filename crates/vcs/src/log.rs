@@ -1,0 +1,103 @@
+//! Per-session turn records: which change-turns a session made, with the snapshots before and
+//! after each, kept in `<store>/sessions/<id>.json` (replaced atomically).
+
+use serde::{Deserialize, Serialize};
+
+use crate::walk::Excluded;
+
+/// What produced a change-turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnKind {
+    /// An agent turn (tool calls, shell commands).
+    #[default]
+    Agent,
+    /// A `restore` (undo it by restoring to the change-turn before it).
+    Restore,
+}
+
+/// One change-turn: a session turn that changed files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnRecord {
+    /// Change-turn number, from 1.
+    pub turn: u32,
+    /// The session's turn number (1-based) it happened in.
+    pub session_turn: u32,
+    /// Paths changed (folders end with `/`).
+    pub files: Vec<String>,
+    /// The user's input that started it (first line), or what a restore did.
+    pub summary: String,
+    /// RFC 3339 time of its end.
+    pub at: String,
+    /// Snapshot commit before the turn.
+    pub before: String,
+    /// Snapshot commit after the turn.
+    pub after: String,
+    /// Agent turn or restore.
+    #[serde(default)]
+    pub kind: TurnKind,
+    /// What was present but not covered when the turn ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<Excluded>,
+}
+
+/// A snapshot taken before a side effect inside a turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Step {
+    pub tool: String,
+    pub call_id: String,
+    pub commit: String,
+}
+
+/// A turn in progress: snapshotted before its first side effect, not yet ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Pending {
+    pub session_turn: u32,
+    pub before: String,
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+/// Everything recorded for one session in one workspace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionLog {
+    pub session_id: String,
+    #[serde(default)]
+    pub turns: Vec<TurnRecord>,
+    #[serde(default)]
+    pub pending: Option<Pending>,
+    /// Latest snapshot commit of the session (its chain's tip).
+    #[serde(default)]
+    pub head: Option<String>,
+    /// RFC 3339 time of the last change.
+    #[serde(default)]
+    pub updated_at: String,
+}
+
+/// The fast-changing part of a session log, saved on every snapshot without fsync.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PendingFile {
+    /// Turn records in the main log when this was written (stale otherwise).
+    pub turns: usize,
+    pub pending: Option<Pending>,
+    pub head: Option<String>,
+}
+
+/// First line of a turn's input, shortened for listings.
+pub(crate) fn summarize(input: &str) -> String {
+    let line = input
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut s: String = line.chars().take(80).collect();
+    if line.chars().count() > 80 {
+        s.push('…');
+    }
+    s
+}

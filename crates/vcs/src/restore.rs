@@ -1,0 +1,316 @@
+//! Restore: plans which covered paths change (with three-way conflict checks), writes a
+//! journal, applies the plan through a [`TreeWriter`], and can finish or roll back a plan whose
+//! process died half-way.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fs;
+use std::path::Path;
+
+use git2::{Oid, Repository};
+use serde::{Deserialize, Serialize};
+
+use crate::cache::{MODE_EXEC, MODE_LINK, MODE_TREE};
+use crate::error::{Result, VcsError};
+use crate::fsops::{temp_path, TreeWriter};
+use crate::tree::{self, split_last, Edit};
+use crate::treediff::{self, Leaf};
+use crate::walk::rel_path;
+
+/// What to restore.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RestoreOptions {
+    /// Target: the state right after this change-turn; `0` = before the first change.
+    pub to_turn: u32,
+    /// Only these paths (files or folders, relative to the workspace); empty = everything.
+    pub paths: Vec<String>,
+    /// Report what would happen without changing anything.
+    pub dry_run: bool,
+    /// Also overwrite paths changed outside the agent's turns (they stay in the pre-restore
+    /// snapshot, so this too is undoable).
+    pub force: bool,
+}
+
+/// A path a restore left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    /// Path relative to the workspace.
+    pub path: String,
+    /// Why it was not touched.
+    pub reason: String,
+}
+
+/// What a restore did (or, for a dry run, would do).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreReport {
+    /// Paths written back (created or replaced; folders end with `/`).
+    pub restored: Vec<String>,
+    /// Of those, existing files whose current content was replaced.
+    pub overwritten: Vec<String>,
+    /// Requested `--path`s that exist neither now nor at the target.
+    pub missing: Vec<String>,
+    /// Paths removed because they did not exist at the target.
+    pub deleted: Vec<String>,
+    /// Paths left alone (changed by the user since the agent's snapshots, or unsafe).
+    pub conflicts: Vec<Conflict>,
+    /// Whether nothing was changed.
+    pub dry_run: bool,
+    /// The target change-turn.
+    pub to_turn: u32,
+    /// The change-turn recorded for this restore (restore to the one before it to undo).
+    pub turn: Option<u32>,
+}
+
+/// One path to change: its state in the pre-restore snapshot and at the target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Action {
+    pub path: Vec<u8>,
+    pub old: Option<(String, u32)>,
+    pub new: Option<(String, u32)>,
+}
+
+/// The journal of a restore in progress (`restore-journal.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Journal {
+    pub session: String,
+    pub to_turn: u32,
+    pub pre_commit: String,
+    pub pre_tree: String,
+    pub target_tree: String,
+    pub summary: String,
+    pub actions: Vec<Action>,
+}
+
+fn leaf_str(l: Option<Leaf>) -> Option<(String, u32)> {
+    l.map(|(id, m)| (id.to_string(), m))
+}
+
+fn display(path: &[u8], dir: bool) -> String {
+    let mut s = String::from_utf8_lossy(path).into_owned();
+    if dir {
+        s.push('/');
+    }
+    s
+}
+
+/// Normalises a user-given path to a workspace-relative one.
+fn normalize(root: &Path, p: &str) -> Vec<u8> {
+    let path = Path::new(p);
+    let rel = if path.is_absolute() {
+        path.strip_prefix(root).unwrap_or(path)
+    } else {
+        path
+    };
+    let s = rel.to_string_lossy();
+    let s = s.trim_start_matches("./").trim_end_matches('/');
+    s.as_bytes().to_vec()
+}
+
+fn under(path: &[u8], prefix: &[u8]) -> bool {
+    prefix.is_empty()
+        || path == prefix
+        || (path.starts_with(prefix) && path.get(prefix.len()) == Some(&b'/'))
+}
+
+/// Plans a restore from the pre-restore tree `pre` to `target`. `user_changed` are paths
+/// changed outside the agent's turns since the target.
+pub(crate) fn plan(
+    repo: &Repository,
+    root: &Path,
+    pre: Oid,
+    target: Oid,
+    user_changed: &HashSet<Vec<u8>>,
+    opts: &RestoreOptions,
+) -> Result<(Vec<Action>, RestoreReport)> {
+    let wanted: Vec<Vec<u8>> = opts.paths.iter().map(|p| normalize(root, p)).collect();
+    let changes = treediff::diff(repo, Some(pre), Some(target))?;
+    let mut report = RestoreReport {
+        dry_run: opts.dry_run,
+        to_turn: opts.to_turn,
+        ..RestoreReport::default()
+    };
+    for w in &wanted {
+        let touched = changes.iter().any(|c| under(&c.path, w));
+        let known = w.is_empty()
+            || treediff::lookup(repo, pre, w)?.is_some()
+            || treediff::lookup(repo, target, w)?.is_some();
+        if !touched && !known {
+            report.missing.push(String::from_utf8_lossy(w).into_owned());
+        }
+    }
+    let mut actions = Vec::new();
+    for c in changes {
+        if !wanted.is_empty() && !wanted.iter().any(|w| under(&c.path, w)) {
+            continue;
+        }
+        let is_dir = |l: &Option<Leaf>| l.is_some_and(|(_, m)| m == MODE_TREE);
+        let name = display(
+            &c.path,
+            is_dir(&c.new) || (c.new.is_none() && is_dir(&c.old)),
+        );
+        if let Some(reason) = unsafe_reason(repo, root, pre, &c.path, &c.old, &c.new)? {
+            report
+                .conflicts
+                .push(crate::restore::Conflict { path: name, reason });
+            continue;
+        }
+        if !opts.force && user_changed.contains(&c.path) {
+            report.conflicts.push(Conflict {
+                path: name,
+                reason: "changed outside the agent's turns since that checkpoint (use --force to overwrite; it stays recoverable)".into(),
+            });
+            continue;
+        }
+        match (&c.old, &c.new) {
+            (_, Some(_)) => {
+                if c.old.is_some() && !is_dir(&c.old) {
+                    report.overwritten.push(name.clone());
+                }
+                report.restored.push(name);
+            }
+            (Some(_), None) => report.deleted.push(name),
+            (None, None) => continue,
+        }
+        actions.push(Action {
+            path: c.path,
+            old: leaf_str(c.old),
+            new: leaf_str(c.new),
+        });
+    }
+    Ok((actions, report))
+}
+
+/// Why touching `path` is unsafe regardless of `--force`, if it is.
+fn unsafe_reason(
+    repo: &Repository,
+    root: &Path,
+    pre: Oid,
+    path: &[u8],
+    old: &Option<Leaf>,
+    new: &Option<Leaf>,
+) -> Result<Option<String>> {
+    let mut parent = split_last(path).0;
+    while !parent.is_empty() {
+        if fs::symlink_metadata(root.join(rel_path(parent)))
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Ok(Some("a parent folder is a symlink on disk".into()));
+        }
+        parent = split_last(parent).0;
+    }
+    if old.is_none() && new.is_some_and(|(_, m)| m != MODE_TREE) {
+        if let Ok(meta) = fs::symlink_metadata(root.join(rel_path(path))) {
+            let covered_dir = meta.is_dir()
+                && treediff::lookup(repo, pre, path)?.is_some_and(|(_, m)| m == MODE_TREE);
+            if !covered_dir {
+                return Ok(Some(
+                    "exists on disk but is not covered by snapshots (ignored or excluded)".into(),
+                ));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn oid(s: &str) -> Result<Oid> {
+    Ok(Oid::from_str(s)?)
+}
+
+fn interrupted(path: &Path) -> impl FnOnce(std::io::Error) -> VcsError + '_ {
+    move |source| VcsError::Interrupted {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Applies one side of `actions` (`forward` = the target; else back to the pre-restore state).
+/// `keep_tree` is the tree whose folders must not be removed while cleaning up.
+pub(crate) fn apply(
+    repo: &Repository,
+    root: &Path,
+    writer: &dyn TreeWriter,
+    actions: &[Action],
+    forward: bool,
+    keep_tree: Oid,
+) -> Result<()> {
+    let side = |a: &Action| {
+        if forward {
+            a.new.clone()
+        } else {
+            a.old.clone()
+        }
+    };
+    let other = |a: &Action| {
+        if forward {
+            a.old.clone()
+        } else {
+            a.new.clone()
+        }
+    };
+    // 1. Removals, deepest first.
+    let mut removed_parents: BTreeSet<Vec<u8>> = BTreeSet::new();
+    for a in actions.iter().rev().filter(|a| side(a).is_none()) {
+        let abs = root.join(rel_path(&a.path));
+        let _ = fs::remove_file(temp_path(&abs));
+        match other(a) {
+            Some((_, MODE_TREE)) => {
+                let _ = writer.remove_dir(&abs);
+            }
+            _ => writer.remove_file(&abs).map_err(interrupted(&abs))?,
+        }
+        let mut p = split_last(&a.path).0;
+        while !p.is_empty() {
+            removed_parents.insert(p.to_vec());
+            p = split_last(p).0;
+        }
+    }
+    // 2. Folders emptied by the removals and absent from the kept tree.
+    for dir in removed_parents.iter().rev() {
+        if treediff::lookup(repo, keep_tree, dir)?.is_none() {
+            let _ = writer.remove_dir(&root.join(rel_path(dir)));
+        }
+    }
+    // 3. Empty folders, then files.
+    for a in actions {
+        let Some((id, mode)) = side(a) else { continue };
+        let abs = root.join(rel_path(&a.path));
+        if mode == MODE_TREE {
+            writer.create_dir_all(&abs).map_err(interrupted(&abs))?;
+            continue;
+        }
+        if let Some(parent) = abs.parent() {
+            writer.create_dir_all(parent).map_err(interrupted(&abs))?;
+        }
+        let blob = repo.find_blob(oid(&id)?)?;
+        if mode == MODE_LINK {
+            writer.write_symlink(&abs, blob.content())
+        } else {
+            writer.write_file(&abs, blob.content(), mode == MODE_EXEC)
+        }
+        .map_err(interrupted(&abs))?;
+    }
+    Ok(())
+}
+
+/// The tree after applying one side of `actions` to `base`.
+pub(crate) fn result_tree(
+    repo: &Repository,
+    root: &Path,
+    base: Oid,
+    actions: &[Action],
+    forward: bool,
+) -> Result<Oid> {
+    let mut edits: BTreeMap<Vec<u8>, Edit> = BTreeMap::new();
+    for a in actions {
+        let side = if forward { &a.new } else { &a.old };
+        let e = match side {
+            None => Edit::Delete,
+            Some((_, MODE_TREE)) => Edit::EmptyDir,
+            Some((id, mode)) => Edit::Put(oid(id)?, *mode),
+        };
+        edits.insert(a.path.clone(), e);
+    }
+    let mut keep = |rel: &[u8]| crate::snapshot::is_empty_dir(&root.join(rel_path(rel)));
+    tree::apply(repo, Some(base), &edits, &mut keep)
+}

@@ -1,0 +1,614 @@
+//! The checkpoint store of one workspace: snapshots recorded per session as change-turns,
+//! with diff and restore. All state lives under the state dir; the workspace's `.git` is
+//! never written.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use git2::{Oid, Signature, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::cache::MODE_TREE;
+use crate::config::VcsConfig;
+use crate::error::{io, Result, VcsError};
+use crate::fsops::{FsWriter, TreeWriter};
+use crate::log::{summarize, Pending, PendingFile, SessionLog, Step, TurnKind, TurnRecord};
+use crate::restore::{self, Journal, RestoreOptions, RestoreReport};
+use crate::snapshot::{Snapshotter, TreeSnapshot};
+use crate::store::{read_json, validate_session, write_json, write_json_with, Store};
+use crate::treediff;
+
+const LAST_REF: &str = "refs/cairn/last";
+
+fn session_ref(id: &str) -> String {
+    format!("refs/cairn/sessions/{id}")
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// How to resolve a restore that was interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Write the rest of the target state and record the restore.
+    Finish,
+    /// Put every planned path back to its pre-restore state.
+    RollBack,
+}
+
+/// A restore that was interrupted (found at start-up).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingRestore {
+    /// The session that started it.
+    pub session: String,
+    /// Its target change-turn.
+    pub to_turn: u32,
+    /// The paths it planned to change.
+    pub paths: Vec<String>,
+}
+
+/// A workspace's checkpoint store, opened for snapshots, queries and restores.
+pub struct Vcs {
+    store: Store,
+    snap: Snapshotter,
+    writer: Arc<dyn TreeWriter>,
+    config: VcsConfig,
+}
+
+impl Vcs {
+    /// Opens (creating if needed) the store of `workspace` under `state_dir`.
+    pub fn open(state_dir: &Path, workspace: &Path, config: VcsConfig) -> Result<Vcs> {
+        let ws = workspace.canonicalize().map_err(|e| VcsError::Workspace {
+            path: workspace.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        if !ws.is_dir() {
+            return Err(VcsError::Workspace {
+                path: ws,
+                reason: "not a folder".into(),
+            });
+        }
+        fs::create_dir_all(state_dir).map_err(io(format!("creating {}", state_dir.display())))?;
+        let state = state_dir
+            .canonicalize()
+            .map_err(io(format!("resolving {}", state_dir.display())))?;
+        let store = Store::open(&state, &ws)?;
+        let snap = Snapshotter::new(
+            &ws,
+            &store.repo_dir(),
+            &store.index_path(),
+            &store.sync_dir(),
+            &[state],
+            config.clone(),
+        )?;
+        Ok(Vcs {
+            store,
+            snap,
+            writer: Arc::new(FsWriter),
+            config,
+        })
+    }
+
+    /// Replaces the writer restores use (tests inject failures with it).
+    pub fn with_writer(mut self, writer: Arc<dyn TreeWriter>) -> Vcs {
+        self.writer = writer;
+        self
+    }
+
+    /// The workspace (canonical).
+    pub fn workspace(&self) -> &Path {
+        self.store.workspace()
+    }
+
+    /// The store's folder.
+    pub fn store_dir(&self) -> &Path {
+        self.store.root()
+    }
+
+    /// Takes a snapshot of the work tree without recording it in any session.
+    pub fn snapshot(&mut self) -> Result<TreeSnapshot> {
+        let _lock = self.store.lock()?;
+        self.snap_tree()
+    }
+
+    /// Writes the stat cache to disk.
+    pub fn flush(&mut self) -> Result<()> {
+        let _lock = self.store.lock()?;
+        self.snap.flush()
+    }
+
+    fn snap_tree(&mut self) -> Result<TreeSnapshot> {
+        let prev = self
+            .store
+            .repo
+            .refname_to_id(LAST_REF)
+            .ok()
+            .and_then(|id| self.store.repo.find_commit(id).ok())
+            .map(|c| c.tree_id());
+        self.snap.snapshot(&self.store.repo, prev)
+    }
+
+    fn commit(&mut self, log: &mut SessionLog, tree: Oid, message: &str) -> Result<Oid> {
+        let repo = &self.store.repo;
+        let parent = log
+            .head
+            .as_deref()
+            .and_then(|h| Oid::from_str(h).ok())
+            .and_then(|id| repo.find_commit(id).ok());
+        if let Some(p) = &parent {
+            if p.tree_id() == tree {
+                return Ok(p.id());
+            }
+        }
+        let sig = Signature::new(
+            "Cairn",
+            "cairn@localhost",
+            &Time::new(chrono::Utc::now().timestamp(), 0),
+        )?;
+        let t = repo.find_tree(tree)?;
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let id = repo.commit(None, &sig, &sig, message, &t, &parents)?;
+        repo.reference(&session_ref(&log.session_id), id, true, "cairn snapshot")?;
+        repo.reference(LAST_REF, id, true, "cairn snapshot")?;
+        log.head = Some(id.to_string());
+        Ok(id)
+    }
+
+    fn load_log(&self, session: &str) -> Result<SessionLog> {
+        let path = self.store.session_path(session)?;
+        let mut log = read_json(&path)?.unwrap_or_else(|| SessionLog {
+            session_id: session.to_string(),
+            ..SessionLog::default()
+        });
+        let pending_path = self.store.pending_path(session)?;
+        match read_json::<PendingFile>(&pending_path) {
+            Ok(Some(p)) if p.turns == log.turns.len() => {
+                log.pending = p.pending;
+                log.head = p.head.or(log.head);
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "ignoring an unreadable in-progress turn marker"),
+        }
+        Ok(log)
+    }
+
+    /// Saves the whole log durably and drops the in-progress marker.
+    fn save_log(&self, log: &mut SessionLog) -> Result<()> {
+        log.updated_at = now();
+        write_json(&self.store.session_path(&log.session_id)?, log)?;
+        let pending = self.store.pending_path(&log.session_id)?;
+        match fs::remove_file(&pending) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(io(format!("removing {}", pending.display()))(e))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Saves only the in-progress turn and chain head (fast: no fsync).
+    fn save_pending(&self, log: &SessionLog) -> Result<()> {
+        let file = PendingFile {
+            turns: log.turns.len(),
+            pending: log.pending.clone(),
+            head: log.head.clone(),
+        };
+        write_json_with(&self.store.pending_path(&log.session_id)?, &file, false)
+    }
+
+    fn tree_of(&self, commit: &str) -> Result<Oid> {
+        Ok(self
+            .store
+            .repo
+            .find_commit(Oid::from_str(commit)?)?
+            .tree_id())
+    }
+
+    /// Snapshots before a side-effecting tool call of `session_turn` (the first one of a turn
+    /// becomes the turn's "before" state).
+    pub fn begin_step(
+        &mut self,
+        session: &str,
+        session_turn: u32,
+        tool: &str,
+        call_id: &str,
+    ) -> Result<()> {
+        validate_session(session)?;
+        let started = std::time::Instant::now();
+        let _lock = self.store.lock()?;
+        let mut log = self.load_log(session)?;
+        if log
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.session_turn != session_turn)
+        {
+            self.close_pending(&mut log, "(interrupted turn)")?;
+            self.save_log(&mut log)?;
+        }
+        let loaded_us = started.elapsed().as_micros() as u64;
+        let ts = self.snap_tree()?;
+        let snap_us = started.elapsed().as_micros() as u64;
+        let msg = format!("cairn: before {tool} ({call_id}) in turn {session_turn}");
+        let c = self.commit(&mut log, ts.tree, &msg)?.to_string();
+        tracing::debug!(
+            loaded_us,
+            snap_us,
+            commit_us = started.elapsed().as_micros() as u64,
+            full = ts.full_walk,
+            hashed = ts.hashed,
+            "snapshot before a side effect"
+        );
+        match &mut log.pending {
+            Some(p) => p.steps.push(Step {
+                tool: tool.to_string(),
+                call_id: call_id.to_string(),
+                commit: c,
+            }),
+            None => {
+                log.pending = Some(Pending {
+                    session_turn,
+                    before: c,
+                    steps: Vec::new(),
+                })
+            }
+        }
+        self.save_pending(&log)
+    }
+
+    /// Ends a turn: snapshots and records a change-turn if files changed since its first
+    /// side effect. Turns without side effects record nothing.
+    pub fn end_turn(
+        &mut self,
+        session: &str,
+        session_turn: u32,
+        input: &str,
+    ) -> Result<Option<TurnRecord>> {
+        validate_session(session)?;
+        let _lock = self.store.lock()?;
+        let mut log = self.load_log(session)?;
+        let Some(p) = &log.pending else {
+            return Ok(None);
+        };
+        let summary = if p.session_turn == session_turn {
+            summarize(input)
+        } else {
+            "(interrupted turn)".to_string()
+        };
+        let rec = self.close_pending(&mut log, &summary)?;
+        self.save_log(&mut log)?;
+        self.snap.flush()?;
+        Ok(rec)
+    }
+
+    fn close_pending(&mut self, log: &mut SessionLog, summary: &str) -> Result<Option<TurnRecord>> {
+        let Some(p) = log.pending.take() else {
+            return Ok(None);
+        };
+        let ts = self.snap_tree()?;
+        let msg = format!("cairn: end of turn {}", p.session_turn);
+        let after = self.commit(log, ts.tree, &msg)?;
+        let before_tree = self.tree_of(&p.before)?;
+        let changes = treediff::diff(&self.store.repo, Some(before_tree), Some(ts.tree))?;
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        let rec = TurnRecord {
+            turn: log.turns.len() as u32 + 1,
+            session_turn: p.session_turn,
+            files: changes.iter().map(change_name).collect(),
+            summary: summary.to_string(),
+            at: now(),
+            before: p.before,
+            after: after.to_string(),
+            kind: TurnKind::Agent,
+            excluded: ts.excluded,
+        };
+        log.turns.push(rec.clone());
+        Ok(Some(rec))
+    }
+
+    /// The session's change-turns, oldest first.
+    pub fn turns(&self, session: &str) -> Result<Vec<TurnRecord>> {
+        Ok(self.load_log(session)?.turns)
+    }
+
+    /// The tree of checkpoint `n`: after change-turn `n`, or before the first for `0`.
+    fn checkpoint_tree(&self, log: &SessionLog, n: u32) -> Result<Oid> {
+        let count = log.turns.len() as u32;
+        if count == 0 {
+            return Err(VcsError::NoCheckpoints(log.session_id.clone()));
+        }
+        if n > count {
+            return Err(VcsError::NoSuchTurn { turn: n, count });
+        }
+        match n {
+            0 => self.tree_of(&log.turns[0].before),
+            n => self.tree_of(&log.turns[n as usize - 1].after),
+        }
+    }
+
+    /// The unified diff of change-turn `n` (1-based).
+    pub fn diff_turn(&self, session: &str, n: u32) -> Result<String> {
+        let log = self.load_log(session)?;
+        let count = log.turns.len() as u32;
+        if n == 0 || n > count {
+            return Err(VcsError::NoSuchTurn { turn: n, count });
+        }
+        let t = &log.turns[n as usize - 1];
+        crate::diff::unified(
+            &self.store.repo,
+            self.tree_of(&t.before)?,
+            self.tree_of(&t.after)?,
+            &[],
+        )
+    }
+
+    /// The unified diff between checkpoints `from` and `to` (0 = before the first change),
+    /// optionally limited to `paths`.
+    pub fn diff_checkpoints(
+        &self,
+        session: &str,
+        from: u32,
+        to: u32,
+        paths: &[String],
+    ) -> Result<String> {
+        let log = self.load_log(session)?;
+        let a = self.checkpoint_tree(&log, from)?;
+        let b = self.checkpoint_tree(&log, to)?;
+        crate::diff::unified(&self.store.repo, a, b, paths)
+    }
+
+    /// The change-turns that touched `path` (a file, or anything under a folder).
+    pub fn file_history(&self, session: &str, path: &str) -> Result<Vec<TurnRecord>> {
+        let p = path.trim_start_matches("./").trim_end_matches('/');
+        let dir = format!("{p}/");
+        Ok(self
+            .load_log(session)?
+            .turns
+            .into_iter()
+            .filter(|t| t.files.iter().any(|f| f == p || f.starts_with(&dir)))
+            .collect())
+    }
+
+    /// Paths changed outside the agent's turns after checkpoint `to` (up to `pre`).
+    fn user_changed(&self, log: &SessionLog, to: u32, pre: Oid) -> Result<HashSet<Vec<u8>>> {
+        let mut out = HashSet::new();
+        let count = log.turns.len() as u32;
+        for k in to..=count {
+            let a = self.checkpoint_tree(log, k)?;
+            let b = if k < count {
+                self.tree_of(&log.turns[k as usize].before)?
+            } else {
+                pre
+            };
+            for c in treediff::diff(&self.store.repo, Some(a), Some(b))? {
+                out.insert(c.path);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Restores the workspace (or `opts.paths`) to checkpoint `opts.to_turn`. The current
+    /// state is snapshotted first and the restore is recorded as a change-turn, so it can be
+    /// undone by restoring to the turn before it. `session_turn` is recorded with it.
+    pub fn restore(
+        &mut self,
+        session: &str,
+        session_turn: u32,
+        opts: &RestoreOptions,
+    ) -> Result<RestoreReport> {
+        validate_session(session)?;
+        let _lock = self.store.lock()?;
+        self.check_no_journal()?;
+        let mut log = self.load_log(session)?;
+        let target = self.checkpoint_tree(&log, opts.to_turn)?;
+        let ts = self.snap_tree()?;
+        let pre_commit = self.commit(
+            &mut log,
+            ts.tree,
+            &format!("cairn: before restore to turn {}", opts.to_turn),
+        )?;
+        let user = self.user_changed(&log, opts.to_turn, ts.tree)?;
+        let root = self.store.workspace().to_path_buf();
+        let (actions, mut report) =
+            restore::plan(&self.store.repo, &root, ts.tree, target, &user, opts)?;
+        if opts.dry_run || actions.is_empty() {
+            self.save_log(&mut log)?;
+            return Ok(report);
+        }
+        let mut summary = format!("restore to turn {}", opts.to_turn);
+        if !opts.paths.is_empty() {
+            summary.push_str(&format!(" ({})", opts.paths.join(", ")));
+        }
+        let journal = Journal {
+            session: session.to_string(),
+            to_turn: opts.to_turn,
+            pre_commit: pre_commit.to_string(),
+            pre_tree: ts.tree.to_string(),
+            target_tree: target.to_string(),
+            summary,
+            actions,
+        };
+        self.save_log(&mut log)?;
+        write_json(&self.store.journal_path(), &journal)?;
+        restore::apply(
+            &self.store.repo,
+            &root,
+            self.writer.as_ref(),
+            &journal.actions,
+            true,
+            target,
+        )?;
+        report.turn = self.finish_restore(&mut log, &journal, session_turn)?;
+        Ok(report)
+    }
+
+    fn check_no_journal(&self) -> Result<()> {
+        let path = self.store.journal_path();
+        if let Some(j) = read_json::<Journal>(&path)? {
+            return Err(VcsError::PendingRestore {
+                journal: path,
+                session: j.session,
+                to: j.to_turn,
+            });
+        }
+        Ok(())
+    }
+
+    fn finish_restore(
+        &mut self,
+        log: &mut SessionLog,
+        j: &Journal,
+        session_turn: u32,
+    ) -> Result<Option<u32>> {
+        let root = self.store.workspace().to_path_buf();
+        let pre_tree = Oid::from_str(&j.pre_tree)?;
+        let after_tree = restore::result_tree(&self.store.repo, &root, pre_tree, &j.actions, true)?;
+        if self.snap.last() == Some(pre_tree) {
+            self.snap.set_last(after_tree);
+        }
+        let after = self.commit(log, after_tree, &format!("cairn: {}", j.summary))?;
+        let turn = log.turns.len() as u32 + 1;
+        log.turns.push(TurnRecord {
+            turn,
+            session_turn,
+            files: j.actions.iter().map(action_name).collect(),
+            summary: j.summary.clone(),
+            at: now(),
+            before: j.pre_commit.clone(),
+            after: after.to_string(),
+            kind: TurnKind::Restore,
+            excluded: Vec::new(),
+        });
+        self.save_log(log)?;
+        remove_journal(&self.store.journal_path())?;
+        Ok(Some(turn))
+    }
+
+    /// The interrupted restore waiting to be finished or rolled back, if any.
+    pub fn pending_restore(&self) -> Result<Option<PendingRestore>> {
+        Ok(
+            read_json::<Journal>(&self.store.journal_path())?.map(|j| PendingRestore {
+                session: j.session,
+                to_turn: j.to_turn,
+                paths: j.actions.iter().map(action_name).collect(),
+            }),
+        )
+    }
+
+    /// Finishes or rolls back an interrupted restore.
+    pub fn recover(&mut self, how: Recovery, session_turn: u32) -> Result<RestoreReport> {
+        let _lock = self.store.lock()?;
+        let path = self.store.journal_path();
+        let j: Journal = read_json(&path)?.ok_or(VcsError::NothingToRecover)?;
+        let root = self.store.workspace().to_path_buf();
+        let forward = how == Recovery::Finish;
+        let keep = Oid::from_str(if forward { &j.target_tree } else { &j.pre_tree })?;
+        restore::apply(
+            &self.store.repo,
+            &root,
+            self.writer.as_ref(),
+            &j.actions,
+            forward,
+            keep,
+        )?;
+        let mut report = RestoreReport {
+            to_turn: j.to_turn,
+            ..RestoreReport::default()
+        };
+        for a in &j.actions {
+            let side = if forward { &a.new } else { &a.old };
+            match side {
+                Some(_) => report.restored.push(action_name(a)),
+                None => report.deleted.push(action_name(a)),
+            }
+        }
+        if forward {
+            let mut log = self.load_log(&j.session)?;
+            report.turn = self.finish_restore(&mut log, &j, session_turn)?;
+        } else {
+            remove_journal(&path)?;
+        }
+        Ok(report)
+    }
+
+    /// Forgets a session's checkpoints (its files are not touched).
+    pub fn forget(&mut self, session: &str) -> Result<()> {
+        validate_session(session)?;
+        let _lock = self.store.lock()?;
+        if let Ok(mut r) = self.store.repo.find_reference(&session_ref(session)) {
+            r.delete()?;
+        }
+        for path in [
+            self.store.session_path(session)?,
+            self.store.pending_path(session)?,
+        ] {
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(io(format!("removing {}", path.display()))(e));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The store's configuration.
+    pub(crate) fn config(&self) -> &VcsConfig {
+        &self.config
+    }
+
+    /// Internal access for storage accounting.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Session log files of this store.
+    pub(crate) fn session_files(&self) -> Result<Vec<PathBuf>> {
+        let dir = self.store.root().join("sessions");
+        let mut out = Vec::new();
+        for e in fs::read_dir(&dir)
+            .map_err(io(format!("listing {}", dir.display())))?
+            .flatten()
+        {
+            if e.path().extension().is_some_and(|x| x == "json") {
+                out.push(e.path());
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn remove_journal(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(io(format!("removing {}", path.display()))(e))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn change_name(c: &treediff::Change) -> String {
+    let dir = c.new.or(c.old).is_some_and(|(_, m)| m == MODE_TREE);
+    let mut s = String::from_utf8_lossy(&c.path).into_owned();
+    if dir {
+        s.push('/');
+    }
+    s
+}
+
+fn action_name(a: &restore::Action) -> String {
+    let dir = a
+        .new
+        .as_ref()
+        .or(a.old.as_ref())
+        .is_some_and(|(_, m)| *m == MODE_TREE);
+    let mut s = String::from_utf8_lossy(&a.path).into_owned();
+    if dir {
+        s.push('/');
+    }
+    s
+}

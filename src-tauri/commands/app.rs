@@ -1,0 +1,92 @@
+//! App-level commands: versions, start-up state and the start-up benchmark.
+
+use tauri::{Manager, Runtime, State, Window};
+
+use crate::state::AppState;
+use crate::types::{AppInfo, Bootstrap};
+
+/// The app's name and versions.
+#[tauri::command]
+pub fn app_info() -> AppInfo {
+    AppInfo {
+        name: "Cairn".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        protocol_version: cairn_protocol::PROTOCOL_VERSION,
+    }
+}
+
+/// Everything the page needs at start: versions, settings, recent workspaces, and this
+/// window's workspace if it already has one (a reloaded page).
+#[tauri::command]
+pub async fn bootstrap<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> Result<Bootstrap, String> {
+    let started = std::time::Instant::now();
+    let slot = state.slot(window.label());
+    let workspace = match &slot.workspace {
+        Some(w) => Some(super::workspace::workspace_view(&state, w)?),
+        None => None,
+    };
+    let settings =
+        super::settings::settings_view(&state, slot.workspace.as_deref(), None, false).await?;
+    tracing::info!(
+        ms = started.elapsed().as_millis() as u64,
+        since_start_ms = crate::bench::since_start_ms() as u64,
+        "bootstrap answered"
+    );
+    Ok(Bootstrap {
+        info: app_info(),
+        settings,
+        recent: state.settings().recent_view(),
+        state_dir: state.config.state_dir.display().to_string(),
+        log_dir: crate::logging::log_dir(&state.config.state_dir)
+            .display()
+            .to_string(),
+        approvals: state.config.host,
+        bench: state.config.bench,
+        workspace,
+    })
+}
+
+/// Benchmark marks from the page (only with `CAIRN_BENCH=1`). `first_paint` returns the
+/// time since process start and, after idling, the memory of the app and its WebKit
+/// processes; `done` prints the whole report on stdout and quits.
+#[tauri::command]
+pub async fn bench_mark<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    mark: String,
+    data: serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    if !state.config.bench {
+        return Err("benchmark marks are accepted only when CAIRN_BENCH=1".into());
+    }
+    match mark.as_str() {
+        "first_paint" => {
+            // The page's own first-paint time if it sent one, else now.
+            let first_paint_ms = data
+                .get("paintEpochMs")
+                .and_then(|v| v.as_f64())
+                .and_then(crate::bench::since_start_to_epoch_ms)
+                .unwrap_or_else(crate::bench::since_start_ms);
+            let first_content_ms = data
+                .get("contentEpochMs")
+                .and_then(|v| v.as_f64())
+                .and_then(crate::bench::since_start_to_epoch_ms);
+            tokio::time::sleep(crate::bench::IDLE_BEFORE_RSS).await;
+            let memory = crate::bench::tree_memory(std::process::id());
+            Ok(serde_json::json!({
+                "firstPaintMs": first_paint_ms,
+                "firstContentMs": first_content_ms,
+                "idle": memory,
+            }))
+        }
+        "done" => {
+            println!("CAIRN_BENCH {data}");
+            window.app_handle().exit(0);
+            Ok(serde_json::Value::Null)
+        }
+        other => Err(format!("unknown benchmark mark `{other}`")),
+    }
+}

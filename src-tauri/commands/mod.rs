@@ -1,0 +1,23 @@
+//! Typed IPC commands of the desktop app. Each one acts on the calling window's own
+//! workspace and session; argument and result types are in [`crate::types`] (and the
+//! protocol crate) and have generated TypeScript bindings.
+
+pub mod app;
+pub mod session;
+pub mod settings;
+pub mod turn;
+pub mod workspace;
+
+use std::sync::Arc;
+
+use crate::runtime::SessionRuntime;
+use crate::state::AppState;
+
+pub use crate::command_names::COMMANDS;
+
+/// The window's open session, or a message saying there is none.
+pub(crate) fn current(state: &AppState, label: &str) -> Result<Arc<SessionRuntime>, String> {
+    state.slot(label).session.ok_or_else(|| {
+        "No session is open in this window: open a workspace and start a chat.".to_string()
+    })
+}

@@ -1,0 +1,332 @@
+//! Session commands: start, resume, rename and delete sessions; mode; the answers the
+//! engine waits for (approvals, questions, plans, directories); permission rules.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use cairn_protocol::{ApprovalDecision, DirectoryGrant, Message, Mode, PlanReview, UserAnswer};
+use tauri::{Runtime, State, Window};
+
+use super::current;
+use crate::llm::ProviderChoice;
+use crate::runtime::{OpenRequest, SessionRuntime};
+use crate::state::AppState;
+use crate::types::{GrantedDirectory, PermissionRules, PersistentRule, SessionStatus, SessionView};
+
+fn open_runtime(
+    state: &AppState,
+    workspace: &Path,
+    session_id: Option<String>,
+    choice: &ProviderChoice,
+) -> Result<Arc<SessionRuntime>, String> {
+    SessionRuntime::open(OpenRequest {
+        state_dir: state.config.state_dir.clone(),
+        workspace: workspace.to_path_buf(),
+        session_id,
+        llm: state.llm_for(choice),
+        host: state.config.host,
+        dialogs: state.dialogs.clone(),
+    })
+}
+
+/// Starts a new session in the window's workspace (closing the previous one).
+#[tauri::command]
+pub async fn new_session<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> Result<SessionView, String> {
+    let label = window.label();
+    let workspace = state
+        .slot(label)
+        .workspace
+        .ok_or("Open a workspace first.")?;
+    super::workspace::close_session_of(&state, label).await?;
+    let choice = state.provider_choice();
+    let runtime = tokio::task::block_in_place(|| open_runtime(&state, &workspace, None, &choice))?;
+    state.with_slot(label, |slot| slot.session = Some(runtime.clone()));
+    runtime.view()
+}
+
+/// Resumes a saved session in this window (its workspace becomes the window's).
+#[tauri::command]
+pub async fn open_session<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    id: String,
+) -> Result<SessionView, String> {
+    let label = window.label();
+    if let Some(current) = state.slot(label).session {
+        if current.id() == id {
+            return current.view();
+        }
+    }
+    if state
+        .open_sessions()
+        .iter()
+        .any(|(l, r)| l != label && r.id() == id)
+    {
+        return Err("This session is open in another window.".into());
+    }
+    let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
+    let saved = store.load(&id).map_err(|e| e.to_string())?;
+    let workspace =
+        cairn_runtime::resolve_workspace(Path::new(&saved.workspace)).map_err(|e| e.to_string())?;
+    super::workspace::close_session_of(&state, label).await?;
+    let settings = state.settings();
+    let provider = if saved.provider.is_empty() {
+        state.provider_choice().provider
+    } else {
+        saved.provider.clone()
+    };
+    let choice = ProviderChoice {
+        base_url: settings.base_url_for(&provider),
+        model: saved.model.clone(),
+        reasoning: settings.reasoning.clone(),
+        provider,
+    };
+    let runtime =
+        tokio::task::block_in_place(|| open_runtime(&state, &workspace, Some(id), &choice))?;
+    state.with_slot(label, |slot| {
+        slot.workspace = Some(workspace);
+        slot.session = Some(runtime.clone());
+    });
+    runtime.view()
+}
+
+/// The live state of the window's session.
+#[tauri::command]
+pub fn session_status<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> Result<SessionStatus, String> {
+    Ok(current(&state, window.label())?.status())
+}
+
+/// Renames a session (open or not).
+#[tauri::command]
+pub fn rename_session(state: State<'_, AppState>, id: String, name: String) -> Result<(), String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("A session name cannot be empty.".into());
+    }
+    if name.chars().count() > 200 {
+        return Err("A session name is at most 200 characters.".into());
+    }
+    if let Some((_, r)) = state
+        .open_sessions()
+        .into_iter()
+        .find(|(_, r)| r.id() == id)
+    {
+        return r.rename(name);
+    }
+    let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
+    let mut saved = store.load(&id).map_err(|e| e.to_string())?;
+    saved.name = name.to_string();
+    store.save(&saved).map_err(|e| e.to_string())
+}
+
+/// Deletes a session's files. The window's own session is closed first (not while a turn
+/// runs); a session open in another window is refused.
+#[tauri::command]
+pub async fn delete_session<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    id: String,
+) -> Result<(), String> {
+    let label = window.label();
+    if let Some((owner, _)) = state
+        .open_sessions()
+        .into_iter()
+        .find(|(_, r)| r.id() == id)
+    {
+        if owner != label {
+            return Err("This session is open in another window.".into());
+        }
+        super::workspace::close_session_of(&state, label).await?;
+    }
+    let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
+    let dir = store.session_dir(&id).map_err(|e| e.to_string())?;
+    if !dir.join("state.json").exists() {
+        return Err(format!("There is no session `{id}`."));
+    }
+    std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot delete {}: {e}", dir.display()))?;
+    tracing::info!(session = %id, "session deleted");
+    Ok(())
+}
+
+/// Changes the permission mode (takes effect for the next tool call).
+#[tauri::command]
+pub fn set_mode<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    mode: Mode,
+) -> Result<(), String> {
+    current(&state, window.label())?.session().set_mode(mode);
+    Ok(())
+}
+
+/// Answers the approval of tool call `req_id` from the chat; false when it was already
+/// answered (for example in the native dialog).
+#[tauri::command]
+pub fn answer_approval<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    req_id: String,
+    decision: ApprovalDecision,
+) -> Result<bool, String> {
+    Ok(current(&state, window.label())?
+        .pending()
+        .answer_approval(&req_id, decision))
+}
+
+/// Answers the agent's pending `ask_user` question.
+#[tauri::command]
+pub fn answer_question<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    answer: UserAnswer,
+) -> Result<bool, String> {
+    Ok(current(&state, window.label())?
+        .pending()
+        .answer_question(answer))
+}
+
+/// Accepts or rejects the proposed plan.
+#[tauri::command]
+pub fn answer_plan<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    review: PlanReview,
+) -> Result<bool, String> {
+    Ok(current(&state, window.label())?
+        .pending()
+        .answer_plan(review))
+}
+
+/// Grants or denies the pending directory request.
+#[tauri::command]
+pub fn answer_directory<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    grant: DirectoryGrant,
+) -> Result<bool, String> {
+    Ok(current(&state, window.label())?
+        .pending()
+        .answer_directory(grant))
+}
+
+/// A diff of what the pending call `req_id` would change, for file edits.
+#[tauri::command]
+pub fn edit_preview<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    req_id: String,
+) -> Result<Option<String>, String> {
+    let runtime = current(&state, window.label())?;
+    Ok(runtime
+        .pending()
+        .approval_request(&req_id)
+        .and_then(|req| crate::preview::edit_preview(runtime.workspace(), &req)))
+}
+
+/// The full result of tool call `call_id` as the model saw it (available once its
+/// iteration was saved).
+#[tauri::command]
+pub fn tool_result<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    call_id: String,
+) -> Result<Option<String>, String> {
+    let saved = current(&state, window.label())?.saved();
+    Ok(saved.messages.iter().find_map(|m| match m {
+        Message::Tool(r) if r.call_id == call_id => Some(r.content.clone()),
+        _ => None,
+    }))
+}
+
+fn rules_of(runtime: &SessionRuntime) -> PermissionRules {
+    let session = runtime.session();
+    let p = session.permission_state();
+    let user_file = cairn_runtime::permissions::user_rules_path();
+    let persistent = session
+        .rules()
+        .into_iter()
+        .map(|(decision, text, source)| {
+            let revocable = user_file
+                .as_ref()
+                .is_some_and(|f| source.contains(&f.display().to_string()));
+            PersistentRule {
+                decision: cairn_runtime::permissions::decision_name(decision).to_string(),
+                text,
+                source,
+                revocable,
+            }
+        })
+        .collect();
+    PermissionRules {
+        mode: p.mode,
+        tools: p.allow_tools.into_iter().collect(),
+        commands: p.allow_commands.into_iter().collect(),
+        directories: p
+            .granted_dirs
+            .into_iter()
+            .map(|(path, writable)| GrantedDirectory { path, writable })
+            .collect(),
+        persistent,
+    }
+}
+
+/// The session's permission allowances and the persistent rules in force.
+#[tauri::command]
+pub fn permission_rules<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> Result<PermissionRules, String> {
+    let runtime = current(&state, window.label())?;
+    Ok(rules_of(&runtime))
+}
+
+/// Revokes a tool's session allowance.
+#[tauri::command]
+pub fn revoke_tool<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<PermissionRules, String> {
+    let runtime = current(&state, window.label())?;
+    if !runtime.session().revoke_tool(&name) {
+        return Err(format!("`{name}` was not allowed for this session."));
+    }
+    Ok(rules_of(&runtime))
+}
+
+/// Revokes a command's session allowance (by program name).
+#[tauri::command]
+pub fn revoke_command<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    program: String,
+) -> Result<PermissionRules, String> {
+    let runtime = current(&state, window.label())?;
+    if !runtime.session().revoke_command(&program) {
+        return Err(format!("`{program}` was not allowed for this session."));
+    }
+    Ok(rules_of(&runtime))
+}
+
+/// Removes a rule from the user-level permissions file (it stops applying to sessions
+/// opened from now on).
+#[tauri::command]
+pub fn revoke_rule<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    text: String,
+) -> Result<PermissionRules, String> {
+    let runtime = current(&state, window.label())?;
+    let removed = cairn_runtime::permissions::revoke_user_rule(&text).map_err(|e| e.to_string())?;
+    if removed == 0 {
+        return Err(format!("No rule `{text}` in the user permissions file."));
+    }
+    tracing::info!(rule = %text, "persistent rule revoked");
+    Ok(rules_of(&runtime))
+}

@@ -1,0 +1,248 @@
+//! Settings commands: provider, model, endpoint, reasoning level, language, API keys (only
+//! ever written to the OS keyring) and the usage center.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use cairn_providers::preset;
+use cairn_providers::secrets::ApiKey;
+use tauri::{Runtime, State, Window};
+
+use crate::keys::key_status;
+use crate::llm::{catalog_models, provider_label, provider_names, ProviderChoice};
+use crate::state::AppState;
+use crate::types::{ProviderView, SettingsUpdate, SettingsView, UsageReport};
+
+fn provider_view(state: &AppState, name: &str, with_key: bool) -> ProviderView {
+    let p = preset(name);
+    let needs_key = p.map(|p| p.needs_key).unwrap_or(false);
+    let kind = match (name, p.map(|p| p.needs_key)) {
+        ("compatible", _) => "compatible",
+        (_, Some(false)) => "local",
+        _ => "cloud",
+    };
+    ProviderView {
+        id: name.to_string(),
+        label: provider_label(name),
+        kind: kind.to_string(),
+        // The endpoint in effect when the field is left empty: the environment's, else the preset's.
+        default_base_url: p
+            .and_then(|p| p.base_url_env)
+            .and_then(|var| (state.config.env)(var))
+            .filter(|u| !u.trim().is_empty())
+            .or_else(|| p.map(|p| p.base_url.to_string()))
+            .unwrap_or_default(),
+        needs_key,
+        key: if with_key {
+            key_status(
+                name,
+                needs_key,
+                state.keys.as_ref(),
+                state.config.env.as_ref(),
+            )
+        } else if needs_key {
+            crate::types::KeyStatus::Unchecked
+        } else {
+            crate::types::KeyStatus::NotNeeded
+        },
+    }
+}
+
+/// The settings view; with `with_keys`, key states are read from the keyring (in parallel,
+/// off the async executor), else they are `unchecked` (the start-up path never waits for
+/// the keyring daemon).
+pub(crate) async fn settings_view(
+    state: &AppState,
+    workspace: Option<&Path>,
+    session: Option<&crate::runtime::SessionRuntime>,
+    with_keys: bool,
+) -> Result<SettingsView, String> {
+    let choice = state.provider_choice();
+    let settings = state.settings();
+    // One keyring lookup per provider, in parallel: each is a D-Bus round trip.
+    let names = provider_names();
+    let providers = tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = names
+                .iter()
+                .map(|n| scope.spawn(move || provider_view(state, n, with_keys)))
+                .collect();
+            handles
+                .into_iter()
+                .zip(&names)
+                .map(|(h, n)| {
+                    h.join().unwrap_or_else(|_| ProviderView {
+                        id: n.clone(),
+                        label: provider_label(n),
+                        kind: "cloud".into(),
+                        default_base_url: String::new(),
+                        needs_key: true,
+                        key: crate::types::KeyStatus::Unavailable {
+                            reason: "the keyring lookup failed".into(),
+                        },
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    Ok(SettingsView {
+        provider: choice.provider.clone(),
+        model: choice.model,
+        base_url: settings.base_url_for(&choice.provider),
+        reasoning: settings.reasoning,
+        language: settings.language,
+        providers,
+        models: catalog_models(),
+        mcp: match session.and_then(|s| s.mcp_status()) {
+            Some(live) => live,
+            None => workspace
+                .map(crate::mcp::configured_servers)
+                .unwrap_or_default(),
+        },
+    })
+}
+
+/// Rebuilds the LLM client of every open session (after a key changed), keeping each
+/// session's provider and model.
+fn refresh_sessions(state: &AppState) {
+    let settings = state.settings();
+    for (_, runtime) in state.open_sessions() {
+        let provider = runtime.provider();
+        let choice = ProviderChoice {
+            base_url: settings.base_url_for(&provider),
+            model: runtime.session().model(),
+            reasoning: settings.reasoning.clone(),
+            provider,
+        };
+        runtime.set_llm(state.llm_for(&choice));
+    }
+}
+
+/// The current settings.
+#[tauri::command]
+pub async fn get_settings<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> Result<SettingsView, String> {
+    let slot = state.slot(window.label());
+    settings_view(
+        &state,
+        slot.workspace.as_deref(),
+        slot.session.as_deref(),
+        true,
+    )
+    .await
+}
+
+/// Saves the settings; the window's session switches to the chosen provider and model.
+#[tauri::command]
+pub async fn save_settings<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    update: SettingsUpdate,
+) -> Result<SettingsView, String> {
+    let provider = update.provider.trim().to_ascii_lowercase();
+    if !provider_names().contains(&provider) {
+        return Err(format!("Unknown provider `{provider}`."));
+    }
+    let base_url = update.base_url.trim().to_string();
+    if !base_url.is_empty()
+        && !(base_url.starts_with("http://") || base_url.starts_with("https://"))
+    {
+        return Err("The base URL must start with http:// or https://.".into());
+    }
+    let reasoning = update.reasoning.trim().to_ascii_lowercase();
+    if !reasoning.is_empty() && cairn_providers::ThinkingLevel::parse(&reasoning).is_none() {
+        return Err(format!("Unknown reasoning level `{reasoning}`."));
+    }
+    state.update_settings(|s| {
+        s.provider = provider.clone();
+        s.model = update.model.trim().to_string();
+        if base_url.is_empty() {
+            s.base_urls.remove(&provider);
+        } else {
+            s.base_urls.insert(provider.clone(), base_url.clone());
+        }
+        s.reasoning = reasoning.clone();
+        s.language = update.language;
+    })?;
+    let label = window.label().to_string();
+    if let Some(runtime) = state.slot(&label).session {
+        let choice = state.provider_choice();
+        let llm = tokio::task::block_in_place(|| state.llm_for(&choice));
+        runtime.set_llm(llm);
+    }
+    get_settings(window, state).await
+}
+
+/// Stores a provider's API key in the OS keyring (never on disk, never sent back).
+#[tauri::command]
+pub async fn set_api_key<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    provider: String,
+    key: String,
+) -> Result<SettingsView, String> {
+    let key = ApiKey::new(&key).map_err(|e| e.to_string())?;
+    let keys = Arc::clone(&state.keys);
+    let name = provider.clone();
+    tokio::task::spawn_blocking(move || keys.set(&name, &key))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    tracing::info!(provider = %provider, "API key stored in the keyring");
+    tokio::task::block_in_place(|| refresh_sessions(&state));
+    get_settings(window, state).await
+}
+
+/// Removes a provider's API key from the OS keyring.
+#[tauri::command]
+pub async fn remove_api_key<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    provider: String,
+) -> Result<SettingsView, String> {
+    let keys = Arc::clone(&state.keys);
+    let name = provider.clone();
+    let removed = tokio::task::spawn_blocking(move || keys.remove(&name))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    if !removed {
+        return Err(format!(
+            "There was no key for {} in the keyring.",
+            provider_label(&provider)
+        ));
+    }
+    tracing::info!(provider = %provider, "API key removed from the keyring");
+    tokio::task::block_in_place(|| refresh_sessions(&state));
+    get_settings(window, state).await
+}
+
+/// Requests, tokens and cost per session and day, and failed or retried requests.
+#[tauri::command]
+pub async fn usage_report(state: State<'_, AppState>) -> Result<UsageReport, String> {
+    let dir = state.config.state_dir.clone();
+    tokio::task::spawn_blocking(move || {
+        let store = cairn_runtime::SessionStore::new(&dir);
+        let logs = store
+            .list()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter_map(|s| {
+                let events = store.read_events(&s.id).ok()?;
+                Some(crate::usage::SessionLog {
+                    id: s.id,
+                    name: s.name,
+                    model: s.model,
+                    events,
+                })
+            })
+            .collect::<Vec<_>>();
+        Ok(crate::usage::fold(&logs, &|model, usage| {
+            cairn_providers::cost_usd(model, usage)
+        }))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}

@@ -1,0 +1,108 @@
+//! Turn commands: run a turn with its events streamed over one channel, retry, interrupt,
+//! and steering messages typed while a turn runs.
+
+use cairn_protocol::Event;
+use tauri::ipc::Channel;
+use tauri::{Runtime, State, Window};
+
+use super::current;
+use crate::forward::ForwardEnd;
+use crate::runtime::TurnInput;
+use crate::state::AppState;
+
+/// How a run ended, as the page learns it when the command returns.
+fn describe(end: ForwardEnd) -> String {
+    match end {
+        ForwardEnd::TurnEnded(status) => status.as_str().to_string(),
+        ForwardEnd::ChannelClosed => "channel_closed".to_string(),
+        ForwardEnd::StreamEnded => "not_started".to_string(),
+    }
+}
+
+async fn run(
+    state: &AppState,
+    label: &str,
+    input: TurnInput,
+    on_event: Channel<Event>,
+) -> Result<String, String> {
+    let runtime = current(state, label)?;
+    if let Some(reason) = runtime.blocked() {
+        return Err(reason);
+    }
+    let end = runtime
+        .run(input, |event| {
+            on_event.send(event).map_err(|e| e.to_string())
+        })
+        .await;
+    if end == ForwardEnd::ChannelClosed {
+        tracing::info!(
+            window = label,
+            "the page stopped listening; the turn was cancelled"
+        );
+    }
+    Ok(describe(end))
+}
+
+/// Runs one turn with `text`, streaming its events (deltas batched) to `on_event`; returns
+/// when the turn (and any steering run after it) ended. Behind a running turn it waits its
+/// turn: turns of one session never overlap.
+#[tauri::command]
+pub async fn run_turn<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    text: String,
+    on_event: Channel<Event>,
+) -> Result<String, String> {
+    let text = text.trim().to_string();
+    if text.is_empty() {
+        return Err("The message is empty.".into());
+    }
+    run(&state, window.label(), TurnInput::Text(text), on_event).await
+}
+
+/// Re-runs the last turn after a retriable error (`not_started` when there is none).
+#[tauri::command]
+pub async fn retry_turn<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    on_event: Channel<Event>,
+) -> Result<String, String> {
+    run(&state, window.label(), TurnInput::Retry, on_event).await
+}
+
+/// Interrupts the running turn: the LLM stream stops, running tools and their processes are
+/// killed, pending approvals of the turn are dropped (denied).
+#[tauri::command]
+pub fn interrupt<R: Runtime>(window: Window<R>, state: State<'_, AppState>) -> Result<(), String> {
+    current(&state, window.label())?.session().interrupt();
+    Ok(())
+}
+
+/// Queues an instruction for the running turn (injected between iterations; the
+/// `queue_steering` event says when). Returns the instructions still waiting.
+#[tauri::command]
+pub fn queue_steering<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    text: String,
+) -> Result<Vec<String>, String> {
+    let text = text.trim().to_string();
+    if text.is_empty() {
+        return Err("The message is empty.".into());
+    }
+    let runtime = current(&state, window.label())?;
+    runtime.session().queue_steering(text);
+    Ok(runtime.session().pending_steering())
+}
+
+/// Withdraws a queued instruction; false when it was already injected.
+#[tauri::command]
+pub fn remove_steering<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    text: String,
+) -> Result<bool, String> {
+    Ok(current(&state, window.label())?
+        .session()
+        .remove_steering(&text))
+}

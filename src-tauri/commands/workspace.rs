@@ -1,0 +1,126 @@
+//! Workspace commands: the native folder picker, opening a folder (refusing `/` and the
+//! home folder), recent workspaces and the workspace's sessions.
+
+use std::path::{Path, PathBuf};
+
+use tauri::{Runtime, State, Window};
+
+use crate::settings::folder_name;
+use crate::state::AppState;
+use crate::types::{RecentWorkspace, SessionEntry, WorkspaceView};
+
+/// The sessions of `workspace`, newest first.
+pub(crate) fn workspace_view(state: &AppState, workspace: &Path) -> Result<WorkspaceView, String> {
+    let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
+    let path = workspace.display().to_string();
+    let sessions = store
+        .list()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|s| s.workspace == path)
+        .map(|s| SessionEntry {
+            id: s.id,
+            name: s.name,
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+            turns: s.turns,
+            model: s.model,
+        })
+        .collect();
+    Ok(WorkspaceView {
+        name: folder_name(workspace),
+        path,
+        sessions,
+    })
+}
+
+/// Shows the native folder picker; `None` when cancelled.
+#[tauri::command]
+pub async fn pick_folder(state: State<'_, AppState>) -> Result<Option<String>, String> {
+    let start = state
+        .settings()
+        .recent
+        .first()
+        .and_then(|r| Path::new(&r.path).parent().map(Path::to_path_buf))
+        .or_else(dirs::home_dir);
+    let (tx, rx) = tokio::sync::oneshot::channel::<Option<PathBuf>>();
+    state.dialogs.pick_folder(
+        start,
+        Box::new(move |picked| {
+            let _ = tx.send(picked);
+        }),
+    );
+    let picked = rx
+        .await
+        .map_err(|_| "the folder picker closed without an answer")?;
+    Ok(picked.map(|p| p.display().to_string()))
+}
+
+/// Makes `path` this window's workspace (closing its previous session) and returns its
+/// sessions. Refuses `/`, the home folder and anything that is not a folder, saying why.
+#[tauri::command]
+pub async fn open_workspace<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<WorkspaceView, String> {
+    let canon =
+        cairn_runtime::resolve_workspace(Path::new(path.trim())).map_err(|e| e.to_string())?;
+    close_session_of(&state, window.label()).await?;
+    state.with_slot(window.label(), |slot| {
+        slot.workspace = Some(canon.clone());
+        slot.session = None;
+    });
+    let now = cairn_runtime::store::now();
+    state.update_settings(|s| s.remember_workspace(&canon, &now))?;
+    tracing::info!(workspace = %canon.display(), window = window.label(), "workspace opened");
+    workspace_view(&state, &canon)
+}
+
+/// Closes the window's session (refusing while a turn runs).
+pub(crate) async fn close_session_of(state: &AppState, label: &str) -> Result<(), String> {
+    if let Some(current) = state.slot(label).session {
+        if current.session().is_busy() {
+            return Err("A turn is running: stop it first (Esc).".into());
+        }
+        current.shutdown().await;
+        state.with_slot(label, |slot| slot.session = None);
+    }
+    Ok(())
+}
+
+/// Closes the workspace and returns to the welcome screen.
+#[tauri::command]
+pub async fn close_workspace<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> Result<Vec<RecentWorkspace>, String> {
+    close_session_of(&state, window.label()).await?;
+    state.with_slot(window.label(), |slot| slot.workspace = None);
+    Ok(state.settings().recent_view())
+}
+
+/// Removes a folder from the recent list.
+#[tauri::command]
+pub fn forget_workspace(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<Vec<RecentWorkspace>, String> {
+    let s = state.update_settings(|s| {
+        s.forget_workspace(&path);
+    })?;
+    Ok(s.recent_view())
+}
+
+/// The window's workspace and its sessions, fresh from disk.
+#[tauri::command]
+pub fn list_sessions<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> Result<WorkspaceView, String> {
+    let workspace = state
+        .slot(window.label())
+        .workspace
+        .ok_or("No workspace is open in this window.")?;
+    workspace_view(&state, &workspace)
+}

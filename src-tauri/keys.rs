@@ -1,0 +1,113 @@
+//! Which key store the app uses and how a key's state is shown. Keys live only in the OS
+//! keyring (service `cairn`, one entry per provider); the UI never receives a key back.
+
+use std::sync::Arc;
+
+use cairn_providers::secrets::{env_var_for, KeyStore, MemoryKeyStore, OsKeyStore, SecretError};
+
+use crate::llm::EnvFn;
+use crate::types::KeyStatus;
+
+/// The key store selected by the environment: `CAIRN_KEYSTORE=memory` (tests without a
+/// keyring), `CAIRN_KEYRING_SERVICE=name` (tests with a real keyring that must not touch the
+/// user's entries), else the OS keyring under the service `cairn`.
+pub fn key_store_from_env(env: &EnvFn) -> Arc<dyn KeyStore> {
+    if env("CAIRN_KEYSTORE").as_deref() == Some("memory") {
+        tracing::warn!("CAIRN_KEYSTORE=memory: API keys are kept in memory only");
+        return Arc::new(MemoryKeyStore::new());
+    }
+    match env("CAIRN_KEYRING_SERVICE").filter(|s| !s.trim().is_empty()) {
+        Some(service) => Arc::new(OsKeyStore::with_service(service.trim())),
+        None => Arc::new(OsKeyStore::new()),
+    }
+}
+
+/// `••••` plus the last four characters (keys shorter than 12 show nothing of themselves).
+pub fn mask(key: &str) -> String {
+    let n = key.chars().count();
+    if n < 12 {
+        return "••••••••".to_string();
+    }
+    let tail: String = key.chars().skip(n - 4).collect();
+    format!("••••••••{tail}")
+}
+
+/// The key state of `provider` (environment first, as the CLI resolves it).
+pub fn key_status(provider: &str, needs_key: bool, keys: &dyn KeyStore, env: &EnvFn) -> KeyStatus {
+    if let Some(var) = env_var_for(provider) {
+        if let Some(v) = env(var).filter(|v| !v.trim().is_empty()) {
+            return KeyStatus::Env {
+                var: var.to_string(),
+                masked: mask(v.trim()),
+            };
+        }
+    }
+    match keys.get(provider) {
+        Ok(Some(k)) => KeyStatus::Stored {
+            masked: mask(k.expose()),
+        },
+        Ok(None) if needs_key => KeyStatus::Missing,
+        Ok(None) => KeyStatus::NotNeeded,
+        Err(SecretError::Unavailable(reason)) => KeyStatus::Unavailable { reason },
+        Err(e) if needs_key => KeyStatus::Unavailable {
+            reason: e.to_string(),
+        },
+        Err(_) => KeyStatus::NotNeeded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use cairn_providers::secrets::ApiKey;
+
+    #[test]
+    fn masks_show_at_most_four_characters() {
+        assert_eq!(mask("sk-abcdefgh1234"), "••••••••1234");
+        assert_eq!(mask("short"), "••••••••");
+    }
+
+    #[test]
+    fn status_prefers_the_environment_and_never_carries_the_key() {
+        let store = MemoryKeyStore::new();
+        let none = |_: &str| None;
+        assert_eq!(
+            key_status("openai", true, &store, &none),
+            KeyStatus::Missing
+        );
+        assert_eq!(
+            key_status("ollama", false, &store, &none),
+            KeyStatus::NotNeeded
+        );
+        store
+            .set("openai", &ApiKey::new("sk-secret-value-9876").unwrap())
+            .unwrap();
+        let s = key_status("openai", true, &store, &none);
+        assert_eq!(
+            s,
+            KeyStatus::Stored {
+                masked: "••••••••9876".into()
+            }
+        );
+        assert!(!serde_json::to_string(&s).unwrap().contains("secret"));
+        let env = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-from-env-abcd".to_string());
+        assert!(matches!(
+            key_status("openai", true, &store, &env),
+            KeyStatus::Env { .. }
+        ));
+        let down = MemoryKeyStore::unavailable("no bus");
+        assert!(matches!(
+            key_status("anthropic", true, &down, &none),
+            KeyStatus::Unavailable { .. }
+        ));
+    }
+
+    #[test]
+    fn memory_store_is_selected_by_the_environment() {
+        let env = |k: &str| (k == "CAIRN_KEYSTORE").then(|| "memory".to_string());
+        let s = key_store_from_env(&env);
+        s.set("openai", &ApiKey::new("sk-x").unwrap()).unwrap();
+        assert!(s.get("openai").unwrap().is_some());
+    }
+}

@@ -1,0 +1,120 @@
+//! MCP servers listed in a workspace's `.agent/mcp.json`, for the settings' status list.
+//! The file accepts a bare array, `{"servers": …}` and `{"mcpServers": {name: {…}}}`.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::types::McpServerView;
+
+/// The state shown for a configured server while no session runs it.
+pub const NOT_CONNECTED: &str = "configured; starts with the next chat";
+
+/// The servers configured for `workspace` (an unreadable file is one row saying why).
+pub fn configured_servers(workspace: &Path) -> Vec<McpServerView> {
+    let path = workspace.join(".agent/mcp.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => return vec![problem(&path, &e.to_string())],
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v) => parse(&v),
+        Err(e) => vec![problem(&path, &e.to_string())],
+    }
+}
+
+fn problem(path: &Path, reason: &str) -> McpServerView {
+    McpServerView {
+        name: ".agent/mcp.json".into(),
+        target: path.display().to_string(),
+        status: format!("unreadable: {reason}"),
+    }
+}
+
+fn target(v: &Value) -> String {
+    if let Some(url) = v.get("url").and_then(Value::as_str) {
+        return url.to_string();
+    }
+    let cmd = v.get("command").and_then(Value::as_str).unwrap_or("");
+    let args: Vec<&str> = v
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    std::iter::once(cmd)
+        .chain(args)
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn entry(name: &str, v: &Value) -> McpServerView {
+    McpServerView {
+        name: name.to_string(),
+        target: target(v),
+        status: NOT_CONNECTED.to_string(),
+    }
+}
+
+fn parse(v: &Value) -> Vec<McpServerView> {
+    if let Some(map) = v.get("mcpServers").and_then(Value::as_object) {
+        return map.iter().map(|(k, s)| entry(k, s)).collect();
+    }
+    let list = v.get("servers").unwrap_or(v);
+    if let Some(map) = list.as_object() {
+        return map.iter().map(|(k, s)| entry(k, s)).collect();
+    }
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let name = s
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("server {}", i + 1));
+                    entry(&name, s)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn reads_every_accepted_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(configured_servers(dir.path()).is_empty());
+        std::fs::create_dir(dir.path().join(".agent")).unwrap();
+        let file = dir.path().join(".agent/mcp.json");
+        std::fs::write(
+            &file,
+            r#"{"mcpServers": {"everything": {"command": "node", "args": ["s.js", "stdio"]}}}"#,
+        )
+        .unwrap();
+        let s = configured_servers(dir.path());
+        assert_eq!(s[0].name, "everything");
+        assert_eq!(s[0].target, "node s.js stdio");
+        std::fs::write(
+            &file,
+            r#"[{"name": "web", "url": "http://127.0.0.1:9/mcp"}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            configured_servers(dir.path())[0].target,
+            "http://127.0.0.1:9/mcp"
+        );
+        std::fs::write(&file, r#"{"servers": [{"command": "x"}]}"#).unwrap();
+        assert_eq!(configured_servers(dir.path())[0].name, "server 1");
+        std::fs::write(&file, "{oops").unwrap();
+        assert!(configured_servers(dir.path())[0]
+            .status
+            .starts_with("unreadable"));
+    }
+}

@@ -1,0 +1,141 @@
+//! Diff previews of file edits waiting for approval, so the chat can show what a write
+//! would change before the user allows it.
+
+use std::path::Path;
+
+use cairn_protocol::ApprovalRequest;
+use similar::TextDiff;
+
+/// Largest file read for a preview.
+const MAX_PREVIEW_FILE: u64 = 2 * 1024 * 1024;
+
+/// A unified diff of what the pending call would change, when it edits a file inside the
+/// workspace (`write_file`, `replace_in_file`) or carries its own patch (`apply_patch`,
+/// `apply_unified_diff`); `None` otherwise.
+pub fn edit_preview(workspace: &Path, req: &ApprovalRequest) -> Option<String> {
+    let args = &req.arguments;
+    let s = |k: &str| args.get(k).and_then(|v| v.as_str());
+    match req.name.as_str() {
+        "apply_patch" => s("patch").map(str::to_string),
+        "apply_unified_diff" => s("diff").map(str::to_string),
+        "write_file" => {
+            let path = s("path")?;
+            let before = read_inside(workspace, path)?;
+            Some(unified(
+                path,
+                before.as_deref().unwrap_or(""),
+                s("content")?,
+            ))
+        }
+        "replace_in_file" => {
+            let path = s("path")?;
+            let before = read_inside(workspace, path)??;
+            let (old, new) = (s("old_string")?, s("new_string")?);
+            if old.is_empty() || !before.contains(old) {
+                return None;
+            }
+            let all = args
+                .get("replace_all")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
+            let after = if all {
+                before.replace(old, new)
+            } else {
+                before.replacen(old, new, 1)
+            };
+            Some(unified(path, &before, &after))
+        }
+        _ => None,
+    }
+}
+
+/// `Some(None)` for a file that does not exist yet; `None` outside the workspace or unreadable.
+fn read_inside(workspace: &Path, path: &str) -> Option<Option<String>> {
+    if !cairn_engine::permission::lexically_inside(workspace, path) {
+        return None;
+    }
+    let abs = workspace.join(path);
+    match std::fs::metadata(&abs) {
+        Ok(m) if m.len() > MAX_PREVIEW_FILE || !m.is_file() => None,
+        Ok(_) => std::fs::read_to_string(&abs).ok().map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
+        Err(_) => None,
+    }
+}
+
+fn unified(path: &str, before: &str, after: &str) -> String {
+    TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn req(name: &str, args: serde_json::Value) -> ApprovalRequest {
+        ApprovalRequest {
+            task_id: "t".into(),
+            req_id: "c".into(),
+            name: name.into(),
+            arguments: args,
+            reason: String::new(),
+            category: String::new(),
+        }
+    }
+
+    #[test]
+    fn previews_writes_and_replacements_inside_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let d = edit_preview(
+            dir.path(),
+            &req(
+                "write_file",
+                serde_json::json!({"path": "a.txt", "content": "one\n2\n"}),
+            ),
+        )
+        .unwrap();
+        assert!(
+            d.contains("-two") && d.contains("+2") && d.contains("b/a.txt"),
+            "{d}"
+        );
+        let d = edit_preview(
+            dir.path(),
+            &req(
+                "write_file",
+                serde_json::json!({"path": "new.txt", "content": "hi\n"}),
+            ),
+        )
+        .unwrap();
+        assert!(d.contains("+hi"), "{d}");
+        let d = edit_preview(
+            dir.path(),
+            &req(
+                "replace_in_file",
+                serde_json::json!({"path": "a.txt", "old_string": "two", "new_string": "zwei"}),
+            ),
+        )
+        .unwrap();
+        assert!(d.contains("-two") && d.contains("+zwei"), "{d}");
+        assert!(edit_preview(
+            dir.path(),
+            &req(
+                "write_file",
+                serde_json::json!({"path": "../x", "content": "x"})
+            )
+        )
+        .is_none());
+        assert!(edit_preview(dir.path(), &req("run_shell", serde_json::json!({}))).is_none());
+        assert_eq!(
+            edit_preview(
+                dir.path(),
+                &req("apply_patch", serde_json::json!({"patch": "P"}))
+            ),
+            Some("P".to_string())
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! The session runtime of one window: the engine session, its pending approvals and runs.
+//! Turns of one session never overlap (the engine queues a run behind the running turn);
+//! closing the window interrupts the turn, denies what is pending and saves the session.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use cairn_protocol::{Event, TurnStatus};
+use cairn_runtime::{Assembled, RunOptions, SessionStore};
+
+use crate::approver::{DesktopApprover, Pending};
+use crate::dialogs::NativeDialogs;
+use crate::forward::{forward, ForwardEnd, BATCH_WINDOW};
+use crate::llm::{model_view, LlmSetup};
+use crate::types::{ApprovalHost, SessionView};
+
+/// Longest wait for a running turn to stop when the window closes.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+
+/// What a run starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnInput {
+    /// A new user message.
+    Text(String),
+    /// Re-run the last turn after a retriable error.
+    Retry,
+}
+
+/// Where a session comes from.
+pub struct OpenRequest {
+    /// The state dir shared with the CLI.
+    pub state_dir: PathBuf,
+    /// The workspace root.
+    pub workspace: PathBuf,
+    /// Resume this session; `None` = a new one.
+    pub session_id: Option<String>,
+    /// The LLM client and its model.
+    pub llm: LlmSetup,
+    /// Who answers approvals.
+    pub host: ApprovalHost,
+    /// Native dialogs.
+    pub dialogs: Arc<dyn NativeDialogs>,
+}
+
+/// One open session.
+pub struct SessionRuntime {
+    assembled: Assembled,
+    pending: Arc<Pending>,
+    workspace: PathBuf,
+    provider: Mutex<String>,
+    blocked: Mutex<Option<String>>,
+    closed: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl SessionRuntime {
+    /// Opens (creates or resumes) a session.
+    pub fn open(req: OpenRequest) -> Result<Arc<SessionRuntime>, String> {
+        let pending = Arc::new(Pending::new());
+        let approver = Arc::new(DesktopApprover::new(
+            pending.clone(),
+            req.dialogs,
+            req.host,
+            req.workspace.clone(),
+        ));
+        let opts = RunOptions {
+            workspace: Some(req.workspace.clone()),
+            state_dir: Some(req.state_dir),
+            session_id: req.session_id,
+            model: Some(req.llm.model.clone()).filter(|m| !m.is_empty()),
+            provider: Some(req.llm.provider.clone()),
+            ..RunOptions::default()
+        };
+        let assembled = cairn_runtime::open_session(opts, Some(req.llm.client), approver)
+            .map_err(|e| e.to_string())?;
+        tracing::info!(session = %assembled.session.id(), workspace = %req.workspace.display(), "session opened");
+        Ok(Arc::new(SessionRuntime {
+            assembled,
+            pending,
+            workspace: req.workspace,
+            provider: Mutex::new(req.llm.provider),
+            blocked: Mutex::new(req.llm.blocked),
+            closed: AtomicBool::new(false),
+        }))
+    }
+
+    /// The session id.
+    pub fn id(&self) -> String {
+        self.assembled.session.id()
+    }
+
+    /// The workspace root.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The engine session.
+    pub fn session(&self) -> &cairn_engine::Session {
+        &self.assembled.session
+    }
+
+    /// Requests waiting for the user.
+    pub fn pending(&self) -> &Arc<Pending> {
+        &self.pending
+    }
+
+    /// The session store.
+    pub fn store(&self) -> &SessionStore {
+        &self.assembled.store
+    }
+
+    /// The last saved checkpoint (never waits for a running turn).
+    pub fn saved(&self) -> cairn_runtime::SavedSession {
+        self.assembled.persister.saved()
+    }
+
+    /// State of the session's MCP servers (`None` when none is configured).
+    pub fn mcp_status(&self) -> Option<Vec<crate::types::McpServerView>> {
+        let manager = self.assembled.mcp.manager()?;
+        let views = manager
+            .status()
+            .iter()
+            .filter_map(|info| serde_json::to_value(info).ok())
+            .map(|v| {
+                let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                let st = &v["status"];
+                let state = st["state"].as_str().unwrap_or("unknown");
+                let status = match (state, st["tools"].as_u64(), st["reason"].as_str()) {
+                    ("ready", Some(n), _) => format!("ready · {n} tools"),
+                    (s, _, Some(reason)) => format!("{s}: {reason}"),
+                    (s, _, None) => s.to_string(),
+                };
+                crate::types::McpServerView {
+                    name: text("name"),
+                    target: text("target"),
+                    status,
+                }
+            })
+            .collect();
+        Some(views)
+    }
+
+    /// The provider name.
+    pub fn provider(&self) -> String {
+        lock(&self.provider).clone()
+    }
+
+    /// The live state shown in the header.
+    pub fn status(&self) -> crate::types::SessionStatus {
+        let session = &self.assembled.session;
+        crate::types::SessionStatus {
+            id: session.id(),
+            provider: self.provider(),
+            model: model_view(&session.model()),
+            mode: session.mode(),
+            busy: session.is_busy(),
+            blocked: self.blocked(),
+        }
+    }
+
+    /// Why turns cannot run now, if they cannot.
+    pub fn blocked(&self) -> Option<String> {
+        lock(&self.blocked).clone()
+    }
+
+    /// Switches the LLM client (after a settings change).
+    pub fn set_llm(&self, llm: LlmSetup) {
+        let session = &self.assembled.session;
+        session.set_llm(llm.client);
+        if !llm.model.is_empty() {
+            session.set_model(llm.model);
+        }
+        *lock(&self.provider) = llm.provider;
+        *lock(&self.blocked) = llm.blocked;
+    }
+
+    /// Renames the session.
+    pub fn rename(&self, name: &str) -> Result<(), String> {
+        let name = name.trim().to_string();
+        self.assembled
+            .persister
+            .update(|s| s.name = name)
+            .map_err(|e| e.to_string())
+    }
+
+    /// What the UI shows when it opens this session.
+    pub fn view(&self) -> Result<SessionView, String> {
+        let saved = self.saved();
+        let session = &self.assembled.session;
+        let events = self
+            .assembled
+            .store
+            .read_events(&saved.session_id)
+            .map_err(|e| e.to_string())?;
+        Ok(SessionView {
+            id: saved.session_id,
+            name: saved.name,
+            workspace: self.workspace.display().to_string(),
+            provider: lock(&self.provider).clone(),
+            model: model_view(&session.model()),
+            mode: session.mode(),
+            turns: saved.turns,
+            events,
+            todos: session.todos(),
+            pending_steering: session.pending_steering(),
+            busy: session.is_busy(),
+            blocked: self.blocked(),
+        })
+    }
+
+    /// Runs one turn (and then the steering that arrived too late for it), sending every
+    /// event to `send`. A `send` failure (the page is gone) cancels the turn.
+    pub async fn run<F>(&self, input: TurnInput, mut send: F) -> ForwardEnd
+    where
+        F: FnMut(Event) -> Result<(), String>,
+    {
+        if self.closed.load(Ordering::SeqCst) {
+            return ForwardEnd::ChannelClosed;
+        }
+        let session = &self.assembled.session;
+        let mut stream = match input {
+            TurnInput::Text(text) => session.run(text),
+            TurnInput::Retry => session.retry(),
+        };
+        loop {
+            let end = forward(stream, BATCH_WINDOW, &mut send, |_| {}).await;
+            // Steering queued while the turn was finishing: run it as the next turn.
+            let leftover = match end {
+                ForwardEnd::TurnEnded(status) if status != TurnStatus::Interrupted => {
+                    self.take_steering()
+                }
+                _ => None,
+            };
+            match leftover {
+                Some(text) if !self.closed.load(Ordering::SeqCst) => stream = session.run(text),
+                _ => return end,
+            }
+        }
+    }
+
+    /// Removes every queued steering message and joins them (`None` when none waits).
+    fn take_steering(&self) -> Option<String> {
+        let session = &self.assembled.session;
+        let texts: Vec<String> = session
+            .pending_steering()
+            .into_iter()
+            .filter(|t| session.remove_steering(t))
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("\n\n"))
+    }
+
+    /// Closes the session: denies what is pending, interrupts the running turn (killing its
+    /// processes), waits for it to stop and saves the session.
+    pub async fn shutdown(&self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.pending.close();
+        let session = &self.assembled.session;
+        session.interrupt();
+        let stop = async {
+            while session.is_busy() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            self.assembled.close_mcp().await;
+            // A session that never ran a turn leaves no checkpoint (and no sidebar entry).
+            if self.saved().turns == 0 {
+                return;
+            }
+            if let Err(e) = self.assembled.checkpoint().await {
+                tracing::warn!(error = %e, "could not save the session on close");
+            }
+        };
+        if tokio::time::timeout(SHUTDOWN_WAIT, stop).await.is_err() {
+            tracing::warn!(session = %self.id(), "the turn did not stop in time; the last checkpoint is kept");
+        }
+        tracing::info!(session = %self.id(), "session closed");
+    }
+
+    /// Whether [`SessionRuntime::shutdown`] ran.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}

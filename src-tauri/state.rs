@@ -1,0 +1,156 @@
+//! App-wide state: configuration, settings, the key store, native dialogs, and each
+//! window's workspace and session. Everything a command does is keyed by the calling
+//! window's label, so no event or answer reaches another window.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cairn_providers::secrets::KeyStore;
+
+use crate::dialogs::NativeDialogs;
+use crate::llm::{build_llm, EnvFn, LlmSetup, ProviderChoice};
+use crate::runtime::SessionRuntime;
+use crate::settings::{Settings, SettingsFile};
+use crate::types::ApprovalHost;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// How the app was started (read once from the environment).
+pub struct AppConfig {
+    /// State dir shared with the CLI.
+    pub state_dir: PathBuf,
+    /// Who answers approvals.
+    pub host: ApprovalHost,
+    /// Start-up benchmark mode.
+    pub bench: bool,
+    /// Environment lookup.
+    pub env: Arc<EnvFn>,
+    /// Native dialogs; `None` = the real ones (tests pass a fake).
+    pub dialogs: Option<Arc<dyn NativeDialogs>>,
+    /// Key store; `None` = chosen from the environment.
+    pub keys: Option<Arc<dyn KeyStore>>,
+}
+
+impl AppConfig {
+    /// The configuration the environment gives: `CAIRN_STATE_DIR` (else the data dir
+    /// shared with the CLI), `CAIRN_TEST_APPROVER=ui|allow|deny`, `CAIRN_BENCH=1`.
+    pub fn from_env() -> AppConfig {
+        let env: Arc<EnvFn> = Arc::new(|k: &str| std::env::var(k).ok());
+        let host = match env("CAIRN_TEST_APPROVER").as_deref().map(str::trim) {
+            Some("ui") => ApprovalHost::Ui,
+            Some("allow") => ApprovalHost::Allow,
+            Some("deny") => ApprovalHost::Deny,
+            _ => ApprovalHost::Native,
+        };
+        AppConfig {
+            state_dir: cairn_runtime::default_state_dir(),
+            host,
+            bench: env("CAIRN_BENCH").as_deref() == Some("1"),
+            env,
+            dialogs: None,
+            keys: None,
+        }
+    }
+}
+
+/// A window's workspace and session.
+#[derive(Clone, Default)]
+pub struct WindowSlot {
+    /// The open workspace.
+    pub workspace: Option<PathBuf>,
+    /// The open session.
+    pub session: Option<Arc<SessionRuntime>>,
+}
+
+/// Managed state of the app.
+pub struct AppState {
+    /// How the app was started.
+    pub config: AppConfig,
+    /// Native dialogs.
+    pub dialogs: Arc<dyn NativeDialogs>,
+    /// Key store.
+    pub keys: Arc<dyn KeyStore>,
+    settings_file: SettingsFile,
+    settings: Mutex<Settings>,
+    windows: Mutex<HashMap<String, WindowSlot>>,
+}
+
+impl AppState {
+    /// State for `config`, with `dialogs` unless the config names its own.
+    pub fn new(mut config: AppConfig, dialogs: Arc<dyn NativeDialogs>) -> AppState {
+        let dialogs = config.dialogs.take().unwrap_or(dialogs);
+        let keys = config
+            .keys
+            .take()
+            .unwrap_or_else(|| crate::keys::key_store_from_env(config.env.as_ref()));
+        let settings_file = SettingsFile::in_state_dir(&config.state_dir);
+        let settings = settings_file.load();
+        AppState {
+            config,
+            dialogs,
+            keys,
+            settings_file,
+            settings: Mutex::new(settings),
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A copy of the settings.
+    pub fn settings(&self) -> Settings {
+        lock(&self.settings).clone()
+    }
+
+    /// Changes and saves the settings.
+    pub fn update_settings(&self, f: impl FnOnce(&mut Settings)) -> Result<Settings, String> {
+        let mut s = lock(&self.settings);
+        let mut next = s.clone();
+        f(&mut next);
+        self.settings_file.save(&next).map_err(|e| e.to_string())?;
+        *s = next.clone();
+        Ok(next)
+    }
+
+    /// The provider choice the settings and environment make for new sessions.
+    pub fn provider_choice(&self) -> ProviderChoice {
+        let s = self.settings();
+        let env = self.config.env.as_ref();
+        let provider = s.effective_provider(env);
+        ProviderChoice {
+            base_url: s.base_url_for(&provider),
+            model: s.effective_model(env),
+            reasoning: s.reasoning.clone(),
+            provider,
+        }
+    }
+
+    /// Builds the LLM client for `choice`.
+    pub fn llm_for(&self, choice: &ProviderChoice) -> LlmSetup {
+        build_llm(choice, self.keys.as_ref(), self.config.env.as_ref())
+    }
+
+    /// A copy of a window's slot.
+    pub fn slot(&self, label: &str) -> WindowSlot {
+        lock(&self.windows).get(label).cloned().unwrap_or_default()
+    }
+
+    /// Changes a window's slot.
+    pub fn with_slot<T>(&self, label: &str, f: impl FnOnce(&mut WindowSlot) -> T) -> T {
+        f(lock(&self.windows).entry(label.to_string()).or_default())
+    }
+
+    /// Removes a window's slot (the window is closing).
+    pub fn take_slot(&self, label: &str) -> Option<WindowSlot> {
+        lock(&self.windows).remove(label)
+    }
+
+    /// Every open session, with its window.
+    pub fn open_sessions(&self) -> Vec<(String, Arc<SessionRuntime>)> {
+        lock(&self.windows)
+            .iter()
+            .filter_map(|(l, s)| s.session.clone().map(|r| (l.clone(), r)))
+            .collect()
+    }
+}

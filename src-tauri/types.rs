@@ -1,0 +1,407 @@
+//! The app's own IPC types: what commands take and return. TypeScript bindings for every
+//! type here are generated into `ui/src/bindings/app/` (see `tests/bindings.rs`).
+
+use cairn_protocol::{Event, Mode, TodoItem};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// What the UI shows in its header: product name, app version and protocol version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct AppInfo {
+    /// Product name ("Cairn").
+    pub name: String,
+    /// App version (the Cargo package version).
+    pub version: String,
+    /// [`cairn_protocol::PROTOCOL_VERSION`] this build speaks.
+    pub protocol_version: u32,
+}
+
+/// Who answers approvals in this run of the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum ApprovalHost {
+    /// A native modal dialog, and the in-chat card (whichever answers first).
+    Native,
+    /// Only the in-chat card (test hook `CAIRN_TEST_APPROVER=ui`).
+    Ui,
+    /// Every request is allowed once (test hook `CAIRN_TEST_APPROVER=allow`).
+    Allow,
+    /// Every request is denied (test hook `CAIRN_TEST_APPROVER=deny`).
+    Deny,
+}
+
+/// Everything the UI needs at start.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct Bootstrap {
+    /// Name and versions.
+    pub info: AppInfo,
+    /// Current settings.
+    pub settings: SettingsView,
+    /// Recently opened workspaces, newest first.
+    pub recent: Vec<RecentWorkspace>,
+    /// The state dir shared with the CLI.
+    pub state_dir: String,
+    /// Where the rotating log files are.
+    pub log_dir: String,
+    /// Who answers approvals.
+    pub approvals: ApprovalHost,
+    /// The app runs its start-up benchmark (`CAIRN_BENCH=1`).
+    pub bench: bool,
+    /// The workspace this window has open, if any (after a page reload).
+    pub workspace: Option<WorkspaceView>,
+}
+
+/// A workspace in the welcome screen's recent list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct RecentWorkspace {
+    /// Absolute path.
+    pub path: String,
+    /// Folder name.
+    pub name: String,
+    /// RFC 3339 time it was last opened.
+    pub opened_at: String,
+    /// Whether the folder still exists.
+    pub available: bool,
+}
+
+/// An open workspace and its sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct WorkspaceView {
+    /// Absolute, canonical path.
+    pub path: String,
+    /// Folder name.
+    pub name: String,
+    /// Sessions of this workspace, newest first.
+    pub sessions: Vec<SessionEntry>,
+}
+
+/// One row of the sessions sidebar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SessionEntry {
+    /// Session id.
+    pub id: String,
+    /// Display name (may be empty: the UI shows a placeholder).
+    pub name: String,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last save.
+    pub updated_at: String,
+    /// Turns run.
+    pub turns: u32,
+    /// Model id.
+    pub model: String,
+}
+
+/// Prices in USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct PriceView {
+    /// Uncached input.
+    pub input: f64,
+    /// Cached input (`None` = charged as input).
+    pub cached_input: Option<f64>,
+    /// Output.
+    pub output: f64,
+}
+
+/// What Cairn knows about a model: the settings' model picker and the context gauge.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct ModelView {
+    /// Model id.
+    pub id: String,
+    /// Whether the model table knows it (else defaults apply).
+    pub known: bool,
+    /// Context window in tokens.
+    #[ts(type = "number")]
+    pub context_window: u64,
+    /// Most output tokens per reply, when known.
+    #[ts(type = "number | null")]
+    pub max_output: Option<u64>,
+    /// Accepts images.
+    pub vision: bool,
+    /// A reasoning model.
+    pub reasoning: bool,
+    /// Supports tool calls.
+    pub tools: bool,
+    /// Reasoning levels it accepts, lowest first.
+    pub efforts: Vec<String>,
+    /// Prices, `None` = unknown.
+    pub price: Option<PriceView>,
+}
+
+/// A session opened in this window, with the events to rebuild its transcript.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SessionView {
+    /// Session id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Workspace root.
+    pub workspace: String,
+    /// Provider name.
+    pub provider: String,
+    /// The model and what it can do.
+    pub model: ModelView,
+    /// Permission mode.
+    pub mode: Mode,
+    /// Turns run.
+    pub turns: u32,
+    /// The logged events of earlier turns (text deltas are not logged).
+    pub events: Vec<Event>,
+    /// The agent's todo list.
+    pub todos: Vec<TodoItem>,
+    /// Steering messages not yet injected.
+    pub pending_steering: Vec<String>,
+    /// A turn is running or queued.
+    pub busy: bool,
+    /// Why a turn cannot run now (no key, no model), shown instead of a failed turn.
+    pub blocked: Option<String>,
+}
+
+/// Session permission allowances, for the settings' rules list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct PermissionRules {
+    /// Current mode.
+    pub mode: Mode,
+    /// Tools allowed for the session ("Always allow").
+    pub tools: Vec<String>,
+    /// Programs allowed for the session (shell "Always allow this command").
+    pub commands: Vec<String>,
+    /// Directories outside the workspace granted to the session.
+    pub directories: Vec<GrantedDirectory>,
+    /// Persistent rules (user and project files) in force for the session.
+    pub persistent: Vec<PersistentRule>,
+}
+
+/// A rule from a permissions file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct PersistentRule {
+    /// `allow`, `ask` or `deny`.
+    pub decision: String,
+    /// The rule as written.
+    pub text: String,
+    /// Where it comes from.
+    pub source: String,
+    /// Whether the app can remove it (rules of the user-level file).
+    pub revocable: bool,
+}
+
+/// A directory outside the workspace the user granted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct GrantedDirectory {
+    /// Absolute path.
+    pub path: String,
+    /// Writes allowed too.
+    pub writable: bool,
+}
+
+/// UI (and prompt) language.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum Language {
+    /// English.
+    #[default]
+    En,
+    /// Simplified Chinese.
+    Zh,
+}
+
+/// Whether and where a provider's API key is set. Never carries the key itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "state", rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum KeyStatus {
+    /// Not looked up yet (the start-up answer skips the keyring; `get_settings` fills it).
+    Unchecked,
+    /// The provider needs no key (local servers).
+    NotNeeded,
+    /// No key anywhere.
+    Missing,
+    /// In the OS keyring; `masked` shows only the last characters.
+    Stored { masked: String },
+    /// From an environment variable, which wins over the keyring.
+    Env { var: String, masked: String },
+    /// The keyring cannot be reached.
+    Unavailable { reason: String },
+}
+
+/// One provider in the settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct ProviderView {
+    /// Name (also the keyring entry).
+    pub id: String,
+    /// Shown name.
+    pub label: String,
+    /// `cloud`, `compatible` (any OpenAI-compatible endpoint) or `local`.
+    pub kind: String,
+    /// Default endpoint ("" when the user must give one).
+    pub default_base_url: String,
+    /// Whether requests need a key.
+    pub needs_key: bool,
+    /// Key state.
+    pub key: KeyStatus,
+}
+
+/// The settings as the UI edits them.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SettingsView {
+    /// Selected provider.
+    pub provider: String,
+    /// Selected model ("" = none yet).
+    pub model: String,
+    /// Endpoint override ("" = the provider's default or its environment variable).
+    pub base_url: String,
+    /// Reasoning level ("" = the model's default).
+    pub reasoning: String,
+    /// UI language.
+    pub language: Language,
+    /// Every provider with its key state.
+    pub providers: Vec<ProviderView>,
+    /// Models of the built-in table.
+    pub models: Vec<ModelView>,
+    /// MCP servers configured for the open workspace, with their state.
+    pub mcp: Vec<McpServerView>,
+}
+
+/// An MCP server listed in the workspace's `.agent/mcp.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct McpServerView {
+    /// Server name.
+    pub name: String,
+    /// Command or URL.
+    pub target: String,
+    /// Human-readable state.
+    pub status: String,
+}
+
+/// A settings change from the UI.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SettingsUpdate {
+    /// Provider.
+    pub provider: String,
+    /// Model.
+    pub model: String,
+    /// Endpoint override ("" = default).
+    pub base_url: String,
+    /// Reasoning level ("" = default).
+    pub reasoning: String,
+    /// UI language.
+    pub language: Language,
+}
+
+/// Requests, tokens and cost of one session or one day.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct UsageRow {
+    /// Session id or `YYYY-MM-DD`.
+    pub key: String,
+    /// Session name or the day.
+    pub label: String,
+    /// LLM requests sent (retries included).
+    #[ts(type = "number")]
+    pub requests: u64,
+    /// Requests that failed or were retried.
+    #[ts(type = "number")]
+    pub failed: u64,
+    /// Input tokens.
+    #[ts(type = "number")]
+    pub input_tokens: u64,
+    /// Of which read from the prompt cache.
+    #[ts(type = "number")]
+    pub cached_tokens: u64,
+    /// Output tokens.
+    #[ts(type = "number")]
+    pub output_tokens: u64,
+    /// Cost in USD of the priced replies.
+    pub cost_usd: f64,
+    /// Replies whose model has no known price (not in `cost_usd`).
+    #[ts(type = "number")]
+    pub unpriced: u64,
+}
+
+/// A failed or retried LLM request and why.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct FailureRow {
+    /// RFC 3339 time of the request, when known.
+    pub at: String,
+    /// Session id.
+    pub session_id: String,
+    /// Session name.
+    pub session_name: String,
+    /// Model id.
+    pub model: String,
+    /// `retry` (the engine tried again) or `error` (the turn reported an error).
+    pub kind: String,
+    /// The reason the provider or engine gave.
+    pub reason: String,
+    /// Retry attempt and maximum, for retries.
+    pub attempt: Option<String>,
+}
+
+/// The usage center.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct UsageReport {
+    /// Every session together.
+    pub total: UsageRow,
+    /// Per session, most expensive first.
+    pub sessions: Vec<UsageRow>,
+    /// Per day, newest first.
+    pub days: Vec<UsageRow>,
+    /// Failed or retried requests, newest first.
+    pub failures: Vec<FailureRow>,
+}
+
+/// The live state of the window's session (after a settings or key change).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SessionStatus {
+    /// Session id.
+    pub id: String,
+    /// Provider name.
+    pub provider: String,
+    /// The model and what it can do.
+    pub model: ModelView,
+    /// Permission mode.
+    pub mode: Mode,
+    /// A turn is running or queued.
+    pub busy: bool,
+    /// Why a turn cannot run now.
+    pub blocked: Option<String>,
+}

@@ -1,0 +1,44 @@
+import { useEffect, useRef, type ReactNode } from "react";
+import { useT } from "../i18n";
+
+/** A modal panel over the app; Esc or the close button closes it. */
+export function Overlay({
+  title,
+  onClose,
+  children,
+  testId,
+  wide,
+}: {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  testId: string;
+  wide?: boolean;
+}) {
+  const t = useT();
+  const panel = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        onClose();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    panel.current?.focus();
+    return () => window.removeEventListener("keydown", onKey);
+  }, [onClose]);
+  return (
+    <div className="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div className={`overlay-panel ${wide ? "overlay-wide" : ""}`} role="dialog" aria-modal="true" aria-label={title} data-testid={testId} ref={panel} tabIndex={-1}>
+        <header className="overlay-head">
+          <h2>{title}</h2>
+          <button type="button" className="icon-button" aria-label={t("settings.close")} data-testid="overlay-close" onClick={onClose}>
+            ×
+          </button>
+        </header>
+        <div className="overlay-body">{children}</div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,250 @@
+import { memo, useEffect, useState } from "react";
+import type { ApprovalDecision } from "../bindings/ApprovalDecision";
+import { useT, type MessageKey } from "../i18n";
+import { describeError, editPreview, toolResult } from "../ipc";
+import type { Item } from "../transcript";
+import { DiffView, looksLikeDiff, replacementDiff } from "./DiffView";
+
+type Tool = Extract<Item, { kind: "tool" }>;
+
+/** Lines of streamed output shown while a tool runs (the rest behind "show full output"). */
+const PREVIEW_LINES = 12;
+
+function str(args: unknown, key: string): string | null {
+  if (typeof args !== "object" || args === null) return null;
+  const v = (args as Record<string, unknown>)[key];
+  return typeof v === "string" ? v : null;
+}
+
+/** One line saying what the call does: its command, path, pattern or query. */
+export function toolSummary(item: Tool): string {
+  const a = item.args;
+  return (
+    str(a, "command") ??
+    str(a, "path") ??
+    str(a, "pattern") ??
+    str(a, "query") ??
+    str(a, "url") ??
+    str(a, "task") ??
+    str(a, "task_id") ??
+    ""
+  );
+}
+
+function icon(name: string): string {
+  if (name.startsWith("todo")) return "☑";
+  if (name === "ask_user" || name === "propose_plan") return "?";
+  if (name.includes("shell") || name.startsWith("terminal")) return "›_";
+  if (name.includes("write") || name.includes("replace") || name.includes("patch") || name.includes("diff")) return "✎";
+  if (name.includes("read") || name.includes("list")) return "▤";
+  if (name.includes("grep") || name.includes("search")) return "⌕";
+  if (name.startsWith("git")) return "⑂";
+  if (name.startsWith("web")) return "◍";
+  if (name.startsWith("todo")) return "☑";
+  return "◆";
+}
+
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
+  return `${Math.floor(s / 60)} m ${Math.round(s % 60)} s`;
+}
+
+/** A live duration while running, the reported one after. */
+function Duration({ item }: { item: Tool }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (item.state !== "running") return;
+    const timer = window.setInterval(() => setNow(Date.now()), 250);
+    return () => window.clearInterval(timer);
+  }, [item.state]);
+  if (item.durationMs !== null) return <span className="tool-duration">{formatDuration(item.durationMs)}</span>;
+  if (item.state === "running" && item.startedAt !== null) {
+    return <span className="tool-duration">{formatDuration(Math.max(0, now - item.startedAt))}</span>;
+  }
+  return null;
+}
+
+/** What a file edit changes: from its arguments, or the backend's preview while it waits. */
+function EditDiff({ item }: { item: Tool }) {
+  const [preview, setPreview] = useState<string | null>(null);
+  const waiting = item.approval !== null && item.approval.state === "pending";
+  useEffect(() => {
+    if (!waiting) return;
+    let live = true;
+    editPreview(item.id).then(
+      (d) => live && setPreview(d),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [item.id, waiting]);
+  const path = str(item.args, "path") ?? "";
+  if (preview !== null) return <DiffView diff={preview} testId="edit-diff" />;
+  const oldText = str(item.args, "old_string");
+  const newText = str(item.args, "new_string");
+  if (oldText !== null && newText !== null) {
+    return <DiffView diff={replacementDiff(path, oldText, newText)} testId="edit-diff" />;
+  }
+  const patch = str(item.args, "patch") ?? str(item.args, "diff");
+  if (patch !== null) return <DiffView diff={patch} testId="edit-diff" />;
+  const content = str(item.args, "content");
+  if (content !== null) {
+    const shown = content.split("\n").slice(0, 40);
+    return <DiffView diff={[`+++ b/${path}`, ...shown.map((l) => `+${l}`)].join("\n")} testId="edit-diff" />;
+  }
+  return null;
+}
+
+function Arguments({ item }: { item: Tool }) {
+  const t = useT();
+  const command = str(item.args, "command");
+  if (command !== null) {
+    return (
+      <pre className="tool-command" data-testid="tool-command">
+        <span className="prompt">$ </span>
+        {command}
+      </pre>
+    );
+  }
+  const isEdit = ["write_file", "replace_in_file", "apply_patch", "apply_unified_diff"].includes(item.name);
+  if (isEdit) return <EditDiff item={item} />;
+  return (
+    <details className="tool-args">
+      <summary>{t("tool.arguments")}</summary>
+      <pre>{JSON.stringify(item.args, null, 2)}</pre>
+    </details>
+  );
+}
+
+function Approval({
+  item,
+  onAnswer,
+  native,
+}: {
+  item: Tool;
+  onAnswer: (reqId: string, decision: ApprovalDecision) => void;
+  native: boolean;
+}) {
+  const t = useT();
+  if (item.approval === null || item.approval.state !== "pending") return null;
+  const isShell = str(item.args, "command") !== null;
+  return (
+    <div className="approval" data-testid="approval" role="alert">
+      <div className="approval-title">{t("approval.title")}</div>
+      <div className="approval-reason">
+        <span className="approval-why">{t("approval.why")}: </span>
+        {item.approval.reason}
+      </div>
+      <div className="approval-buttons">
+        <button type="button" className="btn btn-primary" data-testid="approve-once" onClick={() => onAnswer(item.id, "once")}>
+          {t("approval.once")}
+        </button>
+        <button
+          type="button"
+          className="btn"
+          data-testid="approve-always"
+          onClick={() => onAnswer(item.id, isShell ? "always_command" : "always_tool")}
+        >
+          {t(isShell ? "approval.alwaysCommand" : "approval.alwaysTool")}
+        </button>
+        <button type="button" className="btn btn-danger" data-testid="approve-deny" onClick={() => onAnswer(item.id, "deny")}>
+          {t("approval.deny")}
+        </button>
+      </div>
+      {native && <div className="approval-note">{t("approval.native")}</div>}
+    </div>
+  );
+}
+
+function Output({ item }: { item: Tool }) {
+  const t = useT();
+  const [full, setFull] = useState<string | null>(null);
+  const [open, setOpen] = useState(false);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const done = item.state !== "running" && item.state !== "proposed" && item.state !== "awaiting";
+  const streamed = item.output;
+  const base = streamed !== "" ? streamed : (item.preview ?? "");
+  if (base === "" && !done) return null;
+  const lines = base.replace(/\n$/, "").split("\n");
+  const preview = lines.slice(-PREVIEW_LINES).join("\n");
+  const toggle = () => {
+    if (open) {
+      setOpen(false);
+      return;
+    }
+    setOpen(true);
+    if (full !== null || !done) return;
+    setLoading(true);
+    toolResult(item.id).then(
+      (text) => {
+        setFull(text ?? base);
+        setLoading(false);
+      },
+      (e: unknown) => {
+        setError(describeError(e));
+        setLoading(false);
+      },
+    );
+  };
+  const shown = open ? (full ?? base) : preview;
+  return (
+    <div className="tool-output">
+      {shown === "" ? (
+        <div className="tool-empty">{t("tool.noOutput")}</div>
+      ) : looksLikeDiff(shown) ? (
+        <DiffView diff={shown} />
+      ) : (
+        <pre data-testid="tool-output">{shown}</pre>
+      )}
+      {(done || lines.length > PREVIEW_LINES) && (
+        <button type="button" className="link-button" data-testid="tool-expand" onClick={toggle}>
+          {loading ? t("tool.loading") : t(open ? "tool.hideOutput" : "tool.fullOutput")}
+        </button>
+      )}
+      {error !== null && <div className="tool-error">{error}</div>}
+    </div>
+  );
+}
+
+/** One tool call: arguments, live status, duration, output preview, approval. */
+export const ToolCard = memo(function ToolCard({
+  item,
+  onAnswer,
+  native,
+}: {
+  item: Tool;
+  onAnswer: (reqId: string, decision: ApprovalDecision) => void;
+  native: boolean;
+}) {
+  const t = useT();
+  const summary = toolSummary(item);
+  const stateKey = `tool.${item.state}` as MessageKey;
+  return (
+    <article className={`tool-card tool-${item.state}`} data-testid="tool-card" data-tool={item.name} data-state={item.state}>
+      <header className="tool-head">
+        <span className="tool-icon" aria-hidden="true">
+          {icon(item.name)}
+        </span>
+        <span className="tool-name">{item.name}</span>
+        <span className="tool-summary" title={summary}>
+          {summary}
+        </span>
+        <span className={`tool-status status-${item.state}`} data-testid="tool-status">
+          {item.state === "running" && <span className="spinner" aria-hidden="true" />}
+          {t(stateKey)}
+        </span>
+        <Duration item={item} />
+      </header>
+      <div className="tool-body">
+        <Arguments item={item} />
+        <Approval item={item} onAnswer={onAnswer} native={native} />
+        {item.reason !== null && item.state !== "ok" && <div className="tool-reason">{item.reason}</div>}
+        <Output item={item} />
+      </div>
+    </article>
+  );
+});

@@ -1,0 +1,364 @@
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import type { ApprovalDecision } from "../bindings/ApprovalDecision";
+import type { Event } from "../bindings/Event";
+import type { Mode } from "../bindings/Mode";
+import type { ApprovalHost } from "../bindings/app/ApprovalHost";
+import type { SessionView } from "../bindings/app/SessionView";
+import type { SettingsView } from "../bindings/app/SettingsView";
+import type { WorkspaceView } from "../bindings/app/WorkspaceView";
+import { useT } from "../i18n";
+import * as ipc from "../ipc";
+import {
+  applyEvents,
+  emptyChat,
+  latestPlan,
+  markAnswered,
+  withNotice,
+  type AskState,
+  type ChatState,
+} from "../transcript";
+import { Composer } from "./Composer";
+import type { Answerers } from "./Interactions";
+import { Meter } from "./Meter";
+import { ModeSwitcher } from "./ModeSwitcher";
+import { Sessions } from "./Sessions";
+import { SidePanel } from "./SidePanel";
+import { Transcript, type TranscriptActions } from "./Transcript";
+
+type Action =
+  | { type: "reset"; view: SessionView | null }
+  | { type: "events"; events: Event[]; view: SessionView | null }
+  | { type: "answered"; id: string; state: AskState | "rejected" }
+  | { type: "notice"; text: string }
+  | { type: "steer"; text: string }
+  | { type: "unsteer"; text: string };
+
+function reduce(state: ChatState, action: Action): ChatState {
+  switch (action.type) {
+    case "reset": {
+      if (action.view === null) return emptyChat;
+      const base = applyEvents(emptyChat, action.view.events, action.view.model.price);
+      return {
+        ...base,
+        running: action.view.busy,
+        todos: action.view.todos,
+        steering: action.view.pendingSteering.map((text) => ({ text, state: "queued" as const })),
+      };
+    }
+    case "events":
+      return applyEvents(state, action.events, action.view?.model.price ?? null);
+    case "answered":
+      return markAnswered(state, action.id, action.state);
+    case "notice":
+      return withNotice(state, action.text);
+    case "steer":
+      return { ...state, steering: [...state.steering, { text: action.text, state: "queued" }] };
+    case "unsteer": {
+      const i = state.steering.findIndex((s) => s.text === action.text && s.state === "queued");
+      return i === -1 ? state : { ...state, steering: state.steering.filter((_, j) => j !== i) };
+    }
+  }
+}
+
+type Props = {
+  workspace: WorkspaceView;
+  settings: SettingsView;
+  onSession: (id: string | null) => void;
+  approvals: ApprovalHost;
+  lang: string;
+  onWorkspace: (w: WorkspaceView) => void;
+  onCloseWorkspace: () => void;
+  onOpenSettings: () => void;
+  onOpenUsage: () => void;
+  onOpenHelp: () => void;
+  /** Bumped by the app after a settings or key change: refresh the session's state. */
+  settingsEpoch: number;
+  /** Set by the app's shortcuts. */
+  command: { name: "new" | "focus" | "stop"; at: number } | null;
+};
+
+/** Why a new session could not run a turn, from the settings (before one exists). */
+function preBlocked(s: SettingsView): string | null {
+  if (s.model.trim() === "") return "No model is chosen: pick one in Settings.";
+  const provider = s.providers.find((x) => x.id === s.provider);
+  if (provider === undefined || !provider.needsKey) return null;
+  if (provider.key.state === "missing") {
+    return `No API key is set for ${provider.label}: add one in Settings (it is kept in the OS keyring).`;
+  }
+  if (provider.key.state === "unavailable") return `The OS keyring is not available (${provider.key.reason}).`;
+  return null;
+}
+
+/** The workspace view: sessions, chat, todo and plan panels. */
+export function Workbench(p: Props) {
+  const t = useT();
+  const [session, setSession] = useState<SessionView | null>(null);
+  const [chat, dispatch] = useReducer(reduce, emptyChat);
+  const [pending, setPending] = useState(false);
+  const composer = useRef<HTMLTextAreaElement>(null);
+  const sessionRef = useRef<SessionView | null>(null);
+  sessionRef.current = session;
+
+  // Events arrive in bursts: fold them once per animation frame.
+  const queue = useRef<Event[]>([]);
+  const frame = useRef<number | null>(null);
+  const onEvent = useCallback((event: Event) => {
+    queue.current.push(event);
+    if (frame.current !== null) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = null;
+      const events = queue.current;
+      queue.current = [];
+      dispatch({ type: "events", events, view: sessionRef.current });
+    });
+  }, []);
+  useEffect(
+    () => () => {
+      if (frame.current !== null) cancelAnimationFrame(frame.current);
+    },
+    [],
+  );
+
+  const fail = useCallback((e: unknown) => dispatch({ type: "notice", text: ipc.describeError(e) }), []);
+
+  const refreshList = useCallback(() => {
+    ipc.listSessions().then(p.onWorkspace, () => undefined);
+  }, [p.onWorkspace]);
+
+  const refreshStatus = useCallback(() => {
+    if (sessionRef.current === null) return;
+    ipc.sessionStatus().then(
+      (s) =>
+        setSession((cur) =>
+          cur === null || cur.id !== s.id ? cur : { ...cur, model: s.model, mode: s.mode, blocked: s.blocked, provider: s.provider, busy: s.busy },
+        ),
+      () => undefined,
+    );
+  }, []);
+  useEffect(() => {
+    if (p.settingsEpoch > 0) refreshStatus();
+  }, [p.settingsEpoch, refreshStatus]);
+
+  const onSession = p.onSession;
+  const show = useCallback(
+    (view: SessionView | null) => {
+      setSession(view);
+      sessionRef.current = view;
+      dispatch({ type: "reset", view });
+      onSession(view?.id ?? null);
+    },
+    [onSession],
+  );
+
+  const open = useCallback(
+    (id: string) => {
+      if (chat.running) return;
+      ipc.openSession(id).then(show, fail);
+    },
+    [chat.running, show, fail],
+  );
+
+  const newChat = useCallback(() => {
+    if (chat.running) return;
+    ipc.newSession().then((v) => {
+      show(v);
+      composer.current?.focus();
+    }, fail);
+  }, [chat.running, show, fail]);
+
+  const afterRun = useCallback(
+    (end: string) => {
+      setPending(false);
+      if (end === "not_started") dispatch({ type: "notice", text: "Nothing to retry." });
+      refreshList();
+      refreshStatus();
+    },
+    [refreshList, refreshStatus],
+  );
+
+  const send = useCallback(
+    async (text: string) => {
+      setPending(true);
+      try {
+        let current = sessionRef.current;
+        if (current === null) {
+          current = await ipc.newSession();
+          show(current);
+        }
+        if (current.blocked !== null) {
+          setPending(false);
+          return;
+        }
+        const end = await ipc.runTurn(text, onEvent);
+        afterRun(end);
+      } catch (e) {
+        setPending(false);
+        fail(e);
+        refreshStatus();
+      }
+    },
+    [onEvent, afterRun, fail, show, refreshStatus],
+  );
+
+  const steer = useCallback(
+    (text: string) => {
+      // Shown at once, so the engine's `queue_steering` event always finds the chip.
+      dispatch({ type: "steer", text });
+      ipc.queueSteering(text).catch((e: unknown) => {
+        dispatch({ type: "unsteer", text });
+        fail(e);
+      });
+    },
+    [fail],
+  );
+
+  const removeSteering = useCallback(
+    (text: string) => {
+      ipc.removeSteering(text).then((removed) => {
+        if (removed) dispatch({ type: "unsteer", text });
+      }, fail);
+    },
+    [fail],
+  );
+
+  const stop = useCallback(() => {
+    ipc.interrupt().catch(fail);
+  }, [fail]);
+
+  const retry = useCallback(() => {
+    setPending(true);
+    ipc.retryTurn(onEvent).then(afterRun, (e: unknown) => {
+      setPending(false);
+      fail(e);
+    });
+  }, [onEvent, afterRun, fail]);
+
+  const answered = (id: string, state: AskState | "rejected") => dispatch({ type: "answered", id, state });
+  const answerers: Answerers = useMemo(
+    () => ({
+      question: (id, answer) => ipc.answerQuestion(answer).then(() => answered(id, "answered"), fail),
+      plan: (id, review) => ipc.answerPlan(review).then(() => answered(id, review.kind === "accepted" ? "answered" : "rejected"), fail),
+      directory: (id, grant) => ipc.answerDirectory(grant).then(() => answered(id, "answered"), fail),
+    }),
+    [fail],
+  );
+  const approve = useCallback(
+    (reqId: string, decision: ApprovalDecision) => {
+      ipc.answerApproval(reqId, decision).then(() => dispatch({ type: "answered", id: reqId, state: "answered" }), fail);
+    },
+    [fail],
+  );
+
+  const running = chat.running || pending;
+  const actions: TranscriptActions = useMemo(
+    () => ({ ...answerers, approve, retry, nativeApprovals: p.approvals === "native", running }),
+    [answerers, approve, retry, p.approvals, running],
+  );
+
+  const setMode = (mode: Mode) => {
+    if (session === null) return;
+    ipc.setMode(mode).then(() => setSession({ ...session, mode }), fail);
+  };
+
+  const rename = (id: string, name: string) => {
+    ipc.renameSession(id, name).then(() => {
+      if (session?.id === id) setSession({ ...session, name });
+      refreshList();
+    }, fail);
+  };
+  const remove = (id: string) => {
+    ipc.deleteSession(id).then(() => {
+      if (session?.id === id) show(null);
+      refreshList();
+    }, fail);
+  };
+
+  // Shortcuts the app forwards (Ctrl+N, Ctrl+L, Esc).
+  useEffect(() => {
+    if (p.command === null) return;
+    if (p.command.name === "new") newChat();
+    else if (p.command.name === "focus") composer.current?.focus();
+    else if (p.command.name === "stop" && running) stop();
+    // Only a new command matters, not callback identity.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [p.command]);
+
+  const plan = latestPlan(chat);
+  const showSide = chat.todos.length > 0 || plan !== null;
+  const blocked = session !== null ? session.blocked : preBlocked(p.settings);
+  return (
+    <div className={`workbench ${showSide ? "with-side" : ""}`}>
+      <header className="app-header">
+        <div className="brand">
+          <span className="brand-name" data-testid="app-name">Cairn</span>
+          <span className="crumb">/</span>
+          <span className="crumb-workspace" title={p.workspace.path}>{p.workspace.name}</span>
+          {session !== null && (
+            <>
+              <span className="crumb">/</span>
+              <span className="crumb-session" data-testid="session-title">
+                {chat.sessionName ??
+                  (session.name !== ""
+                    ? session.name
+                    : (p.workspace.sessions.find((x) => x.id === session.id)?.name || t("sidebar.untitled")))}
+              </span>
+            </>
+          )}
+        </div>
+        <div className="header-tools">
+          {session !== null && <ModeSwitcher mode={session.mode} onChange={setMode} disabled={false} />}
+          {session !== null && <Meter meter={chat.meter} model={session.model} />}
+          {session !== null && (
+            <span className="model-pill" title={session.provider} data-testid="model-pill">
+              {session.model.id}
+            </span>
+          )}
+          <button type="button" className="icon-button" title={`${t("header.usage")} (Ctrl+U)`} data-testid="open-usage" onClick={p.onOpenUsage}>
+            ▥
+          </button>
+          <button type="button" className="icon-button" title={`${t("header.settings")} (Ctrl+,)`} data-testid="open-settings" onClick={p.onOpenSettings}>
+            ⚙
+          </button>
+          <button type="button" className="icon-button" title={`${t("header.help")} (Ctrl+/)`} data-testid="open-help" onClick={p.onOpenHelp}>
+            ?
+          </button>
+        </div>
+      </header>
+      <Sessions
+        workspaceName={p.workspace.name}
+        workspacePath={p.workspace.path}
+        sessions={p.workspace.sessions}
+        activeId={session?.id ?? null}
+        busy={running}
+        lang={p.lang}
+        onNew={newChat}
+        onOpen={open}
+        onRename={rename}
+        onDelete={remove}
+        onCloseWorkspace={p.onCloseWorkspace}
+      />
+      <main className="chat">
+        <Transcript items={chat.items} actions={actions} />
+        {blocked !== null && (
+          <div className="blocked" role="alert" data-testid="blocked">
+            <span>{blocked}</span>
+            <button type="button" className="btn btn-small" onClick={p.onOpenSettings}>
+              {t("blocked.openSettings")}
+            </button>
+          </div>
+        )}
+        <Composer
+          ref={composer}
+          running={running}
+          disabled={blocked !== null}
+          steering={chat.steering}
+          onSend={(text) => void send(text)}
+          onSteer={steer}
+          onRemoveSteering={removeSteering}
+          onStop={stop}
+        />
+      </main>
+      {showSide && <SidePanel todos={chat.todos} plan={plan} answerPlan={answerers.plan} />}
+    </div>
+  );
+}
