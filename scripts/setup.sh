@@ -25,7 +25,7 @@ APT_PACKAGES=(
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
   xvfb xauth dbus dbus-x11 webkit2gtk-driver
   keyutils gnome-keyring libsecret-tools bubblewrap
-  xdotool imagemagick
+  xdotool imagemagick ripgrep
   git curl ca-certificates
 )
 missing=()
@@ -60,6 +60,9 @@ log "$(cargo --version), node $(node --version), npm $(npm --version)"
 # UI dependencies, exactly as locked.
 log "npm ci (ui/)"
 (cd "$ROOT/ui" && npm ci --no-audit --no-fund)
+# The reference MCP server the MCP tests run against (pinned by its lock file).
+log "npm ci (crates/mcp/tests/npm)"
+(cd "$ROOT/crates/mcp/tests/npm" && npm ci --no-audit --no-fund)
 
 # tauri-driver for the E2E test, pinned (a 3.0 alpha exists).
 # (tauri-driver has no --version flag; cargo's install list knows what it installed.)

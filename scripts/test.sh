@@ -23,9 +23,16 @@ step "UI: type check and build (the app embeds ui/dist)"
 step "cargo clippy -D warnings"
 cargo clippy "${FEATURES[@]}" -- -D warnings
 
-step "cargo test (with the E2E test under Xvfb + D-Bus)"
-export CAIRN_E2E=1
+step "cargo test (E2E under Xvfb; keyring round-trip against a real Secret Service in a private D-Bus session)"
+export CAIRN_E2E=1 CAIRN_KEYRING_TEST=1 CAIRN_SANDBOX_TEST=1
+# gnome-keyring keeps its files under XDG_DATA_HOME: a throwaway one, so a developer's own
+# keyring is never touched.
+KEYRING_HOME="$(mktemp -d)"
+trap 'rm -rf "$KEYRING_HOME"' EXIT
+export KEYRING_HOME
 xvfb-run -a -s "-screen 0 1280x800x24" \
-  dbus-run-session -- cargo test "${FEATURES[@]}" --no-fail-fast
+  dbus-run-session -- sh -c '
+    echo pw | XDG_DATA_HOME="$KEYRING_HOME" gnome-keyring-daemon --unlock --components=secrets >/dev/null
+    exec cargo test "$@" --no-fail-fast' sh "${FEATURES[@]}"
 
 printf '\n==> all checks passed in %ss\n' "$((SECONDS - started))"
