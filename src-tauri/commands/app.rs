@@ -74,11 +74,22 @@ pub async fn bench_mark<R: Runtime>(
                 .get("contentEpochMs")
                 .and_then(|v| v.as_f64())
                 .and_then(crate::bench::since_start_to_epoch_ms);
+            // When the page asked for `bootstrap` and got the answer, since process start.
+            let boot: Vec<f64> = data
+                .get("boot")
+                .and_then(|v| v.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t.as_f64().and_then(crate::bench::since_start_to_epoch_ms))
+                        .collect()
+                })
+                .unwrap_or_default();
             tokio::time::sleep(crate::bench::IDLE_BEFORE_RSS).await;
             let memory = crate::bench::tree_memory(std::process::id());
             Ok(serde_json::json!({
                 "firstPaintMs": first_paint_ms,
                 "firstContentMs": first_content_ms,
+                "bootstrapMs": boot,
                 "idle": memory,
             }))
         }

@@ -146,9 +146,8 @@ pub async fn save_settings<R: Runtime>(
         return Err(format!("Unknown provider `{provider}`."));
     }
     let base_url = update.base_url.trim().to_string();
-    if !base_url.is_empty()
-        && !(base_url.starts_with("http://") || base_url.starts_with("https://"))
-    {
+    let has_scheme = base_url.starts_with("http://") || base_url.starts_with("https://");
+    if !base_url.is_empty() && !has_scheme {
         return Err("The base URL must start with http:// or https://.".into());
     }
     let reasoning = update.reasoning.trim().to_ascii_lowercase();

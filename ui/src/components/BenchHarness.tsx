@@ -83,6 +83,8 @@ function frames(n: number, step: (i: number) => void): Promise<number[]> {
 const nextFrame = () => new Promise<number>((r) => requestAnimationFrame(r));
 
 export function BenchHarness() {
+  const w = window as unknown as { __cairnMarks?: number[] };
+  (w.__cairnMarks ??= []).push(performance.timeOrigin + performance.now());
   const [phase, setPhase] = useState<"paint" | "transcript">("paint");
   const [chat, setChat] = useState<ChatState>(emptyChat);
   const chatRef = useRef(chat);
@@ -92,12 +94,28 @@ export function BenchHarness() {
   useEffect(() => {
     let cancelled = false;
     const run = async () => {
+      (w.__cairnMarks ??= []).push(performance.timeOrigin + performance.now());
       // First paint: the shell (main.tsx). First content: this screen, after `bootstrap`.
       await nextFrame();
       await nextFrame();
       const contentEpochMs = performance.timeOrigin + performance.now();
       const paintEpochMs = (window as unknown as { __cairnFirstPaint?: number }).__cairnFirstPaint ?? null;
-      const paint = (await benchMark("first_paint", { paintEpochMs, contentEpochMs })) as Record<string, unknown>;
+      const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined;
+      const script = performance
+        .getEntriesByType("resource")
+        .find((r) => r.name.endsWith(".js")) as PerformanceResourceTiming | undefined;
+      const at = (ms: number | undefined) => (ms === undefined ? 0 : performance.timeOrigin + ms);
+      // Epoch times: navigation start, HTML in, script loaded, DOM ready, bootstrap asked/answered,
+      // harness rendered, harness effect (after its first paint).
+      const boot = [
+        performance.timeOrigin,
+        at(nav?.responseEnd),
+        at(script?.responseEnd),
+        at(nav?.domContentLoadedEventEnd),
+        ...((window as unknown as { __cairnBoot?: number[] }).__cairnBoot ?? []),
+        ...(w.__cairnMarks ?? []),
+      ];
+      const paint = (await benchMark("first_paint", { paintEpochMs, contentEpochMs, boot })) as Record<string, unknown>;
       // Baseline: frames that change one line of text, the floor of this display.
       const probe = document.createElement("div");
       probe.className = "bench-probe";
