@@ -101,7 +101,7 @@ const row = (name, value, unit, target) => {
 };
 console.log("");
 row("cold start to first paint (median)", paint, "ms", paintT);
-row("cold start to welcome screen (median)", content, "ms", paintT);
+row("cold start to welcome with data (median)", content, "ms", paintT);
 row(`idle RSS, app + WebKit (${procs} processes)`, rss, "MiB", rssT);
 row("idle PSS, app + WebKit (shared split)", pss, "MiB", rssT);
 row(`scroll ${t.items} items: p95 frame`, t.scroll.p95Ms, "ms", frameT);
@@ -110,6 +110,8 @@ console.log("");
 console.log(`transcript: ${t.items} items folded in ${t.foldMs.toFixed(0)} ms, mounted in ${t.mountMs.toFixed(0)} ms, ${t.domRows} rows in the DOM`);
 console.log(`baseline frames (one text change per frame) p50 ${t.baseline.p50Ms.toFixed(1)} / p95 ${t.baseline.p95Ms.toFixed(1)} ms; stream p95 / baseline p95 = ${(t.stream.p95Ms / t.baseline.p95Ms).toFixed(2)}, scroll p95 / baseline p95 = ${(t.scroll.p95Ms / t.baseline.p95Ms).toFixed(2)}`);
 console.log(`scroll frames p50 ${t.scroll.p50Ms.toFixed(1)} / max ${t.scroll.maxMs.toFixed(1)} ms; stream frames p50 ${t.stream.p50Ms.toFixed(1)} / max ${t.stream.maxMs.toFixed(1)} ms`);
+const tl = results[0].timeline || {};
+console.log(`timeline of run 1 (ms since start): ${Object.entries(tl).map(([k, v]) => `${k} ${v === null ? "?" : v.toFixed(0)}`).join(", ")}`);
 console.log(`first paint per run: ${results.map((r) => r.firstPaintMs.toFixed(0)).join(", ")} ms`);
 console.log(`idle memory by process: ${results[0].idle.each.map(([n, r, p]) => `${n} ${r.toFixed(0)}/${p.toFixed(0)}`).join(", ")} (RSS/PSS MiB)`);
 EOF

@@ -30,7 +30,7 @@ pub async fn bootstrap<R: Runtime>(
     };
     let settings =
         super::settings::settings_view(&state, slot.workspace.as_deref(), None, false).await?;
-    tracing::info!(
+    tracing::debug!(
         ms = started.elapsed().as_millis() as u64,
         since_start_ms = crate::bench::since_start_ms() as u64,
         "bootstrap answered"
@@ -74,13 +74,16 @@ pub async fn bench_mark<R: Runtime>(
                 .get("contentEpochMs")
                 .and_then(|v| v.as_f64())
                 .and_then(crate::bench::since_start_to_epoch_ms);
-            // When the page asked for `bootstrap` and got the answer, since process start.
-            let boot: Vec<f64> = data
-                .get("boot")
-                .and_then(|v| v.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|t| t.as_f64().and_then(crate::bench::since_start_to_epoch_ms))
+            // The page's timeline, as ms since process start.
+            let timeline: serde_json::Map<String, serde_json::Value> = data
+                .get("timeline")
+                .and_then(|v| v.as_object())
+                .map(|o| {
+                    o.iter()
+                        .map(|(k, v)| {
+                            let ms = v.as_f64().and_then(crate::bench::since_start_to_epoch_ms);
+                            (k.clone(), serde_json::json!(ms))
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
@@ -89,7 +92,7 @@ pub async fn bench_mark<R: Runtime>(
             Ok(serde_json::json!({
                 "firstPaintMs": first_paint_ms,
                 "firstContentMs": first_content_ms,
-                "bootstrapMs": boot,
+                "timeline": timeline,
                 "idle": memory,
             }))
         }

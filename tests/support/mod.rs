@@ -116,6 +116,11 @@ async fn connect(port: u16) -> Client {
 
 /// tauri-driver and WebKitWebDriver, or `None` (after a skip message) when E2E cannot run here.
 pub fn drivers() -> Option<(PathBuf, PathBuf)> {
+    if std::env::var("CAIRN_E2E").as_deref() == Ok("0") {
+        let message = "SKIPPED e2e: disabled with CAIRN_E2E=0\n";
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), message.as_bytes());
+        return None;
+    }
     if !cfg!(feature = "custom-protocol") {
         skip_or_fail(
             "the app was built without `--features custom-protocol` (it would load the Vite dev server)",

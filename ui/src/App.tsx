@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { Bootstrap } from "./bindings/app/Bootstrap";
+import type { Language } from "./bindings/app/Language";
 import type { RecentWorkspace } from "./bindings/app/RecentWorkspace";
 import type { SettingsView } from "./bindings/app/SettingsView";
 import type { WorkspaceView } from "./bindings/app/WorkspaceView";
@@ -15,12 +16,22 @@ import * as ipc from "./ipc";
 type Overlay = "settings" | "usage" | "help" | null;
 type Command = { name: "new" | "focus" | "stop"; at: number } | null;
 
-/** Painted at once, while the backend answers `bootstrap`. */
+/** The UI language last used, remembered by the page so the first paint is in it. */
+function rememberedLanguage(): Language {
+  try {
+    return localStorage.getItem("cairn.language") === "zh" ? "zh" : "en";
+  } catch {
+    return "en";
+  }
+}
+
+/** Painted at once, while the backend answers `bootstrap`: the welcome screen without its list. */
 function Splash() {
+  const language = rememberedLanguage();
   return (
-    <I18nContext.Provider value={translator("en")}>
+    <I18nContext.Provider value={translator(language)}>
       <div className="app">
-        <Welcome recent={[]} error={null} opening={true} stateDir="" lang="en" onPick={() => undefined} onOpen={() => undefined} onForget={() => undefined} />
+        <Welcome recent={[]} error={null} opening={true} stateDir="" lang={language} onPick={() => undefined} onOpen={() => undefined} onForget={() => undefined} />
       </div>
     </I18nContext.Provider>
   );
@@ -61,6 +72,11 @@ export function App() {
   const t = useMemo(() => translator(language), [language]);
   useEffect(() => {
     document.documentElement.lang = language === "zh" ? "zh-CN" : "en";
+    try {
+      localStorage.setItem("cairn.language", language);
+    } catch {
+      // Storage may be unavailable; the splash then starts in English.
+    }
   }, [language]);
 
   const open = useCallback((path: string) => {

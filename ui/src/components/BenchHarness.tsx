@@ -83,8 +83,6 @@ function frames(n: number, step: (i: number) => void): Promise<number[]> {
 const nextFrame = () => new Promise<number>((r) => requestAnimationFrame(r));
 
 export function BenchHarness() {
-  const w = window as unknown as { __cairnMarks?: number[] };
-  (w.__cairnMarks ??= []).push(performance.timeOrigin + performance.now());
   const [phase, setPhase] = useState<"paint" | "transcript">("paint");
   const [chat, setChat] = useState<ChatState>(emptyChat);
   const chatRef = useRef(chat);
@@ -94,28 +92,26 @@ export function BenchHarness() {
   useEffect(() => {
     let cancelled = false;
     const run = async () => {
-      (w.__cairnMarks ??= []).push(performance.timeOrigin + performance.now());
-      // First paint: the shell (main.tsx). First content: this screen, after `bootstrap`.
+      // First paint: the welcome screen without its data (main.tsx); then with it, after
+      // `bootstrap` answered (this screen).
       await nextFrame();
       await nextFrame();
       const contentEpochMs = performance.timeOrigin + performance.now();
       const paintEpochMs = (window as unknown as { __cairnFirstPaint?: number }).__cairnFirstPaint ?? null;
       const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined;
-      const script = performance
-        .getEntriesByType("resource")
-        .find((r) => r.name.endsWith(".js")) as PerformanceResourceTiming | undefined;
-      const at = (ms: number | undefined) => (ms === undefined ? 0 : performance.timeOrigin + ms);
-      // Epoch times: navigation start, HTML in, script loaded, DOM ready, bootstrap asked/answered,
-      // harness rendered, harness effect (after its first paint).
-      const boot = [
-        performance.timeOrigin,
-        at(nav?.responseEnd),
-        at(script?.responseEnd),
-        at(nav?.domContentLoadedEventEnd),
-        ...((window as unknown as { __cairnBoot?: number[] }).__cairnBoot ?? []),
-        ...(w.__cairnMarks ?? []),
-      ];
-      const paint = (await benchMark("first_paint", { paintEpochMs, contentEpochMs, boot })) as Record<string, unknown>;
+      const at = (ms: number | undefined) => (ms === undefined ? null : performance.timeOrigin + ms);
+      const boot = (window as unknown as { __cairnBoot?: number[] }).__cairnBoot ?? [];
+      // Wall-clock times (ms since the epoch); the backend turns them into ms since start.
+      const timeline = {
+        navigationStart: performance.timeOrigin,
+        htmlLoaded: at(nav?.responseEnd),
+        domReady: at(nav?.domContentLoadedEventEnd),
+        firstPaint: paintEpochMs,
+        bootstrapAsked: boot[0] ?? null,
+        bootstrapAnswered: boot[1] ?? null,
+        welcomeWithData: contentEpochMs,
+      };
+      const paint = (await benchMark("first_paint", { paintEpochMs, contentEpochMs, timeline })) as Record<string, unknown>;
       // Baseline: frames that change one line of text, the floor of this display.
       const probe = document.createElement("div");
       probe.className = "bench-probe";
