@@ -191,7 +191,17 @@ impl Connection {
         tokio::pin!(response);
         loop {
             tokio::select! {
+                // Progress first: a notification sent before the answer is shown before it.
+                biased;
+                Some(p) = progress.next() => on_progress(progress_line(p)).await,
                 r = &mut response => {
+                    // Notifications are dispatched on another task and may trail the answer
+                    // by a moment; hand over the ones already on their way.
+                    while let Ok(Some(p)) =
+                        tokio::time::timeout(PROGRESS_TRAIL, progress.next()).await
+                    {
+                        on_progress(progress_line(p)).await;
+                    }
                     return match r {
                         Ok(ServerResult::CallToolResult(result)) => Ok(result),
                         Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::success(Vec::new())),
@@ -201,17 +211,6 @@ impl Connection {
                         ))),
                         Err(e) => Err(failure(e, limits)),
                     };
-                }
-                Some(p) = progress.next() => {
-                    let mut line = match p.total {
-                        Some(t) => format!("progress {}/{}", p.progress, t),
-                        None => format!("progress {}", p.progress),
-                    };
-                    if let Some(m) = p.message.filter(|m| !m.is_empty()) {
-                        line.push_str(": ");
-                        line.push_str(&m);
-                    }
-                    on_progress(line).await;
                 }
                 _ = cancel.cancelled() => {
                     let note = CancelledNotificationParam::new(Some(id), Some("interrupted by the user".into()));
@@ -240,6 +239,22 @@ impl Connection {
             c.kill_now();
         }
     }
+}
+
+/// How long progress notifications may trail a tool's answer and still be shown.
+const PROGRESS_TRAIL: Duration = Duration::from_millis(30);
+
+/// One progress notification as a line of tool output.
+fn progress_line(p: rmcp::model::ProgressNotificationParam) -> String {
+    let mut line = match p.total {
+        Some(t) => format!("progress {}/{}", p.progress, t),
+        None => format!("progress {}", p.progress),
+    };
+    if let Some(m) = p.message.filter(|m| !m.is_empty()) {
+        line.push_str(": ");
+        line.push_str(&m);
+    }
+    line
 }
 
 fn failure(e: ServiceError, limits: CallTimeouts) -> CallFailure {
