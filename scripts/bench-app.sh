@@ -111,7 +111,7 @@ console.log(`transcript: ${t.items} items folded in ${t.foldMs.toFixed(0)} ms, m
 console.log(`baseline frames (one text change per frame) p50 ${t.baseline.p50Ms.toFixed(1)} / p95 ${t.baseline.p95Ms.toFixed(1)} ms; stream p95 / baseline p95 = ${(t.stream.p95Ms / t.baseline.p95Ms).toFixed(2)}, scroll p95 / baseline p95 = ${(t.scroll.p95Ms / t.baseline.p95Ms).toFixed(2)}`);
 console.log(`scroll frames p50 ${t.scroll.p50Ms.toFixed(1)} / max ${t.scroll.maxMs.toFixed(1)} ms; stream frames p50 ${t.stream.p50Ms.toFixed(1)} / max ${t.stream.maxMs.toFixed(1)} ms`);
 const tl = results[0].timeline || {};
-console.log(`timeline of run 1 (ms since start): ${Object.entries(tl).map(([k, v]) => `${k} ${v === null ? "?" : v.toFixed(0)}`).join(", ")}`);
+console.log(`timeline of run 1 (ms since start): ${Object.entries(tl).sort((a, b) => (a[1] ?? 0) - (b[1] ?? 0)).map(([k, v]) => `${k} ${v === null ? "?" : v.toFixed(0)}`).join(", ")}`);
 console.log(`first paint per run: ${results.map((r) => r.firstPaintMs.toFixed(0)).join(", ")} ms`);
 console.log(`idle memory by process: ${results[0].idle.each.map(([n, r, p]) => `${n} ${r.toFixed(0)}/${p.toFixed(0)}`).join(", ")} (RSS/PSS MiB)`);
 EOF

@@ -3,6 +3,8 @@
 #
 #   scripts/run-app.sh             debug build (default)
 #   scripts/run-app.sh --release   optimised build
+#   scripts/run-app.sh --deb       build the Debian package with the Tauri CLI (no run);
+#                                  AppImage bundling needs tools from GitHub and is not done
 #
 # The default is a debug-profile build with the `custom-protocol` feature (the UI in ui/dist
 # is embedded, no Vite server needed): it shares its compiled dependencies with the tests and
@@ -15,10 +17,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PROFILE_DIR=debug
 CARGO_FLAGS=()
+DEB=0
 case "${1:-}" in
   "") ;;
   --release) PROFILE_DIR=release; CARGO_FLAGS=(--release) ;;
-  *) echo "usage: $0 [--release]" >&2; exit 2 ;;
+  --deb) DEB=1 ;;
+  *) echo "usage: $0 [--release | --deb]" >&2; exit 2 ;;
 esac
 
 cd "$ROOT"
@@ -29,6 +33,13 @@ if [ -f "$ROOT/scripts/cargo-env.sh" ]; then
 fi
 if [ ! -d ui/node_modules ]; then
   (cd ui && npm ci --no-audit --no-fund)
+fi
+if [ "$DEB" = 1 ]; then
+  # The CLI builds the UI (beforeBuildCommand), then `cargo build --release` of the app package
+  # with tauri/custom-protocol, then the .deb (name, icon and depends from tauri.conf.json).
+  ui/node_modules/.bin/tauri build --bundles deb -- -p cairn-app
+  ls -1 "${CARGO_TARGET_DIR:-$ROOT/target}"/release/bundle/deb/*.deb
+  exit 0
 fi
 (cd ui && npm run build)
 cargo build -p cairn-app --features custom-protocol "${CARGO_FLAGS[@]}"

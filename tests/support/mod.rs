@@ -13,6 +13,9 @@ use fantoccini::{Client, ClientBuilder, Locator};
 /// Longest wait for anything in the page.
 pub const WAIT: Duration = Duration::from_secs(30);
 
+/// Longest run of one scenario against one app.
+const SCENARIO_LIMIT: Duration = Duration::from_secs(240);
+
 /// Where the tests write their screenshots (shown in the README).
 pub fn screenshot_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -164,12 +167,24 @@ where
     let _turn = ONE_APP_AT_A_TIME.lock().await;
     let port = free_port();
     let driver = Driver::start(&driver, &native, port, &env);
-    // Run the session in a task so a failed assertion still reaches the cleanup below.
+    // Run the session in a task so a failed assertion still reaches the cleanup below; a
+    // scenario that hangs (a WebDriver call that never returns) fails after SCENARIO_LIMIT.
     let outcome = tokio::spawn(async move {
         let client = connect(port).await;
-        let result = tokio::spawn(scenario(client.clone())).await;
-        if let Err(e) = client.close().await {
-            eprintln!("closing the WebDriver session failed: {e}");
+        let run = tokio::spawn(scenario(client.clone()));
+        let abort = run.abort_handle();
+        let result = match tokio::time::timeout(SCENARIO_LIMIT, run).await {
+            Ok(r) => r,
+            Err(_) => {
+                abort.abort();
+                let _ = tokio::time::timeout(Duration::from_secs(10), client.clone().close()).await;
+                panic!("the E2E scenario did not finish within {SCENARIO_LIMIT:?}");
+            }
+        };
+        match tokio::time::timeout(Duration::from_secs(20), client.close()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("closing the WebDriver session failed: {e}"),
+            Err(_) => eprintln!("closing the WebDriver session timed out"),
         }
         result
     })
@@ -269,14 +284,29 @@ pub async fn wait_turns(client: &Client, status: &str, n: usize) {
     wait_js(client, &format!("{n} turn(s) ending {status}"), &js).await;
 }
 
-/// Saves a screenshot of the page (after two frames, so the last change is painted).
+/// Saves a screenshot of the app window (after a pause, so the last change is painted).
+///
+/// Taken from the X server (`import -window <id>`): WebKitGTK's own snapshot, which the
+/// WebDriver screenshot uses, never returns for some pages (a fixed-position overlay) when
+/// accelerated compositing is off, as the app turns it off without a GPU.
 pub async fn screenshot(client: &Client, name: &str) {
-    let settle = "const done = arguments[arguments.length - 1]; \
-        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 250)));";
-    let _ = client.execute_async(settle, vec![]).await;
-    let png = client.screenshot().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
     let path = screenshot_path(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let window = xdotool(&["search", "--onlyvisible", "--name", "^Cairn$"])
+        .and_then(|ids| ids.lines().last().map(str::to_string));
+    if let Some(id) = window {
+        let ok = Command::new("import")
+            .args(["-window", &id])
+            .arg(&path)
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            eprintln!("screenshot: {}", path.display());
+            return;
+        }
+    }
+    let png = client.screenshot().await.unwrap();
     std::fs::write(&path, png).unwrap();
     eprintln!("screenshot: {}", path.display());
 }

@@ -122,7 +122,8 @@ export function BenchHarness() {
       probe.remove();
       const events = syntheticEvents();
       const t0 = performance.now();
-      const full = applyEvents(emptyChat, events, null);
+      const folded = applyEvents(emptyChat, events, null);
+      const full = { ...folded, items: folded.items.slice(0, ITEMS) };
       const foldMs = performance.now() - t0;
       setPhase("transcript");
       setChat(full);
