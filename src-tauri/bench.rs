@@ -42,6 +42,9 @@ pub struct TreeMemory {
     pub rss_mib: f64,
     /// Sum of proportional set sizes, MiB (shared pages split between processes).
     pub pss_mib: f64,
+    /// Resident memory of the whole tree with every physical page counted once, MiB
+    /// (`None` when page frames cannot be read: /proc/PID/pagemap needs CAP_SYS_ADMIN).
+    pub distinct_mib: Option<f64>,
     /// Per process: command name, RSS MiB, PSS MiB.
     pub each: Vec<(String, f64, f64)>,
 }
@@ -95,6 +98,8 @@ pub fn tree_memory(root: u32) -> TreeMemory {
         }
     }
     let mut m = TreeMemory::default();
+    let mut frames: HashSet<u64> = HashSet::new();
+    let mut frames_known = true;
     for pid in tree {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
         let rss = kib_field(&status, "VmRSS:");
@@ -112,8 +117,71 @@ pub fn tree_memory(root: u32) -> TreeMemory {
         m.rss_mib += rss;
         m.pss_mib += pss;
         m.each.push((name.trim().to_string(), rss, pss));
+        frames_known &= resident_frames(pid, &mut frames);
+    }
+    if frames_known && !frames.is_empty() {
+        m.distinct_mib = Some(frames.len() as f64 * 4096.0 / (1024.0 * 1024.0));
     }
     m
+}
+
+/// Adds the physical frame numbers of `pid`'s resident pages to `frames`; false when they
+/// cannot be read (no permission: the kernel then reports every frame as 0).
+fn resident_frames(pid: u32, frames: &mut HashSet<u64>) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    const PAGE: u64 = 4096;
+    const PRESENT: u64 = 1 << 63;
+    const FRAME_MASK: u64 = (1 << 55) - 1;
+    let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps")) else {
+        return false;
+    };
+    let Ok(mut pagemap) = std::fs::File::open(format!("/proc/{pid}/pagemap")) else {
+        return false;
+    };
+    let mut range: Option<(u64, u64)> = None;
+    let mut present = 0usize;
+    let mut zero = 0usize;
+    for line in smaps.lines() {
+        if let Some((start, end)) = mapping_range(line) {
+            range = Some((start, end));
+            continue;
+        }
+        let Some((start, end)) = range else { continue };
+        if !line.starts_with("Rss:") || kib_field(line, "Rss:") == 0 {
+            continue;
+        }
+        let mut bytes = vec![0u8; ((end - start) / PAGE * 8) as usize];
+        if pagemap.seek(SeekFrom::Start(start / PAGE * 8)).is_err()
+            || pagemap.read_exact(&mut bytes).is_err()
+        {
+            continue;
+        }
+        for entry in bytes.chunks_exact(8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(entry);
+            let v = u64::from_le_bytes(word);
+            if v & PRESENT != 0 {
+                present += 1;
+                match v & FRAME_MASK {
+                    0 => zero += 1,
+                    frame => {
+                        frames.insert(frame);
+                    }
+                }
+            }
+        }
+    }
+    present > 0 && zero < present
+}
+
+/// The address range of an smaps mapping header line (`start-end perms ...`).
+fn mapping_range(line: &str) -> Option<(u64, u64)> {
+    let (span, _) = line.split_once(' ')?;
+    let (a, b) = span.split_once('-')?;
+    Some((
+        u64::from_str_radix(a, 16).ok()?,
+        u64::from_str_radix(b, 16).ok()?,
+    ))
 }
 
 #[cfg(test)]
@@ -127,5 +195,14 @@ mod tests {
             assert!(m.processes >= 1 && m.rss_mib > 1.0, "{m:?}");
         }
         assert_eq!(kib_field("VmRSS:\t  2048 kB\n", "VmRSS:"), 2048);
+        assert_eq!(
+            mapping_range("7f00-7f10 r-xp 00000000 08:01 42 /usr/lib/libc.so.6"),
+            Some((0x7f00, 0x7f10))
+        );
+        assert_eq!(mapping_range("Rss:  12 kB"), None);
+        if let Some(distinct) = m.distinct_mib {
+            // One process: its distinct pages can't exceed its RSS (+ pages faulted in between).
+            assert!(distinct > 0.5 && distinct < m.rss_mib * 1.5, "{m:?}");
+        }
     }
 }
