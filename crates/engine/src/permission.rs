@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
+use cairn_policy::paths::{canonical_workspace, physical_path};
 use cairn_policy::{is_known_safe, RuleDecision, RuleSet, ShellAnalysis};
 use cairn_protocol::{Mode, ToolMeta};
 use serde::{Deserialize, Serialize};
@@ -122,6 +123,11 @@ impl PermissionEngine {
         self.sandbox_enforced = sandbox_enforced;
     }
 
+    /// The shell policy and whether an OS sandbox really wraps shell commands.
+    pub fn shell_policy(&self) -> (ShellPolicy, bool) {
+        (self.shell_policy, self.sandbox_enforced)
+    }
+
     /// Current mode.
     pub fn mode(&self) -> Mode {
         self.state.mode
@@ -176,10 +182,32 @@ impl PermissionEngine {
 
     /// Decides one call of tool `name` with metadata `meta` and parsed `args`.
     pub fn evaluate(&self, name: &str, meta: &ToolMeta, args: &serde_json::Value) -> Decision {
+        self.evaluate_call(name, meta, args, None)
+    }
+
+    /// Decides one call whose written paths are `targets` (from [`crate::Tool::write_targets`];
+    /// `None`: its `path` argument).
+    pub fn evaluate_call(
+        &self,
+        name: &str,
+        meta: &ToolMeta,
+        args: &serde_json::Value,
+        targets: Option<Vec<String>>,
+    ) -> Decision {
         let mode = self.state.mode;
         let writes = meta.capabilities.iter().any(|c| c == "write");
         let execs = meta.capabilities.iter().any(|c| c == "exec");
-        let rule = self.rules.decide(name, args, &self.workspace);
+        let path = args.get("path").and_then(|p| p.as_str());
+        let targets: Vec<String> = match targets {
+            Some(t) => t,
+            None => path.map(str::to_string).into_iter().collect(),
+        };
+        let rule = if writes && !targets.is_empty() {
+            self.rules
+                .decide_targets(name, args, &self.workspace, &targets)
+        } else {
+            self.rules.decide(name, args, &self.workspace)
+        };
         // 0. A deny rule is absolute.
         if let Some(r) = rule.filter(|r| r.decision == RuleDecision::Deny) {
             return Decision::deny(format!("denied by rule `{}` ({})", r.text, r.source));
@@ -191,23 +219,17 @@ impl PermissionEngine {
                 mode.as_str()
             ));
         }
-        let path = args.get("path").and_then(|p| p.as_str());
         if writes {
-            if let Some(path) = path {
-                // 2. Writes outside the workspace (and outside granted writable dirs) are
-                //    refused, whatever the mode.
-                let granted = self
-                    .state
-                    .granted_dirs
-                    .iter()
-                    .any(|(dir, w)| *w && lexically_inside(Path::new(dir), path));
-                if !lexically_inside(&self.workspace, path) && !granted {
-                    return Decision::deny(format!(
-                        "{path} is outside the workspace {}",
-                        self.workspace.display()
-                    ));
-                }
-                // 2b. Protected paths always need the user.
+            // 2. Writes outside the workspace (and outside granted writable dirs) are refused,
+            //    whatever the mode: as written and where symlinks really lead.
+            if let Some(path) = targets.iter().find(|p| !self.may_write_at(p)) {
+                return Decision::deny(format!(
+                    "{path} is outside the workspace {}",
+                    self.workspace.display()
+                ));
+            }
+            // 2b. Protected paths (reached directly or through a symlink) always need the user.
+            for path in &targets {
                 if let Some(p) = protected_component(&self.workspace, path) {
                     return Decision::ask(format!(
                         "{name} writes {path}, inside the protected `{p}` folder (asked in every mode)"
@@ -236,10 +258,10 @@ impl PermissionEngine {
             match self.shell_policy {
                 ShellPolicy::All => return Decision::allow("shell policy `all`"),
                 ShellPolicy::Sandbox | ShellPolicy::Workspace if self.sandbox_enforced => {
-                    return Decision::allow("runs inside the OS sandbox")
+                    return Decision::allow("runs inside the OS sandbox");
                 }
                 ShellPolicy::Workspace if all_known_safe(cmd) => {
-                    return Decision::allow("known-safe read-only command")
+                    return Decision::allow("known-safe read-only command");
                 }
                 _ => {}
             }
@@ -273,10 +295,30 @@ impl PermissionEngine {
                 ShellAnalysis::Compound(_) => format!("runs several commands: {c}"),
                 ShellAnalysis::Simple(_) => format!("runs a command: {c}"),
             },
-            (None, Some(p)) if writes => format!("writes {p}"),
+            (None, _) if writes && !targets.is_empty() => format!("writes {}", targets.join(", ")),
             _ => "has side effects".to_string(),
         };
         Decision::ask(format!("{name} {what}"))
+    }
+}
+
+impl PermissionEngine {
+    /// Whether a write to `path` stays inside the workspace or a writable granted directory,
+    /// both lexically and physically (symlinks followed).
+    fn may_write_at(&self, path: &str) -> bool {
+        let real = physical_path(&self.workspace, path);
+        let inside = |dir: &Path| {
+            lexically_inside(dir, path)
+                && real
+                    .as_ref()
+                    .is_some_and(|r| r.starts_with(canonical_workspace(dir)) || r.starts_with(dir))
+        };
+        inside(&self.workspace)
+            || self
+                .state
+                .granted_dirs
+                .iter()
+                .any(|(dir, w)| *w && inside(Path::new(dir)))
     }
 }
 
@@ -339,16 +381,27 @@ fn normalize(workspace: &Path, path: &str) -> Option<PathBuf> {
     Some(out)
 }
 
-/// The protected folder a workspace path falls in (case-insensitively, so `.GIT` counts).
+/// The protected folder a workspace path falls in (case-insensitively, so `.GIT` counts), as
+/// written or where its symlinks lead.
 fn protected_component(workspace: &Path, path: &str) -> Option<&'static str> {
-    let rel = normalize(workspace, path)?;
-    let rel = rel.strip_prefix(workspace).ok()?;
-    rel.components().find_map(|c| match c {
-        Component::Normal(s) => {
-            let s = s.to_string_lossy().to_lowercase();
-            PROTECTED.iter().copied().find(|p| s == *p)
-        }
-        _ => None,
+    let find = |rel: &Path| {
+        rel.components().find_map(|c| match c {
+            Component::Normal(s) => {
+                let s = s.to_string_lossy().to_lowercase();
+                PROTECTED.iter().copied().find(|p| s == *p)
+            }
+            _ => None,
+        })
+    };
+    let lexical =
+        normalize(workspace, path).and_then(|p| p.strip_prefix(workspace).ok().and_then(&find));
+    lexical.or_else(|| {
+        let real = physical_path(workspace, path)?;
+        let rel = real
+            .strip_prefix(canonical_workspace(workspace))
+            .or_else(|_| real.strip_prefix(workspace))
+            .ok()?;
+        find(rel)
     })
 }
 
@@ -479,6 +532,44 @@ mod tests {
         assert!(!ask(&p, "make"));
         p.set_shell_policy(ShellPolicy::Sandbox, false);
         assert!(ask(&p, "make"));
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn symlinks_and_patch_targets_cannot_carry_a_write_past_the_boundary() {
+        use std::os::unix::fs::symlink;
+        let dir = std::env::temp_dir().join(format!("cairn-perm-{}", std::process::id()));
+        let ws = dir.join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(dir.join("out")).unwrap();
+        let ws = std::fs::canonicalize(&ws).unwrap();
+        symlink(".git/hooks", ws.join("h")).unwrap();
+        symlink("../out", ws.join("o")).unwrap();
+        let p = PermissionEngine::new(ws.clone(), Mode::Auto, vec![]);
+        let write = |path: &str| p.evaluate("write_file", &write_meta(), &json!({"path": path}));
+        assert!(
+            write("h/pre-commit").needs_user,
+            "a symlink into .git still asks"
+        );
+        let d = write("o/new.txt");
+        assert!(
+            !d.allowed && !d.needs_user,
+            "a symlink out of the workspace is refused"
+        );
+        assert!(write("plain.txt").allowed);
+        let patch = |targets: &[&str]| {
+            p.evaluate_call(
+                "apply_patch",
+                &write_meta(),
+                &json!({"patch": "…"}),
+                Some(targets.iter().map(|t| t.to_string()).collect()),
+            )
+        };
+        assert!(patch(&["a.txt", ".agent/mcp.json"]).needs_user);
+        let d = patch(&["a.txt", "../out/x"]);
+        assert!(!d.allowed && !d.needs_user && d.reason.contains("../out/x"));
+        assert!(patch(&["a.txt", "b.txt"]).allowed);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -153,15 +153,42 @@ impl Rule {
                 };
                 self.matches_command(cmd, words, *prefix)
             }
-            Spec::Path(glob) => {
+            Spec::Path(_) => {
                 let Some(p) = args.get("path").and_then(|c| c.as_str()) else {
                     return false;
                 };
-                match relative(workspace, p) {
-                    Some(rel) => glob.is_match(rel),
-                    None => false,
-                }
+                self.matches_paths(tool, &[p.to_string()], workspace)
             }
+        }
+    }
+
+    /// Whether a path rule applies to a call of `tool` that writes `paths`. Each path is
+    /// matched both as written (normalised) and where its symlinks really lead: a deny or
+    /// ask rule applies when any path matches either way, an allow rule only when every path
+    /// matches both ways (a symlinked alias cannot ride on it).
+    pub fn matches_paths(&self, tool: &str, paths: &[String], workspace: &Path) -> bool {
+        let Spec::Path(glob) = &self.spec else {
+            return false;
+        };
+        if !self.tool.is_match(tool) || paths.is_empty() {
+            return false;
+        }
+        let one = |p: &String| {
+            let lexical = relative(workspace, p);
+            let physical = crate::paths::physical_path(workspace, p).and_then(|real| {
+                real.strip_prefix(crate::paths::canonical_workspace(workspace))
+                    .ok()
+                    .map(|r| r.to_string_lossy().replace('\\', "/"))
+            });
+            let hit = |r: &Option<String>| r.as_ref().is_some_and(|r| glob.is_match(r));
+            match self.decision {
+                RuleDecision::Allow => hit(&lexical) && hit(&physical),
+                _ => hit(&lexical) || hit(&physical),
+            }
+        };
+        match self.decision {
+            RuleDecision::Allow => paths.iter().all(one),
+            _ => paths.iter().any(one),
         }
     }
 
@@ -230,7 +257,7 @@ impl RuleSet {
                 return Err(RuleError::Parse {
                     file: path.display().to_string(),
                     reason: e.to_string(),
-                })
+                });
             }
         };
         let file: RuleFile = toml::from_str(&text).map_err(|e| RuleError::Parse {
@@ -276,6 +303,24 @@ impl RuleSet {
         self.rules
             .iter()
             .filter(|r| r.matches(tool, args, workspace))
+            .max_by_key(|r| r.decision)
+    }
+
+    /// Like [`RuleSet::decide`] for a call that writes `targets` (paths from a patch, not
+    /// only its `path` argument): path rules are matched against every target.
+    pub fn decide_targets(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        workspace: &Path,
+        targets: &[String],
+    ) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .filter(|r| match r.spec {
+                Spec::Path(_) => r.matches_paths(tool, targets, workspace),
+                _ => r.matches(tool, args, workspace),
+            })
             .max_by_key(|r| r.decision)
     }
 
@@ -442,5 +487,40 @@ mod tests {
         std::fs::write(&f, "[[rule]]\nrule = 5\n").unwrap();
         assert!(s.load_file(&f, false).is_err());
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn path_rules_see_through_symlinks() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(ws.join("secrets")).unwrap();
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        symlink("secrets", ws.join("alias")).unwrap();
+        symlink("../secrets", ws.join("src/leak")).unwrap();
+        let s = set(&[
+            ("write_file(secrets/**)", RuleDecision::Deny),
+            ("write_file(src/**)", RuleDecision::Allow),
+        ]);
+        let d = |p: &str| {
+            s.decide("write_file", &json!({"path": p}), &ws)
+                .map(|r| r.decision)
+        };
+        assert_eq!(d("alias/key"), Some(RuleDecision::Deny));
+        assert_eq!(d("src/leak/key"), Some(RuleDecision::Deny));
+        assert_eq!(d("src/main.rs"), Some(RuleDecision::Allow));
+        let allow_only = set(&[("write_file(src/**)", RuleDecision::Allow)]);
+        assert!(
+            allow_only
+                .decide("write_file", &json!({"path": "src/leak/key"}), &ws)
+                .is_none(),
+            "an allow rule does not ride on a symlink that leads elsewhere"
+        );
+        let targets = ["src/a.rs".to_string(), "secrets/b".to_string()];
+        assert_eq!(
+            s.decide_targets("write_file", &json!({}), &ws, &targets)
+                .map(|r| r.decision),
+            Some(RuleDecision::Deny)
+        );
     }
 }

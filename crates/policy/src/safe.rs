@@ -12,10 +12,21 @@ pub fn is_known_safe(words: &[String]) -> bool {
         return false;
     }
     match program.as_str() {
+        // `tree -o FILE` writes its listing (also inside a cluster such as `-ao FILE`).
+        "tree" => !args
+            .iter()
+            .any(|a| short_cluster_has(a, 'o') || long_is(a, "output", 1)),
+        // `file -C` compiles a magic file into the current directory.
+        "file" => !args
+            .iter()
+            .any(|a| short_cluster_has(a, 'C') || long_is(a, "compile", 3)),
+        // `date -s` sets the clock.
+        "date" => !args
+            .iter()
+            .any(|a| short_cluster_has(a, 's') || long_is(a, "set", 2)),
         "cat" | "echo" | "false" | "true" | "head" | "tail" | "wc" | "nl" | "pwd" | "ls"
-        | "tree" | "which" | "whoami" | "id" | "uname" | "date" | "file" | "stat" | "du"
-        | "basename" | "dirname" | "realpath" | "cut" | "tr" | "cmp" | "diff" | "grep"
-        | "egrep" | "fgrep" => {
+        | "which" | "whoami" | "id" | "uname" | "stat" | "du" | "basename" | "dirname"
+        | "realpath" | "cut" | "tr" | "cmp" | "diff" | "grep" | "egrep" | "fgrep" => {
             // `grep -r` still only reads; `diff`/`cmp` only read. Nothing here writes unless
             // redirected, and redirections never reach this check.
             true
@@ -42,8 +53,12 @@ pub fn is_known_safe(words: &[String]) -> bool {
                     | "-fprintf"
             )
         }),
+        // `-o FILE` (also `-uo FILE`, `--outp=FILE`: getopt takes clusters and unambiguous
+        // abbreviations) writes; `--compress-program=PROG` runs a program.
         "sort" => !args.iter().any(|a| {
-            a == "-o" || a.starts_with("--output") || (a.starts_with("-o") && a.len() > 2)
+            short_cluster_has(a, 'o')
+                || long_is(a, "output", 1)
+                || long_is(a, "compress-program", 2)
         }),
         "sed" => {
             // Only `sed -n <Np|N,Mp> file...`: printing lines, never editing.
@@ -58,6 +73,21 @@ pub fn is_known_safe(words: &[String]) -> bool {
         ),
         _ => false,
     }
+}
+
+/// Whether `arg` is a cluster of short options (`-abc`) that contains `flag`.
+fn short_cluster_has(arg: &str, flag: char) -> bool {
+    arg.len() > 1 && arg.starts_with('-') && !arg.starts_with("--") && arg[1..].contains(flag)
+}
+
+/// Whether `arg` is the long option `--name` or an abbreviation of it (at least `min`
+/// characters, as getopt and git's parse-options accept), with or without `=value`.
+fn long_is(arg: &str, name: &str, min: usize) -> bool {
+    let Some(body) = arg.strip_prefix("--") else {
+        return false;
+    };
+    let given = body.split('=').next().unwrap_or_default();
+    given.len() >= min && name.starts_with(given)
 }
 
 fn is_print_range(s: &str) -> bool {
@@ -92,8 +122,12 @@ fn is_safe_git(args: &[String]) -> bool {
         return false;
     }
     match sub.as_str() {
+        // `git grep -O<cmd>` / `--open-files-in-pager=<cmd>` runs a program.
+        "grep" => !rest
+            .iter()
+            .any(|a| short_cluster_has(a, 'O') || long_is(a, "open-files-in-pager", 1)),
         "status" | "log" | "diff" | "show" | "blame" | "shortlog" | "describe" | "rev-parse"
-        | "ls-files" | "grep" => true,
+        | "ls-files" => true,
         // Listing only: any argument could create, delete or rename.
         "branch" | "tag" | "remote" | "stash" => {
             rest.iter().all(|a| {
@@ -131,6 +165,13 @@ mod tests {
             "sed -n 1,20p a.txt",
             "grep -rn todo src",
             "wc -l a b",
+            "sort -u a",
+            "sort --unique a",
+            "tree -a",
+            "file a.txt",
+            "date -u",
+            "git grep -n x",
+            "git grep --or x",
         ] {
             assert!(is_known_safe(&w(ok)), "{ok}");
         }
@@ -148,6 +189,17 @@ mod tests {
             "sed -i s/a/b/ f",
             "sed -n 1p -i f",
             "sort -o out in",
+            "sort -uo out in",
+            "sort --outp=out in",
+            "sort --compress-program=sh in",
+            "tree -o out",
+            "tree -ao out",
+            "file -C -m magic",
+            "date -s 2020-01-01",
+            "git grep -Osh x",
+            "git grep -nOsh x",
+            "git grep --open-files-in-pager=sh x",
+            "git grep --open=sh x",
             "./ls",
             "/tmp/cat x",
             "python3 -c x",

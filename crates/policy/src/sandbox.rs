@@ -1,5 +1,5 @@
 //! OS sandboxes for shell commands: bubblewrap on Linux (read-only root, the workspace, temp
-//! and granted folders writable, `.git` and `.agent` read-only inside, optional network off)
+//! and granted folders writable, `.git`, `.agent` and `.cairn` read-only inside, optional network off)
 //! and a generated `sandbox-exec` profile on macOS.
 
 use std::path::{Path, PathBuf};
@@ -43,12 +43,12 @@ pub struct SandboxSpec {
 }
 
 impl SandboxSpec {
-    /// The default spec for a workspace: `.git` and `.agent` read-only, network on.
+    /// The default spec for a workspace: `.git`, `.agent` and `.cairn` read-only, network on.
     pub fn for_workspace(workspace: &Path) -> Self {
         SandboxSpec {
             workspace: workspace.to_path_buf(),
             extra_writable: Vec::new(),
-            read_only_inside: vec![".git".into(), ".agent".into()],
+            read_only_inside: vec![".git".into(), ".agent".into(), ".cairn".into()],
             network: true,
         }
     }

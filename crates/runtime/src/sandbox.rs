@@ -79,7 +79,7 @@ pub fn exec_environment(
             Ok(env)
         }
         None if mode == SandboxMode::Required => Err(RuntimeError::Config(
-            "CAIRN_SANDBOX=required, but no working sandbox is available (install bubblewrap, and allow unprivileged user namespaces)".into(),
+            "sandbox mode `required` (--sandbox or CAIRN_SANDBOX), but no working sandbox is available (install bubblewrap, and allow unprivileged user namespaces)".into(),
         )),
         None => Ok(env),
     }

@@ -88,6 +88,11 @@ impl Tool for NoDescription {
         self.0.meta()
     }
 
+    fn write_targets(&self, args: &serde_json::Value) -> Option<Vec<String>> {
+        // A wrapper must forward this: the permission engine checks these paths.
+        self.0.write_targets(args)
+    }
+
     async fn execute(
         &self,
         mut args: serde_json::Value,

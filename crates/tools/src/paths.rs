@@ -26,6 +26,12 @@ pub struct WorkspacePath {
 
 /// Resolves a path argument against `workspace`, refusing anything that lands outside it.
 pub fn resolve(workspace: &Path, input: &str) -> Result<WorkspacePath, ToolError> {
+    if input.contains('\0') {
+        return Err(ToolError::InvalidArguments(format!(
+            "the path `{}` contains a NUL byte; no file name can",
+            input.escape_default()
+        )));
+    }
     let ws_lexical = normalize(&absolute(workspace));
     let ws = std::fs::canonicalize(&ws_lexical).unwrap_or_else(|_| ws_lexical.clone());
     let outside = || {

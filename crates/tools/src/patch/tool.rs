@@ -92,6 +92,11 @@ impl Tool for ApplyPatch {
         ToolMeta::mutating("file", RiskLevel::Medium, &["write"])
     }
 
+    fn write_targets(&self, args: &serde_json::Value) -> Option<Vec<String>> {
+        let text = args.get("patch")?.as_str()?;
+        envelope::parse(text).ok().map(|ops| targets(&ops))
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,
@@ -133,6 +138,11 @@ impl Tool for ApplyUnifiedDiff {
         ToolMeta::mutating("file", RiskLevel::Medium, &["write"])
     }
 
+    fn write_targets(&self, args: &serde_json::Value) -> Option<Vec<String>> {
+        let text = args.get("diff")?.as_str()?;
+        unified::parse(text).ok().map(|ops| targets(&ops))
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,
@@ -143,6 +153,22 @@ impl Tool for ApplyUnifiedDiff {
             .map_err(|e| parse_error("apply_unified_diff", "diff", &e))?;
         run("apply_unified_diff", ops, ctx, self.guard.clone()).await
     }
+}
+
+/// Every path a patch writes: its files and their move destinations.
+fn targets(ops: &[FileOp]) -> Vec<String> {
+    let mut out = Vec::new();
+    for op in ops {
+        out.push(op.path().to_string());
+        if let FileOp::Update {
+            move_to: Some(dest),
+            ..
+        } = op
+        {
+            out.push(dest.clone());
+        }
+    }
+    out
 }
 
 fn parse_error(tool: &str, what: &str, e: &ParseError) -> ToolError {
@@ -175,6 +201,7 @@ async fn run(
         Ok(ToolOutput {
             content: summary(&changes),
             produced_files: changes.iter().map(|c| c.shown.clone()).collect(),
+            images: Vec::new(),
         })
     })
     .await

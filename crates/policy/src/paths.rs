@@ -1,0 +1,131 @@
+//! Where a path argument really lands: lexical normalisation (`.`/`..`), then every symlink
+//! along the existing prefix followed (a dangling last link too), with a missing tail appended
+//! as is. The permission engine decides on this physical path, so a symlink inside the
+//! workspace that points into `.git` or out of the workspace cannot carry a write past it.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// How many symlinks one resolution follows before giving up (like `ELOOP`).
+const MAX_SYMLINKS: usize = 40;
+
+/// Removes `.` and folds `..` without touching the file system (`/..` stays `/`).
+pub fn normalize_lexically(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    out
+}
+
+/// The canonical form of `workspace` (its own symlinks resolved), or its lexical form when it
+/// cannot be canonicalised.
+pub fn canonical_workspace(workspace: &Path) -> PathBuf {
+    std::fs::canonicalize(workspace).unwrap_or_else(|_| normalize_lexically(workspace))
+}
+
+/// Where `input` (relative to `workspace`, or absolute) physically lands. `None` when the
+/// symlinks loop or a link cannot be read: callers treat that as "not provably inside".
+pub fn physical_path(workspace: &Path, input: &str) -> Option<PathBuf> {
+    let given = Path::new(input);
+    let joined = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        workspace.join(given)
+    };
+    resolve_symlinks(&normalize_lexically(&joined))
+}
+
+fn resolve_symlinks(path: &Path) -> Option<PathBuf> {
+    let mut pending: VecDeque<OsString> = VecDeque::new();
+    let mut resolved = PathBuf::from("/");
+    queue(&mut pending, path);
+    let mut followed = 0usize;
+    while let Some(part) = pending.pop_front() {
+        if part == ".." {
+            resolved.pop();
+            continue;
+        }
+        let candidate = resolved.join(&part);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                followed += 1;
+                if followed > MAX_SYMLINKS {
+                    return None;
+                }
+                let target = std::fs::read_link(&candidate).ok()?;
+                if target.is_absolute() {
+                    resolved = PathBuf::from("/");
+                }
+                let mut front = VecDeque::new();
+                queue(&mut front, &target);
+                front.append(&mut pending);
+                pending = front;
+            }
+            _ => resolved = candidate,
+        }
+    }
+    Some(resolved)
+}
+
+fn queue(q: &mut VecDeque<OsString>, p: &Path) {
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => q.push_back(n.to_os_string()),
+            Component::ParentDir => q.push_back(OsString::from("..")),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn follows_links_into_and_out_of_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(base.join("out")).unwrap();
+        symlink(".git/hooks", ws.join("h")).unwrap();
+        symlink("../out", ws.join("o")).unwrap();
+        symlink(ws.join(".git/hooks/pre-commit"), ws.join("dangling")).unwrap();
+        assert_eq!(
+            physical_path(&ws, "h/pre-commit").unwrap(),
+            ws.join(".git/hooks/pre-commit")
+        );
+        assert_eq!(
+            physical_path(&ws, "o/new/deeper").unwrap(),
+            base.join("out/new/deeper")
+        );
+        assert_eq!(
+            physical_path(&ws, "dangling").unwrap(),
+            ws.join(".git/hooks/pre-commit")
+        );
+        assert_eq!(physical_path(&ws, "a/../b").unwrap(), ws.join("b"));
+        symlink("l2", ws.join("l1")).unwrap();
+        symlink("l1", ws.join("l2")).unwrap();
+        assert_eq!(physical_path(&ws, "l1/x"), None);
+    }
+
+    #[test]
+    fn lexical_normalisation() {
+        assert_eq!(
+            normalize_lexically(Path::new("/a/./b/../c")),
+            PathBuf::from("/a/c")
+        );
+        assert_eq!(normalize_lexically(Path::new("/../..")), PathBuf::from("/"));
+    }
+}
