@@ -10,6 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::json;
 
 use crate::config::{LoadedConfig, ServerConfig, TransportConfig};
+use crate::ocr_model::OcrModel;
 
 /// A built-in server.
 #[async_trait]
@@ -45,30 +46,58 @@ pub fn with_builtin_defaults(mut loaded: LoadedConfig) -> LoadedConfig {
     loaded
 }
 
-/// The implementation of a built-in kind, if there is one.
+/// The implementation of a built-in kind, if there is one. `tesseract`: explicit program
+/// (else `PATH`); `model`: the multimodal fallback of OCR.
 pub fn builtin_for(
     kind: &str,
     tesseract: Option<&Path>,
+    model: Option<OcrModel>,
 ) -> Option<std::sync::Arc<dyn BuiltinServer>> {
     match kind {
-        "ocr" => Some(std::sync::Arc::new(Ocr::new(tesseract))),
+        "ocr" => Some(std::sync::Arc::new(Ocr::new(tesseract, model))),
         _ => None,
     }
 }
 
-/// OCR through the `tesseract` command: `recognize {path, lang?}`.
+/// How the OCR server reads text.
+enum OcrBackend {
+    /// The `tesseract` command (images and, with its PDF-capable builds, more).
+    Tesseract(PathBuf),
+    /// A multimodal model (PNG, JPEG, GIF, WebP).
+    Model(OcrModel),
+    /// Neither is available: the server is disabled.
+    None,
+}
+
+/// OCR (`recognize {path, lang?}`) through `tesseract` when it is installed, else through a
+/// multimodal model, else disabled with the reason.
 pub struct Ocr {
-    program: Option<PathBuf>,
+    backend: OcrBackend,
 }
 
 impl Ocr {
-    /// Uses `tesseract` (an explicit path, else the one on `PATH`).
-    pub fn new(explicit: Option<&Path>) -> Self {
+    /// Uses `tesseract` (an explicit path, else the one on `PATH`), else `model`.
+    pub fn new(explicit: Option<&Path>, model: Option<OcrModel>) -> Self {
         let program = match explicit {
             Some(p) => Some(p.to_path_buf()).filter(|p| p.is_file()),
             None => find_on_path("tesseract"),
         };
-        Ocr { program }
+        let model = model.filter(|m| !m.model.trim().is_empty());
+        let backend = match (program, model) {
+            (Some(p), _) => OcrBackend::Tesseract(p),
+            (None, Some(m)) => OcrBackend::Model(m),
+            (None, None) => OcrBackend::None,
+        };
+        Ocr { backend }
+    }
+
+    /// `tesseract`, `model <id>` or `none`: what recognises text.
+    pub fn backend_name(&self) -> String {
+        match &self.backend {
+            OcrBackend::Tesseract(_) => "tesseract".into(),
+            OcrBackend::Model(m) => format!("model {}", m.model),
+            OcrBackend::None => "none".into(),
+        }
     }
 }
 
@@ -82,25 +111,32 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 #[async_trait]
 impl BuiltinServer for Ocr {
     fn availability(&self) -> Result<(), String> {
-        match &self.program {
-            Some(_) => Ok(()),
-            None => Err("tesseract is not installed, so built-in OCR is off (install tesseract-ocr to enable it)".into()),
+        match &self.backend {
+            OcrBackend::None => Err("built-in OCR is off: tesseract is not installed and no \
+                multimodal model is configured (install tesseract-ocr, or use a vision-capable \
+                session model or set CAIRN_VISION_MODEL)"
+                .into()),
+            _ => Ok(()),
         }
     }
 
     fn tools(&self) -> Vec<Tool> {
+        let by = match &self.backend {
+            OcrBackend::Model(m) => format!("the multimodal model {}", m.model),
+            _ => "tesseract".into(),
+        };
         let schema = json!({
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "Image file (PNG, JPEG, TIFF, …), relative to the workspace."},
-                "lang": {"type": "string", "description": "Tesseract language code(s), e.g. `eng` or `eng+deu`."}
+                "lang": {"type": "string", "description": "Tesseract language code(s), e.g. `eng` or `eng+deu` (ignored by the model fallback)."}
             },
             "required": ["path"]
         });
         let obj = schema.as_object().cloned().unwrap_or_default();
         vec![Tool::new(
             "recognize",
-            "Extracts the text of an image file with OCR (tesseract).",
+            format!("Extracts the text of an image file with OCR ({by})."),
             obj,
         )]
     }
@@ -116,9 +152,6 @@ impl BuiltinServer for Ocr {
                 "the OCR server has no tool `{tool}`"
             )));
         }
-        let Some(program) = &self.program else {
-            return Err(ToolError::Failed("tesseract is not installed".into()));
-        };
         let rel = arguments
             .get("path")
             .and_then(|v| v.as_str())
@@ -128,38 +161,57 @@ impl BuiltinServer for Ocr {
         if !path.is_file() {
             return Err(ToolError::NotFound(path.display().to_string()));
         }
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.arg(&path).arg("stdout").kill_on_drop(true);
-        if let Some(lang) = arguments
+        let lang = arguments
             .get("lang")
             .and_then(|v| v.as_str())
-            .filter(|l| !l.is_empty())
-        {
-            cmd.arg("-l").arg(lang);
+            .filter(|l| !l.is_empty());
+        match &self.backend {
+            OcrBackend::Tesseract(program) => tesseract(program, &path, lang, ctx).await,
+            OcrBackend::Model(m) => {
+                let text = m.recognize(&path, rel, ctx).await?;
+                Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+            }
+            OcrBackend::None => Err(ToolError::Failed(
+                "built-in OCR is off: neither tesseract nor a multimodal model is available".into(),
+            )),
         }
-        let out = tokio::select! {
-            r = tokio::time::timeout(Duration::from_secs(120), cmd.output()) => match r {
-                Ok(Ok(o)) => o,
-                Ok(Err(e)) => return Err(ToolError::io("cannot run tesseract", e)),
-                Err(_) => return Err(ToolError::Timeout { ms: 120_000, detail: " (tesseract)".into() }),
-            },
-            _ = ctx.cancel.cancelled() => return Err(ToolError::Interrupted),
-        };
-        if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                "tesseract failed ({}): {}",
-                out.status,
-                err.trim()
-            ))]));
-        }
-        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Ok(CallToolResult::success(vec![ContentBlock::text(
-            if text.is_empty() {
-                "(no text found)".to_string()
-            } else {
-                text
-            },
-        )]))
     }
+}
+
+/// `tesseract IMAGE stdout [-l LANG]`, bounded to two minutes.
+async fn tesseract(
+    program: &Path,
+    path: &Path,
+    lang: Option<&str>,
+    ctx: &ToolContext,
+) -> Result<CallToolResult, ToolError> {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.arg(path).arg("stdout").kill_on_drop(true);
+    if let Some(lang) = lang {
+        cmd.arg("-l").arg(lang);
+    }
+    let out = tokio::select! {
+        r = tokio::time::timeout(Duration::from_secs(120), cmd.output()) => match r {
+            Ok(Ok(o)) => o,
+            Ok(Err(e)) => return Err(ToolError::io("cannot run tesseract", e)),
+            Err(_) => return Err(ToolError::Timeout { ms: 120_000, detail: " (tesseract)".into() }),
+        },
+        _ = ctx.cancel.cancelled() => return Err(ToolError::Interrupted),
+    };
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+            "tesseract failed ({}): {}",
+            out.status,
+            err.trim()
+        ))]));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Ok(CallToolResult::success(vec![ContentBlock::text(
+        if text.is_empty() {
+            "(no text found)".to_string()
+        } else {
+            text
+        },
+    )]))
 }

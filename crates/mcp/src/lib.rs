@@ -11,6 +11,7 @@ pub mod http;
 pub mod lazy;
 pub mod manager;
 pub mod naming;
+pub mod ocr_model;
 pub mod options;
 pub mod process;
 pub mod result;
@@ -27,4 +28,5 @@ pub use config::{
 };
 pub use lazy::{CALL_TOOL, SEARCH_TOOL};
 pub use manager::{McpError, McpManager, RegistryTarget};
+pub use ocr_model::OcrModel;
 pub use options::{LazyMode, LazyOptions, ManagerOptions, ServerInfo, ServerStatus};

@@ -103,7 +103,7 @@ impl McpManager {
                     });
                     let builtin = match &config.transport {
                         Some(TransportConfig::Builtin { kind }) => {
-                            builtin_for(kind, opts.tesseract.as_deref())
+                            builtin_for(kind, opts.tesseract.as_deref(), opts.ocr_model.clone())
                         }
                         _ => None,
                     };

@@ -69,6 +69,8 @@ pub struct ManagerOptions {
     pub lazy: LazyOptions,
     /// The `tesseract` program for the built-in OCR server; `None` = look it up on `PATH`.
     pub tesseract: Option<PathBuf>,
+    /// Multimodal model the built-in OCR server falls back to without `tesseract`.
+    pub ocr_model: Option<crate::ocr_model::OcrModel>,
 }
 
 impl ManagerOptions {
@@ -86,6 +88,7 @@ impl ManagerOptions {
             stderr_log_bytes: 64 * 1024,
             lazy: LazyOptions::default(),
             tesseract: None,
+            ocr_model: None,
         }
     }
 

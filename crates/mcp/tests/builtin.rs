@@ -28,7 +28,10 @@ async fn ocr_is_disabled_cleanly_without_tesseract() {
         "nothing to start: {ok:?} {failed:?}"
     );
     match &h.manager.status()[0].status {
-        ServerStatus::Disabled { reason } => assert!(reason.contains("tesseract"), "{reason}"),
+        ServerStatus::Disabled { reason } => assert!(
+            reason.contains("tesseract") && reason.contains("multimodal model"),
+            "{reason}"
+        ),
         other => panic!("{other:?}"),
     }
     assert!(h.names().is_empty());
@@ -87,4 +90,96 @@ fn a_user_entry_named_ocr_replaces_or_disables_the_default() {
     let all = with_builtin_defaults(user);
     assert_eq!(all.servers.len(), 1);
     assert!(!all.servers[0].enabled);
+}
+
+fn fake_tesseract(dir: &std::path::Path) -> PathBuf {
+    let fake = dir.join("tesseract");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho \"TESSERACT read $(basename \"$1\")\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fake
+}
+
+fn png_bytes() -> Vec<u8> {
+    let mut b = b"\x89PNG\r\n\x1a\n".to_vec();
+    b.extend_from_slice(&[0u8; 32]);
+    b
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ocr_falls_back_to_the_multimodal_model_without_tesseract() {
+    use cairn_engine::testing::{FakeLlm, FakeReply};
+    use cairn_protocol::{ContentPart, Message};
+    let llm = std::sync::Arc::new(FakeLlm::new(vec![FakeReply::text(
+        "INVOICE 42\nTotal: 9.99",
+    )]));
+    let model = cairn_mcp::OcrModel {
+        llm: llm.clone(),
+        model: "vision-1".into(),
+    };
+    let h = Harness::new(defaults(), |o| {
+        o.tesseract = Some(PathBuf::from("/nonexistent/tesseract"));
+        o.ocr_model = Some(model);
+    });
+    h.manager.connect_all().await;
+    assert_eq!(
+        h.manager.status()[0].status,
+        ServerStatus::Ready { tools: 1 }
+    );
+    assert_eq!(h.names(), ["mcp__ocr__recognize"]);
+    std::fs::write(h.dir.path().join("scan.png"), png_bytes()).unwrap();
+    let out = h
+        .call("mcp__ocr__recognize", json!({"path": "scan.png"}))
+        .await
+        .unwrap();
+    assert_eq!(out.content, "INVOICE 42\nTotal: 9.99");
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].model, "vision-1");
+    assert!(reqs[0].tools.is_empty());
+    let Message::User { content } = &reqs[0].messages[0] else {
+        panic!("{:?}", reqs[0].messages)
+    };
+    assert!(
+        matches!(&content[1], ContentPart::Image { mime_type, .. } if mime_type == "image/png"),
+        "{content:?}"
+    );
+    // Formats the model cannot read are refused with the reason; nothing is sent.
+    std::fs::write(h.dir.path().join("doc.pdf"), b"%PDF-1.7 ...").unwrap();
+    let e = h
+        .call("mcp__ocr__recognize", json!({"path": "doc.pdf"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a PNG") && e.contains("vision-1"), "{e}");
+    assert_eq!(llm.requests().len(), 1);
+    h.manager.close_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ocr_prefers_tesseract_over_the_model() {
+    use cairn_engine::testing::{FakeLlm, FakeReply};
+    let bin = tempfile::tempdir().unwrap();
+    let fake = fake_tesseract(bin.path());
+    let llm = std::sync::Arc::new(FakeLlm::new(vec![FakeReply::text("from the model")]));
+    let model = cairn_mcp::OcrModel {
+        llm: llm.clone(),
+        model: "vision-1".into(),
+    };
+    let h = Harness::new(defaults(), |o| {
+        o.tesseract = Some(fake);
+        o.ocr_model = Some(model);
+    });
+    h.manager.connect_all().await;
+    std::fs::write(h.dir.path().join("scan.png"), png_bytes()).unwrap();
+    let out = h
+        .call("mcp__ocr__recognize", json!({"path": "scan.png"}))
+        .await
+        .unwrap();
+    assert_eq!(out.content, "TESSERACT read scan.png");
+    assert!(llm.requests().is_empty(), "the model is only the fallback");
+    h.manager.close_all().await;
 }

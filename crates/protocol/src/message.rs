@@ -46,6 +46,9 @@ pub struct ToolResult {
     pub content: String,
     /// How the call ended.
     pub status: ToolStatus,
+    /// Image parts handed back with the text (e.g. `read_image`); empty for most tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ContentPart>,
 }
 
 /// Token accounting for one LLM response.
@@ -192,6 +195,7 @@ mod tests {
             name: "x".into(),
             content: "out".into(),
             status: ToolStatus::Ok,
+            images: Vec::new(),
         });
         let v = serde_json::to_value(&m)?;
         assert_eq!(v["role"], "tool");

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cairn_engine::ToolError;
 use sha2::{Digest, Sha256};
 
+use crate::guard_watch::FileWatch;
+
 /// Largest file whose text is kept, so a conflict can show what changed.
 pub(crate) const KEEP_TEXT_BYTES: usize = 256 * 1024;
 /// Total text kept across files; beyond it only hashes are kept.
@@ -44,12 +46,50 @@ struct State {
 #[derive(Debug, Default)]
 pub struct ConflictGuard {
     state: Mutex<State>,
+    /// Set by [`ConflictGuard::watching`]: folders of seen files are watched.
+    watch: Option<FileWatch>,
 }
 
 impl ConflictGuard {
-    /// An empty guard.
+    /// An empty guard (changes are found by content hashes when the agent writes).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty guard that also watches the folders of the files it remembers (`notify`), so
+    /// [`ConflictGuard::changed_on_disk`] reports changes as they happen; falls back to
+    /// hashes only where no watcher can be created.
+    pub fn watching() -> Self {
+        ConflictGuard {
+            state: Mutex::default(),
+            watch: Some(FileWatch::new()),
+        }
+    }
+
+    /// Files the agent saw that changed on disk (or were deleted) since, as seen by the
+    /// watcher; each change is reported once. Empty without a watcher.
+    pub fn changed_on_disk(&self) -> Vec<PathBuf> {
+        let Some(watch) = &self.watch else {
+            return Vec::new();
+        };
+        let mut dirty = watch.take_dirty();
+        dirty.sort();
+        dirty.dedup();
+        let mut changed = Vec::new();
+        for path in dirty {
+            let Some(seen) = self.lock().files.get(&path).map(|s| s.hash) else {
+                continue;
+            };
+            let now = match std::fs::read(&path) {
+                Ok(bytes) => Some(hash(&bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(_) => continue,
+            };
+            if now != Some(seen) {
+                changed.push(path);
+            }
+        }
+        changed
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -73,6 +113,10 @@ impl ConflictGuard {
         );
         let removed = old.and_then(|s| s.text).map_or(0, |t| t.len());
         state.kept_bytes = (state.kept_bytes + added).saturating_sub(removed);
+        drop(state);
+        if let Some(w) = &self.watch {
+            w.track(path);
+        }
     }
 
     /// Records a content hash only (the agent saw the file through a streamed read).
@@ -87,6 +131,10 @@ impl ConflictGuard {
         );
         let removed = old.and_then(|s| s.text).map_or(0, |t| t.len());
         state.kept_bytes = state.kept_bytes.saturating_sub(removed);
+        drop(state);
+        if let Some(w) = &self.watch {
+            w.track(path);
+        }
     }
 
     /// Forgets a file (the agent deleted it).

@@ -9,7 +9,9 @@
 //! - web: `web_fetch`, `web_search` (only when configured)
 //! - interaction: `todo_write`, `ask_user`, `propose_plan`, `request_directory`
 //! - terminals: `terminal_list`, `terminal_read` (over a host-provided [`TerminalManager`])
-//! - images: `describe_image` (only when a vision model is configured)
+//! - images: `read_image` (vision session models), `describe_image` (text-only session models,
+//!   only when a vision model is configured)
+//! - media: `media` (image description, audio transcription, video metadata)
 //!
 //! Every path argument goes through [`paths::resolve_for`], the workspace boundary (widened
 //! by directories the user granted with `request_directory`). The file-writing tools of one
@@ -21,9 +23,11 @@ pub mod describe;
 mod diff;
 pub mod git;
 pub mod guard;
+pub mod guard_watch;
 pub mod image;
 pub mod interact;
 pub mod list_files;
+pub mod media;
 pub mod patch;
 pub mod paths;
 pub mod pty;
@@ -43,9 +47,10 @@ use cairn_engine::ToolHandle;
 pub use describe::{disable_call_descriptions, without_call_description};
 pub use git::{GitDiff, GitLog, GitStatus};
 pub use guard::ConflictGuard;
-pub use image::{describe_image_tool, DescribeImage, VisionConfig};
+pub use image::{describe_image_tool, DescribeImage, ReadImage, VisionConfig};
 pub use interact::{AskUser, ProposePlan, RequestDirectory, TodoWrite};
 pub use list_files::ListFiles;
+pub use media::{Media, MediaConfig, TranscriptionConfig};
 pub use patch::{ApplyPatch, ApplyUnifiedDiff};
 pub use pty::{CommandSessions, ExecCommand, InputCommand};
 pub use read_file::ReadFile;
@@ -65,6 +70,16 @@ pub struct ToolOptions {
     pub web_search: Option<WebSearchConfig>,
     /// Vision model for `describe_image`; `None`: no `describe_image` tool.
     pub vision: Option<VisionConfig>,
+    /// The session model accepts images: `read_image` is offered instead of `describe_image`
+    /// (seed 000 `forModel`).
+    pub session_vision: bool,
+    /// The session's own client and model: `media` describes images with it when
+    /// `session_vision` is set.
+    pub session_model: Option<VisionConfig>,
+    /// Audio transcription for `media`; `None`: audio is "unsupported by this model".
+    pub transcription: Option<TranscriptionConfig>,
+    /// `ffprobe` for `media`'s video metadata; `None`: looked up on `PATH`.
+    pub ffprobe: Option<std::path::PathBuf>,
     /// The project's terminals: `terminal_list` / `terminal_read` read them.
     pub terminals: Option<(Arc<dyn TerminalSource>, String)>,
     /// Tools whose `description` call argument is switched off.
@@ -77,6 +92,10 @@ impl std::fmt::Debug for ToolOptions {
             .field("web_fetch", &self.web_fetch)
             .field("web_search", &self.web_search)
             .field("vision", &self.vision)
+            .field("session_vision", &self.session_vision)
+            .field("session_model", &self.session_model)
+            .field("transcription", &self.transcription)
+            .field("ffprobe", &self.ffprobe)
             .field("terminals", &self.terminals.as_ref().map(|(_, p)| p))
             .field("no_call_description", &self.no_call_description)
             .finish()
@@ -93,14 +112,14 @@ pub fn core_tools() -> Vec<ToolHandle> {
 fn core_with(web_fetch: WebFetchConfig) -> Vec<ToolHandle> {
     let tasks = Arc::new(ShellTasks::new());
     let sessions = Arc::new(CommandSessions::new());
-    let guard = Arc::new(ConflictGuard::new());
-    vec![
+    let guard = Arc::new(ConflictGuard::watching());
+    let tools: Vec<ToolHandle> = vec![
         Arc::new(ReadFile::new(guard.clone())),
         Arc::new(ListFiles),
         Arc::new(WriteFile::new(guard.clone())),
         Arc::new(ReplaceInFile::new(guard.clone())),
         Arc::new(ApplyPatch::new(guard.clone())),
-        Arc::new(ApplyUnifiedDiff::new(guard)),
+        Arc::new(ApplyUnifiedDiff::new(guard.clone())),
         Arc::new(Grep),
         Arc::new(RunShell::new(tasks.clone())),
         Arc::new(ShellTaskOutput::new(tasks.clone())),
@@ -115,17 +134,40 @@ fn core_with(web_fetch: WebFetchConfig) -> Vec<ToolHandle> {
         Arc::new(AskUser),
         Arc::new(ProposePlan),
         Arc::new(RequestDirectory),
-    ]
+    ];
+    // Any tool's result tells the model when files it read changed on disk meanwhile.
+    tools
+        .into_iter()
+        .map(|t| guard_watch::StaleNotice::wrap(t, guard.clone()))
+        .collect()
 }
 
-/// The core tools plus what `opts` configures (web search, describe_image, terminal tools),
+/// The core tools plus what `opts` configures (web search, media, read_image or
+/// describe_image by the session model's vision, terminal tools),
 /// with call descriptions switched off where asked.
 pub fn builtin_tools(opts: ToolOptions) -> Result<Vec<ToolHandle>, web::WebError> {
     let mut tools = core_with(opts.web_fetch);
     if let Some(t) = web_search_tool(opts.web_search.as_ref())? {
         tools.push(t);
     }
-    if let Some(t) = describe_image_tool(opts.vision) {
+    let media_vision = if opts.session_vision {
+        opts.session_model.clone()
+    } else {
+        opts.vision.clone()
+    };
+    tools.push(Arc::new(Media::new(MediaConfig {
+        session_model: opts
+            .session_model
+            .as_ref()
+            .map(|m| m.model.clone())
+            .unwrap_or_default(),
+        vision: media_vision,
+        transcription: opts.transcription,
+        ffprobe: opts.ffprobe,
+    })));
+    if opts.session_vision {
+        tools.push(Arc::new(ReadImage));
+    } else if let Some(t) = describe_image_tool(opts.vision) {
         tools.push(t);
     }
     if let Some((source, project)) = opts.terminals {

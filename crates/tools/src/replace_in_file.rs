@@ -153,6 +153,7 @@ fn replace(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<Tool
             diff::snippet(shown, &before, &after)
         ),
         produced_files: vec![target.rel.clone()],
+        images: Vec::new(),
     })
 }
 

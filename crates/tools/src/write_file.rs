@@ -136,6 +136,7 @@ fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOu
     Ok(ToolOutput {
         content: text,
         produced_files: vec![target.rel.clone()],
+        images: Vec::new(),
     })
 }
 

@@ -225,10 +225,13 @@ fn optional_tools_exist_only_when_configured() {
         tools.iter().map(|t| t.schema().name).collect()
     };
     let plain = builtin_tools(ToolOptions::default()).unwrap();
+    // `media` is always offered (it answers "unsupported by this model" for what no model reads).
+    let mut expected: Vec<&str> = CORE.to_vec();
+    expected.push("media");
     assert_eq!(
         names(&plain),
-        CORE,
-        "no web_search, describe_image or terminals by default"
+        expected,
+        "no web_search, describe_image, read_image or terminals by default"
     );
     assert!(cairn_tools::web_search_tool(None).unwrap().is_none());
 

@@ -237,7 +237,12 @@ pub(crate) fn request_body(
             }
             Message::Tool(r) => {
                 let mut b = json!({ "type": "tool_result", "tool_use_id": r.call_id });
-                if !r.content.is_empty() {
+                let images = user_blocks(&r.images);
+                if !images.is_empty() {
+                    // Text and image blocks together inside the tool result.
+                    let text = text_block(&r.content);
+                    b["content"] = Value::Array(text.into_iter().chain(images).collect());
+                } else if !r.content.is_empty() {
                     b["content"] = json!(r.content);
                 }
                 if r.status != ToolStatus::Ok {

@@ -45,6 +45,7 @@ fn result(id: &str, status: ToolStatus) -> Message {
         name: "read_file".into(),
         content: "file text".into(),
         status,
+        images: Vec::new(),
     })
 }
 

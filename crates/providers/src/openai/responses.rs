@@ -107,7 +107,26 @@ fn input_items(m: &Message, out: &mut Vec<Value>) {
             }
         }
         Message::Tool(r) => {
-            out.push(json!({ "type": "function_call_output", "call_id": r.call_id, "output": r.content }));
+            let images: Vec<Value> = r
+                .images
+                .iter()
+                .filter_map(|p| match p {
+                    ContentPart::Image { mime_type, data } => Some(json!({
+                        "type": "input_image", "image_url": data_url(mime_type, data),
+                    })),
+                    _ => None,
+                })
+                .collect();
+            let output = if images.is_empty() {
+                json!(r.content)
+            } else {
+                // Text and images together: the array form of `output`.
+                let text = json!({ "type": "input_text", "text": r.content });
+                Value::Array(std::iter::once(text).chain(images).collect())
+            };
+            out.push(
+                json!({ "type": "function_call_output", "call_id": r.call_id, "output": output }),
+            );
         }
     }
 }

@@ -13,7 +13,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::load::prepare_image;
+use super::load::{prepare_image, PreparedImage};
 use crate::paths::{self, Access};
 use crate::{args, describe as call_description};
 
@@ -116,59 +116,7 @@ impl Tool for DescribeImage {
             .filter(|q| !q.is_empty())
             .unwrap_or(DEFAULT_PROMPT)
             .to_string();
-        let request = LlmRequest {
-            model: self.vision.model.clone(),
-            messages: vec![Message::User {
-                content: vec![
-                    ContentPart::Text { text: prompt },
-                    ContentPart::Image {
-                        mime_type: image.mime_type.clone(),
-                        data: image.data_base64.clone(),
-                    },
-                ],
-            }],
-            tools: Vec::new(),
-            reasoning_effort: None,
-            req_id: format!("{}-vision", ctx.call_id),
-        };
-        let mut stream = self.vision.llm.stream(request, ctx.cancel.child_token());
-        let mut text = String::new();
-        let mut outcome = None;
-        while let Some(chunk) = stream.next().await {
-            match chunk {
-                LlmChunk::Text(t) => text.push_str(&t),
-                LlmChunk::End(o) => {
-                    outcome = Some(o);
-                    break;
-                }
-                _ => {}
-            }
-        }
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::Interrupted);
-        }
-        match outcome {
-            Some(o) if o.status == OutcomeStatus::Completed => {}
-            Some(o) => {
-                return Err(ToolError::Failed(format!(
-                    "describe_image: the vision model {} failed: {}",
-                    self.vision.model,
-                    o.describe()
-                )))
-            }
-            None => {
-                return Err(ToolError::Failed(format!(
-                    "describe_image: the vision model {} ended without an answer",
-                    self.vision.model
-                )))
-            }
-        }
-        if text.trim().is_empty() {
-            return Err(ToolError::Failed(format!(
-                "describe_image: the vision model {} returned an empty description",
-                self.vision.model
-            )));
-        }
+        let text = ask_vision(&self.vision, prompt, &image, &ctx, "describe_image").await?;
         let size = if image.resized() {
             format!(
                 "{}×{} px, sent scaled to {}×{}",
@@ -179,8 +127,72 @@ impl Tool for DescribeImage {
         };
         Ok(ToolOutput::text(format!(
             "Description of {shown} ({size}) by the vision model {}:\n{}",
-            self.vision.model,
-            text.trim()
+            self.vision.model, text
         )))
     }
+}
+
+/// Asks the vision model `prompt` about `image` (one request, no tools); the answer, trimmed
+/// and non-empty. `who` names the tool in errors.
+pub(crate) async fn ask_vision(
+    vision: &VisionConfig,
+    prompt: String,
+    image: &PreparedImage,
+    ctx: &ToolContext,
+    who: &str,
+) -> Result<String, ToolError> {
+    let request = LlmRequest {
+        model: vision.model.clone(),
+        messages: vec![Message::User {
+            content: vec![
+                ContentPart::Text { text: prompt },
+                ContentPart::Image {
+                    mime_type: image.mime_type.clone(),
+                    data: image.data_base64.clone(),
+                },
+            ],
+        }],
+        tools: Vec::new(),
+        reasoning_effort: None,
+        req_id: format!("{}-vision", ctx.call_id),
+    };
+    let mut stream = vision.llm.stream(request, ctx.cancel.child_token());
+    let mut text = String::new();
+    let mut outcome = None;
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            LlmChunk::Text(t) => text.push_str(&t),
+            LlmChunk::End(o) => {
+                outcome = Some(o);
+                break;
+            }
+            _ => {}
+        }
+    }
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::Interrupted);
+    }
+    match outcome {
+        Some(o) if o.status == OutcomeStatus::Completed => {}
+        Some(o) => {
+            return Err(ToolError::Failed(format!(
+                "{who}: the vision model {} failed: {}",
+                vision.model,
+                o.describe()
+            )))
+        }
+        None => {
+            return Err(ToolError::Failed(format!(
+                "{who}: the vision model {} ended without an answer",
+                vision.model
+            )))
+        }
+    }
+    if text.trim().is_empty() {
+        return Err(ToolError::Failed(format!(
+            "{who}: the vision model {} returned an empty description",
+            vision.model
+        )));
+    }
+    Ok(text.trim().to_string())
 }

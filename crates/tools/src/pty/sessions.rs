@@ -27,6 +27,9 @@ pub(crate) const IDLE_RETURN: Duration = Duration::from_millis(1000);
 /// After the program exits, how long to wait for the rest of its output.
 const EXIT_DRAIN: Duration = Duration::from_millis(300);
 
+/// Live raw output chunks of a session, for a terminal view.
+pub type LiveOutput = tokio::sync::broadcast::Receiver<Arc<[u8]>>;
+
 /// A session as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionInfo {
@@ -95,6 +98,22 @@ impl CommandSessions {
                 running: s.proc.state().exit.is_none(),
             })
             .collect()
+    }
+
+    /// What session `id` printed so far (raw) and its live output from now on: for a terminal
+    /// view where the user takes the session over. `None` when there is no such session.
+    pub fn attach(&self, id: &str) -> Option<(Vec<u8>, LiveOutput)> {
+        let session = parse_id(id).and_then(|n| self.lock().get(&n).cloned())?;
+        let live = session.proc.subscribe();
+        Some((session.proc.output_since(0).0, live))
+    }
+
+    /// Types `bytes` into session `id` (the user answering the program's prompt).
+    pub async fn write_input(&self, id: &str, bytes: Vec<u8>) -> Result<(), String> {
+        let session = parse_id(id)
+            .and_then(|n| self.lock().get(&n).cloned())
+            .ok_or_else(|| format!("no command session `{id}`"))?;
+        session.proc.write(bytes).await.map_err(|e| e.to_string())
     }
 
     /// Starts `command` under the shell on a terminal in `cwd`.

@@ -1,0 +1,357 @@
+//! The built-in tool set of an assembled session: [`cairn_tools::builtin_tools`] with its
+//! options from settings in the environment (and keys from the OS keyring):
+//!
+//! - web search: `CAIRN_SEARCH_PROVIDER` (`searxng` | `brave` | `tavily`; default: the first
+//!   configured of `SEARXNG_URL`, `BRAVE_API_KEY`, `TAVILY_API_KEY`), keys from the variable or
+//!   the keyring entry `brave` / `tavily`; `CAIRN_SEARCH_ENDPOINT` overrides the API URL.
+//!   Without one, `web_search` is not offered.
+//! - images: the session model's vision (model table; `CAIRN_MODEL_VISION=1|0` overrides)
+//!   selects `read_image`, else `describe_image` through `CAIRN_VISION_MODEL` (same provider).
+//! - media: images through the model that sees them; audio through `CAIRN_TRANSCRIBE_MODEL`
+//!   at `CAIRN_TRANSCRIBE_BASE_URL` (default `OPENAI_BASE_URL`, then OpenAI) with
+//!   `CAIRN_TRANSCRIBE_API_KEY` (default `OPENAI_API_KEY`); video through `CAIRN_FFPROBE` or
+//!   `ffprobe` on `PATH`.
+//! - `CAIRN_NO_CALL_DESCRIPTION`: comma-separated tools whose `description` argument is off.
+
+use std::sync::Arc;
+
+use cairn_engine::{LlmClient, ToolHandle};
+use cairn_tools::web::{SearchProvider, WebSearchConfig};
+use cairn_tools::{TerminalSource, ToolOptions, TranscriptionConfig, VisionConfig};
+
+use crate::RuntimeError;
+
+/// Looks a setting up by name (the process environment in production).
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+fn get(env: Lookup<'_>, name: &str) -> Option<String> {
+    env(name)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The process environment as a [`Lookup`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// A key from `var`, else the OS keyring entry `entry` (absent keyring: none).
+fn key(env: Lookup<'_>, var: &str, entry: &str, keyring: bool) -> Option<String> {
+    get(env, var).or_else(|| {
+        if !keyring {
+            return None;
+        }
+        use cairn_secrets::KeyStore;
+        cairn_secrets::OsKeyStore::new()
+            .get(entry)
+            .ok()
+            .flatten()
+            .map(|k| k.expose().to_string())
+    })
+}
+
+/// The web search configuration, `None` when none is configured; an explicit provider whose
+/// setting is missing is an error naming what to set.
+pub fn web_search_from(
+    env: Lookup<'_>,
+    keyring: bool,
+) -> Result<Option<WebSearchConfig>, RuntimeError> {
+    let missing = |what: &str| {
+        RuntimeError::Config(format!(
+            "CAIRN_SEARCH_PROVIDER needs {what} (set it, or store it in the keyring)"
+        ))
+    };
+    let provider = match get(env, "CAIRN_SEARCH_PROVIDER")
+        .map(|p| p.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("searxng") => SearchProvider::Searxng {
+            url: get(env, "SEARXNG_URL").ok_or_else(|| missing("SEARXNG_URL"))?,
+        },
+        Some("brave") => SearchProvider::Brave {
+            api_key: key(env, "BRAVE_API_KEY", "brave", keyring)
+                .ok_or_else(|| missing("BRAVE_API_KEY"))?,
+        },
+        Some("tavily") => SearchProvider::Tavily {
+            api_key: key(env, "TAVILY_API_KEY", "tavily", keyring)
+                .ok_or_else(|| missing("TAVILY_API_KEY"))?,
+        },
+        Some(other) => {
+            return Err(RuntimeError::Config(format!(
+                "CAIRN_SEARCH_PROVIDER `{other}` is not one of searxng, brave, tavily"
+            )))
+        }
+        None => {
+            if let Some(url) = get(env, "SEARXNG_URL") {
+                SearchProvider::Searxng { url }
+            } else if let Some(api_key) = get(env, "BRAVE_API_KEY") {
+                SearchProvider::Brave { api_key }
+            } else if let Some(api_key) = get(env, "TAVILY_API_KEY") {
+                SearchProvider::Tavily { api_key }
+            } else {
+                return Ok(None);
+            }
+        }
+    };
+    let mut cfg = WebSearchConfig::new(provider);
+    cfg.endpoint = get(env, "CAIRN_SEARCH_ENDPOINT");
+    Ok(Some(cfg))
+}
+
+/// Whether `model` accepts images: `CAIRN_MODEL_VISION` (`1`/`0`), else the model table.
+pub fn model_has_vision(env: Lookup<'_>, model: &str) -> bool {
+    match get(env, "CAIRN_MODEL_VISION").as_deref() {
+        Some("1") | Some("true") => true,
+        Some("0") | Some("false") => false,
+        _ => cairn_providers::model_info(model).vision,
+    }
+}
+
+/// The model used when the session model cannot see images: `CAIRN_VISION_MODEL`, on the
+/// session's provider.
+pub fn vision_model(env: Lookup<'_>, llm: &Arc<dyn LlmClient>) -> Option<VisionConfig> {
+    get(env, "CAIRN_VISION_MODEL").map(|model| VisionConfig {
+        llm: llm.clone(),
+        model,
+    })
+}
+
+/// The model that reads images for the built-in OCR server and `media`: the session model
+/// when it sees images, else `CAIRN_VISION_MODEL`.
+pub fn image_model(env: Lookup<'_>, llm: &Arc<dyn LlmClient>, model: &str) -> Option<VisionConfig> {
+    if model_has_vision(env, model) {
+        Some(VisionConfig {
+            llm: llm.clone(),
+            model: model.to_string(),
+        })
+    } else {
+        vision_model(env, llm)
+    }
+}
+
+/// Audio transcription from `CAIRN_TRANSCRIBE_*`, `None` without a model.
+pub fn transcription_from(env: Lookup<'_>) -> Option<TranscriptionConfig> {
+    let model = get(env, "CAIRN_TRANSCRIBE_MODEL")?;
+    let base = get(env, "CAIRN_TRANSCRIBE_BASE_URL")
+        .or_else(|| get(env, "OPENAI_BASE_URL"))
+        .unwrap_or_else(|| "https://api.openai.com/v1".into());
+    let key = get(env, "CAIRN_TRANSCRIBE_API_KEY").or_else(|| get(env, "OPENAI_API_KEY"));
+    Some(TranscriptionConfig::new(base, key, model))
+}
+
+/// Every option of [`cairn_tools::builtin_tools`] for a session of `model` over `llm`.
+pub fn tool_options(
+    env: Lookup<'_>,
+    keyring: bool,
+    llm: &Arc<dyn LlmClient>,
+    model: &str,
+    terminals: Option<(Arc<dyn TerminalSource>, String)>,
+) -> Result<ToolOptions, RuntimeError> {
+    let web_search = web_search_from(env, keyring)?;
+    Ok(ToolOptions {
+        web_search,
+        ..base_options(env, llm, model, terminals)
+    })
+}
+
+/// The options besides web search (they cannot fail).
+fn base_options(
+    env: Lookup<'_>,
+    llm: &Arc<dyn LlmClient>,
+    model: &str,
+    terminals: Option<(Arc<dyn TerminalSource>, String)>,
+) -> ToolOptions {
+    ToolOptions {
+        vision: vision_model(env, llm),
+        session_vision: model_has_vision(env, model),
+        session_model: Some(VisionConfig {
+            llm: llm.clone(),
+            model: model.to_string(),
+        }),
+        transcription: transcription_from(env),
+        ffprobe: get(env, "CAIRN_FFPROBE").map(Into::into),
+        terminals,
+        no_call_description: get(env, "CAIRN_NO_CALL_DESCRIPTION")
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        ..ToolOptions::default()
+    }
+}
+
+/// The session's built-in tools from the process environment (keyring unless
+/// `CAIRN_NO_KEYRING` is set). A bad web search setting is logged and leaves `web_search`
+/// out rather than failing the session.
+pub fn session_tools(llm: &Arc<dyn LlmClient>, model: &str) -> Vec<ToolHandle> {
+    let env: Lookup<'_> = &process_env;
+    let keyring = std::env::var_os("CAIRN_NO_KEYRING").is_none();
+    let web_search = web_search_from(env, keyring).unwrap_or_else(|e| {
+        tracing::warn!("web_search is off: {e}");
+        None
+    });
+    let with_search = ToolOptions {
+        web_search,
+        ..base_options(env, llm, model, None)
+    };
+    cairn_tools::builtin_tools(with_search).unwrap_or_else(|e| {
+        tracing::warn!("web_search is off: {e}");
+        let without = base_options(env, llm, model, None);
+        cairn_tools::builtin_tools(without).unwrap_or_else(|_| cairn_tools::core_tools())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |n| m.get(n).cloned()
+    }
+
+    #[test]
+    fn web_search_comes_from_the_first_configured_provider() {
+        assert!(web_search_from(&env(&[]), false).unwrap().is_none());
+        let c = web_search_from(
+            &env(&[("BRAVE_API_KEY", "k"), ("TAVILY_API_KEY", "t")]),
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            c.provider,
+            SearchProvider::Brave {
+                api_key: "k".into()
+            }
+        );
+        let c = web_search_from(
+            &env(&[
+                ("CAIRN_SEARCH_PROVIDER", "Tavily"),
+                ("TAVILY_API_KEY", "t"),
+                ("SEARXNG_URL", "http://s"),
+                ("CAIRN_SEARCH_ENDPOINT", "http://127.0.0.1:9/search"),
+            ]),
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            c.provider,
+            SearchProvider::Tavily {
+                api_key: "t".into()
+            }
+        );
+        assert_eq!(c.endpoint.as_deref(), Some("http://127.0.0.1:9/search"));
+    }
+
+    #[test]
+    fn an_explicit_provider_without_its_setting_is_a_clear_error() {
+        let e = web_search_from(&env(&[("CAIRN_SEARCH_PROVIDER", "searxng")]), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("SEARXNG_URL"), "{e}");
+        let e = web_search_from(&env(&[("CAIRN_SEARCH_PROVIDER", "bing")]), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`bing`"), "{e}");
+    }
+
+    #[test]
+    fn vision_follows_the_model_table_unless_overridden() {
+        assert!(model_has_vision(&env(&[]), "gpt-4o"));
+        assert!(!model_has_vision(&env(&[]), "deepseek-chat"));
+        assert!(model_has_vision(
+            &env(&[("CAIRN_MODEL_VISION", "1")]),
+            "deepseek-chat"
+        ));
+        assert!(!model_has_vision(
+            &env(&[("CAIRN_MODEL_VISION", "0")]),
+            "gpt-4o"
+        ));
+    }
+
+    #[test]
+    fn options_select_tools_by_settings() {
+        let llm: Arc<dyn LlmClient> = Arc::new(cairn_engine::testing::FakeLlm::new(vec![]));
+        let names = |pairs: &[(&str, &str)], model: &str| -> Vec<String> {
+            let o = tool_options(&env(pairs), false, &llm, model, None).unwrap();
+            cairn_tools::builtin_tools(o)
+                .unwrap()
+                .iter()
+                .map(|t| t.schema().name)
+                .collect()
+        };
+        let n = names(&[], "deepseek-chat");
+        assert!(n.contains(&"media".to_string()), "{n:?}");
+        assert!(!n
+            .iter()
+            .any(|t| t == "web_search" || t == "read_image" || t == "describe_image"));
+        let n = names(
+            &[
+                ("SEARXNG_URL", "http://127.0.0.1:1"),
+                ("CAIRN_VISION_MODEL", "gpt-4o"),
+            ],
+            "deepseek-chat",
+        );
+        assert!(
+            n.contains(&"web_search".to_string()) && n.contains(&"describe_image".to_string()),
+            "{n:?}"
+        );
+        let n = names(&[], "gpt-4o");
+        assert!(n.contains(&"read_image".to_string()), "{n:?}");
+        let o = tool_options(
+            &env(&[
+                ("CAIRN_NO_CALL_DESCRIPTION", "grep, read_file"),
+                ("CAIRN_TRANSCRIBE_MODEL", "whisper-1"),
+            ]),
+            false,
+            &llm,
+            "gpt-4o",
+            None,
+        )
+        .unwrap();
+        assert_eq!(o.no_call_description, ["grep", "read_file"]);
+        let t = o.transcription.unwrap();
+        assert_eq!(
+            (t.model.as_str(), t.base_url.as_str()),
+            ("whisper-1", "https://api.openai.com/v1")
+        );
+    }
+}
+
+#[cfg(test)]
+mod session_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn assembled_sessions_get_the_full_tool_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let llm: Arc<dyn LlmClient> = Arc::new(cairn_engine::testing::FakeLlm::new(vec![]));
+        let config =
+            cairn_engine::EngineConfig::new(dir.path().into(), dir.path().into(), "gpt-4o");
+        let names = crate::tools_with_subagents(llm, &config).names();
+        for t in [
+            "read_file",
+            "exec_command",
+            "input_command",
+            "git_diff",
+            "web_fetch",
+            "media",
+            "read_image",
+            "explore",
+        ] {
+            assert!(names.iter().any(|n| n == t), "{t} missing from {names:?}");
+        }
+    }
+}
