@@ -24,6 +24,7 @@ fn result(id: &str) -> Message {
         name: "ls".into(),
         content: "ok".into(),
         status: ToolStatus::Ok,
+        images: Vec::new(),
     })
 }
 

@@ -16,6 +16,7 @@ mod classify;
 mod errinfo;
 mod error;
 mod factory;
+mod fastjson;
 mod http;
 mod ids;
 mod models;
@@ -24,6 +25,7 @@ mod parser;
 mod presets;
 mod reasoning_cache;
 mod redact;
+mod sse;
 mod stream;
 mod thinking;
 

@@ -155,6 +155,7 @@ async fn request_body_and_headers_have_the_chat_shape() {
             name: "read_file".into(),
             content: "file body".into(),
             status: ToolStatus::Ok,
+            images: Vec::new(),
         }),
         Message::assistant_text("done"),
         Message::user("thanks"),

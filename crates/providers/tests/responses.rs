@@ -102,6 +102,7 @@ async fn request_body_has_the_responses_shape() {
             name: "read_file".into(),
             content: "A".into(),
             status: ToolStatus::Ok,
+            images: Vec::new(),
         }),
     ];
     req.tools = vec![tool("read_file")];

@@ -6,8 +6,10 @@ use cairn_engine::{LlmChunk, LlmOutcome, LlmRequest};
 use cairn_protocol::{ContentPart, Message, TokenUsage, ToolCall};
 use serde_json::{json, Value};
 
+use super::chat_fast;
 use super::config::{Compat, OpenAiConfig};
 use crate::classify::{outcome_for_stream_error, ErrorInfo};
+use crate::fastjson::Str;
 use crate::models::is_deepseek;
 use crate::parser::{malformed, push_text, Flow, StreamParser};
 use crate::redact::Redactor;
@@ -25,7 +27,7 @@ pub(crate) fn deepseek_quirks(cfg: &OpenAiConfig, model: &str) -> bool {
 /// The streamed `/chat/completions` body for `req`.
 pub(crate) fn request_body(req: &LlmRequest, cfg: &OpenAiConfig) -> Value {
     let deepseek = deepseek_quirks(cfg, &req.model);
-    let messages: Vec<Value> = req.messages.iter().map(|m| message(m, deepseek)).collect();
+    let messages = with_tool_images(&req.messages, deepseek);
     let mut body = json!({
         "model": req.model,
         "messages": messages,
@@ -73,6 +75,47 @@ fn joined_text(parts: &[ContentPart]) -> String {
             ContentPart::Text { text } => Some(text.as_str()),
             _ => None,
         })
+        .collect()
+}
+
+/// The history in Chat Completions form. Tool messages carry text only on this API, so the
+/// images of a run of tool results follow it as one user message naming their calls.
+fn with_tool_images(history: &[Message], deepseek: bool) -> Vec<Value> {
+    let mut out = Vec::with_capacity(history.len());
+    let mut pending: Vec<Value> = Vec::new();
+    for m in history {
+        if !matches!(m, Message::Tool(_)) && !pending.is_empty() {
+            out.push(json!({ "role": "user", "content": std::mem::take(&mut pending) }));
+        }
+        out.push(message(m, deepseek));
+        if let Message::Tool(r) = m {
+            pending.extend(tool_image_parts(r));
+        }
+    }
+    if !pending.is_empty() {
+        out.push(json!({ "role": "user", "content": pending }));
+    }
+    out
+}
+
+/// A label and the image parts of one tool result (nothing when it has no images).
+fn tool_image_parts(r: &cairn_protocol::ToolResult) -> Vec<Value> {
+    let images: Vec<Value> = r
+        .images
+        .iter()
+        .filter_map(|p| match p {
+            ContentPart::Image { mime_type, data } => Some(json!({
+                "type": "image_url", "image_url": { "url": data_url(mime_type, data) },
+            })),
+            _ => None,
+        })
+        .collect();
+    if images.is_empty() {
+        return images;
+    }
+    let label = format!("[images returned by the {} call {}]", r.name, r.call_id);
+    std::iter::once(json!({ "type": "text", "text": label }))
+        .chain(images)
         .collect()
 }
 
@@ -212,6 +255,23 @@ impl StreamParser for ChatParser {
             return Ok(Flow::Done);
         }
         if data.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        if let Some(p) = chat_fast::plain(data) {
+            push_text(
+                out,
+                p.reasoning_content.as_ref().map(Str::as_str),
+                LlmChunk::Reasoning,
+            );
+            push_text(
+                out,
+                p.reasoning.as_ref().map(Str::as_str),
+                LlmChunk::Reasoning,
+            );
+            push_text(out, p.content.as_ref().map(Str::as_str), LlmChunk::Text);
+            if let Some(reason) = p.finish_reason {
+                self.finish_reason = Some(reason.0.into_owned());
+            }
             return Ok(Flow::Continue);
         }
         let v: Value = serde_json::from_str(data).map_err(|e| malformed("chat chunk", &e, data))?;

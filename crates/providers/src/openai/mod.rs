@@ -2,6 +2,7 @@
 //! the Responses API (with fallback) or Chat Completions.
 
 mod chat;
+mod chat_fast;
 mod config;
 mod responses;
 
