@@ -19,6 +19,8 @@ pub(crate) struct HostShared {
     /// Taken away when the turn ends, so a tool that kept its host cannot hold the stream open.
     pub tx: Mutex<Option<mpsc::Sender<Event>>>,
     pub approver: Arc<dyn Approver>,
+    /// Whether the host set the approver (else the session's default approval applies).
+    pub approver_set: bool,
     pub permissions: Arc<Mutex<PermissionEngine>>,
     pub todos: Arc<Mutex<Vec<TodoItem>>>,
     pub task_id: String,
@@ -215,6 +217,40 @@ impl ToolHost {
             .as_ref()
             .map(|s| s.exec.vault.clone())
             .unwrap_or_default()
+    }
+
+    /// The session's approver when the host set one (subagents inherit it); `None` when
+    /// detached or when the session runs on its default approval.
+    pub fn approver(&self) -> Option<Arc<dyn Approver>> {
+        self.shared
+            .as_ref()
+            .filter(|s| s.approver_set)
+            .map(|s| s.approver.clone())
+    }
+
+    /// Gives a child session this session's sandbox, vault, persistent rules, shell policy
+    /// and permission state (mode, session allowances, granted folders).
+    pub(crate) fn inherit_into(
+        &self,
+        builder: crate::session::SessionBuilder,
+    ) -> crate::session::SessionBuilder {
+        let Some(s) = &self.shared else {
+            return builder;
+        };
+        let (rules, policy, enforced, state) = {
+            let p = lock(&s.permissions);
+            let (policy, enforced) = p.shell_policy();
+            (p.rules().clone(), policy, enforced, p.state().clone())
+        };
+        builder
+            .exec_environment(s.exec.clone())
+            .permission_rules(rules, policy, enforced)
+            .permission_state(state)
+    }
+
+    /// The session's current permission mode; `None` when detached.
+    pub fn mode(&self) -> Option<cairn_protocol::Mode> {
+        self.shared.as_ref().map(|s| lock(&s.permissions).mode())
     }
 
     /// The session's current todo list.

@@ -130,6 +130,47 @@ pub fn build_instructions(
         out.push_str(line);
         out.push('\n');
     }
+    push_context(&mut out, env, notes);
+    out
+}
+
+/// A user-defined role's system prompt: its own text, then the built-in rules on tools and
+/// untrusted content (the `tools` and `safety` sections of the cowork prompt in `lang`), then
+/// the environment block and project instructions.
+pub fn build_role_instructions(
+    role_prompt: &str,
+    lang: Lang,
+    env: &Environment,
+    notes: &[ProjectNote],
+) -> String {
+    let mut out = role_prompt.trim().to_string();
+    out.push('\n');
+    for name in ["tools", "safety"] {
+        let text = section(AgentType::Cowork, lang, name);
+        if !text.is_empty() {
+            out.push('\n');
+            out.push_str(&text);
+            out.push('\n');
+        }
+    }
+    push_context(&mut out, env, notes);
+    out
+}
+
+/// The text of one `[[section]]` of a prompt template (empty when absent).
+pub fn section(agent: AgentType, lang: Lang, name: &str) -> String {
+    let marker = format!("[[{name}]]");
+    let t = template(agent, lang);
+    let Some(start) = t.find(&marker) else {
+        return String::new();
+    };
+    let rest = &t[start + marker.len()..];
+    let end = rest.find("\n[[").unwrap_or(rest.len());
+    rest[..end].trim().to_string()
+}
+
+/// Appends the environment block and the project instructions.
+fn push_context(out: &mut String, env: &Environment, notes: &[ProjectNote]) {
     out.push_str("\n# Environment\n");
     for (k, v) in [
         ("OS", &env.os),
@@ -151,7 +192,6 @@ pub fn build_instructions(
             out.push_str(&format!("\n## {}\n{}\n", n.source, n.text.trim()));
         }
     }
-    out
 }
 
 /// The default instructions (coding agent, English, no environment block details).

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn_protocol::{Event, Mode, SubagentEvent, ToolMeta, ToolSchema, TurnStatus};
+use cairn_protocol::{Mode, ToolMeta, ToolSchema};
 use serde::Deserialize;
 
 use crate::config::EngineConfig;
@@ -110,52 +110,7 @@ impl Tool for ExploreTool {
         let child = Session::builder(config, self.llm.clone())
             .tools(self.tools.clone())
             .build();
-        let origin = child.id();
-        let mut stream = child.run(args.task);
-        let mut report = String::new();
-        let mut status = None;
-        loop {
-            let ev = tokio::select! {
-                ev = stream.recv() => ev,
-                _ = ctx.cancel.cancelled() => {
-                    child.interrupt();
-                    // Drain so the child ends cleanly (interrupted + turn_end).
-                    while let Some(ev) = stream.recv().await {
-                        forward(&ctx, &origin, ev).await;
-                    }
-                    return Err(ToolError::Interrupted);
-                }
-            };
-            let Some(ev) = ev else { break };
-            match &ev {
-                Event::AssistantMessage(m) if !m.text.trim().is_empty() => report = m.text.clone(),
-                Event::TurnEnd(t) => status = Some(t.status),
-                _ => {}
-            }
-            forward(&ctx, &origin, ev).await;
-        }
-        match status {
-            Some(TurnStatus::Completed) | Some(TurnStatus::MaxIterationsExceeded)
-                if !report.is_empty() =>
-            {
-                Ok(ToolOutput::text(report))
-            }
-            Some(TurnStatus::Interrupted) => Err(ToolError::Interrupted),
-            other => Err(ToolError::Failed(format!(
-                "the explore subagent ended without a report ({})",
-                other.map(|s| s.as_str()).unwrap_or("no turn_end")
-            ))),
-        }
+        let report = crate::agents::run_child_turn(&child, args.task, &ctx, "explore").await?;
+        Ok(ToolOutput::text(report))
     }
-}
-
-async fn forward(ctx: &ToolContext, origin: &str, event: Event) {
-    ctx.host
-        .emit(Event::SubagentEvent(SubagentEvent {
-            origin: origin.to_string(),
-            agent: "explore".into(),
-            parent_req_id: ctx.call_id.clone(),
-            event: Box::new(event),
-        }))
-        .await;
 }

@@ -95,6 +95,13 @@ fn git_state(workspace: &Path) -> String {
     }
 }
 
+/// The user-level note (first) and the project instruction files of `workspace`.
+pub fn notes_for(workspace: &Path) -> Vec<ProjectNote> {
+    let mut notes: Vec<ProjectNote> = user_note().into_iter().collect();
+    notes.extend(project_notes(workspace));
+    notes
+}
+
 /// The full system prompt for a session in `workspace`.
 pub fn instructions_for(workspace: &Path, agent: AgentType, lang: Lang, sandbox: &str) -> String {
     let mut notes = Vec::new();

@@ -1,0 +1,93 @@
+//! Agent roles on disk: the user roles live in `<state dir>/agents.json` (a JSON array of
+//! `{name, description, prompt, model?, provider?}`), shared by the CLI and the desktop app.
+
+use std::path::{Path, PathBuf};
+
+use cairn_engine::agents::{AgentDef, AgentRegistry};
+
+use crate::RuntimeError;
+
+/// The roles file of a state dir.
+pub fn agents_file(state_dir: &Path) -> PathBuf {
+    state_dir.join("agents.json")
+}
+
+/// The built-in roles plus the user roles saved in `state_dir` (none when the file is
+/// missing). A damaged file is an error naming it; it is never overwritten.
+pub fn load_agents(state_dir: &Path) -> Result<AgentRegistry, RuntimeError> {
+    let path = agents_file(state_dir);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AgentRegistry::new()),
+        Err(e) => {
+            return Err(RuntimeError::Config(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    let defs: Vec<AgentDef> = serde_json::from_str(&text).map_err(|e| {
+        RuntimeError::Config(format!(
+            "{} is not a valid roles file ({e}); fix or remove it",
+            path.display()
+        ))
+    })?;
+    AgentRegistry::with_user_agents(defs)
+        .map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))
+}
+
+/// Saves the user roles of `agents` to `state_dir` (atomic replace).
+pub fn save_agents(state_dir: &Path, agents: &AgentRegistry) -> Result<(), RuntimeError> {
+    let path = agents_file(state_dir);
+    let io =
+        |e: std::io::Error| RuntimeError::Config(format!("cannot write {}: {e}", path.display()));
+    std::fs::create_dir_all(state_dir).map_err(io)?;
+    let json = serde_json::to_string_pretty(&agents.user_agents())
+        .map_err(|e| RuntimeError::Config(e.to_string()))?;
+    let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, json + "\n")
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn roles_round_trip_and_a_missing_file_means_builtins_only() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(load_agents(dir.path()).unwrap().list().len(), 2);
+        let mut reg = AgentRegistry::new();
+        reg.add(
+            AgentDef::new("analyst", "data", "You analyse data.").with_model("m", Some("openai")),
+        )
+        .unwrap();
+        save_agents(dir.path(), &reg).unwrap();
+        let back = load_agents(dir.path()).unwrap();
+        assert_eq!(back.get("analyst"), reg.get("analyst"));
+        assert_eq!(back.list().len(), 3);
+    }
+
+    #[test]
+    fn a_damaged_file_is_a_clear_error_and_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(agents_file(dir.path()), "{not json").unwrap();
+        let err = load_agents(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("agents.json") && err.contains("not a valid roles file"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(agents_file(dir.path())).unwrap(),
+            "{not json"
+        );
+        std::fs::write(agents_file(dir.path()), r#"[{"name":"code","prompt":"x"}]"#).unwrap();
+        let err = load_agents(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("built-in"), "{err}");
+    }
+}
