@@ -1,6 +1,8 @@
 //! `cairn`: the Cairn engine on the command line (see docs/cli.md for the contract).
 
+mod agents;
 mod approve;
+mod attach;
 mod auth;
 mod checkpoints;
 mod mcp;
@@ -52,6 +54,11 @@ enum Command {
         #[command(subcommand)]
         command: permissions::PermissionsCommand,
     },
+    /// Agent roles for `run --agent` and subagents: `list`, `add`, `remove`.
+    Agents {
+        #[command(subcommand)]
+        command: agents::AgentsCommand,
+    },
     /// MCP servers: `list`, `add`, `remove`, `test NAME`.
     Mcp {
         #[command(subcommand)]
@@ -65,6 +72,13 @@ enum Command {
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
+        /// Only sessions whose name, workspace or conversation contains every word of TEXT
+        /// (case-insensitive).
+        #[arg(long, value_name = "TEXT")]
+        search: Option<String>,
+        /// Only sessions of this workspace folder.
+        #[arg(long, short = 'w', value_name = "DIR")]
+        workspace: Option<PathBuf>,
     },
 }
 
@@ -99,16 +113,30 @@ fn main() -> ExitCode {
         Command::Restore(args) => checkpoints::restore(args),
         Command::Checkpoints { command } => checkpoints::store_cmd(command),
         Command::Auth { command } => auth::run(command),
-        Command::Sessions { state_dir, json } => sessions(state_dir, json),
+        Command::Sessions {
+            state_dir,
+            json,
+            search,
+            workspace,
+        } => sessions(state_dir, json, search, workspace),
         Command::Mcp { command } => runtime.block_on(mcp::run(command)),
         Command::Permissions { command } => permissions::run(command),
+        Command::Agents { command } => agents::run(command),
     }
 }
 
-fn sessions(state_dir: Option<PathBuf>, json: bool) -> ExitCode {
+fn sessions(
+    state_dir: Option<PathBuf>,
+    json: bool,
+    search: Option<String>,
+    workspace: Option<PathBuf>,
+) -> ExitCode {
     let dir = state_dir.unwrap_or_else(cairn_runtime::default_state_dir);
     let store = cairn_runtime::SessionStore::new(&dir);
-    match store.list() {
+    // Sessions record the canonical workspace path; match what the user typed against it.
+    let workspace = workspace.map(|w| w.canonicalize().unwrap_or(w).display().to_string());
+    let query = cairn_runtime::SessionQuery { search, workspace };
+    match store.search(&query) {
         Ok(list) => {
             for s in list {
                 if json {

@@ -25,6 +25,51 @@ pub enum ApprovePolicy {
     Deny,
 }
 
+/// `--sandbox`: whether shell commands run inside the OS sandbox (bubblewrap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    /// Never sandbox.
+    Off,
+    /// Sandbox when it works here and the shell policy relies on it.
+    Auto,
+    /// Always sandbox; refuse to start when no working sandbox is available.
+    Required,
+}
+
+impl From<SandboxArg> for cairn_policy::sandbox::SandboxMode {
+    fn from(a: SandboxArg) -> Self {
+        match a {
+            SandboxArg::Off => Self::Off,
+            SandboxArg::Auto => Self::Auto,
+            SandboxArg::Required => Self::Required,
+        }
+    }
+}
+
+/// `--shell-policy`: when shell commands may run without asking (seed §8.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShellPolicyArg {
+    /// Ask for everything not allowlisted.
+    Approve,
+    /// No prompt only while the OS sandbox is enforced.
+    Sandbox,
+    /// Sandbox enforced → no prompt; otherwise known-safe read-only commands pass.
+    Workspace,
+    /// Never ask for shell commands.
+    All,
+}
+
+impl From<ShellPolicyArg> for cairn_engine::ShellPolicy {
+    fn from(a: ShellPolicyArg) -> Self {
+        match a {
+            ShellPolicyArg::Approve => Self::Approve,
+            ShellPolicyArg::Sandbox => Self::Sandbox,
+            ShellPolicyArg::Workspace => Self::Workspace,
+            ShellPolicyArg::All => Self::All,
+        }
+    }
+}
+
 /// Options of `cairn run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -57,6 +102,13 @@ pub struct RunArgs {
     /// Command-allowlist prefix (repeatable; word-boundary match, never with shell operators).
     #[arg(long = "allow-command", value_name = "PREFIX")]
     pub allow_command: Vec<String>,
+    /// OS sandbox for shell commands: off, auto, required [default: $CAIRN_SANDBOX, else auto].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<SandboxArg>,
+    /// When shell commands run unasked: approve, sandbox, workspace, all
+    /// [default: $CAIRN_SHELL_POLICY, else approve].
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub shell_policy: Option<ShellPolicyArg>,
     /// Iteration cap for the turn.
     #[arg(long, value_name = "N", default_value_t = cairn_engine::DEFAULT_MAX_ITERATIONS)]
     pub max_iterations: u32,
@@ -66,9 +118,17 @@ pub struct RunArgs {
     /// Per-turn snapshots: `auto` (Cairn's own store, never the user's .git) or `off`.
     #[arg(long, value_enum, value_name = "MODE", default_value = "auto")]
     pub vcs: crate::checkpoints::VcsArg,
+    /// Agent role: code, cowork or a user role (`cairn agents list`); switches the system
+    /// prompt, and the model unless --model is given [default: $CAIRN_AGENT, else code].
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Print every event as one JSON object per line on stdout, nothing else.
     #[arg(long)]
     pub json: bool,
+    /// Attach an image, audio or video file to the prompt (repeatable, at most 4, 10 MB in
+    /// total); stored under the session's attachments/, image data sent with this turn only.
+    #[arg(long, value_name = "FILE")]
+    pub attach: Vec<PathBuf>,
 }
 
 /// Runs one turn and maps its end to the contract's exit status.
@@ -100,6 +160,17 @@ pub async fn run(args: RunArgs) -> ExitCode {
         max_iterations: Some(args.max_iterations),
         context_window: args.context_window,
         vcs: args.vcs.into(),
+        agent: args.agent.clone(),
+        sandbox: args.sandbox.map(Into::into),
+        shell_policy: args.shell_policy.map(Into::into),
+    };
+    // Attachments are validated before a session is created or touched.
+    let attachments = match crate::attach::read_files(&args.attach) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
     };
     let assembled = match open_session(opts, None, approver) {
         Ok(a) => a,
@@ -119,8 +190,30 @@ pub async fn run(args: RunArgs) -> ExitCode {
         }
     };
     let session = assembled.session.clone();
+    if !args.json {
+        match session.sandbox() {
+            Some(s) => eprintln!("sandbox: enforced, commands run inside {s}"),
+            None => eprintln!("sandbox: off, commands are not confined"),
+        }
+    }
     let mut renderer = Renderer::new(args.json);
-    let mut stream = session.run(args.prompt.clone());
+    let mut stream = if attachments.is_empty() {
+        session.run(args.prompt.clone())
+    } else {
+        let stored = assembled
+            .store
+            .session_dir(&session.id())
+            .map_err(|e| e.to_string())
+            .and_then(|dir| crate::attach::store(&dir, attachments));
+        match stored {
+            Ok(a) => session.run_with_attachments(args.prompt.clone(), a),
+            Err(e) => {
+                eprintln!("error: {e}");
+                assembled.close_mcp().await;
+                return ExitCode::FAILURE;
+            }
+        }
+    };
     let mut status = None;
     let mut interrupts = 0;
     loop {

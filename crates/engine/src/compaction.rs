@@ -116,7 +116,9 @@ impl TurnRunner<'_> {
     /// Compacts when the history crosses a threshold (or unconditionally after an overflow).
     pub(crate) async fn maybe_compact(&mut self, trigger: Trigger) {
         let cfg = read(&self.inner.config).compaction.clone();
-        let (tokens, estimated) = estimate_tokens(&self.state.messages);
+        // Real tokenizer for OpenAI families, calibrated estimate otherwise (lazy BPE).
+        let counter = crate::tokens::TokenCounter::for_model(&read(&self.inner.config).model);
+        let (tokens, estimated) = counter.count_history(&self.state.messages);
         let forced = trigger == Trigger::Overflow;
         if !forced && tokens < cfg.soft_tokens() {
             return;
@@ -139,7 +141,7 @@ impl TurnRunner<'_> {
         let ev = compacting(if forced { "overflow" } else { "soft" }, tokens, before);
         self.emit(ev).await;
         let elided = self.elide_old_tool_results(&cfg);
-        let (after_soft, _) = estimate_tokens(&self.state.messages);
+        let (after_soft, _) = counter.count_history(&self.state.messages);
         self.emit(Event::Compacted(Compacted {
             req_id: String::new(),
             task_id: self.task_id.clone(),
@@ -466,6 +468,7 @@ mod tests {
                 name: "x".into(),
                 content: "r".repeat(400),
                 status: ToolStatus::Ok,
+                images: Vec::new(),
             })
         };
         let msgs = vec![

@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use cairn_protocol::{
-    ApprovalDecision, ApprovalRequest, Event, Message, PermissionRequired, ToolCall, ToolFinished,
-    ToolMeta, ToolProposed, ToolResult, ToolStarted, ToolStatus,
+    ApprovalDecision, ApprovalRequest, ContentPart, Event, Message, PermissionRequired, ToolCall,
+    ToolFinished, ToolMeta, ToolProposed, ToolResult, ToolStarted, ToolStatus,
 };
 
 use crate::config::DefaultApproval;
@@ -36,6 +36,8 @@ struct Finished {
     reason: Option<String>,
     duration_ms: Option<u64>,
     produced: Vec<String>,
+    /// Image parts for the model (only on success).
+    images: Vec<ContentPart>,
 }
 
 impl TurnRunner<'_> {
@@ -85,6 +87,7 @@ impl TurnRunner<'_> {
                 reason: Some("interrupted".into()),
                 duration_ms: None,
                 produced: Vec::new(),
+                images: Vec::new(),
             };
             results.push((p.call.clone(), f));
         }
@@ -97,6 +100,7 @@ impl TurnRunner<'_> {
                 name: call.name,
                 content: f.content,
                 status: f.status,
+                images: f.images,
             }));
         }
         interrupted
@@ -194,12 +198,15 @@ impl TurnRunner<'_> {
                 reason: Some(msg.clone()),
                 duration_ms: None,
                 produced: Vec::new(),
+                images: Vec::new(),
             };
         }
         let Some(tool) = &p.tool else {
             return denied("tool not available");
         };
-        let decision = lock(&self.inner.permissions).evaluate(&p.call.name, &tool.meta, &p.args);
+        let targets = tool.handle.write_targets(&p.args);
+        let decision =
+            lock(&self.inner.permissions).evaluate_call(&p.call.name, &tool.meta, &p.args, targets);
         if !decision.needs_user && !decision.allowed {
             return denied(&decision.reason);
         }
@@ -249,6 +256,7 @@ impl TurnRunner<'_> {
                         reason: Some("interrupted".into()),
                         duration_ms: None,
                         produced: Vec::new(),
+                        images: Vec::new(),
                     };
                 }
             };
@@ -285,6 +293,7 @@ impl TurnRunner<'_> {
                 reason: Some(msg.clone()),
                 duration_ms: None,
                 produced: Vec::new(),
+                images: Vec::new(),
             };
         }
         let Some(tool) = &p.tool else {
@@ -325,6 +334,7 @@ impl TurnRunner<'_> {
                     reason: None,
                     duration_ms,
                     produced: out.produced_files,
+                    images: out.images,
                 }
             }
             Err(ToolError::Interrupted) => Finished {
@@ -333,6 +343,7 @@ impl TurnRunner<'_> {
                 reason: Some("interrupted".into()),
                 duration_ms,
                 produced: Vec::new(),
+                images: Vec::new(),
             },
             Err(e) if self.cancel.is_cancelled() => Finished {
                 status: ToolStatus::Interrupted,
@@ -340,6 +351,7 @@ impl TurnRunner<'_> {
                 reason: Some("interrupted".into()),
                 duration_ms,
                 produced: Vec::new(),
+                images: Vec::new(),
             },
             Err(e) => {
                 let msg = budget.apply(
@@ -356,6 +368,7 @@ impl TurnRunner<'_> {
                     )),
                     duration_ms,
                     produced: Vec::new(),
+                    images: Vec::new(),
                 }
             }
         }
@@ -399,6 +412,7 @@ fn denied(reason: &str) -> Finished {
         reason: Some(reason.to_string()),
         duration_ms: None,
         produced: Vec::new(),
+        images: Vec::new(),
     }
 }
 

@@ -1,7 +1,9 @@
 //! The Cairn agent engine: one session runs turns of LLM calls and tool executions and
 //! reports everything as an ordered stream of [`cairn_protocol::Event`]s.
 
+pub mod agents;
 pub mod approval;
+pub mod attachments;
 pub mod budget;
 pub mod checkpoint;
 pub mod compaction;
@@ -15,13 +17,19 @@ pub mod permission;
 pub mod prompt;
 pub mod registry;
 pub mod repair;
+pub mod resume;
 pub mod retry;
 pub mod session;
 pub mod subagent;
 pub mod testing;
+pub mod tokens;
 pub mod tool;
 mod turn;
 
+pub use agents::{
+    AgentDef, AgentRegistry, InputSubagentTool, ModelRef, RunSubagentTool, SubagentLimits,
+    SubagentRunner,
+};
 pub use approval::{Approver, FixedApprover};
 pub use budget::ResultBudget;
 pub use checkpoint::Checkpointer;

@@ -46,6 +46,7 @@ pub fn repair_history(messages: &mut Vec<Message>) -> usize {
                             })
                             .to_string(),
                             status: ToolStatus::Interrupted,
+                            images: Vec::new(),
                         }));
                     }
                 }
@@ -88,6 +89,7 @@ mod tests {
             name: "t".into(),
             content: "ok".into(),
             status: ToolStatus::Ok,
+            images: Vec::new(),
         })
     }
 

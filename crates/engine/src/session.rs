@@ -54,6 +54,12 @@ pub(crate) struct TurnState {
     pub retry_pending: bool,
     /// Input of the last turn, for `retry`.
     pub last_input: String,
+    /// Tool calls left without a result in a restored history, for `resume`.
+    pub pending: Vec<cairn_protocol::ToolCall>,
+    /// Of those, the ids that had started running before the process died.
+    pub pending_started: std::collections::BTreeSet<String>,
+    /// Base64 image parts of the current input, sent with this turn's requests only.
+    pub inline: Option<crate::attachments::InlineAttachments>,
 }
 
 pub(crate) struct Inner {
@@ -92,9 +98,18 @@ pub struct SessionBuilder {
     rules: Option<(cairn_policy::RuleSet, crate::permission::ShellPolicy, bool)>,
     exec: crate::execenv::ExecEnvironment,
     pricing: Option<Arc<dyn crate::llm::Pricing>>,
+    resume_pending: Option<std::collections::BTreeSet<String>>,
 }
 
 impl SessionBuilder {
+    /// Keeps tool calls left open at the end of the restored history for [`Session::resume`]
+    /// instead of closing them as `interrupted`; `started` names the calls that had begun
+    /// running (from the event log): those are closed, never run twice.
+    pub fn resume_pending(mut self, started: std::collections::BTreeSet<String>) -> Self {
+        self.resume_pending = Some(started);
+        self
+    }
+
     /// Sets the tool registry.
     pub fn tools(mut self, registry: ToolRegistry) -> Self {
         self.registry = registry;
@@ -182,6 +197,10 @@ impl SessionBuilder {
             permissions.set_shell_policy(policy, enforced);
         }
         let mut messages = self.messages;
+        let tail = match self.resume_pending {
+            Some(_) => crate::resume::take_pending(&mut messages),
+            None => None,
+        };
         let repaired = crate::repair::repair_history(&mut messages);
         if repaired > 0 {
             tracing::warn!(
@@ -192,6 +211,8 @@ impl SessionBuilder {
         if !matches!(messages.first(), Some(Message::System { .. })) {
             messages.insert(0, Message::system(self.config.instructions.clone()));
         }
+        let pending = tail.map(|t| t.restore(&mut messages)).unwrap_or_default();
+        let pending_started = self.resume_pending.unwrap_or_default();
         Session {
             inner: Arc::new(Inner {
                 config: RwLock::new(self.config),
@@ -210,6 +231,9 @@ impl SessionBuilder {
                     turns: self.turns,
                     retry_pending: false,
                     last_input: String::new(),
+                    pending,
+                    pending_started,
+                    inline: None,
                 }),
                 steering: Mutex::new(VecDeque::new()),
                 active: Mutex::new(Vec::new()),
@@ -243,6 +267,7 @@ impl Session {
             rules: None,
             exec: Default::default(),
             pricing: None,
+            resume_pending: None,
         }
     }
 
@@ -256,12 +281,36 @@ impl Session {
         self.spawn_turn(TurnKind::Input(input.into()))
     }
 
+    /// Runs one turn whose input carries attachments (see [`crate::attachments`]): history
+    /// keeps a reference line per attachment; image data is sent with this turn only.
+    pub fn run_with_attachments(
+        &self,
+        input: impl Into<String>,
+        attachments: crate::attachments::TurnAttachments,
+    ) -> EventStream {
+        self.spawn_turn(TurnKind::Attach(input.into(), Box::new(attachments)))
+    }
+
     /// Re-runs the last turn if it ended with a retriable error; otherwise an empty stream.
     pub fn retry(&self) -> EventStream {
         match self.inner.state.try_lock() {
             Ok(state) if !state.retry_pending => EventStream::empty(),
             _ => self.spawn_turn(TurnKind::Retry),
         }
+    }
+
+    /// Finishes the tool calls left open in a restored history (seed §12.4): approvals are
+    /// asked again, then the turn continues. Without open calls: an empty stream, no events.
+    pub fn resume(&self) -> EventStream {
+        match self.inner.state.try_lock() {
+            Ok(state) if state.pending.is_empty() => EventStream::empty(),
+            _ => self.spawn_turn(TurnKind::Resume),
+        }
+    }
+
+    /// Tool calls waiting for [`Session::resume`] (waits for a running turn to finish).
+    pub async fn pending_calls(&self) -> Vec<cairn_protocol::ToolCall> {
+        self.inner.state.lock().await.pending.clone()
     }
 
     fn spawn_turn(&self, kind: TurnKind) -> EventStream {
@@ -287,7 +336,12 @@ impl Session {
         tokio::spawn(async move {
             let _done = done.drop_guard();
             let mut state = inner.state.lock().await;
-            if matches!(kind, TurnKind::Retry) && !state.retry_pending {
+            let nothing_to_do = match kind {
+                TurnKind::Retry => !state.retry_pending,
+                TurnKind::Resume => state.pending.is_empty(),
+                TurnKind::Input(_) | TurnKind::Attach(..) => false,
+            };
+            if nothing_to_do {
                 drop(state);
                 remove_ticket(&inner, ticket);
                 return;
@@ -355,6 +409,12 @@ impl Session {
         lock(&self.inner.permissions).set_mode(mode);
     }
 
+    /// The OS sandbox that really wraps this session's commands (its description), or `None`
+    /// when commands run unconfined.
+    pub fn sandbox(&self) -> Option<String> {
+        self.inner.exec.wrapper.as_ref().map(|w| w.describe())
+    }
+
     /// Permission state to persist.
     pub fn permission_state(&self) -> PermissionState {
         lock(&self.inner.permissions).state().clone()
@@ -378,6 +438,23 @@ impl Session {
     /// Changes the model for the next request.
     pub fn set_model(&self, model: impl Into<String>) {
         write(&self.inner.config).model = model.into();
+    }
+
+    /// Replaces the system prompt for the next turn (switching roles): the first history
+    /// message and the configured instructions. Waits for a running turn to finish.
+    pub async fn set_system_prompt(&self, text: impl Into<String>) {
+        let text = text.into();
+        let mut state = self.inner.state.lock().await;
+        match state.messages.first_mut() {
+            Some(first @ Message::System { .. }) => *first = Message::system(text.clone()),
+            _ => state.messages.insert(0, Message::system(text.clone())),
+        }
+        write(&self.inner.config).instructions = text;
+    }
+
+    /// The current system prompt.
+    pub fn system_prompt(&self) -> String {
+        read(&self.inner.config).instructions.clone()
     }
 
     /// Current model id.

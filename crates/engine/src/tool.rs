@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn_protocol::{ToolMeta, ToolSchema};
+use cairn_protocol::{ContentPart, ToolMeta, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
 use crate::host::ToolHost;
@@ -49,6 +49,8 @@ pub struct ToolOutput {
     pub content: String,
     /// Workspace-relative paths this call created or changed.
     pub produced_files: Vec<String>,
+    /// Image parts handed back to the model with the text (`read_image`); usually empty.
+    pub images: Vec<ContentPart>,
 }
 
 impl ToolOutput {
@@ -57,6 +59,15 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             produced_files: Vec::new(),
+            images: Vec::new(),
+        }
+    }
+
+    /// A result with text and image parts.
+    pub fn with_images(content: impl Into<String>, images: Vec<ContentPart>) -> Self {
+        ToolOutput {
+            images,
+            ..ToolOutput::text(content)
         }
     }
 }
@@ -126,6 +137,13 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> ToolSchema;
     /// Category, risk and approval metadata.
     fn meta(&self) -> ToolMeta;
+    /// The paths a call with `args` would create, change, move or delete, when that is more
+    /// than its `path` argument (a patch names its files inside its text). The permission
+    /// engine checks every one against the workspace, protected folders and path rules.
+    /// `None` (the default): the `path` argument is the only target.
+    fn write_targets(&self, _args: &serde_json::Value) -> Option<Vec<String>> {
+        None
+    }
     /// Runs one call. Long-running tools must stop promptly when `ctx.cancel` fires.
     async fn execute(
         &self,

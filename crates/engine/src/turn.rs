@@ -24,6 +24,10 @@ pub(crate) enum TurnKind {
     Input(String),
     /// Re-run after a retriable error.
     Retry,
+    /// Finish the tool calls left open in a restored history (seed §12.4).
+    Resume,
+    /// New user input with attachments.
+    Attach(String, Box<crate::attachments::TurnAttachments>),
 }
 
 /// Result of one LLM call (after retries).
@@ -77,6 +81,7 @@ impl<'a> TurnRunner<'a> {
         let host = Arc::new(HostShared {
             tx: std::sync::Mutex::new(Some(tx.clone())),
             approver: read(&inner.approver).clone(),
+            approver_set: inner.approver_set.load(std::sync::atomic::Ordering::SeqCst),
             permissions: inner.permissions.clone(),
             todos: inner.todos.clone(),
             task_id: task_id.clone(),
@@ -107,10 +112,21 @@ impl<'a> TurnRunner<'a> {
     }
 
     pub(crate) async fn run(mut self, kind: TurnKind) {
-        let input = match &kind {
-            TurnKind::Input(text) => text.clone(),
-            TurnKind::Retry => self.state.last_input.clone(),
+        let (kind, attached) = match kind {
+            TurnKind::Attach(text, a) => (TurnKind::Input(text), Some(a)),
+            other => (other, None),
         };
+        if matches!(kind, TurnKind::Input(_)) {
+            // Inline data belongs to the turn that carried it.
+            self.state.inline = None;
+        }
+        let input = match &kind {
+            TurnKind::Input(text) | TurnKind::Attach(text, _) => text.clone(),
+            TurnKind::Retry | TurnKind::Resume => self.state.last_input.clone(),
+        };
+        if !matches!(kind, TurnKind::Resume) {
+            self.close_pending();
+        }
         if matches!(kind, TurnKind::Input(_)) {
             self.state.turns += 1;
             self.state.last_input = input.clone();
@@ -119,15 +135,23 @@ impl<'a> TurnRunner<'a> {
         // The input is checkpointed before anything is announced, so a crash right after
         // `turn_start` never loses what the user typed.
         if let TurnKind::Input(text) = &kind {
-            self.state.messages.push(Message::user(text.clone()));
+            let message = match &attached {
+                Some(a) => {
+                    let (message, inline) = a.split(text);
+                    self.state.inline = Some(inline);
+                    message
+                }
+                None => Message::user(text.clone()),
+            };
+            self.state.messages.push(message);
             self.save_state();
         }
         let session_id = read(&self.inner.config).session_id.clone();
         self.emit(Event::TurnStart(TurnStart {
             task_id: self.task_id.clone(),
             input: input.clone(),
-            attachment_count: None,
-            attachments: None,
+            attachment_count: attached.as_ref().map(|a| a.refs.len() as u32),
+            attachments: attached.as_ref().map(|a| a.refs_json()),
             session_id,
             turn: self.state.turns,
         }))
@@ -142,6 +166,16 @@ impl<'a> TurnRunner<'a> {
             )
             .await;
             LoopEnd::Status(TurnStatus::Error)
+        } else if matches!(kind, TurnKind::Resume) {
+            match self.run_pending().await {
+                crate::resume::PendingOutcome::Continue => self.iterate().await,
+                crate::resume::PendingOutcome::Interrupted => LoopEnd::Interrupted(String::new()),
+                crate::resume::PendingOutcome::Fatal(msg) => {
+                    self.emit_error(msg, "approval_unavailable", false, String::new())
+                        .await;
+                    LoopEnd::Status(TurnStatus::Error)
+                }
+            }
         } else {
             self.iterate().await
         };
@@ -219,6 +253,9 @@ impl<'a> TurnRunner<'a> {
                         }
                         continue;
                     }
+                    // Checkpoint the calls before running them: a crash while an approval is
+                    // open leaves them in the history for `resume()` to ask again.
+                    self.save_state();
                     let interrupted = self.execute_tools(tool_calls).await;
                     self.end_iteration().await;
                     if let Some(msg) = self.fatal.take() {
@@ -368,7 +405,10 @@ impl<'a> TurnRunner<'a> {
             .await;
             let request = LlmRequest {
                 model: model.clone(),
-                messages: self.state.messages.clone(),
+                messages: crate::attachments::outbound(
+                    &self.state.messages,
+                    self.state.inline.as_ref(),
+                ),
                 tools: tools.clone(),
                 reasoning_effort: effort,
                 req_id: req_id.clone(),

@@ -29,6 +29,7 @@ fn long_history() -> Vec<Message> {
         name: "propose_plan".into(),
         content: "accepted".into(),
         status: ToolStatus::Ok,
+        images: Vec::new(),
     }));
     for i in 0..12 {
         h.push(Message::Assistant {
@@ -45,6 +46,7 @@ fn long_history() -> Vec<Message> {
             name: "read_file".into(),
             content: format!("FILE-{i} ") + &"x".repeat(1600),
             status: ToolStatus::Ok,
+            images: Vec::new(),
         }));
         h.push(Message::user(
             format!("instruction {i}: ") + &"keep going ".repeat(40),

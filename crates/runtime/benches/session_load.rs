@@ -36,6 +36,7 @@ fn main() {
             name: "read_file".into(),
             content: "fn main() { println!(\"hello\"); }\n".repeat(8),
             status: ToolStatus::Ok,
+            images: Vec::new(),
         }));
     }
     let saved = SavedSession {

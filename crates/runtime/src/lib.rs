@@ -1,17 +1,23 @@
 //! Assembles Cairn sessions for the CLI and the desktop app: resolves the workspace, state
 //! dir, model and provider, registers the built-in tools, restores and persists sessions.
 
+pub mod agents;
 pub mod checkpoints;
+pub mod index;
 pub mod instructions;
 pub mod mcp;
 pub mod naming;
 pub mod permissions;
 pub mod sandbox;
+pub mod schema;
 pub mod store;
+pub mod tooling;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
+use cairn_engine::agents::{AgentDef, AgentRegistry, SubagentLimits, SubagentRunner};
+use cairn_engine::prompt::{Environment, Lang, ProjectNote};
 use cairn_engine::{
     Approver, EngineConfig, LlmClient, ResultBudget, RetryPolicy, Session, ToolRegistry,
 };
@@ -20,6 +26,7 @@ use cairn_providers::secrets::{resolve_key, OsKeyStore, SecretError};
 use cairn_providers::{build_client, ProviderSpec};
 
 pub use checkpoints::VcsMode;
+pub use index::{SessionIndex, SessionQuery};
 pub use store::{SavedSession, SessionPersister, SessionStore, SessionSummary, StoreError};
 
 /// Errors assembling a session; all are the user's configuration to fix (CLI exit code 2).
@@ -58,6 +65,13 @@ pub struct RunOptions {
     pub context_window: Option<u64>,
     /// Per-turn workspace snapshots (`auto`) or none (`off`).
     pub vcs: VcsMode,
+    /// OS sandbox mode; `None` = `CAIRN_SANDBOX`, then `auto`.
+    pub sandbox: Option<cairn_policy::sandbox::SandboxMode>,
+    /// Shell policy; `None` = `CAIRN_SHELL_POLICY`, then `approve`.
+    pub shell_policy: Option<cairn_engine::ShellPolicy>,
+    /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
+    /// else `code`. A role's model applies unless `model` is given.
+    pub agent: Option<String>,
 }
 
 /// A session ready to run, with what is needed to persist it.
@@ -72,6 +86,10 @@ pub struct Assembled {
     pub state_dir: PathBuf,
     /// The session's MCP servers (dropping this kills them; see [`Assembled::close_mcp`]).
     pub mcp: mcp::McpSession,
+    /// The role table (built-ins plus `agents.json`); its current role is the session's.
+    pub agents: Arc<RwLock<AgentRegistry>>,
+    /// Language, environment block and project notes the system prompts are built from.
+    prompt_context: (Lang, Environment, Vec<ProjectNote>),
 }
 
 impl Assembled {
@@ -95,6 +113,29 @@ impl Assembled {
             })
             .ok()?;
         Some(name)
+    }
+
+    /// Switches the session to another role for the next turn: its system prompt, and its
+    /// model (with a new client when the role names another provider).
+    pub async fn switch_agent(&self, name: &str) -> Result<AgentDef, RuntimeError> {
+        let mut agents = self
+            .agents
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let def = agents
+            .require(name)
+            .map_err(|e| RuntimeError::Config(e.to_string()))?;
+        if let (Some(provider), Some(_)) = (&def.provider, &def.model) {
+            self.session.set_llm(build_llm(provider, None)?);
+        }
+        let (lang, env, notes) = &self.prompt_context;
+        let def =
+            cairn_engine::agents::switch_role(&self.session, &mut agents, name, *lang, env, notes)
+                .await
+                .map_err(|e| RuntimeError::Config(e.to_string()))?;
+        *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
+        Ok(def)
     }
 
     /// Renames the session on the user's behalf (wins over automatic names).
@@ -218,7 +259,9 @@ pub fn default_tools() -> ToolRegistry {
 
 /// The built-in tools plus the `explore` subagent (whose children get the read-only tools).
 pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> ToolRegistry {
-    let mut reg = default_tools();
+    // The full set: web search, media, read_image / describe_image by the model (see `tooling`).
+    let mut reg = ToolRegistry::new();
+    reg.register_all(tooling::session_tools(&llm, &config.model));
     let mut read_only = ToolRegistry::new();
     read_only.register_all(cairn_tools::read_only_tools());
     reg.register(Arc::new(cairn_engine::ExploreTool::new(
@@ -227,6 +270,46 @@ pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> T
         read_only,
     )));
     reg
+}
+
+/// The built-in tools, `explore`, and the general subagent tools (`run_subagent`,
+/// `input_subagent`) whose children take their roles from `agents`, get a fresh tool set each,
+/// and reach other providers through [`build_llm`].
+pub fn tools_with_agents(
+    llm: Arc<dyn LlmClient>,
+    config: &EngineConfig,
+    provider: &str,
+    agents: Arc<RwLock<AgentRegistry>>,
+    prompt_context: (Lang, Environment, Vec<ProjectNote>),
+) -> ToolRegistry {
+    let mut reg = tools_with_subagents(llm.clone(), config);
+    let (lang, env, notes) = prompt_context;
+    let runner = SubagentRunner::new(llm, provider, config.clone(), Arc::new(default_tools))
+        .with_agents(agents)
+        .with_llm_factory(Arc::new(|m| {
+            build_llm(&m.provider, None).map_err(|e| e.to_string())
+        }))
+        .with_limits(subagent_limits_from_env())
+        .with_prompt_context(lang, env, notes);
+    let (run, input) = runner.tools();
+    reg.register(Arc::new(run));
+    reg.register(Arc::new(input));
+    reg
+}
+
+/// Subagent limits from `CAIRN_SUBAGENT_MAX_DEPTH`, `CAIRN_SUBAGENT_MAX_CONCURRENT` and
+/// `CAIRN_SUBAGENT_MAX_OPEN` (defaults 2, 4, 8).
+pub fn subagent_limits_from_env() -> SubagentLimits {
+    let d = SubagentLimits::default();
+    SubagentLimits {
+        max_depth: env_parse("CAIRN_SUBAGENT_MAX_DEPTH").unwrap_or(d.max_depth),
+        max_concurrent: env_parse::<usize>("CAIRN_SUBAGENT_MAX_CONCURRENT")
+            .filter(|n| *n > 0)
+            .unwrap_or(d.max_concurrent),
+        max_open: env_parse::<usize>("CAIRN_SUBAGENT_MAX_OPEN")
+            .filter(|n| *n > 0)
+            .unwrap_or(d.max_open),
+    }
 }
 
 /// Creates or restores a session according to `opts`, with its event log attached.
@@ -262,7 +345,20 @@ pub fn open_session(
             resolve_workspace(&cwd)?
         }
     };
-    let model = resolve_model(opts.model.clone())
+    let mut agents = agents::load_agents(&state_dir)?;
+    let role_name = opts.agent.clone().unwrap_or_else(|| {
+        match agent_type_from_env() {
+            cairn_engine::prompt::AgentType::Code => "code",
+            cairn_engine::prompt::AgentType::Cowork => "cowork",
+        }
+        .to_string()
+    });
+    let role = agents
+        .switch(role_name.trim())
+        .map_err(|e| RuntimeError::Config(e.to_string()))?
+        .clone();
+    let role_model = role.model.clone().filter(|_| opts.model.is_none());
+    let model = resolve_model(opts.model.clone().or(role_model.clone()))
         .or_else(|| restored.as_ref().map(|r| r.model.clone()))
         .ok_or_else(|| {
             RuntimeError::Config(
@@ -272,6 +368,7 @@ pub fn open_session(
     let provider = opts
         .provider
         .clone()
+        .or_else(|| role_model.as_ref().and(role.provider.clone()))
         .or_else(|| {
             restored
                 .as_ref()
@@ -306,25 +403,34 @@ pub fn open_session(
     }
     config.mode = permissions.mode;
     let rules = permissions::load_rules(&workspace)?;
-    let shell_policy = permissions::shell_policy_from_env()?;
-    let exec = sandbox::exec_environment(
-        &workspace,
-        &state_dir,
-        sandbox::sandbox_mode_from_env()?,
-        shell_policy,
-    )?;
+    let shell_policy = match opts.shell_policy {
+        Some(p) => p,
+        None => permissions::shell_policy_from_env()?,
+    };
+    let sandbox_mode = match opts.sandbox {
+        Some(m) => m,
+        None => sandbox::sandbox_mode_from_env()?,
+    };
+    let exec = sandbox::exec_environment(&workspace, &state_dir, sandbox_mode, shell_policy)?;
     let sandbox_enforced = exec.wrapper.is_some();
     let sandbox_text = match &exec.wrapper {
         Some(w) => format!("commands run inside {}", w.describe()),
         None => "commands are not sandboxed; each side effect is approved per the permission mode"
             .to_string(),
     };
-    config.instructions = instructions::instructions_for(
-        &workspace,
-        agent_type_from_env(),
+    let prompt_context = (
         lang_from_env(),
-        &sandbox_text,
+        instructions::environment(&workspace, &sandbox_text),
+        instructions::notes_for(&workspace),
     );
+    config.instructions = agents
+        .build_system_prompt(
+            &role.name,
+            prompt_context.0,
+            &prompt_context.1,
+            &prompt_context.2,
+        )
+        .map_err(|e| RuntimeError::Config(e.to_string()))?;
     let created = now();
     let saved = match &restored {
         Some(r) => r.clone(),
@@ -334,7 +440,7 @@ pub fn open_session(
             name_source: String::new(),
             workspace: workspace.display().to_string(),
             model,
-            provider,
+            provider: provider.clone(),
             messages: Vec::new(),
             permissions: permissions.clone(),
             turns: 0,
@@ -347,7 +453,15 @@ pub fn open_session(
         },
     };
     let persister = Arc::new(store.persister(saved)?);
-    let tools = tools_with_subagents(llm.clone(), &config);
+    let agents = Arc::new(RwLock::new(agents));
+    let tools = tools_with_agents(
+        llm.clone(),
+        &config,
+        &provider,
+        agents.clone(),
+        prompt_context.clone(),
+    );
+    let config_instructions = config.instructions.clone();
     let mut builder = Session::builder(config, llm.clone())
         .tools(tools)
         .approver(approver)
@@ -357,7 +471,19 @@ pub fn open_session(
         .exec_environment(exec)
         .pricing(Arc::new(CatalogPricing));
     if let Some(r) = restored {
-        builder = builder.messages(r.messages).turns(r.turns).todos(r.todos);
+        let mut messages = r.messages;
+        // An explicit role replaces the restored system prompt (switching roles).
+        if opts.agent.is_some() {
+            if let Some(first @ cairn_protocol::Message::System { .. }) = messages.first_mut() {
+                *first = cairn_protocol::Message::system(config_instructions.clone());
+            }
+        }
+        // Calls left open (e.g. an approval pending when the process died) stay open for
+        // `Session::resume`; those that had started are closed, never run twice.
+        if cairn_engine::resume::has_pending_calls(&messages) {
+            builder = builder.resume_pending(store.started_calls(&r.session_id)?);
+        }
+        builder = builder.messages(messages).turns(r.turns).todos(r.todos);
     }
     if let Some(c) = checkpoints::checkpointer(opts.vcs, &state_dir, &workspace, &session_id) {
         builder = builder.checkpointer(c);
@@ -370,6 +496,8 @@ pub fn open_session(
         persister,
         state_dir,
         mcp,
+        agents,
+        prompt_context,
     })
 }
 

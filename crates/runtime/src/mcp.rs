@@ -85,10 +85,17 @@ pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> M
             warnings: loaded.warnings,
         };
     }
-    let manager = McpManager::new(
-        loaded.servers,
-        ManagerOptions::from_env(workspace.to_path_buf()),
-    );
+    let mut options = ManagerOptions::from_env(workspace.to_path_buf());
+    // OCR's fallback without tesseract: the session model when it sees images, else
+    // `CAIRN_VISION_MODEL` (seed §15.6: the session's provider settings).
+    options.ocr_model =
+        crate::tooling::image_model(&crate::tooling::process_env, &llm, &session.model()).map(
+            |v| cairn_mcp::OcrModel {
+                llm: v.llm,
+                model: v.model,
+            },
+        );
+    let manager = McpManager::new(loaded.servers, options);
     let startable = manager
         .status()
         .iter()

@@ -26,6 +26,9 @@ pub enum StoreError {
         path: String,
         reason: String,
     },
+    /// The checkpoint was written by a newer Cairn and is left untouched.
+    #[error("session `{id}`: {reason}")]
+    Newer { id: String, reason: String },
     /// Any I/O failure.
     #[error("{context}: {source}")]
     Io {
@@ -33,6 +36,16 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl StoreError {
+    /// An I/O error with what was being done.
+    pub fn from_io(context: impl Into<String>, source: std::io::Error) -> Self {
+        StoreError::Io {
+            context: context.into(),
+            source,
+        }
+    }
 }
 
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> StoreError {
@@ -112,6 +125,11 @@ impl SessionStore {
         }
     }
 
+    /// The `sessions` directory holding one folder per session.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// Directory of one session (validated id).
     pub fn session_dir(&self, id: &str) -> Result<PathBuf, StoreError> {
         validate_id(id)?;
@@ -123,6 +141,8 @@ impl SessionStore {
         let dir = self.session_dir(id)?;
         match self.load_file(id, &dir.join("state.json")) {
             Ok(s) => Ok(s),
+            // Never fall back past a newer checkpoint: the next save would overwrite it.
+            Err(e @ StoreError::Newer { .. }) => Err(e),
             Err(first) => match self.load_file(id, &dir.join("state.json.bak")) {
                 Ok(s) => {
                     tracing::warn!(error = %first, "latest checkpoint unreadable; using the previous one");
@@ -144,11 +164,38 @@ impl SessionStore {
             }
             Err(e) => return Err(io(format!("reading {}", path.display()))(e)),
         };
-        serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+        let corrupt = |reason: String| StoreError::Corrupt {
             id: id.to_string(),
             path: path.display().to_string(),
-            reason: e.to_string(),
-        })
+            reason,
+        };
+        // Fast path: a current checkpoint is read straight into its type.
+        #[derive(Deserialize)]
+        struct Version {
+            #[serde(rename = "schemaVersion")]
+            schema_version: Option<u64>,
+        }
+        let declared = serde_json::from_str::<Version>(&text)
+            .map_err(|e| corrupt(e.to_string()))?
+            .schema_version;
+        if declared == Some(u64::from(crate::schema::SCHEMA_VERSION)) {
+            return serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()));
+        }
+        let mut value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+        let found = crate::schema::migrate(&mut value).map_err(|e| match e {
+            crate::schema::MigrateError::Newer { .. } => StoreError::Newer {
+                id: id.to_string(),
+                reason: e.to_string(),
+            },
+            other => corrupt(other.to_string()),
+        })?;
+        let saved: SavedSession =
+            serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+        if found < u64::from(crate::schema::SCHEMA_VERSION) {
+            keep_original(path, found, &text);
+        }
+        Ok(saved)
     }
 
     /// Writes a checkpoint atomically (temp file, fsync, rename).
@@ -157,7 +204,7 @@ impl SessionStore {
         fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
         let path = dir.join("state.json");
         let tmp = dir.join(format!(".state.json.{}.tmp", std::process::id()));
-        let bytes = serde_json::to_vec_pretty(s).map_err(|e| StoreError::Io {
+        let bytes = checkpoint_bytes(s).map_err(|e| StoreError::Io {
             context: "serialising session".into(),
             source: std::io::Error::other(e),
         })?;
@@ -206,7 +253,11 @@ impl SessionStore {
                 Err(e) => tracing::warn!(error = %e, "skipping unreadable session"),
             }
         }
-        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        out.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then_with(|| a.id.cmp(&b.id))
+        });
         Ok(out)
     }
 
@@ -232,6 +283,22 @@ impl SessionStore {
             }
         }
         Ok(out)
+    }
+
+    /// Ids of the tool calls the event log shows as started or finished.
+    pub fn started_calls(
+        &self,
+        id: &str,
+    ) -> Result<std::collections::BTreeSet<String>, StoreError> {
+        Ok(self
+            .read_events(id)?
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::ToolStarted(s) => Some(s.req_id),
+                Event::ToolFinished(f) => Some(f.req_id),
+                _ => None,
+            })
+            .collect())
     }
 
     /// A hook that appends events to `events.jsonl` and checkpoints the state at safe points.
@@ -330,6 +397,32 @@ impl EngineHook for SessionPersister {
         if let Err(e) = r {
             tracing::warn!(error = %e, "could not checkpoint the session");
         }
+    }
+}
+
+/// The checkpoint file's bytes: the session plus the schema version this build writes.
+fn checkpoint_bytes(s: &SavedSession) -> Result<Vec<u8>, serde_json::Error> {
+    let mut value = serde_json::to_value(s)?;
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert(
+            "schemaVersion".into(),
+            serde_json::Value::from(crate::schema::SCHEMA_VERSION),
+        );
+    }
+    serde_json::to_vec_pretty(&value)
+}
+
+/// Keeps a migrated checkpoint's original text as `<file>.v<N>` (once), so a migration never
+/// loses what an older build wrote.
+fn keep_original(path: &Path, version: u64, text: &str) {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".v{version}"));
+    let copy = path.with_file_name(name);
+    if copy.exists() {
+        return;
+    }
+    if let Err(e) = fs::write(&copy, text) {
+        tracing::warn!(error = %e, path = %copy.display(), "could not keep the pre-migration checkpoint");
     }
 }
 

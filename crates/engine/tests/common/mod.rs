@@ -101,6 +101,7 @@ pub fn write_tool() -> Arc<FnTool> {
             Ok(ToolOutput {
                 content: "written".into(),
                 produced_files: vec![path],
+                images: Vec::new(),
             })
         },
     )
