@@ -16,12 +16,16 @@ pub mod keys;
 pub mod llm;
 pub mod logging;
 pub mod mcp;
+pub mod menu;
 pub mod preview;
 pub mod runtime;
 pub mod settings;
 pub mod state;
+pub mod terminals;
+pub mod timeline;
 pub mod types;
 pub mod usage;
+pub mod windows;
 
 /// The one list of command names (also read by the build script).
 pub mod command_names {
@@ -43,8 +47,13 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
         .manage(state)
         .setup(move |app| {
             dialogs.attach(app.handle().clone());
+            if let Err(e) = menu::install(app.handle()) {
+                tracing::warn!(error = %e, "no app menu: File → New Window is only a button");
+            }
+            windows::restore(app.handle());
             Ok(())
         })
+        .on_menu_event(menu::on_event)
         .on_window_event(on_window_event)
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
@@ -81,6 +90,16 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::settings::set_api_key,
             commands::settings::remove_api_key,
             commands::settings::usage_report,
+            commands::timeline::session_timeline,
+            commands::timeline::checkpoint_diff,
+            commands::timeline::restore_checkpoint,
+            commands::terminal::terminal_list,
+            commands::terminal::terminal_open,
+            commands::terminal::terminal_attach,
+            commands::terminal::terminal_write,
+            commands::terminal::terminal_resize,
+            commands::terminal::terminal_close,
+            commands::app::new_window,
         ])
 }
 
@@ -104,7 +123,13 @@ fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     match event {
         WindowEvent::CloseRequested { api, .. } => {
             let state = window.state::<AppState>();
-            let Some(closing) = close_window_session(&state, window.label()) else {
+            // A window closed while others stay open is not reopened at the next start.
+            let others = window.app_handle().webview_windows().len() > 1;
+            let closing = close_window_session(&state, window.label());
+            if others && window.label() != windows::MAIN {
+                windows::remember(&state);
+            }
+            let Some(closing) = closing else {
                 return;
             };
             api.prevent_close();

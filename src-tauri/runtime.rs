@@ -42,16 +42,39 @@ pub struct OpenRequest {
     pub host: ApprovalHost,
     /// Native dialogs.
     pub dialogs: Arc<dyn NativeDialogs>,
+    /// The user's terminals (the agent reads this workspace's ones).
+    pub terminals: Arc<cairn_tools::TerminalManager>,
 }
 
 /// One open session.
 pub struct SessionRuntime {
     assembled: Assembled,
+    commands: Arc<cairn_tools::CommandSessions>,
     pending: Arc<Pending>,
     workspace: PathBuf,
     provider: Mutex<String>,
     blocked: Mutex<Option<String>>,
     closed: AtomicBool,
+}
+
+/// Gives a session the terminal tools over this workspace's terminals, and command-session
+/// tools whose sessions the host can reach (replacing the built-in ones of the same name);
+/// returns those command sessions.
+fn attach_terminal_tools(
+    session: &cairn_engine::Session,
+    workspace: &Path,
+    terminals: Arc<cairn_tools::TerminalManager>,
+) -> Arc<cairn_tools::CommandSessions> {
+    let commands = Arc::new(cairn_tools::CommandSessions::new());
+    let project = crate::terminals::project_id(workspace);
+    session.with_tools(|reg| {
+        reg.register(Arc::new(cairn_tools::ExecCommand::new(commands.clone())));
+        reg.register(Arc::new(cairn_tools::InputCommand::new(commands.clone())));
+        for tool in cairn_tools::terminal_tools(terminals, project) {
+            reg.register(tool);
+        }
+    });
+    commands
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -79,8 +102,10 @@ impl SessionRuntime {
         let assembled = cairn_runtime::open_session(opts, Some(req.llm.client), approver)
             .map_err(|e| e.to_string())?;
         tracing::info!(session = %assembled.session.id(), workspace = %req.workspace.display(), "session opened");
+        let commands = attach_terminal_tools(&assembled.session, &req.workspace, req.terminals);
         Ok(Arc::new(SessionRuntime {
             assembled,
+            commands,
             pending,
             workspace: req.workspace,
             provider: Mutex::new(req.llm.provider),
@@ -102,6 +127,20 @@ impl SessionRuntime {
     /// The engine session.
     pub fn session(&self) -> &cairn_engine::Session {
         &self.assembled.session
+    }
+
+    /// The agent's command sessions (`exec_command`), which the terminal panel can take over.
+    pub fn commands(&self) -> &Arc<cairn_tools::CommandSessions> {
+        &self.commands
+    }
+
+    /// Where this session's checkpoints live (for the timeline).
+    pub fn timeline_source(&self) -> crate::timeline::TimelineSource {
+        crate::timeline::TimelineSource {
+            state_dir: self.assembled.state_dir.clone(),
+            workspace: self.workspace.clone(),
+            session_id: self.id(),
+        }
     }
 
     /// Requests waiting for the user.

@@ -53,6 +53,8 @@ pub struct Settings {
     pub language: Language,
     /// Recently opened workspaces, newest first.
     pub recent: Vec<RecentEntry>,
+    /// Workspaces of the extra windows open at the last exit (reopened at start).
+    pub windows: Vec<String>,
 }
 
 impl Settings {

@@ -73,6 +73,8 @@ pub struct AppState {
     pub dialogs: Arc<dyn NativeDialogs>,
     /// Key store.
     pub keys: Arc<dyn KeyStore>,
+    /// The user's terminals of every workspace (filed by workspace path).
+    pub terminals: Arc<cairn_tools::TerminalManager>,
     settings_file: SettingsFile,
     settings: Mutex<Settings>,
     windows: Mutex<HashMap<String, WindowSlot>>,
@@ -92,6 +94,7 @@ impl AppState {
             config,
             dialogs,
             keys,
+            terminals: Arc::new(cairn_tools::TerminalManager::new()),
             settings_file,
             settings: Mutex::new(settings),
             windows: Mutex::new(HashMap::new()),
@@ -144,6 +147,22 @@ impl AppState {
     /// Removes a window's slot (the window is closing).
     pub fn take_slot(&self, label: &str) -> Option<WindowSlot> {
         lock(&self.windows).remove(label)
+    }
+
+    /// The workspaces open in every window but `main_label`, ordered by label.
+    pub fn extra_workspaces(&self, main_label: &str) -> Vec<String> {
+        let windows = lock(&self.windows);
+        let mut open: Vec<(&String, String)> = windows
+            .iter()
+            .filter(|(label, _)| label.as_str() != main_label)
+            .filter_map(|(label, s)| {
+                s.workspace
+                    .as_ref()
+                    .map(|w| (label, w.display().to_string()))
+            })
+            .collect();
+        open.sort();
+        open.into_iter().map(|(_, w)| w).collect()
     }
 
     /// Every open session, with its window.

@@ -23,6 +23,10 @@ fn export_app_types(cfg: &Config) {
     export::<PermissionRules>(cfg);
     export::<SettingsUpdate>(cfg);
     export::<UsageReport>(cfg);
+    export::<TimelineView>(cfg);
+    export::<RestoreRequest>(cfg);
+    export::<RestoreView>(cfg);
+    export::<TerminalTab>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

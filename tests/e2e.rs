@@ -9,6 +9,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+#[path = "e2e/terminal.rs"]
+mod terminal;
+#[path = "e2e/timeline.rs"]
+mod timeline;
+#[path = "e2e/windows.rs"]
+mod windows;
 
 use std::path::Path;
 use std::sync::Arc;

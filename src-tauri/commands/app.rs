@@ -104,3 +104,9 @@ pub async fn bench_mark<R: Runtime>(
         other => Err(format!("unknown benchmark mark `{other}`")),
     }
 }
+
+/// Opens a new window (its own workspace and engine session); returns its label.
+#[tauri::command]
+pub fn new_window<R: Runtime>(app: tauri::AppHandle<R>) -> Result<String, String> {
+    crate::windows::open_window(&app, None)
+}

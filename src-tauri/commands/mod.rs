@@ -5,6 +5,8 @@
 pub mod app;
 pub mod session;
 pub mod settings;
+pub mod terminal;
+pub mod timeline;
 pub mod turn;
 pub mod workspace;
 

@@ -26,6 +26,7 @@ fn open_runtime(
         llm: state.llm_for(choice),
         host: state.config.host,
         dialogs: state.dialogs.clone(),
+        terminals: state.terminals.clone(),
     })
 }
 

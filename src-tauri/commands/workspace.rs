@@ -73,6 +73,7 @@ pub async fn open_workspace<R: Runtime>(
     });
     let now = cairn_runtime::store::now();
     state.update_settings(|s| s.remember_workspace(&canon, &now))?;
+    crate::windows::remember(&state);
     tracing::info!(workspace = %canon.display(), window = window.label(), "workspace opened");
     workspace_view(&state, &canon)
 }
@@ -97,6 +98,7 @@ pub async fn close_workspace<R: Runtime>(
 ) -> Result<Vec<RecentWorkspace>, String> {
     close_session_of(&state, window.label()).await?;
     state.with_slot(window.label(), |slot| slot.workspace = None);
+    crate::windows::remember(&state);
     Ok(state.settings().recent_view())
 }
 

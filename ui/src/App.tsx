@@ -131,6 +131,8 @@ export function App() {
       }
       if (!mod) return;
       const key = e.key.toLowerCase();
+      // Ctrl+Shift+N is File → New Window (the native menu's accelerator).
+      if (key === "n" && e.shiftKey) return;
       const act = (f: () => void) => {
         e.preventDefault();
         f();

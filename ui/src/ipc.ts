@@ -12,6 +12,10 @@ import type { AppInfo } from "./bindings/app/AppInfo";
 import type { Bootstrap } from "./bindings/app/Bootstrap";
 import type { PermissionRules } from "./bindings/app/PermissionRules";
 import type { RecentWorkspace } from "./bindings/app/RecentWorkspace";
+import type { RestoreRequest } from "./bindings/app/RestoreRequest";
+import type { RestoreView } from "./bindings/app/RestoreView";
+import type { TerminalTab } from "./bindings/app/TerminalTab";
+import type { TimelineView } from "./bindings/app/TimelineView";
 import type { SessionStatus } from "./bindings/app/SessionStatus";
 import type { SessionView } from "./bindings/app/SessionView";
 import type { SettingsUpdate } from "./bindings/app/SettingsUpdate";
@@ -104,6 +108,33 @@ export const setApiKey = (provider: string, key: string) => invoke<SettingsView>
 export const removeApiKey = (provider: string) => invoke<SettingsView>("remove_api_key", { provider });
 /** The usage center's report. */
 export const usageReport = () => invoke<UsageReport>("usage_report");
+
+/** The session's checkpoints and its changes since it started. */
+export const sessionTimeline = () => invoke<TimelineView>("session_timeline");
+/** The unified diff of a checkpoint (0 = everything since the session started). */
+export const checkpointDiff = (turn: number, paths: string[]) => invoke<string>("checkpoint_diff", { turn, paths });
+/** Restores (or with `dryRun`, plans restoring) the workspace or chosen files to a checkpoint. */
+export const restoreCheckpoint = (request: RestoreRequest) => invoke<RestoreView>("restore_checkpoint", { request });
+
+/** Opens a new window with its own workspace and session (File → New Window). */
+export const newWindow = () => invoke<string>("new_window");
+
+/** The terminal panel's tabs: the workspace's terminals and the agent's command sessions. */
+export const terminalList = () => invoke<TerminalTab[]>("terminal_list");
+/** Opens the user's shell in the workspace. */
+export const terminalOpen = (cols: number, rows: number) => invoke<TerminalTab>("terminal_open", { cols, rows });
+/** Streams a terminal's output (what it printed so far, then live) to `onOutput`. */
+export function terminalAttach(id: string, onOutput: (bytes: Uint8Array) => void) {
+  const channel = new Channel<number[]>();
+  channel.onmessage = (chunk) => onOutput(Uint8Array.from(chunk));
+  return invoke<void>("terminal_attach", { id, onOutput: channel });
+}
+/** Types into a terminal or an agent command session. */
+export const terminalWrite = (id: string, data: string) => invoke<void>("terminal_write", { id, data });
+/** Resizes a terminal. */
+export const terminalResize = (id: string, cols: number, rows: number) => invoke<void>("terminal_resize", { id, cols, rows });
+/** Closes one of the user's terminals. */
+export const terminalClose = (id: string) => invoke<void>("terminal_close", { id });
 
 /** A readable message for an IPC failure of unknown shape. */
 export function describeError(error: unknown): string {

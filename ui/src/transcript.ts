@@ -35,7 +35,7 @@ export type Item =
   | { kind: "question"; id: string; question: string; options: string[]; allowText: boolean; multi: boolean; state: AskState }
   | { kind: "plan"; id: string; plan: string; state: AskState | "rejected" }
   | { kind: "directory"; id: string; path: string; reason: string; writable: boolean; state: AskState }
-  | { kind: "turn_end"; id: string; status: TurnStatus; iterations: number; retriable: boolean };
+  | { kind: "turn_end"; id: string; status: TurnStatus; iterations: number; retriable: boolean; turn: number };
 
 /** A steering message typed while a turn ran. */
 export type Steering = { text: string; state: "queued" | "injected" };
@@ -62,6 +62,8 @@ export type ChatState = {
   /** The last error of the running turn was retriable. */
   retriable: boolean;
   sessionName: string | null;
+  /** The session turn (from 1) that started last. */
+  turn: number;
 };
 
 /** An empty chat. */
@@ -73,6 +75,7 @@ export const emptyChat: ChatState = {
   meter: { requests: 0, input: 0, output: 0, cached: 0, cost: 0, unpriced: 0, context: 0 },
   retriable: false,
   sessionName: null,
+  turn: 0,
 };
 
 /** Cost of one reply at `price` (USD per million tokens). */
@@ -143,6 +146,7 @@ function apply(d: Draft, event: Event, price: PriceView | null) {
   switch (event.type) {
     case "turn_start": {
       s.running = true;
+      s.turn = event.data.turn;
       s.retriable = false;
       const input = event.data.input;
       // A turn started from steering that arrived too late for the previous turn.
@@ -360,6 +364,7 @@ function apply(d: Draft, event: Event, price: PriceView | null) {
         status: event.data.status,
         iterations: event.data.iterations,
         retriable: event.data.status === "error" && s.retriable,
+        turn: s.turn,
       });
       return;
     }

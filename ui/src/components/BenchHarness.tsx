@@ -22,6 +22,7 @@ const actions: TranscriptActions = {
   directory: noop,
   nativeApprovals: false,
   running: false,
+  timeline: { timeline: null, showDiff: noop, askRestore: noop },
 };
 
 function syntheticEvents(): Event[] {

@@ -7,6 +7,8 @@ const SHORTCUTS: [string, MessageKey][] = [
   ["Esc", "help.stop"],
   ["Ctrl+L", "help.focus"],
   ["Ctrl+N", "help.newChat"],
+  ["Ctrl+Shift+N", "header.newWindow"],
+  ["Ctrl+`", "terminal.toggle"],
   ["Ctrl+O", "help.open"],
   ["Ctrl+,", "help.settings"],
   ["Ctrl+U", "help.usage"],

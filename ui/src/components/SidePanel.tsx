@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import type { TodoItem } from "../bindings/TodoItem";
 import { useT } from "../i18n";
 import type { Item } from "../transcript";
@@ -5,15 +6,17 @@ import { PlanCard, type Answerers } from "./Interactions";
 
 const marks = { pending: "○", in_progress: "◐", completed: "●" } as const;
 
-/** Todo list and the latest proposed plan, beside the chat. */
+/** Todo list, the latest proposed plan and further sections (`children`), beside the chat. */
 export function SidePanel({
   todos,
   plan,
   answerPlan,
+  children,
 }: {
   todos: TodoItem[];
   plan: Extract<Item, { kind: "plan" }> | null;
   answerPlan: Answerers["plan"];
+  children?: ReactNode;
 }) {
   const t = useT();
   const done = todos.filter((x) => x.status === "completed").length;
@@ -41,6 +44,7 @@ export function SidePanel({
           <PlanCard item={plan} answer={answerPlan} compact />
         </section>
       )}
+      {children}
     </aside>
   );
 }

@@ -7,6 +7,7 @@ import type { Item } from "../transcript";
 import { DirectoryCard, PlanCard, QuestionCard, type Answerers } from "./Interactions";
 import { Markdown } from "./Markdown";
 import { StoneMark } from "./StoneMark";
+import { CheckpointMarkers, type TimelineActions } from "./Timeline";
 import { ToolCard } from "./ToolCard";
 
 // Model output is untrusted: text renders as text nodes, markdown through ../markdown.ts.
@@ -24,6 +25,7 @@ export type TranscriptActions = Answerers & {
   retry: () => void;
   nativeApprovals: boolean;
   running: boolean;
+  timeline: TimelineActions;
 };
 
 const Row = memo(function Row({ item, actions, last }: { item: Item; actions: TranscriptActions; last: boolean }) {
@@ -106,6 +108,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
             </button>
           )}
           <span className="turn-end-rule" />
+          <CheckpointMarkers turn={item.turn} actions={actions.timeline} busy={actions.running} />
         </div>
       );
   }

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import { Suspense, lazy, useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { Event } from "../bindings/Event";
 import type { Mode } from "../bindings/Mode";
@@ -23,6 +23,9 @@ import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
 import { Sessions } from "./Sessions";
 import { SidePanel } from "./SidePanel";
+// xterm.js is loaded with the panel, not at start.
+const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ default: m.TerminalPanel })));
+import { ChangesPanel, useTimeline } from "./Timeline";
 import { Transcript, type TranscriptActions } from "./Transcript";
 
 type Action =
@@ -120,6 +123,21 @@ export function Workbench(p: Props) {
   );
 
   const fail = useCallback((e: unknown) => dispatch({ type: "notice", text: ipc.describeError(e) }), []);
+  const timeline = useTimeline(session?.id ?? null, fail);
+  const [terminal, setTerminal] = useState(false);
+  const [runs, setRuns] = useState(0);
+  // Ctrl+` shows or hides the terminal panel.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && e.key === "`") {
+        e.preventDefault();
+        setTerminal((v) => !v);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+  const refreshTimeline = timeline.refresh;
 
   const refreshList = useCallback(() => {
     ipc.listSessions().then(p.onWorkspace, () => undefined);
@@ -172,8 +190,10 @@ export function Workbench(p: Props) {
       if (end === "not_started") dispatch({ type: "notice", text: "Nothing to retry." });
       refreshList();
       refreshStatus();
+      refreshTimeline();
+      setRuns((n) => n + 1);
     },
-    [refreshList, refreshStatus],
+    [refreshList, refreshStatus, refreshTimeline],
   );
 
   const send = useCallback(
@@ -251,8 +271,8 @@ export function Workbench(p: Props) {
 
   const running = chat.running || pending;
   const actions: TranscriptActions = useMemo(
-    () => ({ ...answerers, approve, retry, nativeApprovals: p.approvals === "native", running }),
-    [answerers, approve, retry, p.approvals, running],
+    () => ({ ...answerers, approve, retry, nativeApprovals: p.approvals === "native", running, timeline: timeline.actions }),
+    [answerers, approve, retry, p.approvals, running, timeline.actions],
   );
 
   const setMode = (mode: Mode) => {
@@ -284,7 +304,7 @@ export function Workbench(p: Props) {
   }, [p.command]);
 
   const plan = latestPlan(chat);
-  const showSide = chat.todos.length > 0 || plan !== null;
+  const showSide = chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0;
   const blocked = session !== null ? session.blocked : preBlocked(p.settings);
   return (
     <div className={`workbench ${showSide ? "with-side" : ""}`}>
@@ -313,6 +333,19 @@ export function Workbench(p: Props) {
               {session.model.id}
             </span>
           )}
+          <button
+            type="button"
+            className={`icon-button ${terminal ? "icon-button-on" : ""}`}
+            title={`${t("terminal.toggle")} (Ctrl+\`)`}
+            data-testid="toggle-terminal"
+            aria-pressed={terminal}
+            onClick={() => setTerminal((v) => !v)}
+          >
+            {">_"}
+          </button>
+          <button type="button" className="icon-button" title={`${t("header.newWindow")} (Ctrl+Shift+N)`} data-testid="new-window" onClick={() => ipc.newWindow().catch(fail)}>
+            ⧉
+          </button>
           <button type="button" className="icon-button" title={`${t("header.usage")} (Ctrl+U)`} data-testid="open-usage" onClick={p.onOpenUsage}>
             ▥
           </button>
@@ -339,6 +372,11 @@ export function Workbench(p: Props) {
       />
       <main className="chat">
         <Transcript items={chat.items} actions={actions} />
+        {terminal && (
+          <Suspense fallback={<section className="terminal-panel" />}>
+            <TerminalPanel fail={fail} epoch={runs} />
+          </Suspense>
+        )}
         {blocked !== null && (
           <div className="blocked" role="alert" data-testid="blocked">
             <span>{blocked}</span>
@@ -358,7 +396,12 @@ export function Workbench(p: Props) {
           onStop={stop}
         />
       </main>
-      {showSide && <SidePanel todos={chat.todos} plan={plan} answerPlan={answerers.plan} />}
+      {showSide && (
+        <SidePanel todos={chat.todos} plan={plan} answerPlan={answerers.plan}>
+          <ChangesPanel actions={timeline.actions} busy={running} />
+        </SidePanel>
+      )}
+      {timeline.dialogs}
     </div>
   );
 }

@@ -1,0 +1,137 @@
+// The terminal panel: xterm.js views of the workspace's terminals (the user's shells, which
+// the agent can read) and of the agent's command sessions (where the user answers a prompt).
+// Every tab stays mounted while the panel is open so its output keeps flowing.
+import { FitAddon } from "@xterm/addon-fit";
+import { Terminal } from "@xterm/xterm";
+import "@xterm/xterm/css/xterm.css";
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { TerminalTab } from "../bindings/app/TerminalTab";
+import { useT } from "../i18n";
+import * as ipc from "../ipc";
+
+/** How often the tab list is refreshed (agent command sessions come and go). */
+const REFRESH_MS = 1500;
+
+function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail: (e: unknown) => void }) {
+  const host = useRef<HTMLDivElement>(null);
+  const fit = useRef<FitAddon | null>(null);
+  useEffect(() => {
+    const el = host.current;
+    if (el === null) return;
+    const styles = getComputedStyle(document.documentElement);
+    const term = new Terminal({
+      cursorBlink: true,
+      fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace",
+      fontSize: 13,
+      scrollback: 5000,
+      theme: {
+        background: styles.getPropertyValue("--code-bg").trim() || "#1e1e1e",
+        foreground: styles.getPropertyValue("--text").trim() || "#dddddd",
+        cursor: styles.getPropertyValue("--accent").trim() || "#d9a441",
+      },
+    });
+    const addon = new FitAddon();
+    term.loadAddon(addon);
+    term.open(el);
+    fit.current = addon;
+    let disposed = false;
+    const sendSize = () => {
+      if (disposed || el.clientWidth === 0) return;
+      addon.fit();
+      ipc.terminalResize(tab.id, term.cols, term.rows).catch(() => undefined);
+    };
+    sendSize();
+    ipc.terminalAttach(tab.id, (bytes) => {
+      if (!disposed) term.write(bytes);
+    }).catch(fail);
+    const input = term.onData((data) => {
+      ipc.terminalWrite(tab.id, data).catch(fail);
+    });
+    const observer = new ResizeObserver(sendSize);
+    observer.observe(el);
+    return () => {
+      disposed = true;
+      observer.disconnect();
+      input.dispose();
+      term.dispose();
+      fit.current = null;
+    };
+  }, [tab.id, fail]);
+  useEffect(() => {
+    if (active) requestAnimationFrame(() => fit.current?.fit());
+  }, [active]);
+  return <div className={`xterm-host ${active ? "" : "xterm-hidden"}`} ref={host} data-testid="terminal-view" data-terminal={tab.id} data-active={active} />;
+}
+
+/** The terminal panel under the chat. */
+export function TerminalPanel({ fail, epoch }: { fail: (e: unknown) => void; epoch: number }) {
+  const t = useT();
+  const [tabs, setTabs] = useState<TerminalTab[]>([]);
+  const [active, setActive] = useState<string | null>(null);
+  const refresh = useCallback(() => {
+    ipc.terminalList().then((list) => {
+      setTabs(list);
+      setActive((cur) => (cur !== null && list.some((x) => x.id === cur) ? cur : (list[0]?.id ?? null)));
+    }, fail);
+  }, [fail]);
+  useEffect(() => {
+    refresh();
+    const timer = window.setInterval(refresh, REFRESH_MS);
+    return () => window.clearInterval(timer);
+  }, [refresh, epoch]);
+  const open = () => {
+    ipc.terminalOpen(100, 24).then((tab) => {
+      setTabs((cur) => [...cur.filter((x) => x.id !== tab.id), tab]);
+      setActive(tab.id);
+    }, fail);
+  };
+  const close = (id: string) => {
+    ipc.terminalClose(id).then(refresh, fail);
+  };
+  return (
+    <section className="terminal-panel" data-testid="terminal-panel" aria-label={t("terminal.title")}>
+      <div className="terminal-tabs" role="tablist">
+        {tabs.map((tab) => (
+          <div
+            key={tab.id}
+            role="tab"
+            aria-selected={tab.id === active}
+            className={`terminal-tab ${tab.id === active ? "terminal-tab-active" : ""} terminal-tab-${tab.kind}`}
+            data-testid="terminal-tab"
+            data-terminal={tab.id}
+            data-kind={tab.kind}
+            data-running={tab.running}
+            onClick={() => setActive(tab.id)}
+            title={tab.title}
+          >
+            {tab.kind === "agent" && <span className="terminal-badge">{t("terminal.agent")}</span>}
+            <span className="terminal-tab-title">{tab.title}</span>
+            {!tab.running && <span className="terminal-ended">· {t("terminal.ended")}</span>}
+            {tab.kind === "user" && (
+              <button
+                type="button"
+                className="terminal-tab-close"
+                aria-label={t("terminal.close")}
+                onClick={(e) => {
+                  e.stopPropagation();
+                  close(tab.id);
+                }}
+              >
+                ×
+              </button>
+            )}
+          </div>
+        ))}
+        <button type="button" className="icon-button terminal-new" title={t("terminal.new")} data-testid="terminal-new" onClick={open}>
+          +
+        </button>
+      </div>
+      <div className="terminal-body">
+        {tabs.length === 0 && <p className="sidebar-empty terminal-empty">{t("terminal.empty")}</p>}
+        {tabs.map((tab) => (
+          <XTerm key={tab.id} tab={tab} active={tab.id === active} fail={fail} />
+        ))}
+      </div>
+    </section>
+  );
+}

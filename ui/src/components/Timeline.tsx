@@ -1,0 +1,314 @@
+// The session timeline: a checkpoint marker under every turn that changed files, its diff
+// (per file, restorable file by file), "Restore to here" with a dry-run confirmation, undoable
+// restore entries, and the "changes this session" panel with per-file revert. Paths and diffs
+// are untrusted text: rendered as text nodes only.
+import { useCallback, useEffect, useMemo, useState } from "react";
+import type { CheckpointView } from "../bindings/app/CheckpointView";
+import type { FileChange } from "../bindings/app/FileChange";
+import type { RestoreView } from "../bindings/app/RestoreView";
+import type { TimelineView } from "../bindings/app/TimelineView";
+import { useT } from "../i18n";
+import * as ipc from "../ipc";
+import { DiffView } from "./DiffView";
+import { Overlay } from "./Overlay";
+
+/** A restore the user is about to confirm: target checkpoint and (optionally) chosen files. */
+export type RestoreAsk = { toTurn: number; paths: string[] };
+
+/** What the timeline's views can do. */
+export type TimelineActions = {
+  timeline: TimelineView | null;
+  showDiff: (turn: number, paths?: string[]) => void;
+  askRestore: (ask: RestoreAsk) => void;
+};
+
+/** The timeline of the window's session: loaded on demand, refreshed after every turn. */
+export function useTimeline(sessionId: string | null, fail: (e: unknown) => void) {
+  const [timeline, setTimeline] = useState<TimelineView | null>(null);
+  const [diff, setDiff] = useState<{ turn: number; paths: string[] } | null>(null);
+  const [restore, setRestore] = useState<RestoreAsk | null>(null);
+  const refresh = useCallback(() => {
+    if (sessionId === null) {
+      setTimeline(null);
+      return;
+    }
+    ipc.sessionTimeline().then(setTimeline, fail);
+  }, [sessionId, fail]);
+  useEffect(refresh, [refresh]);
+  const actions: TimelineActions = useMemo(
+    () => ({
+      timeline,
+      showDiff: (turn, paths) => setDiff({ turn, paths: paths ?? [] }),
+      askRestore: setRestore,
+    }),
+    [timeline],
+  );
+  const dialogs = (
+    <>
+      {diff !== null && (
+        <DiffDialog
+          turn={diff.turn}
+          paths={diff.paths}
+          onClose={() => setDiff(null)}
+          onRestore={(ask) => {
+            setDiff(null);
+            setRestore(ask);
+          }}
+        />
+      )}
+      {restore !== null && (
+        <RestoreDialog
+          ask={restore}
+          onClose={() => setRestore(null)}
+          onDone={() => {
+            setRestore(null);
+            refresh();
+          }}
+        />
+      )}
+    </>
+  );
+  return { actions, refresh, dialogs };
+}
+
+function plusMinus(files: FileChange[]) {
+  const added = files.reduce((n, f) => n + f.added, 0);
+  const removed = files.reduce((n, f) => n + f.removed, 0);
+  return (
+    <span className="plus-minus">
+      <span className="pm-add">+{added}</span> <span className="pm-del">−{removed}</span>
+    </span>
+  );
+}
+
+/** The checkpoints recorded in chat turn `turn`, shown under its end marker. */
+export function CheckpointMarkers({ turn, actions, busy }: { turn: number; actions: TimelineActions; busy: boolean }) {
+  const here = actions.timeline?.checkpoints.filter((c) => c.sessionTurn === turn) ?? [];
+  if (here.length === 0) return null;
+  return (
+    <div className="checkpoints">
+      {here.map((c) => (c.kind === "agent" ? <AgentMarker key={c.turn} c={c} actions={actions} busy={busy} /> : <RestoreMarker key={c.turn} c={c} actions={actions} busy={busy} />))}
+    </div>
+  );
+}
+
+function AgentMarker({ c, actions, busy }: { c: CheckpointView; actions: TimelineActions; busy: boolean }) {
+  const t = useT();
+  return (
+    <div className="checkpoint" data-testid="checkpoint" data-turn={c.turn} data-kind="agent">
+      <span className="checkpoint-dot" aria-hidden="true" />
+      <button type="button" className="checkpoint-summary" data-testid="checkpoint-open" onClick={() => actions.showDiff(c.turn)}>
+        {t("timeline.checkpoint")} {c.turn} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+      </button>
+      <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
+      <button type="button" className="btn btn-small" data-testid="checkpoint-restore" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn, paths: [] })}>
+        {t("timeline.restoreHere")}
+      </button>
+    </div>
+  );
+}
+function RestoreMarker({ c, actions, busy }: { c: CheckpointView; actions: TimelineActions; busy: boolean }) {
+  const t = useT();
+  const label = c.restoredTo === 0 ? t("timeline.restoredStart") : `${t("timeline.restoredTo")} ${c.restoredTo ?? "?"}`;
+  return (
+    <div className="checkpoint checkpoint-restore" data-testid="checkpoint" data-turn={c.turn} data-kind="restore">
+      <span className="checkpoint-dot" aria-hidden="true" />
+      <button type="button" className="checkpoint-summary" data-testid="restored-entry" onClick={() => actions.showDiff(c.turn)}>
+        {label} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+      </button>
+      <button type="button" className="btn btn-small" data-testid="checkpoint-undo" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn - 1, paths: [] })}>
+        {t("timeline.undo")}
+      </button>
+    </div>
+  );
+}
+
+/** Splits a git-style unified diff into one chunk per file. */
+export function splitDiff(diff: string): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = [];
+  for (const line of diff.split("\n")) {
+    const m = /^diff --git a\/.* b\/(.*)$/.exec(line);
+    if (m !== null) out.push({ path: m[1] ?? "", text: "" });
+    const last = out[out.length - 1];
+    if (last === undefined) continue;
+    // The git header lines carry no content; the file name is the section's title.
+    if (m !== null || /^(index |new file mode|deleted file mode|similarity index|rename (from|to) |old mode|new mode)/.test(line)) continue;
+    last.text += `${line}\n`;
+  }
+  return out.map((f) => ({ ...f, text: f.text.replace(/\n+$/, "\n") }));
+}
+
+function DiffDialog({
+  turn,
+  paths,
+  onClose,
+  onRestore,
+}: {
+  turn: number;
+  paths: string[];
+  onClose: () => void;
+  onRestore: (ask: RestoreAsk) => void;
+}) {
+  const t = useT();
+  const [diff, setDiff] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [chosen, setChosen] = useState<Set<string>>(new Set());
+  useEffect(() => {
+    ipc.checkpointDiff(turn, paths).then(setDiff, (e: unknown) => setError(ipc.describeError(e)));
+    // The dialog is keyed by what it shows; paths only change with a new dialog.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [turn]);
+  const files = useMemo(() => (diff === null ? [] : splitDiff(diff)), [diff]);
+  const toggle = (path: string) =>
+    setChosen((cur) => {
+      const next = new Set(cur);
+      if (next.has(path)) next.delete(path);
+      else next.add(path);
+      return next;
+    });
+  // A checkpoint's diff restores to that checkpoint; "everything this session" restores
+  // chosen files to the session's start.
+  const title = turn === 0 ? t("timeline.allChangesTitle") : `${t("timeline.diffTitle")} ${turn}`;
+  return (
+    <Overlay title={title} onClose={onClose} testId="diff-dialog" wide>
+      {error !== null && <div className="notice notice-error">{error}</div>}
+      {diff !== null && files.length === 0 && <p className="sidebar-empty">{t("timeline.noDiff")}</p>}
+      <div className="diff-files">
+        {files.map((f) => (
+          <section key={f.path} className="diff-file-section" data-testid="diff-file" data-path={f.path}>
+            <label className="diff-file-head">
+              <input type="checkbox" data-testid="diff-file-pick" checked={chosen.has(f.path)} onChange={() => toggle(f.path)} />
+              <span className="diff-file-path">{f.path}</span>
+            </label>
+            <DiffView diff={f.text} testId="diff-text" />
+          </section>
+        ))}
+      </div>
+      {turn > 0 && (
+        <footer className="dialog-actions">
+          <button type="button" className="btn" data-testid="diff-restore-here" onClick={() => onRestore({ toTurn: turn, paths: [] })}>
+            {t("timeline.restoreHere")}
+          </button>
+          <button
+            type="button"
+            className="btn btn-primary"
+            data-testid="diff-restore-selected"
+            disabled={chosen.size === 0}
+            onClick={() => onRestore({ toTurn: turn, paths: [...chosen] })}
+          >
+            {t("timeline.restoreSelected")} ({chosen.size})
+          </button>
+        </footer>
+      )}
+    </Overlay>
+  );
+}
+
+function PathList({ title, paths, testId, tone }: { title: string; paths: string[]; testId: string; tone: string }) {
+  if (paths.length === 0) return null;
+  return (
+    <section className={`restore-group restore-${tone}`} data-testid={testId}>
+      <h3>
+        {title} <span className="count">{paths.length}</span>
+      </h3>
+      <ul>
+        {paths.map((p) => (
+          <li key={p} data-testid={`${testId}-path`}>
+            {p}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function RestoreDialog({ ask, onClose, onDone }: { ask: RestoreAsk; onClose: () => void; onDone: (v: RestoreView) => void }) {
+  const t = useT();
+  const [force, setForce] = useState(false);
+  const [plan, setPlan] = useState<RestoreView | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [working, setWorking] = useState(false);
+  useEffect(() => {
+    setPlan(null);
+    ipc.restoreCheckpoint({ toTurn: ask.toTurn, paths: ask.paths, dryRun: true, force }).then(setPlan, (e: unknown) => setError(ipc.describeError(e)));
+  }, [ask, force]);
+  const run = () => {
+    setWorking(true);
+    ipc.restoreCheckpoint({ toTurn: ask.toTurn, paths: ask.paths, dryRun: false, force }).then(onDone, (e: unknown) => {
+      setWorking(false);
+      setError(ipc.describeError(e));
+    });
+  };
+  const empty = plan !== null && plan.restored.length === 0 && plan.deleted.length === 0;
+  return (
+    <Overlay title={t("timeline.confirmTitle")} onClose={onClose} testId="restore-dialog">
+      <p data-testid="restore-target">
+        {ask.toTurn === 0 ? t("timeline.targetStart") : `${t("timeline.target")} ${ask.toTurn}`}
+        {ask.paths.length > 0 && ` · ${ask.paths.join(", ")}`}
+      </p>
+      {error !== null && (
+        <div className="notice notice-error" role="alert" data-testid="restore-error">
+          {error}
+        </div>
+      )}
+      {plan === null && error === null && <p className="sidebar-empty">{t("timeline.planning")}</p>}
+      {plan !== null && (
+        <div data-testid="restore-plan">
+          <PathList title={t("timeline.written")} paths={plan.restored} testId="restore-written" tone="written" />
+          <PathList title={t("timeline.deleted")} paths={plan.deleted} testId="restore-deleted" tone="deleted" />
+          <PathList title={t("timeline.conflicts")} paths={plan.conflicts.map((c) => `${c.path} (${c.reason})`)} testId="restore-conflicts" tone="conflict" />
+          {empty && <p className="sidebar-empty">{t("timeline.nothing")}</p>}
+        </div>
+      )}
+      {(plan?.conflicts.length ?? 0) > 0 || force ? (
+        <label className="restore-force">
+          <input type="checkbox" data-testid="restore-force" checked={force} onChange={(e) => setForce(e.target.checked)} /> {t("timeline.force")}
+        </label>
+      ) : null}
+      <footer className="dialog-actions">
+        <button type="button" className="btn" onClick={onClose}>
+          {t("timeline.cancel")}
+        </button>
+        <button type="button" className="btn btn-primary" data-testid="restore-confirm" disabled={plan === null || empty || working} onClick={run}>
+          {t("timeline.restore")}
+        </button>
+      </footer>
+    </Overlay>
+  );
+}
+
+/** "Changes this session": every file changed since the session started, with revert. */
+export function ChangesPanel({ actions, busy }: { actions: TimelineActions; busy: boolean }) {
+  const t = useT();
+  const changes = actions.timeline?.changes ?? [];
+  return (
+    <section className="panel-section" data-testid="changes-panel">
+      <h2 className="sidebar-title">
+        {t("timeline.changes")} {changes.length > 0 && <span className="count">{changes.length}</span>}
+        {changes.length > 0 && (
+          <button type="button" className="link-button" data-testid="changes-view-all" onClick={() => actions.showDiff(0)}>
+            {t("timeline.viewAll")}
+          </button>
+        )}
+      </h2>
+      {actions.timeline?.pendingRestore != null && <div className="notice notice-error">{actions.timeline.pendingRestore}</div>}
+      {changes.length === 0 ? (
+        <p className="sidebar-empty">{t("timeline.noChanges")}</p>
+      ) : (
+        <ul className="changes-list">
+          {changes.map((f) => (
+            <li key={f.path} className="change" data-testid="change" data-path={f.path}>
+              <button type="button" className="change-path" title={f.path} onClick={() => actions.showDiff(0, [f.path])}>
+                {f.path}
+              </button>
+              {plusMinus([f])}
+              <button type="button" className="btn btn-small" data-testid="change-revert" disabled={busy} onClick={() => actions.askRestore({ toTurn: 0, paths: [f.path] })}>
+                {t("timeline.revert")}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
