@@ -73,8 +73,9 @@ impl From<ShellPolicyArg> for cairn_engine::ShellPolicy {
 /// Options of `cairn run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The user's input for this turn.
-    pub prompt: String,
+    /// The user's input for this turn (optional with --resume).
+    #[arg(required_unless_present = "resume")]
+    pub prompt: Option<String>,
     /// The workspace: the permission boundary for files and commands [default: current dir].
     #[arg(short, long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -129,6 +130,51 @@ pub struct RunArgs {
     /// total); stored under the session's attachments/, image data sent with this turn only.
     #[arg(long, value_name = "FILE")]
     pub attach: Vec<PathBuf>,
+    /// Finish the tool calls that were open when the session stopped (an approval that was
+    /// waiting is asked again) before the prompt, if any. Needs --session.
+    #[arg(long, requires = "session")]
+    pub resume: bool,
+}
+
+/// What a driven stream ended with.
+enum Driven {
+    /// The stream ended; the turn's status if a `turn_end` came.
+    Ended(Option<TurnStatus>),
+    /// A second Ctrl-C: exit now.
+    Abort,
+}
+
+/// Renders `stream` to the end; Ctrl-C / SIGTERM interrupt the session's turn.
+async fn drive(
+    session: &cairn_engine::Session,
+    mut stream: cairn_engine::EventStream,
+    renderer: &mut Renderer,
+    sigint: &mut tokio::signal::unix::Signal,
+    sigterm: &mut tokio::signal::unix::Signal,
+) -> Driven {
+    let mut status = None;
+    let mut interrupts = 0;
+    loop {
+        tokio::select! {
+            ev = stream.recv() => {
+                let Some(ev) = ev else { break };
+                if let Event::TurnEnd(t) = &ev {
+                    status = Some(t.status);
+                }
+                renderer.event(&ev);
+            }
+            _ = sigint.recv() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    eprintln!("\ninterrupted again: exiting now");
+                    return Driven::Abort;
+                }
+                session.interrupt();
+            }
+            _ = sigterm.recv() => session.interrupt(),
+        }
+    }
+    Driven::Ended(status)
 }
 
 /// Runs one turn and maps its end to the contract's exit status.
@@ -164,6 +210,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
         sandbox: args.sandbox.map(Into::into),
         shell_policy: args.shell_policy.map(Into::into),
     };
+    if args.prompt.is_none() && !args.attach.is_empty() {
+        eprintln!("error: --attach needs a prompt to attach the files to");
+        return ExitCode::from(EXIT_USAGE);
+    }
     // Attachments are validated before a session is created or touched.
     let attachments = match crate::attach::read_files(&args.attach) {
         Ok(a) => a,
@@ -197,44 +247,55 @@ pub async fn run(args: RunArgs) -> ExitCode {
         }
     }
     let mut renderer = Renderer::new(args.json);
-    let mut stream = if attachments.is_empty() {
-        session.run(args.prompt.clone())
-    } else {
-        let stored = assembled
-            .store
-            .session_dir(&session.id())
-            .map_err(|e| e.to_string())
-            .and_then(|dir| crate::attach::store(&dir, attachments));
-        match stored {
-            Ok(a) => session.run_with_attachments(args.prompt.clone(), a),
-            Err(e) => {
-                eprintln!("error: {e}");
-                assembled.close_mcp().await;
-                return ExitCode::FAILURE;
-            }
-        }
-    };
+    let pending = session.pending_calls().await.len();
     let mut status = None;
-    let mut interrupts = 0;
-    loop {
-        tokio::select! {
-            ev = stream.recv() => {
-                let Some(ev) = ev else { break };
-                if let Event::TurnEnd(t) = &ev {
-                    status = Some(t.status);
-                }
-                renderer.event(&ev);
+    if args.resume {
+        if pending == 0 {
+            if !args.json {
+                eprintln!("resume: no tool calls were open in this session");
             }
-            _ = sigint.recv() => {
-                interrupts += 1;
-                if interrupts > 1 {
-                    eprintln!("\ninterrupted again: exiting now");
-                    return ExitCode::from(130);
-                }
-                session.interrupt();
+        } else {
+            if !args.json {
+                eprintln!("resume: finishing {pending} open tool call(s)");
             }
-            _ = sigterm.recv() => session.interrupt(),
+            let stream = session.resume();
+            match drive(&session, stream, &mut renderer, &mut sigint, &mut sigterm).await {
+                Driven::Ended(s) => status = s,
+                Driven::Abort => return ExitCode::from(130),
+            }
         }
+    } else if pending > 0 && !args.json {
+        eprintln!(
+            "note: {pending} tool call(s) were open when this session stopped; they are closed as \
+             interrupted (run with --resume to finish them)"
+        );
+    }
+    let go_on = status.is_none_or(|s| s == TurnStatus::Completed);
+    if let (Some(prompt), true) = (args.prompt.clone(), go_on) {
+        let stream = if attachments.is_empty() {
+            session.run(prompt)
+        } else {
+            let stored = assembled
+                .store
+                .session_dir(&session.id())
+                .map_err(|e| e.to_string())
+                .and_then(|dir| crate::attach::store(&dir, attachments));
+            match stored {
+                Ok(a) => session.run_with_attachments(prompt, a),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    assembled.close_mcp().await;
+                    return ExitCode::FAILURE;
+                }
+            }
+        };
+        match drive(&session, stream, &mut renderer, &mut sigint, &mut sigterm).await {
+            Driven::Ended(s) => status = s,
+            Driven::Abort => return ExitCode::from(130),
+        }
+    } else if args.prompt.is_none() && status.is_none() {
+        // --resume with nothing open and no prompt: nothing ran, nothing failed.
+        status = Some(TurnStatus::Completed);
     }
     let _ = std::io::stdout().flush();
     if let Err(e) = assembled.checkpoint().await {

@@ -18,10 +18,11 @@ struct World {
     state: PathBuf,
 }
 
-/// A workspace with a `.git/hooks` folder and a sibling folder, outside `/tmp` (the sandbox
-/// keeps `/tmp` writable by design).
+/// A workspace with a `.git/hooks` folder and a sibling folder, in `/var/tmp`: outside `/tmp`
+/// and the home caches (`~/.cache`, `~/.cargo`, `~/.npm`), which the sandbox keeps writable
+/// by design — the target dir, and so CARGO_TARGET_TMPDIR, may well be under `~/.cache`.
 fn world() -> World {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let ws = base.join("ws");
     let outside = base.join("outside");
