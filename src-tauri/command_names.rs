@@ -18,6 +18,7 @@ pub const COMMANDS: &[&str] = &[
     "delete_session",
     "run_turn",
     "retry_turn",
+    "resume_turn",
     "interrupt",
     "queue_steering",
     "remove_steering",

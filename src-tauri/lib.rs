@@ -71,6 +71,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::session::delete_session,
             commands::turn::run_turn,
             commands::turn::retry_turn,
+            commands::turn::resume_turn,
             commands::turn::interrupt,
             commands::turn::queue_steering,
             commands::turn::remove_steering,

@@ -26,6 +26,8 @@ pub enum TurnInput {
     Text(String),
     /// Re-run the last turn after a retriable error.
     Retry,
+    /// Finish the tool calls left open when the process stopped (approvals asked again).
+    Resume,
 }
 
 /// Where a session comes from.
@@ -249,7 +251,26 @@ impl SessionRuntime {
             pending_steering: session.pending_steering(),
             busy: session.is_busy(),
             blocked: self.blocked(),
+            pending_calls: 0,
         })
+    }
+
+    /// How many tool calls a killed process left open (0 while a turn runs: the running turn
+    /// owns them).
+    pub async fn pending_calls(&self) -> u32 {
+        let session = &self.assembled.session;
+        if session.is_busy() {
+            return 0;
+        }
+        let calls = session.pending_calls().await;
+        u32::try_from(calls.len()).unwrap_or(u32::MAX)
+    }
+
+    /// [`SessionRuntime::view`] with the count of open tool calls, for opening a session.
+    pub async fn view_with_pending(&self) -> Result<SessionView, String> {
+        let mut view = self.view()?;
+        view.pending_calls = self.pending_calls().await;
+        Ok(view)
     }
 
     /// Runs one turn (and then the steering that arrived too late for it), sending every
@@ -265,6 +286,7 @@ impl SessionRuntime {
         let mut stream = match input {
             TurnInput::Text(text) => session.run(text),
             TurnInput::Retry => session.retry(),
+            TurnInput::Resume => session.resume(),
         };
         loop {
             let end = forward(stream, BATCH_WINDOW, &mut send, |_| {}).await;

@@ -172,6 +172,9 @@ pub struct SessionView {
     pub busy: bool,
     /// Why a turn cannot run now (no key, no model), shown instead of a failed turn.
     pub blocked: Option<String>,
+    /// Tool calls left open when the process stopped (an approval was waiting); `resume_turn`
+    /// finishes them, the next prompt closes them as interrupted.
+    pub pending_calls: u32,
 }
 
 /// Session permission allowances, for the settings' rules list.

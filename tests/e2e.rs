@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+#[path = "e2e/resume.rs"]
+mod resume;
 #[path = "e2e/terminal.rs"]
 mod terminal;
 #[path = "e2e/timeline.rs"]

@@ -255,6 +255,15 @@ async fn a_turn_runs_and_its_session_is_listed_renamed_resumed_and_deleted() {
             "{types:?}"
         );
         assert_eq!(resumed["turns"], 1);
+        // Nothing was left open: no banner, and resuming runs nothing.
+        assert_eq!(resumed["pendingCalls"], 0);
+        let end = ok(
+            &h.window,
+            "resume_turn",
+            json!({"onEvent": "__CHANNEL__:8"}),
+        );
+        assert_eq!(end, "not_started");
+        assert_eq!(server.requests().len(), 1, "resume sent no request");
 
         ok(&h.window, "delete_session", json!({"id": id}));
         let list = ok(&h.window, "list_sessions", json!({}));
@@ -505,6 +514,13 @@ fn settings_are_validated_saved_and_restored() {
 fn answers_without_a_session_are_clear_errors() {
     let h = harness(&[], ApprovalHost::Ui);
     let err = invoke(&h.window, "interrupt", json!({})).unwrap_err();
+    assert!(err.contains("No session"), "{err}");
+    let err = invoke(
+        &h.window,
+        "resume_turn",
+        json!({"onEvent": "__CHANNEL__:9"}),
+    )
+    .unwrap_err();
     assert!(err.contains("No session"), "{err}");
     let err = invoke(
         &h.window,

@@ -58,7 +58,7 @@ pub async fn open_session<R: Runtime>(
     let label = window.label();
     if let Some(current) = state.slot(label).session {
         if current.id() == id {
-            return current.view();
+            return current.view_with_pending().await;
         }
     }
     if state
@@ -91,7 +91,7 @@ pub async fn open_session<R: Runtime>(
         slot.workspace = Some(workspace);
         slot.session = Some(runtime.clone());
     });
-    runtime.view()
+    runtime.view_with_pending().await
 }
 
 /// The live state of the window's session.

@@ -70,6 +70,18 @@ pub async fn retry_turn<R: Runtime>(
     run(&state, window.label(), TurnInput::Retry, on_event).await
 }
 
+/// Finishes the tool calls left open when the process stopped while they waited (approvals
+/// are asked again, then the turn continues), streaming its events like `run_turn`;
+/// `not_started` when none is open.
+#[tauri::command]
+pub async fn resume_turn<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    on_event: Channel<Event>,
+) -> Result<String, String> {
+    run(&state, window.label(), TurnInput::Resume, on_event).await
+}
+
 /// Interrupts the running turn: the LLM stream stops, running tools and their processes are
 /// killed, pending approvals of the turn are dropped (denied).
 #[tauri::command]

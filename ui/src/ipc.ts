@@ -67,6 +67,9 @@ export const runTurn = (text: string, onEvent: (event: Event) => void) =>
 /** Re-runs the last turn after a retriable error. */
 export const retryTurn = (onEvent: (event: Event) => void) =>
   invoke<RunEnd>("retry_turn", { onEvent: channelFor(onEvent) });
+/** Finishes the tool calls left open when Cairn stopped (approvals asked again). */
+export const resumeTurn = (onEvent: (event: Event) => void) =>
+  invoke<RunEnd>("resume_turn", { onEvent: channelFor(onEvent) });
 /** Interrupts the running turn. */
 export const interrupt = () => invoke<void>("interrupt");
 /** Queues steering for the running turn. */

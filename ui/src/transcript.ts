@@ -394,6 +394,21 @@ export function applyEvents(state: ChatState, events: readonly Event[], price: P
   return next;
 }
 
+/**
+ * Marks the tool calls of a turn that never ended (the app stopped while they waited) as
+ * interrupted, their approvals expired: nothing waits for them in this process. Resuming
+ * the session asks again, and its events bring the cards back to life.
+ */
+export function closeStaleTools(state: ChatState): ChatState {
+  let changed = false;
+  const items = state.items.map((it) => {
+    if (it.kind !== "tool" || !(it.state === "running" || it.state === "awaiting" || it.state === "proposed")) return it;
+    changed = true;
+    return { ...it, state: "interrupted" as const, approval: it.approval === null ? null : { ...it.approval, state: "expired" as const } };
+  });
+  return changed ? { ...state, items } : state;
+}
+
 /** Marks an answered question, plan or directory request. */
 export function markAnswered(state: ChatState, id: string, answer: AskState | "rejected"): ChatState {
   return {

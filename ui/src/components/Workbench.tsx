@@ -10,6 +10,7 @@ import { useT } from "../i18n";
 import * as ipc from "../ipc";
 import {
   applyEvents,
+  closeStaleTools,
   emptyChat,
   latestPlan,
   markAnswered,
@@ -40,7 +41,9 @@ function reduce(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case "reset": {
       if (action.view === null) return emptyChat;
-      const base = applyEvents(emptyChat, action.view.events, action.view.model.price);
+      const logged = applyEvents(emptyChat, action.view.events, action.view.model.price);
+      // Without a running turn, calls still open in the log belong to a stopped process.
+      const base = action.view.busy ? logged : closeStaleTools(logged);
       return {
         ...base,
         running: action.view.busy,
@@ -126,6 +129,8 @@ export function Workbench(p: Props) {
   const timeline = useTimeline(session?.id ?? null, fail);
   const [terminal, setTerminal] = useState(false);
   const [runs, setRuns] = useState(0);
+  // Tool calls a stopped process left open in the shown session (the resume banner).
+  const [openCalls, setOpenCalls] = useState(0);
   // Ctrl+` shows or hides the terminal panel.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -162,6 +167,7 @@ export function Workbench(p: Props) {
     (view: SessionView | null) => {
       setSession(view);
       sessionRef.current = view;
+      setOpenCalls(view?.pendingCalls ?? 0);
       dispatch({ type: "reset", view });
       onSession(view?.id ?? null);
     },
@@ -209,6 +215,8 @@ export function Workbench(p: Props) {
           setPending(false);
           return;
         }
+        // A new prompt closes the calls left open as interrupted (the engine does it).
+        setOpenCalls(0);
         const end = await ipc.runTurn(text, onEvent);
         afterRun(end);
       } catch (e) {
@@ -248,6 +256,18 @@ export function Workbench(p: Props) {
   const retry = useCallback(() => {
     setPending(true);
     ipc.retryTurn(onEvent).then(afterRun, (e: unknown) => {
+      setPending(false);
+      fail(e);
+    });
+  }, [onEvent, afterRun, fail]);
+
+  const resume = useCallback(() => {
+    setOpenCalls(0);
+    setPending(true);
+    ipc.resumeTurn(onEvent).then((end) => {
+      // `not_started`: nothing was open any more (not a failed retry).
+      afterRun(end === "not_started" ? "nothing_open" : end);
+    }, (e: unknown) => {
       setPending(false);
       fail(e);
     });
@@ -376,6 +396,21 @@ export function Workbench(p: Props) {
           <Suspense fallback={<section className="terminal-panel" />}>
             <TerminalPanel fail={fail} epoch={runs} />
           </Suspense>
+        )}
+        {openCalls > 0 && !running && (
+          <div className="blocked resume-banner" role="alert" data-testid="resume-banner">
+            <span>
+              {openCalls} {t("resume.waiting")}
+            </span>
+            <span className="resume-actions">
+              <button type="button" className="btn btn-small" data-testid="resume-calls" onClick={resume}>
+                {t("resume.resume")}
+              </button>
+              <button type="button" className="btn btn-small" data-testid="dismiss-resume" onClick={() => setOpenCalls(0)}>
+                {t("resume.dismiss")}
+              </button>
+            </span>
+          </div>
         )}
         {blocked !== null && (
           <div className="blocked" role="alert" data-testid="blocked">

@@ -55,4 +55,9 @@ busy: boolean,
 /**
  * Why a turn cannot run now (no key, no model), shown instead of a failed turn.
  */
-blocked: string | null, };
+blocked: string | null, 
+/**
+ * Tool calls left open when the process stopped (an approval was waiting); `resume_turn`
+ * finishes them, the next prompt closes them as interrupted.
+ */
+pendingCalls: number, };
