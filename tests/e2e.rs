@@ -8,9 +8,9 @@
 //! are skipped with a message, unless `CAIRN_E2E=1` (CI), where any of those is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "e2e/resume.rs"]
 mod resume;
+mod support;
 #[path = "e2e/terminal.rs"]
 mod terminal;
 #[path = "e2e/timeline.rs"]
