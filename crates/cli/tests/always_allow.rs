@@ -4,71 +4,26 @@
 //! runs the same program unasked, but still not a compound line; `cairn permissions revoke
 //! PROGRAM --session ID` takes it back, and the next run is refused again.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+mod common;
+
 use cairn_testkit::{MockLlmServer, Reply};
-use portable_pty::{native_pty_system, CommandBuilder, PtySize};
 use serde_json::{json, Value};
 
 /// Runs `cairn run --approve ask …` on a pseudo-terminal, typing `answer` at the prompt.
 /// Returns (exit code, everything the terminal showed).
 fn run_on_tty(ws: &Path, state: &Path, base_url: &str, answer: &str) -> (u32, String) {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 200,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_cairn"));
-    cmd.args(["run", "--model", "m", "--approve", "ask", "--vcs", "off"]);
-    cmd.arg("--workspace");
-    cmd.arg(ws);
-    cmd.arg("--state-dir");
-    cmd.arg(state);
-    cmd.arg("--base-url");
-    cmd.arg(base_url);
-    cmd.arg("touch one.txt please");
-    cmd.env("OPENAI_API_KEY", "k");
-    cmd.env("CAIRN_PERMISSIONS_FILE", state.join("no-rules.toml"));
-    cmd.env("CAIRN_SANDBOX", "off");
-    cmd.cwd(ws);
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let mut writer = pair.master.take_writer().unwrap();
-    let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let sink = shown.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    // Answer once the prompt is on screen.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !shown.lock().unwrap().contains("always allow this command") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no approval prompt; terminal showed: {}",
-            shown.lock().unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut run = common::tty::start(ws, state, base_url, "touch one.txt please");
+    run.wait_for("always allow this command");
+    let mut writer = run.master.take_writer().unwrap();
     writer.write_all(answer.as_bytes()).unwrap();
     writer.flush().unwrap();
-    let status = child.wait().unwrap();
+    let status = run.child.wait().unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    let text = shown.lock().unwrap().clone();
-    (status.exit_code(), text)
+    (status.exit_code(), run.text())
 }
 
 async fn run_json(ws: &Path, state: &Path, base_url: &str, session: &str) -> Vec<Value> {

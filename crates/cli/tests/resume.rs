@@ -3,74 +3,26 @@
 //! leaves the call pending; the next process asks that approval again, runs the call and
 //! finishes the turn (the follow-up request carries the tool's result).
 
-use std::io::Read;
 use std::path::Path;
-use std::time::Duration;
+
+mod common;
 
 use cairn_testkit::{MockLlmServer, Reply};
-use portable_pty::{native_pty_system, CommandBuilder, PtySize};
 use serde_json::{json, Value};
 
 /// Starts `cairn run --approve ask` on a pseudo-terminal and SIGKILLs it once its approval
 /// prompt is on screen.
 fn kill_at_the_prompt(ws: &Path, state: &Path, base_url: &str) -> String {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 200,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_cairn"));
-    cmd.args(["run", "--model", "m", "--approve", "ask", "--vcs", "off"]);
-    for (flag, value) in [
-        ("--workspace", ws.as_os_str()),
-        ("--state-dir", state.as_os_str()),
-        ("--base-url", base_url.as_ref()),
-    ] {
-        cmd.arg(flag);
-        cmd.arg(value);
-    }
-    cmd.arg("create one.txt");
-    cmd.env("OPENAI_API_KEY", "k");
-    cmd.env("CAIRN_PERMISSIONS_FILE", state.join("no-rules.toml"));
-    cmd.env("CAIRN_SANDBOX", "off");
-    cmd.cwd(ws);
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let sink = shown.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !shown.lock().unwrap().contains("always allow this command") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no approval prompt; terminal showed: {}",
-            shown.lock().unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = child.process_id().unwrap();
+    let mut run = common::tty::start(ws, state, base_url, "create one.txt");
+    run.wait_for("always allow this command");
+    let pid = run.child.process_id().unwrap();
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &pid.to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let _ = child.wait();
-    let text = shown.lock().unwrap().clone();
-    text
+    let _ = run.child.wait();
+    run.text()
 }
 
 async fn cairn(state: &Path, ws: &Path, base_url: &str, args: &[&str]) -> (i32, String, String) {

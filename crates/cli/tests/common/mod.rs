@@ -1,0 +1,3 @@
+//! Helpers shared by the CLI integration tests.
+
+pub mod tty;
