@@ -167,18 +167,7 @@ fn absolute(p: &Path) -> PathBuf {
 
 /// Removes `.` and folds `..` without touching the file system (`/..` stays `/`).
 pub fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-        }
-    }
-    out
+    cairn_policy::paths::normalize_lexically(p)
 }
 
 /// Like `realpath`, but tolerates a missing tail: components that do not exist are appended.
