@@ -307,7 +307,18 @@ async fn background_task_start_output_kill() {
     assert!(t.elapsed() < Duration::from_secs(1));
     let id = task_id(&started);
     assert_eq!(id, "shell-1");
-    let snap = wait_output(&ws, &out_t, &id, "started\n").await;
+    // The pid line follows "started" a moment later: wait for both.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let snap = loop {
+        let s = wait_output(&ws, &out_t, &id, "started\n").await;
+        let has_pid = s
+            .split_once("started\n")
+            .is_some_and(|(_, rest)| rest.lines().any(|l| l.trim().parse::<u32>().is_ok()));
+        if has_pid || Instant::now() > deadline {
+            break s;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert!(snap.starts_with("[task shell-1: running"), "{snap}");
     let grandchild = first_pid(snap.split_once("started\n").unwrap().1);
 
