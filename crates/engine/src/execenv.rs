@@ -5,10 +5,38 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A command line ready to start, with what must stay alive as long as its process runs.
+pub struct WrappedCommand {
+    /// The argv to execute.
+    pub argv: Vec<String>,
+    /// Dropped when the process has ended (e.g. removes the sandbox's host mount points).
+    pub guard: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for WrappedCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WrappedCommand")
+            .field("argv", &self.argv)
+            .field("guard", &self.guard.is_some())
+            .finish()
+    }
+}
+
+impl WrappedCommand {
+    /// A command that needs nothing kept alive.
+    pub fn plain(argv: Vec<String>) -> Self {
+        WrappedCommand { argv, guard: None }
+    }
+}
+
 /// Wraps a command's argv to run it inside an OS sandbox.
 pub trait CommandWrapper: Send + Sync {
     /// The argv that runs `argv` in the sandbox; `extra_writable` are granted folders.
     fn wrap(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> Vec<String>;
+    /// Like [`CommandWrapper::wrap`], plus a guard the caller keeps until the process ended.
+    fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
+        WrappedCommand::plain(self.wrap(argv, extra_writable))
+    }
     /// A short description (`bubblewrap`, …) for the prompt and the UI.
     fn describe(&self) -> String;
 }

@@ -187,9 +187,12 @@ impl ToolHost {
     }
 
     /// The argv that runs `argv` for this session: inside the OS sandbox when one is set
-    /// (granted writable folders included), unchanged otherwise.
-    pub fn wrap_command(&self, argv: Vec<String>) -> Vec<String> {
-        let Some(s) = &self.shared else { return argv };
+    /// (granted writable folders included), unchanged otherwise; keep the returned guard
+    /// until the process has ended.
+    pub fn wrap_command(&self, argv: Vec<String>) -> crate::WrappedCommand {
+        let Some(s) = &self.shared else {
+            return crate::WrappedCommand::plain(argv);
+        };
         match &s.exec.wrapper {
             Some(w) => {
                 let extra: Vec<std::path::PathBuf> = self
@@ -198,9 +201,9 @@ impl ToolHost {
                     .filter(|(_, writable)| *writable)
                     .map(|(p, _)| std::path::PathBuf::from(p))
                     .collect();
-                w.wrap(argv, &extra)
+                w.wrap_guarded(argv, &extra)
             }
-            None => argv,
+            None => crate::WrappedCommand::plain(argv),
         }
     }
 

@@ -35,7 +35,7 @@ pub use budget::ResultBudget;
 pub use checkpoint::Checkpointer;
 pub use compaction::CompactionConfig;
 pub use config::{DefaultApproval, EngineConfig, DEFAULT_MAX_ITERATIONS};
-pub use execenv::{CommandWrapper, ExecEnvironment};
+pub use execenv::{CommandWrapper, ExecEnvironment, WrappedCommand};
 pub use hook::{EngineHook, StateSnapshot};
 pub use host::ToolHost;
 pub use llm::{

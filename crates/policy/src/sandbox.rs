@@ -108,14 +108,73 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
             a.extend(["--ro-bind".to_string(), s.clone(), s]);
         }
     }
+    // A protected folder that does not exist yet gets an empty read-only folder mounted in
+    // its place, or the command could create it (a new `.git` with hooks).
+    for p in missing_protected(spec) {
+        let s = p.display().to_string();
+        a.extend([
+            "--tmpfs".to_string(),
+            s.clone(),
+            "--remount-ro".to_string(),
+            s,
+        ]);
+    }
     if !spec.network {
         a.push("--unshare-net".into());
     }
+    // Own PID namespace: when the command ends, whatever it left running in the background
+    // dies with it instead of outliving the protections.
+    a.push("--unshare-pid".into());
     a.extend(["--die-with-parent".to_string(), "--chdir".to_string()]);
     a.push(spec.workspace.display().to_string());
     a.push("--".into());
     a.extend(argv.iter().cloned());
     a
+}
+
+/// Protected paths of `spec` that do not exist yet (for a dangling symlink: its missing
+/// target inside the workspace), as the first missing component of each. The sandbox mounts
+/// an empty read-only folder there; bubblewrap creates it on the host, so callers keep a
+/// [`crate::sandbox_mounts::MountPointGuard`] for these while the command runs.
+pub fn missing_protected(spec: &SandboxSpec) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for inside in &spec.read_only_inside {
+        let p = spec.workspace.join(inside);
+        if p.exists() {
+            continue;
+        }
+        let target = match std::fs::read_link(&p) {
+            // A dangling symlink: what it points at must not be creatable either.
+            Ok(t) => match p.parent() {
+                Some(dir) => dir.join(t),
+                None => t,
+            },
+            Err(_) => p,
+        };
+        let target = crate::paths::normalize_lexically(&target);
+        if !target.starts_with(&spec.workspace) {
+            // Outside the workspace the root is read-only anyway.
+            continue;
+        }
+        if let Some(first) = first_missing(&target) {
+            if !out.contains(&first) {
+                out.push(first);
+            }
+        }
+    }
+    out
+}
+
+/// The first component of `path` (absolute) that does not exist.
+fn first_missing(path: &Path) -> Option<PathBuf> {
+    let mut cur = PathBuf::new();
+    for c in path.components() {
+        cur.push(c);
+        if std::fs::symlink_metadata(&cur).is_err() {
+            return Some(cur);
+        }
+    }
+    None
 }
 
 /// A `sandbox-exec` (Seatbelt) profile confining writes to the workspace, temp and granted
@@ -171,6 +230,15 @@ mod tests {
         assert!(joined.contains(&format!("--bind {ws} {ws}")));
         assert!(joined.contains(&format!("--ro-bind {ws}/.git {ws}/.git")));
         assert!(joined.contains("--unshare-net"));
+        assert!(joined.contains("--unshare-pid"));
+        // `.agent` and `.cairn` do not exist: empty read-only folders keep them uncreatable.
+        assert!(joined.contains(&format!("--tmpfs {ws}/.agent --remount-ro {ws}/.agent")));
+        assert!(joined.contains(&format!("--tmpfs {ws}/.cairn --remount-ro {ws}/.cairn")));
+        assert!(!joined.contains(&format!("--tmpfs {ws}/.git")));
+        assert_eq!(
+            missing_protected(&spec),
+            vec![tmp.join(".agent"), tmp.join(".cairn")]
+        );
         assert!(joined.ends_with("-- sh -c true"));
         let _ = std::fs::remove_dir_all(tmp);
     }

@@ -4,8 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairn_engine::{CommandWrapper, ExecEnvironment, ShellPolicy};
-use cairn_policy::sandbox::{bwrap_argv, bwrap_path, bwrap_works, SandboxMode, SandboxSpec};
+use cairn_engine::{CommandWrapper, ExecEnvironment, ShellPolicy, WrappedCommand};
+use cairn_policy::sandbox::{
+    bwrap_argv, bwrap_path, bwrap_works, missing_protected, SandboxMode, SandboxSpec,
+};
+use cairn_policy::sandbox_mounts::MountPointGuard;
 
 use crate::RuntimeError;
 
@@ -13,6 +16,9 @@ use crate::RuntimeError;
 pub struct BwrapWrapper {
     bwrap: PathBuf,
     spec: SandboxSpec,
+    /// Where mount-point markers go (under the state dir, which the sandbox cannot write
+    /// unless it was placed inside a writable folder).
+    markers: PathBuf,
 }
 
 impl CommandWrapper for BwrapWrapper {
@@ -20,6 +26,16 @@ impl CommandWrapper for BwrapWrapper {
         let mut spec = self.spec.clone();
         spec.extra_writable.extend(extra_writable.iter().cloned());
         bwrap_argv(&self.bwrap, &spec, &argv)
+    }
+
+    fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
+        let mut spec = self.spec.clone();
+        spec.extra_writable.extend(extra_writable.iter().cloned());
+        let guard = MountPointGuard::register(missing_protected(&spec), Some(&self.markers));
+        WrappedCommand {
+            argv: bwrap_argv(&self.bwrap, &spec, &argv),
+            guard: Some(Box::new(guard)),
+        }
     }
 
     fn describe(&self) -> String {
@@ -75,7 +91,11 @@ pub fn exec_environment(
                     }
                 }
             }
-            env.wrapper = Some(Arc::new(BwrapWrapper { bwrap, spec }));
+            env.wrapper = Some(Arc::new(BwrapWrapper {
+                bwrap,
+                spec,
+                markers: state_dir.join("sandbox-mounts"),
+            }));
             Ok(env)
         }
         None if mode == SandboxMode::Required => Err(RuntimeError::Config(

@@ -122,3 +122,77 @@ async fn bubblewrap_confines_shell_commands() {
     assert!(last.contains("token=[vault:DEPLOY_TOKEN]"), "{last}");
     assert!(!format!("{events:?}").contains("vault-secret-9876"));
 }
+
+/// A protected folder that does not exist yet cannot be created from inside the sandbox
+/// (`git init`, `mkdir -p .git/hooks`, a background job outliving the command, a dangling
+/// `.agent` symlink pointing into the workspace), and the empty mount points the sandbox needs
+/// are gone from the workspace afterwards.
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_protected_folders_cannot_be_created_and_leave_nothing_behind() {
+    if !bwrap_works() {
+        assert!(
+            std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
+            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+        );
+        println!("SKIPPED sandbox: bubblewrap cannot run here");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("agent-data", ws.path().join(".agent")).unwrap();
+    let exec = exec_environment(
+        ws.path(),
+        state.path(),
+        SandboxMode::Required,
+        ShellPolicy::Sandbox,
+    )
+    .unwrap();
+    let commands = [
+        "git init -q . ; mkdir -p .git/hooks ; echo evil > .git/hooks/pre-commit",
+        "mkdir -p .cairn && echo '{}' > .cairn/settings.json",
+        "mkdir -p agent-data && echo evil > agent-data/x",
+        // Outlives the shell unless the sandbox takes it down with the command.
+        "(sleep 2; mkdir -p .git/hooks; echo late > .git/hooks/post-checkout) & echo started",
+        "echo fine > inside.txt",
+    ];
+    let mut replies: Vec<FakeReply> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| FakeReply::tool(&format!("c{i}"), "run_shell", json!({ "command": c })))
+        .collect();
+    replies.push(FakeReply::text("done"));
+    let mut cfg = EngineConfig::new(ws.path().to_path_buf(), state.path().to_path_buf(), "m");
+    cfg.mode = Mode::Interactive;
+    let mut reg = ToolRegistry::new();
+    reg.register_all(cairn_tools::core_tools());
+    let s = Session::builder(cfg, Arc::new(FakeLlm::new(replies)))
+        .tools(reg)
+        .permission_rules(Default::default(), ShellPolicy::Sandbox, true)
+        .exec_environment(exec)
+        .build();
+    let mut stream = s.run("try it");
+    while stream.recv().await.is_some() {}
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("inside.txt"))
+            .unwrap()
+            .trim(),
+        "fine",
+        "ordinary writes still work"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        vec![".agent".to_string(), "inside.txt".to_string()],
+        "no .git, .cairn or agent-data created, no mount point left behind"
+    );
+    assert!(std::fs::symlink_metadata(ws.path().join(".agent"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}

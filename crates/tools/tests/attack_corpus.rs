@@ -17,9 +17,10 @@ use std::sync::Arc;
 use cairn_engine::testing::{FakeLlm, FakeReply, ScriptedApprover};
 use cairn_engine::{
     CommandWrapper, EngineConfig, ExecEnvironment, PermissionState, Session, ShellPolicy,
-    ToolRegistry,
+    ToolRegistry, WrappedCommand,
 };
-use cairn_policy::sandbox::{bwrap_argv, bwrap_path, bwrap_works, SandboxSpec};
+use cairn_policy::sandbox::{bwrap_argv, bwrap_path, bwrap_works, missing_protected, SandboxSpec};
+use cairn_policy::sandbox_mounts::MountPointGuard;
 use cairn_policy::{RuleDecision, RuleSet, RuleSpec};
 use cairn_protocol::{ApprovalDecision, Event, Mode, ToolStatus};
 use common::collect;
@@ -66,6 +67,9 @@ struct Case {
     /// Per-tool overrides of `expect` for `tools` cases.
     #[serde(default)]
     expect_for: BTreeMap<String, String>,
+    /// Workspace entries removed before the case (a protected folder that does not exist yet).
+    #[serde(default)]
+    remove: Vec<String>,
 }
 
 fn interactive() -> String {
@@ -213,6 +217,15 @@ impl CommandWrapper for Bwrap {
         let mut spec = self.spec.clone();
         spec.extra_writable.extend(extra_writable.iter().cloned());
         bwrap_argv(&self.bwrap, &spec, &argv)
+    }
+    fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
+        let mut spec = self.spec.clone();
+        spec.extra_writable.extend(extra_writable.iter().cloned());
+        let guard = MountPointGuard::register(missing_protected(&spec), None);
+        WrappedCommand {
+            argv: bwrap_argv(&self.bwrap, &spec, &argv),
+            guard: Some(Box::new(guard)),
+        }
     }
     fn describe(&self) -> String {
         "bubblewrap (attack corpus)".into()
@@ -439,6 +452,14 @@ async fn the_attack_corpus_yields_no_unapproved_side_effects() {
         }
         for (tool, path, expect) in calls {
             let w = world();
+            for gone in &case.remove {
+                let p = w.ws.join(gone);
+                if p.is_dir() {
+                    std::fs::remove_dir_all(&p).unwrap();
+                } else {
+                    std::fs::remove_file(&p).unwrap();
+                }
+            }
             let args = match &path {
                 Some(p) => path_args(&tool, &fill(p, &w)),
                 None => fill_value(case.args.as_ref().expect("args"), &w),

@@ -50,6 +50,8 @@ pub(crate) struct Session {
     pub started: Instant,
     /// Offset of the first output byte the model has not seen; one reader at a time.
     cursor: tokio::sync::Mutex<u64>,
+    /// Kept while the session is known (sandbox mount points on the host).
+    _sandbox: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 /// What one call saw.
@@ -135,8 +137,9 @@ impl CommandSessions {
                 self.describe_known()
             )));
         }
+        let wrapped = host.wrap_command(vec![shell_program().into(), "-c".into(), command.into()]);
         let proc = PtyProcess::spawn(&PtySpawn {
-            argv: host.wrap_command(vec![shell_program().into(), "-c".into(), command.into()]),
+            argv: wrapped.argv,
             cwd: cwd.to_path_buf(),
             env: [
                 ("TERM".to_string(), "dumb".to_string()),
@@ -158,6 +161,7 @@ impl CommandSessions {
             proc,
             started: Instant::now(),
             cursor: tokio::sync::Mutex::new(0),
+            _sandbox: wrapped.guard,
         });
         self.lock().insert(n, session.clone());
         Ok((format!("cmd-{n}"), session))

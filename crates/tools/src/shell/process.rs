@@ -69,6 +69,8 @@ pub(crate) struct ShellProcess {
     pgid: Option<Pid>,
     exit: Option<Exit>,
     chunk: Vec<u8>,
+    /// Kept until the process is gone (sandbox mount points on the host).
+    _sandbox: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl ShellProcess {
@@ -91,12 +93,12 @@ impl ShellProcess {
         let writer2 = writer
             .try_clone()
             .map_err(|e| ToolError::io("cannot create an output pipe", e))?;
-        let argv = host.wrap_command(vec![
+        let wrapped = host.wrap_command(vec![
             shell_program().to_string(),
             "-c".to_string(),
             command.to_string(),
         ]);
-        let Some((program, args)) = argv.split_first() else {
+        let Some((program, args)) = wrapped.argv.split_first() else {
             return Err(ToolError::Failed("empty command line".into()));
         };
         let mut cmd = Command::new(program);
@@ -130,6 +132,7 @@ impl ShellProcess {
             pgid,
             exit: None,
             chunk: vec![0; 64 * 1024],
+            _sandbox: wrapped.guard,
         })
     }
 
