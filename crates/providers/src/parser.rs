@@ -39,13 +39,53 @@ pub(crate) fn malformed(what: &str, err: &serde_json::Error, data: &str) -> LlmO
     )
 }
 
-/// Pushes a text-like chunk unless it is empty.
-pub(crate) fn push_text(
-    out: &mut VecDeque<LlmChunk>,
-    s: Option<&str>,
-    make: fn(String) -> LlmChunk,
-) {
-    if let Some(s) = s.filter(|s| !s.is_empty()) {
-        out.push_back(make(s.to_string()));
+/// Which text-like chunk a delta is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextKind {
+    /// Answer text.
+    Text,
+    /// Reasoning text.
+    Reasoning,
+}
+
+/// Pushes a text-like chunk unless it is empty. Deltas of one body read that follow each
+/// other with the same kind travel as one chunk: the engine would merge them anyway, and one
+/// allocation and one stream poll per network read instead of per token keeps the provider
+/// close to the speed of the raw read.
+pub(crate) fn push_text(out: &mut VecDeque<LlmChunk>, s: Option<&str>, kind: TextKind) {
+    let Some(s) = s.filter(|s| !s.is_empty()) else {
+        return;
+    };
+    match (out.back_mut(), kind) {
+        (Some(LlmChunk::Text(t)), TextKind::Text)
+        | (Some(LlmChunk::Reasoning(t)), TextKind::Reasoning) => t.push_str(s),
+        (_, TextKind::Text) => out.push_back(LlmChunk::Text(s.to_string())),
+        (_, TextKind::Reasoning) => out.push_back(LlmChunk::Reasoning(s.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn same_kind_deltas_merge_and_kinds_stay_in_order() {
+        let mut out = VecDeque::new();
+        push_text(&mut out, Some("a"), TextKind::Reasoning);
+        push_text(&mut out, Some("b"), TextKind::Reasoning);
+        push_text(&mut out, Some(""), TextKind::Text);
+        push_text(&mut out, Some("c"), TextKind::Text);
+        push_text(&mut out, None, TextKind::Text);
+        push_text(&mut out, Some("d"), TextKind::Text);
+        push_text(&mut out, Some("e"), TextKind::Reasoning);
+        assert_eq!(
+            Vec::from(out),
+            vec![
+                LlmChunk::Reasoning("ab".into()),
+                LlmChunk::Text("cd".into()),
+                LlmChunk::Reasoning("e".into()),
+            ]
+        );
     }
 }

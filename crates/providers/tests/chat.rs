@@ -12,10 +12,13 @@ use serde_json::json;
 
 #[tokio::test]
 async fn streams_text_in_many_chunks() {
-    let text = "The quick brown fox jumps over the lazy dog. ".repeat(20);
-    let server = MockLlmServer::with_script(vec![Reply::text(&text).chunk_size(3)])
-        .await
-        .unwrap();
+    // Chunks that arrive apart are passed on apart: the answer streams.
+    let text = "The quick brown fox jumps over the lazy dog. ".repeat(2);
+    let server = MockLlmServer::with_script(vec![Reply::text(&text)
+        .chunk_size(3)
+        .delay_between_chunks(std::time::Duration::from_millis(3))])
+    .await
+    .unwrap();
     let got = collect(
         &client(&server.base_url(), ApiMode::Chat),
         request("gpt-4o"),
@@ -23,7 +26,7 @@ async fn streams_text_in_many_chunks() {
     .await;
     assert_eq!(got.outcome().status, OutcomeStatus::Completed);
     assert_eq!(got.text, text);
-    assert!(got.text_chunks >= 100, "{} chunks", got.text_chunks);
+    assert!(got.text_chunks >= 20, "{} chunks", got.text_chunks);
     assert!(got.calls.is_empty() && got.usage.is_none());
 }
 
@@ -39,7 +42,13 @@ async fn streams_ten_thousand_exact_chunks() {
     )
     .await;
     assert_eq!(got.outcome().status, OutcomeStatus::Completed);
-    assert_eq!(got.text_chunks, 10_000);
+    // Deltas that arrive in one network read travel as one chunk: fewer chunks than
+    // events, never more, and every byte in order.
+    assert!(
+        (1..=10_000).contains(&got.text_chunks),
+        "{} chunks",
+        got.text_chunks
+    );
     assert_eq!(got.text, chunks.concat());
 }
 

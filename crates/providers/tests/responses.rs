@@ -36,7 +36,8 @@ async fn streams_text_reasoning_tool_calls_and_usage() {
         got.outcome()
     );
     assert_eq!(got.text, "Let me look.");
-    assert!(got.text_chunks >= 6);
+    // Deltas of one network read travel together; never more chunks than deltas.
+    assert!((1..=6).contains(&got.text_chunks), "{}", got.text_chunks);
     assert_eq!(got.reasoning, "The user wants a file.");
     assert_eq!(
         got.calls,

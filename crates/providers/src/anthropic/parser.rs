@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{Block, Cached};
 use crate::classify::{outcome_for_stream_error, ErrorInfo};
-use crate::parser::{malformed, Flow, StreamParser};
+use crate::parser::{malformed, push_text, Flow, StreamParser, TextKind};
 use crate::reasoning_cache::{anchor, ReasoningCache};
 use crate::redact::Redactor;
 
@@ -106,14 +106,14 @@ impl AnthropicParser {
     fn emit_reasoning(&mut self, s: &str, out: &mut VecDeque<LlmChunk>) {
         if !s.is_empty() {
             self.reasoning.push_str(s);
-            out.push_back(LlmChunk::Reasoning(s.to_string()));
+            push_text(out, Some(s), TextKind::Reasoning);
         }
     }
 
     fn emit_text(&mut self, s: &str, out: &mut VecDeque<LlmChunk>) {
         if !s.is_empty() {
             self.text.push_str(s);
-            out.push_back(LlmChunk::Text(s.to_string()));
+            push_text(out, Some(s), TextKind::Text);
         }
     }
 

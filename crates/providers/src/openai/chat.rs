@@ -11,7 +11,7 @@ use super::config::{Compat, OpenAiConfig};
 use crate::classify::{outcome_for_stream_error, ErrorInfo};
 use crate::fastjson::Str;
 use crate::models::is_deepseek;
-use crate::parser::{malformed, push_text, Flow, StreamParser};
+use crate::parser::{malformed, push_text, Flow, StreamParser, TextKind};
 use crate::redact::Redactor;
 use crate::thinking::{openai_effort, request_level};
 
@@ -261,14 +261,14 @@ impl StreamParser for ChatParser {
             push_text(
                 out,
                 p.reasoning_content.as_ref().map(Str::as_str),
-                LlmChunk::Reasoning,
+                TextKind::Reasoning,
             );
             push_text(
                 out,
                 p.reasoning.as_ref().map(Str::as_str),
-                LlmChunk::Reasoning,
+                TextKind::Reasoning,
             );
-            push_text(out, p.content.as_ref().map(Str::as_str), LlmChunk::Text);
+            push_text(out, p.content.as_ref().map(Str::as_str), TextKind::Text);
             if let Some(reason) = p.finish_reason {
                 self.finish_reason = Some(reason.0.into_owned());
             }
@@ -292,10 +292,10 @@ impl StreamParser for ChatParser {
         push_text(
             out,
             delta["reasoning_content"].as_str(),
-            LlmChunk::Reasoning,
+            TextKind::Reasoning,
         );
-        push_text(out, delta["reasoning"].as_str(), LlmChunk::Reasoning);
-        push_text(out, delta["content"].as_str(), LlmChunk::Text);
+        push_text(out, delta["reasoning"].as_str(), TextKind::Reasoning);
+        push_text(out, delta["content"].as_str(), TextKind::Text);
         if let Some(frags) = delta["tool_calls"].as_array() {
             self.tool_fragments(frags);
         }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::chat::{data_url, deepseek_quirks};
 use super::config::OpenAiConfig;
 use crate::classify::{outcome_for_stream_error, ErrorInfo};
-use crate::parser::{malformed, Flow, StreamParser};
+use crate::parser::{malformed, push_text, Flow, StreamParser, TextKind};
 use crate::reasoning_cache::{anchor, message_anchor, ReasoningCache};
 use crate::redact::Redactor;
 use crate::thinking::{openai_effort, request_level};
@@ -177,14 +177,14 @@ impl ResponsesParser {
     fn push_text(&mut self, s: Option<&str>, out: &mut VecDeque<LlmChunk>) {
         if let Some(s) = s.filter(|s| !s.is_empty()) {
             self.text.push_str(s);
-            out.push_back(LlmChunk::Text(s.to_string()));
+            push_text(out, Some(s), TextKind::Text);
         }
     }
 
     fn push_reasoning(&mut self, s: Option<&str>, out: &mut VecDeque<LlmChunk>) {
         if let Some(s) = s.filter(|s| !s.is_empty()) {
             self.reasoning.push_str(s);
-            out.push_back(LlmChunk::Reasoning(s.to_string()));
+            push_text(out, Some(s), TextKind::Reasoning);
         }
     }
 
