@@ -8,14 +8,17 @@
 //! saves its session.
 
 pub mod approver;
+pub mod attach;
 pub mod bench;
 pub mod commands;
 pub mod dialogs;
+pub mod files;
 pub mod forward;
 pub mod keys;
 pub mod llm;
 pub mod logging;
 pub mod mcp;
+pub mod mentions;
 pub mod menu;
 pub mod preview;
 pub mod runtime;
@@ -25,6 +28,7 @@ pub mod terminals;
 pub mod timeline;
 pub mod types;
 pub mod usage;
+pub mod watch;
 pub mod windows;
 
 /// The one list of command names (also read by the build script).
@@ -94,13 +98,20 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::timeline::session_timeline,
             commands::timeline::checkpoint_diff,
             commands::timeline::restore_checkpoint,
+            commands::timeline::rewind_conversation,
             commands::terminal::terminal_list,
             commands::terminal::terminal_open,
             commands::terminal::terminal_attach,
             commands::terminal::terminal_write,
             commands::terminal::terminal_resize,
             commands::terminal::terminal_close,
+            commands::clipboard::clipboard_read,
+            commands::clipboard::clipboard_write,
             commands::app::new_window,
+            commands::files::list_dir,
+            commands::files::workspace_files,
+            commands::files::watch_files,
+            commands::files::read_attachment,
         ])
 }
 
@@ -152,16 +163,26 @@ fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
 }
 
 /// Without a GPU (no `/dev/dri`, e.g. a VM or Xvfb), WebKitGTK's accelerated compositing
-/// falls back to software GL and paints several times slower than its plain software path;
-/// pick that path unless the user chose (`WEBKIT_DISABLE_COMPOSITING_MODE` set). Call before
+/// falls back to software GL and paints several times slower than its plain software path,
+/// and its DMA-BUF renderer only adds a software GL stack to the app process (~5 MiB, no
+/// speed-up); pick the plain path unless the user chose (either variable set). Call before
 /// any thread starts.
 pub fn prefer_software_rendering() -> bool {
-    let chosen = std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some();
-    if cfg!(target_os = "linux") && !chosen && !std::path::Path::new("/dev/dri").exists() {
-        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
-        return true;
+    let no_gpu = cfg!(target_os = "linux") && !std::path::Path::new("/dev/dri").exists();
+    if !no_gpu {
+        return false;
     }
-    false
+    let mut changed = false;
+    for var in [
+        "WEBKIT_DISABLE_COMPOSITING_MODE",
+        "WEBKIT_DISABLE_DMABUF_RENDERER",
+    ] {
+        if std::env::var_os(var).is_none() {
+            std::env::set_var(var, "1");
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// The prompt language follows the UI language saved in the settings: sets `CAIRN_LANG`

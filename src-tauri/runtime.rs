@@ -24,6 +24,8 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 pub enum TurnInput {
     /// A new user message.
     Text(String),
+    /// A new user message with pasted images and/or `@path`-mentioned files.
+    Attached(String, Box<cairn_engine::attachments::TurnAttachments>),
     /// Re-run the last turn after a retriable error.
     Retry,
     /// Finish the tool calls left open when the process stopped (approvals asked again).
@@ -285,6 +287,7 @@ impl SessionRuntime {
         let session = &self.assembled.session;
         let mut stream = match input {
             TurnInput::Text(text) => session.run(text),
+            TurnInput::Attached(text, a) => session.run_with_attachments(text, *a),
             TurnInput::Retry => session.retry(),
             TurnInput::Resume => session.resume(),
         };

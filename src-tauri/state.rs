@@ -63,6 +63,8 @@ pub struct WindowSlot {
     pub workspace: Option<PathBuf>,
     /// The open session.
     pub session: Option<Arc<SessionRuntime>>,
+    /// The files panel's watcher (dropped, and so stopped, with the workspace or window).
+    pub files: Option<Arc<crate::watch::WorkspaceWatch>>,
 }
 
 /// Managed state of the app.

@@ -26,7 +26,13 @@ fn export_app_types(cfg: &Config) {
     export::<TimelineView>(cfg);
     export::<RestoreRequest>(cfg);
     export::<RestoreView>(cfg);
+    export::<RewindView>(cfg);
     export::<TerminalTab>(cfg);
+    export::<DirListing>(cfg);
+    export::<FileIndex>(cfg);
+    export::<WatchStatus>(cfg);
+    export::<FilesEvent>(cfg);
+    export::<ImageUpload>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {
@@ -72,7 +78,7 @@ fn checked_in_app_bindings_are_current() {
         );
     }
 
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src/bindings/app");
+    let dir = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("ui/src/bindings/app");
     let current = ts_files(&dir);
     if std::env::var("CAIRN_UPDATE_BINDINGS").as_deref() == Ok("1") {
         fs::create_dir_all(&dir).unwrap();

@@ -8,8 +8,12 @@
 //! are skipped with a message, unless `CAIRN_E2E=1` (CI), where any of those is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "e2e/files.rs"]
+mod files;
 #[path = "e2e/resume.rs"]
 mod resume;
+#[path = "e2e/rewind.rs"]
+mod rewind;
 mod support;
 #[path = "e2e/terminal.rs"]
 mod terminal;

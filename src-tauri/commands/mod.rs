@@ -3,6 +3,8 @@
 //! protocol crate) and have generated TypeScript bindings.
 
 pub mod app;
+pub mod clipboard;
+pub mod files;
 pub mod session;
 pub mod settings;
 pub mod terminal;

@@ -1,12 +1,12 @@
 //! Timeline commands: the session's checkpoints, their diffs, and restores (dry run, chosen
-//! files, undoable). Restores are refused while a turn runs.
+//! files, undoable), and conversation rewinds. Both are refused while a turn runs.
 
 use tauri::{Runtime, State, Window};
 
 use super::current;
 use crate::state::AppState;
 use crate::timeline;
-use crate::types::{RestoreRequest, RestoreView, TimelineView};
+use crate::types::{RestoreRequest, RestoreView, RewindView, TimelineView};
 
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, String> + Send + 'static,
@@ -64,4 +64,52 @@ pub async fn restore_checkpoint<R: Runtime>(
         );
     }
     Ok(view)
+}
+
+/// Rewinds the conversation to right after session turn `turn`: later turns leave the
+/// history the model sees and the transcript; they are kept in a `rewind-*.json` file in the
+/// session dir. Refused while a turn runs. The workspace is not touched (the page restores
+/// code separately with `restore_checkpoint`).
+#[tauri::command]
+pub async fn rewind_conversation<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    turn: u32,
+) -> Result<RewindView, String> {
+    let runtime = current(&state, window.label())?;
+    let rewound = runtime
+        .session()
+        .rewind_to_turn(turn)
+        .map_err(|e| capitalised(&e.to_string()))?;
+    let archive = match rewound.removed.is_empty() {
+        true => None,
+        false => runtime
+            .store()
+            .session_dir(&runtime.id())
+            .ok()
+            .and_then(|dir| cairn_runtime::rewind::archives(&dir).pop())
+            .map(|p| p.display().to_string()),
+    };
+    tracing::info!(
+        window = window.label(),
+        turn,
+        removed = ?rewound.removed_turns,
+        "conversation rewound"
+    );
+    Ok(RewindView {
+        turn,
+        removed_turns: rewound.removed_turns,
+        removed_messages: u32::try_from(rewound.removed.len()).unwrap_or(u32::MAX),
+        archive,
+        session: runtime.view_with_pending().await?,
+    })
+}
+
+/// An engine message as a sentence for the page.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }

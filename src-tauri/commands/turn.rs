@@ -9,6 +9,7 @@ use super::current;
 use crate::forward::ForwardEnd;
 use crate::runtime::TurnInput;
 use crate::state::AppState;
+use crate::types::ImageUpload;
 
 /// How a run ended, as the page learns it when the command returns.
 fn describe(end: ForwardEnd) -> String {
@@ -45,19 +46,27 @@ async fn run(
 
 /// Runs one turn with `text`, streaming its events (deltas batched) to `on_event`; returns
 /// when the turn (and any steering run after it) ended. Behind a running turn it waits its
-/// turn: turns of one session never overlap.
+/// turn: turns of one session never overlap. Files the text mentions (`@path`) and pasted
+/// `images` go with it ([`crate::attach`]); a bad one refuses the turn before it starts.
 #[tauri::command]
 pub async fn run_turn<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     text: String,
+    images: Option<Vec<ImageUpload>>,
     on_event: Channel<Event>,
 ) -> Result<String, String> {
     let text = text.trim().to_string();
-    if text.is_empty() {
+    let images = images.unwrap_or_default();
+    if text.is_empty() && images.is_empty() {
         return Err("The message is empty.".into());
     }
-    run(&state, window.label(), TurnInput::Text(text), on_event).await
+    let runtime = current(&state, window.label())?;
+    if let Some(reason) = runtime.blocked() {
+        return Err(reason);
+    }
+    let input = tokio::task::block_in_place(|| crate::attach::turn_input(&runtime, text, images))?;
+    run(&state, window.label(), input, on_event).await
 }
 
 /// Re-runs the last turn after a retriable error (`not_started` when there is none).

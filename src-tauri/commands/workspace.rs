@@ -70,6 +70,7 @@ pub async fn open_workspace<R: Runtime>(
     state.with_slot(window.label(), |slot| {
         slot.workspace = Some(canon.clone());
         slot.session = None;
+        slot.files = None;
     });
     let now = cairn_runtime::store::now();
     state.update_settings(|s| s.remember_workspace(&canon, &now))?;
@@ -97,7 +98,10 @@ pub async fn close_workspace<R: Runtime>(
     state: State<'_, AppState>,
 ) -> Result<Vec<RecentWorkspace>, String> {
     close_session_of(&state, window.label()).await?;
-    state.with_slot(window.label(), |slot| slot.workspace = None);
+    state.with_slot(window.label(), |slot| {
+        slot.workspace = None;
+        slot.files = None;
+    });
     crate::windows::remember(&state);
     Ok(state.settings().recent_view())
 }

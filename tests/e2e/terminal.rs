@@ -143,3 +143,101 @@ async fn terminals_are_read_by_the_agent_and_answer_its_prompts() {
         "the agent saw the answer: {last}"
     );
 }
+
+/// Ctrl+Shift+V pastes the clipboard into a terminal tab (through Cairn's clipboard command
+/// and xterm's paste), and the shell runs what was pasted; Ctrl+Shift+C copies the selection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_paste_reaches_the_shell_and_copy_fills_the_clipboard() {
+    let server = Arc::new(MockLlmServer::with_script(vec![]).await.unwrap());
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("paster");
+    seed_recent(state.path(), &ws, json!({}));
+    let env = with_var(
+        app_env(state.path(), &server, "mock-model"),
+        "SHELL",
+        Some("/bin/bash"),
+    );
+    with_app(env, move |c| async move {
+        open_recent(&c).await;
+        click(&c, "[data-testid=toggle-terminal]").await;
+        click(&c, "[data-testid=terminal-new]").await;
+        find(
+            &c,
+            "[data-testid=terminal-view][data-terminal='term-1'] .xterm-rows",
+        )
+        .await;
+        c.execute(
+            "return window.__TAURI_INTERNALS__.invoke('clipboard_write', {text: 'echo pasted-$((6*7))'})",
+            vec![],
+        )
+        .await
+        .unwrap();
+        let css = "[data-testid=terminal-view][data-terminal='term-1'] textarea";
+        let input = find(&c, css).await;
+        input
+            .send_keys(&format!("{}{}v", Key::Control, Key::Shift))
+            .await
+            .unwrap();
+        input.send_keys(&Key::Enter.to_string()).await.unwrap();
+        wait_screen(&c, "term-1", "pasted-42").await;
+
+        // Copy: select the terminal's text with xterm's own selection, then Ctrl+Shift+C.
+        c.execute(
+            "return window.__TAURI_INTERNALS__.invoke('clipboard_write', {text: 'before-copy'})",
+            vec![],
+        )
+        .await
+        .unwrap();
+        // A real drag across the first rows selects them (xterm's own selection).
+        let screen = find(
+            &c,
+            "[data-testid=terminal-view][data-terminal='term-1'] .xterm-screen",
+        )
+        .await;
+        let (w, h) = screen.rectangle().await.map(|r| (r.2, r.3)).unwrap();
+        use fantoccini::actions::InputSource;
+        let drag = fantoccini::actions::MouseActions::new("mouse".into())
+            .then(fantoccini::actions::PointerAction::MoveToElement {
+                element: screen.clone(),
+                duration: None,
+                x: -(w / 2.0) + 3.0,
+                y: -(h / 2.0) + 6.0,
+            })
+            .then(fantoccini::actions::PointerAction::Down {
+                button: fantoccini::actions::MOUSE_BUTTON_LEFT,
+            })
+            .then(fantoccini::actions::PointerAction::MoveBy {
+                duration: Some(Duration::from_millis(300)),
+                x: w - 10.0,
+                y: 20.0,
+            })
+            .then(fantoccini::actions::PointerAction::Up {
+                button: fantoccini::actions::MOUSE_BUTTON_LEFT,
+            });
+        c.perform_actions(drag).await.unwrap();
+        input
+            .send_keys(&format!("{}{}c", Key::Control, Key::Shift))
+            .await
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let copied = c
+                .execute(
+                    "return window.__TAURI_INTERNALS__.invoke('clipboard_read')",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let copied = copied.as_str().unwrap_or_default().to_string();
+            if copied.contains("pasted-") {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "Ctrl+Shift+C never copied the selection: {copied:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+}

@@ -18,7 +18,7 @@ const SCENARIO_LIMIT: Duration = Duration::from_secs(240);
 
 /// Where the tests write their screenshots (shown in the README).
 pub fn screenshot_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("docs/screenshots")
         .join(name)
 }

@@ -10,10 +10,16 @@ import type { PlanReview } from "./bindings/PlanReview";
 import type { UserAnswer } from "./bindings/UserAnswer";
 import type { AppInfo } from "./bindings/app/AppInfo";
 import type { Bootstrap } from "./bindings/app/Bootstrap";
+import type { DirListing } from "./bindings/app/DirListing";
+import type { FileIndex } from "./bindings/app/FileIndex";
+import type { FilesEvent } from "./bindings/app/FilesEvent";
+import type { ImageUpload } from "./bindings/app/ImageUpload";
+import type { WatchStatus } from "./bindings/app/WatchStatus";
 import type { PermissionRules } from "./bindings/app/PermissionRules";
 import type { RecentWorkspace } from "./bindings/app/RecentWorkspace";
 import type { RestoreRequest } from "./bindings/app/RestoreRequest";
 import type { RestoreView } from "./bindings/app/RestoreView";
+import type { RewindView } from "./bindings/app/RewindView";
 import type { TerminalTab } from "./bindings/app/TerminalTab";
 import type { TimelineView } from "./bindings/app/TimelineView";
 import type { SessionStatus } from "./bindings/app/SessionStatus";
@@ -61,9 +67,12 @@ function channelFor(onEvent: (event: Event) => void): Channel<Event> {
   return channel;
 }
 
-/** Runs a turn; every protocol event is handed to `onEvent` in order. */
-export const runTurn = (text: string, onEvent: (event: Event) => void) =>
-  invoke<RunEnd>("run_turn", { text, onEvent: channelFor(onEvent) });
+/**
+ * Runs a turn; every protocol event is handed to `onEvent` in order. Files the text mentions
+ * (`@path`) and `images` go with it; a bad one rejects before the turn starts.
+ */
+export const runTurn = (text: string, onEvent: (event: Event) => void, images: ImageUpload[] = []) =>
+  invoke<RunEnd>("run_turn", { text, images, onEvent: channelFor(onEvent) });
 /** Re-runs the last turn after a retriable error. */
 export const retryTurn = (onEvent: (event: Event) => void) =>
   invoke<RunEnd>("retry_turn", { onEvent: channelFor(onEvent) });
@@ -118,6 +127,8 @@ export const sessionTimeline = () => invoke<TimelineView>("session_timeline");
 export const checkpointDiff = (turn: number, paths: string[]) => invoke<string>("checkpoint_diff", { turn, paths });
 /** Restores (or with `dryRun`, plans restoring) the workspace or chosen files to a checkpoint. */
 export const restoreCheckpoint = (request: RestoreRequest) => invoke<RestoreView>("restore_checkpoint", { request });
+/** Rewinds the conversation to right after session turn `turn` (later turns leave the history). */
+export const rewindConversation = (turn: number) => invoke<RewindView>("rewind_conversation", { turn });
 
 /** Opens a new window with its own workspace and session (File → New Window). */
 export const newWindow = () => invoke<string>("new_window");
@@ -136,8 +147,25 @@ export function terminalAttach(id: string, onOutput: (bytes: Uint8Array) => void
 export const terminalWrite = (id: string, data: string) => invoke<void>("terminal_write", { id, data });
 /** Resizes a terminal. */
 export const terminalResize = (id: string, cols: number, rows: number) => invoke<void>("terminal_resize", { id, cols, rows });
+/** The system clipboard's text (Cairn's own command; see commands/clipboard.rs). */
+export const clipboardRead = () => invoke<string>("clipboard_read");
+/** Puts text on the system clipboard. */
+export const clipboardWrite = (text: string) => invoke<void>("clipboard_write", { text });
 /** Closes one of the user's terminals. */
 export const terminalClose = (id: string) => invoke<void>("terminal_close", { id });
+
+/** A workspace folder's entries ("" = the root), ignored files left out; watched from now on. */
+export const listDir = (path: string) => invoke<DirListing>("list_dir", { path });
+/** Every file of the workspace, for `@path` completion. */
+export const workspaceFiles = () => invoke<FileIndex>("workspace_files");
+/** Starts this window's file watcher; its events go to `onEvent`. */
+export function watchFiles(onEvent: (event: FilesEvent) => void) {
+  const channel = new Channel<FilesEvent>();
+  channel.onmessage = onEvent;
+  return invoke<WatchStatus>("watch_files", { onEvent: channel });
+}
+/** A stored image attachment of the window's session as a `data:` URL. */
+export const readAttachment = (path: string) => invoke<string>("read_attachment", { path });
 
 /** A readable message for an IPC failure of unknown shape. */
 export function describeError(error: unknown): string {

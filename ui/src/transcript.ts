@@ -15,7 +15,16 @@ export type AskState = "pending" | "answered" | "expired";
 
 /** One rendered block of the transcript. */
 export type Item =
-  | { kind: "user"; id: string; text: string; steering: boolean }
+  | {
+      kind: "user";
+      id: string;
+      text: string;
+      steering: boolean;
+      /** Images sent with it (stored under the session). */
+      images?: { path: string; name: string; mimeType: string }[];
+      /** Workspace files its `@path` mentions attached. */
+      files?: string[];
+    }
   | { kind: "assistant"; id: string; text: string; reasoning: string; streaming: boolean; usage: TokenUsage | null }
   | {
       kind: "tool";
@@ -141,6 +150,22 @@ function assistant(d: Draft, reqId: string) {
   );
 }
 
+/** The images and mentioned files a `turn_start` names (`attachments`: stored refs, then files). */
+function carried(refs: unknown[] | undefined): { images: NonNullable<Extract<Item, { kind: "user" }>["images"]>; files: string[] } {
+  const images: { path: string; name: string; mimeType: string }[] = [];
+  const files: string[] = [];
+  for (const r of refs ?? []) {
+    if (typeof r !== "object" || r === null) continue;
+    const o = r as Record<string, unknown>;
+    const path = typeof o.path === "string" ? o.path : "";
+    if (o.kind === "file" && path !== "") files.push(path);
+    else if (typeof o.mimeType === "string" && o.mimeType.startsWith("image/") && path.startsWith("attachments/")) {
+      images.push({ path, name: typeof o.name === "string" ? o.name : path, mimeType: o.mimeType });
+    }
+  }
+  return { images, files };
+}
+
 function apply(d: Draft, event: Event, price: PriceView | null) {
   const s = d.s;
   switch (event.type) {
@@ -153,7 +178,7 @@ function apply(d: Draft, event: Event, price: PriceView | null) {
       const queued = s.steering.filter((x) => x.state === "queued").map((x) => x.text);
       const fromSteering = queued.length > 0 && queued.join("\n\n") === input;
       if (fromSteering) s.steering = s.steering.map((x) => ({ ...x, state: "injected" }));
-      d.put({ kind: "user", id: `${event.data.taskId}:user`, text: input, steering: fromSteering });
+      d.put({ kind: "user", id: `${event.data.taskId}:user`, text: input, steering: fromSteering, ...carried(event.data.attachments) });
       return;
     }
     case "assistant_delta": {

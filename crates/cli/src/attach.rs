@@ -54,5 +54,9 @@ pub fn store(
     attachments: Vec<MessageAttachment>,
 ) -> Result<TurnAttachments, String> {
     let refs = save_attachments(session_dir, &attachments).map_err(|e| e.to_string())?;
-    Ok(TurnAttachments { attachments, refs })
+    Ok(TurnAttachments {
+        attachments,
+        refs,
+        files: Vec::new(),
+    })
 }

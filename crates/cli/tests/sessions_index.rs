@@ -31,6 +31,7 @@ fn saved(id: &str, workspace: &str, updated: &str, said: &str) -> SavedSession {
         created_at: updated.into(),
         updated_at: updated.into(),
         protocol_version: 1,
+        turn_marks: Vec::new(),
     }
 }
 

@@ -240,13 +240,35 @@ pub struct InlineAttachments {
     pub parts: Vec<ContentPart>,
 }
 
+/// A workspace text file the user mentioned (`@path`): its content goes into the user
+/// message, delimited as `<file path="…">…</file>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextFile {
+    /// Path relative to the workspace, `/`-separated.
+    pub path: String,
+    /// The file's text.
+    pub text: String,
+}
+
+impl ContextFile {
+    /// The block appended to the user message.
+    pub fn block(&self) -> String {
+        let path = self.path.replace('&', "&amp;").replace('"', "&quot;");
+        let nl = if self.text.ends_with('\n') { "" } else { "\n" };
+        format!("<file path=\"{path}\">\n{}{nl}</file>", self.text)
+    }
+}
+
 /// The attachments of one turn: the validated data and their stored references.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnAttachments {
     /// Validated attachments (see [`normalize_attachments`]).
     pub attachments: Vec<MessageAttachment>,
     /// Their saved copies (see [`save_attachments`]).
     pub refs: Vec<StoredAttachment>,
+    /// Mentioned workspace files whose text goes into the message (kept in history).
+    pub files: Vec<ContextFile>,
 }
 
 impl TurnAttachments {
@@ -259,6 +281,10 @@ impl TurnAttachments {
                 "\n[attachment: {} ({}, {} bytes) saved at {}]",
                 r.name, r.mime_type, r.size, r.path
             ));
+        }
+        for f in &self.files {
+            text.push_str("\n\n");
+            text.push_str(&f.block());
         }
         let parts = self
             .attachments
@@ -281,11 +307,17 @@ impl TurnAttachments {
         )
     }
 
-    /// `turn_start.data.attachments`: the references as JSON.
+    /// `turn_start.data.attachments`: the references as JSON, then one
+    /// `{"kind": "file", "path", "size"}` entry per mentioned file.
     pub fn refs_json(&self) -> Vec<serde_json::Value> {
+        let files = self
+            .files
+            .iter()
+            .map(|f| serde_json::json!({"kind": "file", "path": f.path, "size": f.text.len()}));
         self.refs
             .iter()
             .filter_map(|r| serde_json::to_value(r).ok())
+            .chain(files)
             .collect()
     }
 }

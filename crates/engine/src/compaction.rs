@@ -279,6 +279,8 @@ impl TurnRunner<'_> {
         )));
         next.extend(self.state.messages[cut..].iter().cloned());
         self.state.messages = next;
+        // Earlier turns' ends no longer exist in this history.
+        self.state.turn_marks.clear();
         self.emit(Event::Compacted(Compacted {
             req_id,
             task_id: self.task_id.clone(),

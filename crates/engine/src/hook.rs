@@ -15,6 +15,13 @@ pub trait EngineHook: Send + Sync {
     fn on_state(&self, state: &StateSnapshot<'_>) {
         let _ = state;
     }
+
+    /// Called before a conversation rewind truncates the history, with what it removes; an
+    /// error (e.g. the removed turns could not be archived) cancels the rewind.
+    fn on_rewind(&self, rewind: &crate::rewind::RewindSnapshot<'_>) -> Result<(), String> {
+        let _ = rewind;
+        Ok(())
+    }
 }
 
 /// The session state at a safe point: history valid for the next request.
@@ -30,6 +37,8 @@ pub struct StateSnapshot<'a> {
     pub todos: &'a [cairn_protocol::TodoItem],
     /// Current model id.
     pub model: &'a str,
+    /// Where the history stood at the end of each turn (for rewinding the conversation).
+    pub turn_marks: &'a [crate::rewind::TurnMark],
 }
 
 /// Gives each hook the state snapshot, isolating panics.
@@ -40,6 +49,20 @@ pub(crate) fn notify_state(hooks: &[Arc<dyn EngineHook>], state: &StateSnapshot<
             tracing::warn!("a hook panicked while saving state; ignored");
         }
     }
+}
+
+/// Asks each hook to prepare for a rewind; the first error (or panic) cancels it.
+pub(crate) fn notify_rewind(
+    hooks: &[Arc<dyn EngineHook>],
+    rewind: &crate::rewind::RewindSnapshot<'_>,
+) -> Result<(), String> {
+    for h in hooks {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.on_rewind(rewind))) {
+            Ok(r) => r?,
+            Err(_) => return Err("a hook panicked while keeping the removed turns".into()),
+        }
+    }
+    Ok(())
 }
 
 /// Calls each hook, isolating panics.

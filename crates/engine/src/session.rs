@@ -60,6 +60,8 @@ pub(crate) struct TurnState {
     pub pending_started: std::collections::BTreeSet<String>,
     /// Base64 image parts of the current input, sent with this turn's requests only.
     pub inline: Option<crate::attachments::InlineAttachments>,
+    /// Where the history stood at the end of each turn (for [`Session::rewind_to_turn`]).
+    pub turn_marks: Vec<crate::rewind::TurnMark>,
 }
 
 pub(crate) struct Inner {
@@ -99,6 +101,7 @@ pub struct SessionBuilder {
     exec: crate::execenv::ExecEnvironment,
     pricing: Option<Arc<dyn crate::llm::Pricing>>,
     resume_pending: Option<std::collections::BTreeSet<String>>,
+    turn_marks: Vec<crate::rewind::TurnMark>,
 }
 
 impl SessionBuilder {
@@ -107,6 +110,12 @@ impl SessionBuilder {
     /// running (from the event log): those are closed, never run twice.
     pub fn resume_pending(mut self, started: std::collections::BTreeSet<String>) -> Self {
         self.resume_pending = Some(started);
+        self
+    }
+
+    /// Restores where the history stood at the end of each turn (saved with the history).
+    pub fn turn_marks(mut self, marks: Vec<crate::rewind::TurnMark>) -> Self {
+        self.turn_marks = marks;
         self
     }
 
@@ -202,7 +211,10 @@ impl SessionBuilder {
             None => None,
         };
         let repaired = crate::repair::repair_history(&mut messages);
+        let mut turn_marks = self.turn_marks;
         if repaired > 0 {
+            // Repair inserts results: the recorded turn ends no longer line up.
+            turn_marks.clear();
             tracing::warn!(
                 repaired,
                 "restored history repaired (unfinished tool calls closed)"
@@ -210,6 +222,7 @@ impl SessionBuilder {
         }
         if !matches!(messages.first(), Some(Message::System { .. })) {
             messages.insert(0, Message::system(self.config.instructions.clone()));
+            crate::rewind::shift(&mut turn_marks, 1);
         }
         let pending = tail.map(|t| t.restore(&mut messages)).unwrap_or_default();
         let pending_started = self.resume_pending.unwrap_or_default();
@@ -234,6 +247,7 @@ impl SessionBuilder {
                     pending,
                     pending_started,
                     inline: None,
+                    turn_marks,
                 }),
                 steering: Mutex::new(VecDeque::new()),
                 active: Mutex::new(Vec::new()),
@@ -241,6 +255,27 @@ impl SessionBuilder {
             }),
         }
     }
+}
+
+/// Hands the current state to the hooks (checkpointing).
+pub(crate) fn save_state(inner: &Inner, state: &TurnState) {
+    if inner.hooks.is_empty() {
+        return;
+    }
+    let permissions = lock(&inner.permissions).state().clone();
+    let todos = lock(&inner.todos).clone();
+    let model = read(&inner.config).model.clone();
+    crate::hook::notify_state(
+        &inner.hooks,
+        &crate::hook::StateSnapshot {
+            messages: &state.messages,
+            turns: state.turns,
+            permissions: &permissions,
+            todos: &todos,
+            model: &model,
+            turn_marks: &state.turn_marks,
+        },
+    );
 }
 
 /// One conversation: cheap to clone, all clones share state.
@@ -268,6 +303,7 @@ impl Session {
             exec: Default::default(),
             pricing: None,
             resume_pending: None,
+            turn_marks: Vec::new(),
         }
     }
 
@@ -394,6 +430,57 @@ impl Session {
         self.inner.state.lock().await.messages.clone()
     }
 
+    /// Where the history stood at the end of each turn (waits for a running turn to finish).
+    pub async fn turn_marks(&self) -> Vec<crate::rewind::TurnMark> {
+        self.inner.state.lock().await.turn_marks.clone()
+    }
+
+    /// Rewinds the conversation to the state right after `turn`: later messages leave the
+    /// history the model sees (hooks archive them first; a hook error cancels the rewind),
+    /// open tool calls and a pending retry are dropped, and the state is checkpointed. Turn
+    /// numbers are not reused. Refused while a turn runs or is queued.
+    pub fn rewind_to_turn(
+        &self,
+        turn: u32,
+    ) -> Result<crate::rewind::Rewound, crate::rewind::RewindError> {
+        use crate::rewind::{RewindError, RewindSnapshot, Rewound};
+        if self.is_busy() {
+            return Err(RewindError::Busy);
+        }
+        let mut state = self.inner.state.try_lock().map_err(|_| RewindError::Busy)?;
+        let (cut, removed_turns) =
+            crate::rewind::plan(&state.turn_marks, &state.messages, state.turns, turn)?;
+        if cut == state.messages.len() {
+            // Already right after that turn: nothing to archive or save.
+            return Ok(Rewound {
+                turn,
+                removed: Vec::new(),
+                removed_turns,
+            });
+        }
+        crate::hook::notify_rewind(
+            &self.inner.hooks,
+            &RewindSnapshot {
+                turn,
+                removed: &state.messages[cut..],
+                removed_turns: &removed_turns,
+            },
+        )
+        .map_err(RewindError::Hook)?;
+        let removed = state.messages.split_off(cut);
+        state.turn_marks.retain(|m| m.turn <= turn);
+        state.pending.clear();
+        state.pending_started.clear();
+        state.retry_pending = false;
+        state.inline = None;
+        save_state(&self.inner, &state);
+        Ok(Rewound {
+            turn,
+            removed,
+            removed_turns,
+        })
+    }
+
     /// Turns run so far.
     pub async fn turns(&self) -> u32 {
         self.inner.state.lock().await.turns
@@ -447,7 +534,10 @@ impl Session {
         let mut state = self.inner.state.lock().await;
         match state.messages.first_mut() {
             Some(first @ Message::System { .. }) => *first = Message::system(text.clone()),
-            _ => state.messages.insert(0, Message::system(text.clone())),
+            _ => {
+                state.messages.insert(0, Message::system(text.clone()));
+                crate::rewind::shift(&mut state.turn_marks, 1);
+            }
         }
         write(&self.inner.config).instructions = text;
     }

@@ -196,6 +196,8 @@ impl<'a> TurnRunner<'a> {
             c.turn_end(self.state.turns, &input).await;
         }
         self.host.close();
+        let len = self.state.messages.len();
+        crate::rewind::record(&mut self.state.turn_marks, self.state.turns, len);
         self.save_state();
         let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
         let cost_usd = self.usage.and(self.cost);
@@ -273,22 +275,7 @@ impl<'a> TurnRunner<'a> {
 
     /// Hands the current state to the hooks (checkpointing).
     pub(crate) fn save_state(&self) {
-        if self.inner.hooks.is_empty() {
-            return;
-        }
-        let permissions = lock(&self.inner.permissions).state().clone();
-        let todos = lock(&self.inner.todos).clone();
-        let model = read(&self.inner.config).model.clone();
-        crate::hook::notify_state(
-            &self.inner.hooks,
-            &crate::hook::StateSnapshot {
-                messages: &self.state.messages,
-                turns: self.state.turns,
-                permissions: &permissions,
-                todos: &todos,
-                model: &model,
-            },
-        );
+        crate::session::save_state(self.inner, &*self.state);
     }
 
     async fn end_iteration(&self) {

@@ -186,6 +186,7 @@ async fn base64_goes_out_only_in_the_turn_that_carries_it() {
         TurnAttachments {
             attachments: list,
             refs: refs.clone(),
+            files: Vec::new(),
         },
     ))
     .await;
@@ -215,4 +216,30 @@ async fn base64_goes_out_only_in_the_turn_that_carries_it() {
     assert!(!seen.is_empty());
     assert!(seen.iter().all(|n| *n == 0), "{seen:?}");
     assert_eq!(s.messages().await.iter().map(images).sum::<usize>(), 0);
+}
+
+#[test]
+fn mentioned_files_go_into_the_message_and_the_refs_but_not_the_typed_input() {
+    let turn = TurnAttachments {
+        attachments: Vec::new(),
+        refs: Vec::new(),
+        files: vec![cairn_engine::attachments::ContextFile {
+            path: "src/a \"q\".rs".into(),
+            text: "fn a() {}".into(),
+        }],
+    };
+    let (message, inline) = turn.split("explain @src/a.rs");
+    let text = message.text();
+    assert!(
+        text.starts_with(
+            "explain @src/a.rs\n\n<file path=\"src/a &quot;q&quot;.rs\">\nfn a() {}\n</file>"
+        ),
+        "{text}"
+    );
+    assert!(inline.parts.is_empty());
+    let refs = turn.refs_json();
+    assert_eq!(refs.len(), 1);
+    assert_eq!(refs[0]["kind"], "file");
+    assert_eq!(refs[0]["path"], "src/a \"q\".rs");
+    assert_eq!(refs[0]["size"], 9);
 }

@@ -35,7 +35,7 @@ fn export<T: TS + 'static>(cfg: &Config) {
 
 /// The checked-in bindings directory.
 fn checked_in_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../ui/src/bindings")
 }
 
 /// Top-level `*.ts` files of `dir` (sub-directories such as `app/` belong to other crates).
@@ -115,7 +115,7 @@ fn checked_in_bindings_are_current() {
 
 /// Names of the types marked `#[ts(export)]` in the crate's sources.
 fn exported_in_sources() -> BTreeSet<String> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("src");
     let mut names = BTreeSet::new();
     for entry in fs::read_dir(src).unwrap() {
         let text = fs::read_to_string(entry.unwrap().path()).unwrap();

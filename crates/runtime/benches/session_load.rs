@@ -55,6 +55,7 @@ fn main() {
         created_at: "2026-01-01T00:00:00Z".into(),
         updated_at: "2026-01-01T00:00:00Z".into(),
         protocol_version: 1,
+        turn_marks: Vec::new(),
     };
     store.save(&saved).unwrap();
     let log = store.event_log("bench").unwrap();

@@ -8,6 +8,7 @@ pub mod instructions;
 pub mod mcp;
 pub mod naming;
 pub mod permissions;
+pub mod rewind;
 pub mod sandbox;
 pub mod schema;
 pub mod store;
@@ -153,7 +154,9 @@ impl Assembled {
         let permissions = self.session.permission_state();
         let todos = self.session.todos();
         let model = self.session.model();
+        let turn_marks = self.session.turn_marks().await;
         self.persister.update(|s| {
+            s.turn_marks = turn_marks;
             s.messages = messages;
             s.turns = turns;
             s.permissions = permissions;
@@ -450,6 +453,7 @@ pub fn open_session(
             created_at: created.clone(),
             updated_at: created,
             protocol_version: PROTOCOL_VERSION,
+            turn_marks: Vec::new(),
         },
     };
     let persister = Arc::new(store.persister(saved)?);
@@ -483,7 +487,11 @@ pub fn open_session(
         if cairn_engine::resume::has_pending_calls(&messages) {
             builder = builder.resume_pending(store.started_calls(&r.session_id)?);
         }
-        builder = builder.messages(messages).turns(r.turns).todos(r.todos);
+        builder = builder
+            .messages(messages)
+            .turns(r.turns)
+            .todos(r.todos)
+            .turn_marks(r.turn_marks);
     }
     if let Some(c) = checkpoints::checkpointer(opts.vcs, &state_dir, &workspace, &session_id) {
         builder = builder.checkpointer(c);

@@ -96,6 +96,9 @@ pub struct SavedSession {
     /// Protocol version that wrote the file.
     #[serde(default)]
     pub protocol_version: u32,
+    /// Where the history stood at the end of each turn (for rewinding the conversation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_marks: Vec<cairn_engine::TurnMark>,
 }
 
 /// One line of `cairn sessions --json`.
@@ -322,6 +325,7 @@ impl SessionStore {
             .map_err(io(format!("opening {}", path.display())))?;
         Ok(EventLog {
             out: Mutex::new(file),
+            path,
         })
     }
 }
@@ -330,9 +334,15 @@ impl SessionStore {
 /// the line being written.
 pub struct EventLog {
     out: Mutex<File>,
+    path: PathBuf,
 }
 
 impl EngineHook for EventLog {
+    fn on_rewind(&self, rewind: &cairn_engine::rewind::RewindSnapshot<'_>) -> Result<(), String> {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        crate::rewind::rewind_log(&self.path, &mut out, rewind).map_err(|e| e.to_string())
+    }
+
     fn on_event(&self, event: &Event) {
         if matches!(event, Event::AssistantDelta(_) | Event::ReasoningDelta(_)) {
             return;
@@ -372,6 +382,10 @@ impl SessionPersister {
 }
 
 impl EngineHook for SessionPersister {
+    fn on_rewind(&self, rewind: &cairn_engine::rewind::RewindSnapshot<'_>) -> Result<(), String> {
+        self.log.on_rewind(rewind)
+    }
+
     fn on_event(&self, event: &Event) {
         self.log.on_event(event);
         if let Event::TurnEnd(t) = event {
@@ -390,6 +404,7 @@ impl EngineHook for SessionPersister {
             s.permissions = state.permissions.clone();
             s.todos = state.todos.to_vec();
             s.model = state.model.to_string();
+            s.turn_marks = state.turn_marks.to_vec();
             if s.name.is_empty() {
                 s.name = derive_name(&s.messages);
             }
@@ -482,6 +497,7 @@ mod tests {
             created_at: updated.into(),
             updated_at: updated.into(),
             protocol_version: 1,
+            turn_marks: Vec::new(),
         }
     }
 

@@ -9,7 +9,11 @@ use cairn_protocol::Mode;
 use cairn_runtime::schema::SCHEMA_VERSION;
 use cairn_runtime::{SessionStore, StoreError};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+/// The fixtures folder, found at run time: a test binary built from another checkout of the
+/// same sources (a shared target dir) must not read that checkout's files.
+fn fixtures() -> std::path::PathBuf {
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/fixtures")
+}
 
 /// A store holding the fixture `file` as the checkpoint of session `id`.
 fn store_with(file: &str, id: &str) -> (tempfile::TempDir, SessionStore) {
@@ -17,7 +21,7 @@ fn store_with(file: &str, id: &str) -> (tempfile::TempDir, SessionStore) {
     let store = SessionStore::new(tmp.path());
     let dir = store.session_dir(id).unwrap();
     fs::create_dir_all(&dir).unwrap();
-    fs::copy(Path::new(FIXTURES).join(file), dir.join("state.json")).unwrap();
+    fs::copy(fixtures().join(file), dir.join("state.json")).unwrap();
     (tmp, store)
 }
 
@@ -46,7 +50,7 @@ fn the_first_checkpoint_format_migrates_with_usage_recovered() {
     let original = fs::read_to_string(dir.join("state.json.v1")).unwrap();
     assert_eq!(
         original,
-        fs::read_to_string(Path::new(FIXTURES).join("state_v1_first.json")).unwrap()
+        fs::read_to_string(fixtures().join("state_v1_first.json")).unwrap()
     );
     store.save(&s).unwrap();
     assert_eq!(
@@ -91,11 +95,7 @@ fn a_newer_checkpoint_is_refused_and_left_untouched() {
     let (_tmp, store) = store_with("state_v3_future.json", "from-the-future");
     let dir = store.session_dir("from-the-future").unwrap();
     // Even with an older fallback present, the newer file is never silently replaced.
-    fs::copy(
-        Path::new(FIXTURES).join("state_v2.json"),
-        dir.join("state.json.bak"),
-    )
-    .unwrap();
+    fs::copy(fixtures().join("state_v2.json"), dir.join("state.json.bak")).unwrap();
     let before = fs::read(dir.join("state.json")).unwrap();
     let err = store.load("from-the-future").unwrap_err();
     assert!(matches!(err, StoreError::Newer { .. }), "{err}");
@@ -105,7 +105,7 @@ fn a_newer_checkpoint_is_refused_and_left_untouched() {
 
 #[test]
 fn every_fixture_version_is_covered() {
-    let mut versions: Vec<u64> = fs::read_dir(FIXTURES)
+    let mut versions: Vec<u64> = fs::read_dir(fixtures())
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("state_v"))

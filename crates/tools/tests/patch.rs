@@ -48,7 +48,7 @@ fn show(t: &BTreeMap<String, Vec<u8>>) -> String {
 }
 
 fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/fixtures");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap()
         .flatten()

@@ -156,7 +156,11 @@ pub(crate) fn write_replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()>
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    // Unique per write: two threads of one process (a turn's checkpoint and the desktop's
+    // timeline) may replace the same file at once.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}.{seq}.tmp", std::process::id()));
     {
         let mut f = File::create(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
         f.write_all(bytes)

@@ -22,7 +22,7 @@ const actions: TranscriptActions = {
   directory: noop,
   nativeApprovals: false,
   running: false,
-  timeline: { timeline: null, showDiff: noop, askRestore: noop },
+  timeline: { timeline: null, showDiff: noop, askRestore: noop, askRewind: noop },
 };
 
 function syntheticEvents(): Event[] {

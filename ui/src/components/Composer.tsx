@@ -1,38 +1,93 @@
-import { forwardRef, useState, type KeyboardEvent } from "react";
+import { forwardRef, useCallback, useEffect, useImperativeHandle, useRef, useState, type KeyboardEvent } from "react";
+import type { ImageUpload } from "../bindings/app/ImageUpload";
 import { useT } from "../i18n";
+import { mentionText } from "../mentions";
 import type { Steering } from "../transcript";
+import { AttachmentTray, imageFiles, useImageDrafts, type PendingImage } from "./Attachments";
+import { MentionList, useMentions } from "./Mentions";
+
+/** Text (and images) put back into the prompt, or a mention added to it; `at` makes each one new. */
+export type ComposerDraft =
+  | { kind: "restore"; text: string; images: PendingImage[]; at: number }
+  | { kind: "mention"; path: string; at: number };
 
 type Props = {
   running: boolean;
   disabled: boolean;
   steering: Steering[];
-  onSend: (text: string) => void;
+  onSend: (text: string, images: PendingImage[]) => void;
   onSteer: (text: string) => void;
   onRemoveSteering: (text: string) => void;
   onStop: () => void;
+  draft?: ComposerDraft | null;
 };
+
+/** What a pending image sends (its preview id and size stay in the page). */
+export function toUpload(img: PendingImage): ImageUpload {
+  return { name: img.name, mimeType: img.mimeType, dataUrl: img.dataUrl };
+}
 
 /**
  * The prompt box. Enter sends (or, while a turn runs, queues steering), Shift+Enter inserts a
- * newline, Esc stops the running turn. Queued steering shows as removable chips until the
- * engine injects it.
+ * newline, Esc stops the running turn. `@` completes workspace files (mentioned files go with
+ * the prompt); images pasted or dropped wait as thumbnails. Queued steering shows as
+ * removable chips until the engine injects it.
  */
 export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer(
-  { running, disabled, steering, onSend, onSteer, onRemoveSteering, onStop },
+  { running, disabled, steering, onSend, onSteer, onRemoveSteering, onStop, draft },
   ref,
 ) {
   const t = useT();
   const [text, setText] = useState("");
-  const canSend = !disabled && text.trim() !== "";
+  const [dragging, setDragging] = useState(false);
+  const area = useRef<HTMLTextAreaElement>(null);
+  useImperativeHandle(ref, () => area.current as HTMLTextAreaElement);
+  const drafts = useImageDrafts();
+  const caretTo = useRef<number | null>(null);
+
+  const replace = useCallback((next: string, caret: number) => {
+    caretTo.current = caret;
+    setText(next);
+  }, []);
+  const mentions = useMentions(replace);
+
+  // Put the caret where a pick or an insertion left it.
+  useEffect(() => {
+    if (caretTo.current === null || area.current === null) return;
+    area.current.setSelectionRange(caretTo.current, caretTo.current);
+    caretTo.current = null;
+  }, [text]);
+
+  const setImages = drafts.set;
+  useEffect(() => {
+    if (draft === null || draft === undefined) return;
+    if (draft.kind === "restore") {
+      setText((cur) => (cur.trim() === "" ? draft.text : cur));
+      setImages((cur) => (cur.length === 0 ? draft.images : cur));
+      return;
+    }
+    setText((cur) => {
+      const sep = cur === "" || /\s$/.test(cur) ? "" : " ";
+      const next = `${cur}${sep}${mentionText(draft.path)} `;
+      caretTo.current = next.length;
+      return next;
+    });
+    area.current?.focus();
+  }, [draft, setImages]);
+
+  // Images go with a new prompt only (steering is text).
+  const canSend = !disabled && (text.trim() !== "" || (!running && drafts.images.length > 0));
 
   const submit = () => {
     if (!canSend) return;
+    mentions.close();
     if (running) onSteer(text.trim());
-    else onSend(text.trim());
+    else onSend(text.trim(), drafts.take());
     setText("");
   };
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (mentions.onKeyDown(event, text)) return;
     // Leave Enter alone while an input method is composing (CJK input).
     if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
       event.preventDefault();
@@ -46,10 +101,24 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
   const visible = steering.filter((s) => s.state === "queued" || running);
   return (
     <form
-      className={`composer ${running ? "composer-running" : ""}`}
+      className={`composer ${running ? "composer-running" : ""} ${dragging ? "composer-drop" : ""}`}
+      data-testid="composer-form"
       onSubmit={(event) => {
         event.preventDefault();
         submit();
+      }}
+      onDragOver={(event) => {
+        if (disabled || !event.dataTransfer.types.includes("Files")) return;
+        event.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(event) => {
+        setDragging(false);
+        const files = imageFiles(event.dataTransfer);
+        if (disabled || files.length === 0) return;
+        event.preventDefault();
+        void drafts.add(files);
       }}
     >
       {visible.length > 0 && (
@@ -74,8 +143,18 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
           ))}
         </ul>
       )}
+      <AttachmentTray images={drafts.images} error={drafts.error} onRemove={drafts.remove} />
+      {mentions.open && (
+        <MentionList
+          matches={mentions.matches}
+          active={mentions.active}
+          loading={mentions.loading}
+          error={mentions.error}
+          onPick={(path) => mentions.pick(text, path)}
+        />
+      )}
       <textarea
-        ref={ref}
+        ref={area}
         className="composer-input"
         data-testid="composer"
         aria-label="Message Cairn"
@@ -83,7 +162,21 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
         rows={3}
         value={text}
         disabled={disabled}
-        onChange={(event) => setText(event.target.value)}
+        onChange={(event) => {
+          setText(event.target.value);
+          mentions.track(event.target.value, event.target.selectionStart);
+        }}
+        onSelect={(event) => {
+          const el = event.currentTarget;
+          if (mentions.open) mentions.track(el.value, el.selectionStart);
+        }}
+        onBlur={mentions.close}
+        onPaste={(event) => {
+          const files = imageFiles(event.clipboardData);
+          if (files.length === 0) return;
+          event.preventDefault();
+          void drafts.add(files);
+        }}
         onKeyDown={onKeyDown}
         autoFocus
       />

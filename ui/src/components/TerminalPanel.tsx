@@ -12,9 +12,42 @@ import * as ipc from "../ipc";
 /** How often the tab list is refreshed (agent command sessions come and go). */
 const REFRESH_MS = 1500;
 
+/** Copies text: Cairn's clipboard command, else the browser clipboard. */
+async function copyText(text: string): Promise<void> {
+  if (text === "") return;
+  try {
+    await ipc.clipboardWrite(text);
+  } catch (e) {
+    if (navigator.clipboard === undefined) throw e;
+    await navigator.clipboard.writeText(text);
+  }
+}
+
+/** The clipboard's text: Cairn's clipboard command, else the browser clipboard. */
+async function clipboardText(): Promise<string> {
+  try {
+    return await ipc.clipboardRead();
+  } catch (e) {
+    if (navigator.clipboard === undefined) throw e;
+    return navigator.clipboard.readText();
+  }
+}
+
+/** Whether a key event is the terminal copy (Ctrl+Shift+C) or paste (Ctrl+Shift+V) chord. */
+function chord(e: KeyboardEvent): "copy" | "paste" | null {
+  if (!e.ctrlKey || !e.shiftKey || e.altKey || e.metaKey) return null;
+  const key = e.key.toLowerCase();
+  if (key === "c" || e.code === "KeyC") return "copy";
+  if (key === "v" || e.code === "KeyV") return "paste";
+  return null;
+}
+
 function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail: (e: unknown) => void }) {
+  const t = useT();
   const host = useRef<HTMLDivElement>(null);
   const fit = useRef<FitAddon | null>(null);
+  const termRef = useRef<Terminal | null>(null);
+  const [menu, setMenu] = useState<{ x: number; y: number } | null>(null);
   useEffect(() => {
     const el = host.current;
     if (el === null) return;
@@ -47,6 +80,19 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
     const input = term.onData((data) => {
       ipc.terminalWrite(tab.id, data).catch(fail);
     });
+    termRef.current = term;
+    // Ctrl+Shift+C / Ctrl+Shift+V; a plain Ctrl+C still reaches the shell as an interrupt.
+    // Pastes go through xterm's `paste` (bracketed-paste aware), then `onData` above.
+    term.attachCustomKeyEventHandler((e) => {
+      const what = chord(e);
+      if (what === null) return true;
+      e.preventDefault();
+      if (e.type === "keydown") {
+        if (what === "copy") copyText(term.getSelection()).catch(fail);
+        else clipboardText().then((text) => term.paste(text), fail);
+      }
+      return false;
+    });
     const observer = new ResizeObserver(sendSize);
     observer.observe(el);
     return () => {
@@ -54,13 +100,50 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
       observer.disconnect();
       input.dispose();
       term.dispose();
+      termRef.current = null;
       fit.current = null;
     };
   }, [tab.id, fail]);
   useEffect(() => {
     if (active) requestAnimationFrame(() => fit.current?.fit());
   }, [active]);
-  return <div className={`xterm-host ${active ? "" : "xterm-hidden"}`} ref={host} data-testid="terminal-view" data-terminal={tab.id} data-active={active} />;
+  const copy = () => {
+    setMenu(null);
+    copyText(termRef.current?.getSelection() ?? "").catch(fail);
+  };
+  const paste = () => {
+    setMenu(null);
+    clipboardText().then((text) => {
+      termRef.current?.paste(text);
+      termRef.current?.focus();
+    }, fail);
+  };
+  return (
+    <div
+      className={`xterm-host ${active ? "" : "xterm-hidden"}`}
+      ref={host}
+      data-testid="terminal-view"
+      data-terminal={tab.id}
+      data-active={active}
+      onContextMenu={(e) => {
+        e.preventDefault();
+        const box = e.currentTarget.getBoundingClientRect();
+        setMenu({ x: e.clientX - box.left, y: e.clientY - box.top });
+      }}
+      onClick={() => setMenu(null)}
+    >
+      {menu !== null && (
+        <div className="terminal-menu" role="menu" style={{ left: menu.x, top: menu.y }} data-testid="terminal-menu">
+          <button type="button" role="menuitem" data-testid="terminal-copy" disabled={!(termRef.current?.hasSelection() ?? false)} onClick={copy}>
+            {t("terminal.copySelection")} <kbd>Ctrl+Shift+C</kbd>
+          </button>
+          <button type="button" role="menuitem" data-testid="terminal-paste" onClick={paste}>
+            {t("terminal.pasteClipboard")} <kbd>Ctrl+Shift+V</kbd>
+          </button>
+        </div>
+      )}
+    </div>
+  );
 }
 
 /** The terminal panel under the chat. */

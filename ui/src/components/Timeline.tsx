@@ -2,15 +2,17 @@
 // (per file, restorable file by file), "Restore to here" with a dry-run confirmation, undoable
 // restore entries, and the "changes this session" panel with per-file revert. Paths and diffs
 // are untrusted text: rendered as text nodes only.
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { CheckpointView } from "../bindings/app/CheckpointView";
 import type { FileChange } from "../bindings/app/FileChange";
 import type { RestoreView } from "../bindings/app/RestoreView";
+import type { SessionView } from "../bindings/app/SessionView";
 import type { TimelineView } from "../bindings/app/TimelineView";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
-import { DiffView } from "./DiffView";
+import { DiffView, type DiffMode } from "./DiffView";
 import { Overlay } from "./Overlay";
+import { RewindDialog, type RewindAsk } from "./Rewind";
 
 /** A restore the user is about to confirm: target checkpoint and (optionally) chosen files. */
 export type RestoreAsk = { toTurn: number; paths: string[] };
@@ -20,10 +22,15 @@ export type TimelineActions = {
   timeline: TimelineView | null;
   showDiff: (turn: number, paths?: string[]) => void;
   askRestore: (ask: RestoreAsk) => void;
+  askRewind: (ask: RewindAsk) => void;
 };
 
-/** The timeline of the window's session: loaded on demand, refreshed after every turn. */
-export function useTimeline(sessionId: string | null, fail: (e: unknown) => void) {
+/** The timeline of the window's session: loaded on demand, refreshed after every turn;
+ * `onRewound` gets the session after a conversation rewind (to rebuild the transcript). */
+export function useTimeline(sessionId: string | null, fail: (e: unknown) => void, onRewound?: (view: SessionView) => void) {
+  const rewound = useRef(onRewound);
+  rewound.current = onRewound;
+  const [rewind, setRewind] = useState<RewindAsk | null>(null);
   const [timeline, setTimeline] = useState<TimelineView | null>(null);
   const [diff, setDiff] = useState<{ turn: number; paths: string[] } | null>(null);
   const [restore, setRestore] = useState<RestoreAsk | null>(null);
@@ -40,6 +47,7 @@ export function useTimeline(sessionId: string | null, fail: (e: unknown) => void
       timeline,
       showDiff: (turn, paths) => setDiff({ turn, paths: paths ?? [] }),
       askRestore: setRestore,
+      askRewind: setRewind,
     }),
     [timeline],
   );
@@ -53,6 +61,17 @@ export function useTimeline(sessionId: string | null, fail: (e: unknown) => void
           onRestore={(ask) => {
             setDiff(null);
             setRestore(ask);
+          }}
+        />
+      )}
+      {rewind !== null && (
+        <RewindDialog
+          ask={rewind}
+          onClose={() => setRewind(null)}
+          onDone={(view) => {
+            setRewind(null);
+            if (view !== null) rewound.current?.(view);
+            refresh();
           }}
         />
       )}
@@ -104,6 +123,9 @@ function AgentMarker({ c, actions, busy }: { c: CheckpointView; actions: Timelin
       <button type="button" className="btn btn-small" data-testid="checkpoint-restore" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn, paths: [] })}>
         {t("timeline.restoreHere")}
       </button>
+      <button type="button" className="btn btn-small" data-testid="checkpoint-rewind" disabled={busy} onClick={() => actions.askRewind({ checkpoint: c.turn, sessionTurn: c.sessionTurn })}>
+        {t("rewind.button")}
+      </button>
     </div>
   );
 }
@@ -153,6 +175,11 @@ function DiffDialog({
   const [diff, setDiff] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [chosen, setChosen] = useState<Set<string>>(new Set());
+  const [mode, setMode] = useState<DiffMode>(() => (localStorage.getItem("cairn.diffMode") === "split" ? "split" : "unified"));
+  const pickMode = (m: DiffMode) => {
+    setMode(m);
+    localStorage.setItem("cairn.diffMode", m);
+  };
   useEffect(() => {
     ipc.checkpointDiff(turn, paths).then(setDiff, (e: unknown) => setError(ipc.describeError(e)));
     // The dialog is keyed by what it shows; paths only change with a new dialog.
@@ -173,6 +200,16 @@ function DiffDialog({
     <Overlay title={title} onClose={onClose} testId="diff-dialog" wide>
       {error !== null && <div className="notice notice-error">{error}</div>}
       {diff !== null && files.length === 0 && <p className="sidebar-empty">{t("timeline.noDiff")}</p>}
+      {files.length > 0 && (
+        <div className="diff-mode-toggle" role="group">
+          <button type="button" className={`btn btn-small${mode === "unified" ? " btn-active" : ""}`} aria-pressed={mode === "unified"} data-testid="diff-mode-unified" onClick={() => pickMode("unified")}>
+            {t("diff.unified")}
+          </button>
+          <button type="button" className={`btn btn-small${mode === "split" ? " btn-active" : ""}`} aria-pressed={mode === "split"} data-testid="diff-mode-split" onClick={() => pickMode("split")}>
+            {t("diff.split")}
+          </button>
+        </div>
+      )}
       <div className="diff-files">
         {files.map((f) => (
           <section key={f.path} className="diff-file-section" data-testid="diff-file" data-path={f.path}>
@@ -180,7 +217,7 @@ function DiffDialog({
               <input type="checkbox" data-testid="diff-file-pick" checked={chosen.has(f.path)} onChange={() => toggle(f.path)} />
               <span className="diff-file-path">{f.path}</span>
             </label>
-            <DiffView diff={f.text} testId="diff-text" />
+            <DiffView diff={f.text} testId="diff-text" path={f.path} mode={mode} />
           </section>
         ))}
       </div>

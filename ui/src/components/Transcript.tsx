@@ -4,6 +4,7 @@ import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { TurnStatus } from "../bindings/TurnStatus";
 import { useT, type MessageKey } from "../i18n";
 import type { Item } from "../transcript";
+import { MessageAttachments } from "./Attachments";
 import { DirectoryCard, PlanCard, QuestionCard, type Answerers } from "./Interactions";
 import { Markdown } from "./Markdown";
 import { StoneMark } from "./StoneMark";
@@ -36,6 +37,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
         <article className={`msg msg-user ${item.steering ? "msg-steering" : ""}`} data-testid="user-message" data-steering={item.steering}>
           <div className="msg-role">{item.steering ? t("chat.steered") : t("chat.you")}</div>
           <div className="msg-text">{item.text}</div>
+          <MessageAttachments images={item.images ?? []} files={item.files ?? []} />
         </article>
       );
     case "assistant":

@@ -18,7 +18,9 @@ import {
   type AskState,
   type ChatState,
 } from "../transcript";
-import { Composer } from "./Composer";
+import type { PendingImage } from "./Attachments";
+import { Composer, toUpload, type ComposerDraft } from "./Composer";
+import { FilesPanel } from "./FilesPanel";
 import type { Answerers } from "./Interactions";
 import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
@@ -126,8 +128,19 @@ export function Workbench(p: Props) {
   );
 
   const fail = useCallback((e: unknown) => dispatch({ type: "notice", text: ipc.describeError(e) }), []);
-  const timeline = useTimeline(session?.id ?? null, fail);
+  // Set once `show` exists: a conversation rewind rebuilds the transcript from its view.
+  const showRewound = useRef<(view: SessionView) => void>(() => undefined);
+  const timeline = useTimeline(session?.id ?? null, fail, (view) => showRewound.current(view));
   const [terminal, setTerminal] = useState(false);
+  // The files panel (shown by default) and what it or a failed send puts into the prompt.
+  const [filesOpen, setFilesOpen] = useState(true);
+  const [draft, setDraft] = useState<ComposerDraft | null>(null);
+  const mention = useCallback((path: string) => setDraft({ kind: "mention", path, at: Date.now() }), []);
+  const checkpoints = timeline.actions.timeline?.checkpoints;
+  const changedFiles = useMemo(
+    () => new Set((checkpoints ?? []).filter((c) => c.kind === "agent").flatMap((c) => c.files.map((f) => f.path))),
+    [checkpoints],
+  );
   const [runs, setRuns] = useState(0);
   // Tool calls a stopped process left open in the shown session (the resume banner).
   const [openCalls, setOpenCalls] = useState(0);
@@ -142,7 +155,11 @@ export function Workbench(p: Props) {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);
-  const refreshTimeline = timeline.refresh;
+  // Through a ref: a send that started before its session existed still refreshes the
+  // timeline of the session it created (its callbacks were made before that).
+  const timelineRefresh = useRef(timeline.refresh);
+  timelineRefresh.current = timeline.refresh;
+  const refreshTimeline = useCallback(() => timelineRefresh.current(), []);
 
   const refreshList = useCallback(() => {
     ipc.listSessions().then(p.onWorkspace, () => undefined);
@@ -173,6 +190,7 @@ export function Workbench(p: Props) {
     },
     [onSession],
   );
+  showRewound.current = show;
 
   const open = useCallback(
     (id: string) => {
@@ -203,8 +221,10 @@ export function Workbench(p: Props) {
   );
 
   const send = useCallback(
-    async (text: string) => {
+    async (text: string, images: PendingImage[]) => {
       setPending(true);
+      // A turn refused before it started (a bad mention or image) gives the prompt back.
+      const giveBack = () => setDraft({ kind: "restore", text, images, at: Date.now() });
       try {
         let current = sessionRef.current;
         if (current === null) {
@@ -213,14 +233,16 @@ export function Workbench(p: Props) {
         }
         if (current.blocked !== null) {
           setPending(false);
+          giveBack();
           return;
         }
         // A new prompt closes the calls left open as interrupted (the engine does it).
         setOpenCalls(0);
-        const end = await ipc.runTurn(text, onEvent);
+        const end = await ipc.runTurn(text, onEvent, images.map(toUpload));
         afterRun(end);
       } catch (e) {
         setPending(false);
+        giveBack();
         fail(e);
         refreshStatus();
       }
@@ -324,7 +346,7 @@ export function Workbench(p: Props) {
   }, [p.command]);
 
   const plan = latestPlan(chat);
-  const showSide = chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0;
+  const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0;
   const blocked = session !== null ? session.blocked : preBlocked(p.settings);
   return (
     <div className={`workbench ${showSide ? "with-side" : ""}`}>
@@ -362,6 +384,16 @@ export function Workbench(p: Props) {
             onClick={() => setTerminal((v) => !v)}
           >
             {">_"}
+          </button>
+          <button
+            type="button"
+            className={`icon-button ${filesOpen ? "icon-button-on" : ""}`}
+            title={t("files.toggle")}
+            data-testid="toggle-files"
+            aria-pressed={filesOpen}
+            onClick={() => setFilesOpen((v) => !v)}
+          >
+            ☰
           </button>
           <button type="button" className="icon-button" title={`${t("header.newWindow")} (Ctrl+Shift+N)`} data-testid="new-window" onClick={() => ipc.newWindow().catch(fail)}>
             ⧉
@@ -425,15 +457,17 @@ export function Workbench(p: Props) {
           running={running}
           disabled={blocked !== null}
           steering={chat.steering}
-          onSend={(text) => void send(text)}
+          onSend={(text, images) => void send(text, images)}
           onSteer={steer}
           onRemoveSteering={removeSteering}
           onStop={stop}
+          draft={draft}
         />
       </main>
       {showSide && (
         <SidePanel todos={chat.todos} plan={plan} answerPlan={answerers.plan}>
           <ChangesPanel actions={timeline.actions} busy={running} />
+          {filesOpen && <FilesPanel changed={changedFiles} onMention={mention} />}
         </SidePanel>
       )}
       {timeline.dialogs}

@@ -1,0 +1,94 @@
+//! Files panel commands: list a workspace folder, the file list for `@path` completion, the
+//! live-refresh watcher (events over a channel of the calling window only), and stored image
+//! attachments of the window's session read back for the transcript.
+
+use std::path::PathBuf;
+
+use tauri::ipc::Channel;
+use tauri::{Runtime, State, Window};
+
+use crate::state::AppState;
+use crate::types::{DirListing, FileIndex, FilesEvent, WatchStatus};
+use crate::watch::WorkspaceWatch;
+
+fn workspace(state: &AppState, label: &str) -> Result<PathBuf, String> {
+    state
+        .slot(label)
+        .workspace
+        .ok_or_else(|| "No workspace is open in this window.".to_string())
+}
+
+/// The entries of workspace folder `path` ("" = the root), ignored files left out; the
+/// folder is watched from now on when the window's watcher runs.
+#[tauri::command]
+pub async fn list_dir<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<DirListing, String> {
+    let slot = state.slot(window.label());
+    let ws = slot
+        .workspace
+        .ok_or("No workspace is open in this window.")?;
+    let root = ws.clone();
+    let listing =
+        tauri::async_runtime::spawn_blocking(move || crate::files::list_dir(&root, &path))
+            .await
+            .map_err(|e| e.to_string())??;
+    if let Some(watch) = slot.files.filter(|w| w.root() == ws) {
+        let dir = ws.join(&listing.path);
+        if let Err(e) = watch.watch_dir(&dir) {
+            tracing::debug!(error = %e, "files panel: folder not watched");
+        }
+    }
+    Ok(listing)
+}
+
+/// Every file of the workspace (ignored ones left out), for `@path` completion.
+#[tauri::command]
+pub async fn workspace_files<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> Result<FileIndex, String> {
+    let ws = workspace(&state, window.label())?;
+    tauri::async_runtime::spawn_blocking(move || crate::files::index(&ws))
+        .await
+        .map_err(|e| e.to_string())?
+}
+
+/// Starts (or restarts) the window's file watcher, sending changed folders to `on_event`.
+/// A watcher the platform refuses is reported, never fatal.
+#[tauri::command]
+pub fn watch_files<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    on_event: Channel<FilesEvent>,
+) -> Result<WatchStatus, String> {
+    let ws = workspace(&state, window.label())?;
+    // The previous watch of this window (if any) stops when it is replaced.
+    let watch = WorkspaceWatch::start(ws, move |e| on_event.send(e).map_err(|e| e.to_string()));
+    let status = WatchStatus {
+        watching: watch.is_watching(),
+        error: watch.error(),
+    };
+    state.with_slot(window.label(), |slot| slot.files = Some(watch));
+    Ok(status)
+}
+
+/// A stored image attachment of the window's session (`attachments/<file>`) as a `data:`
+/// URL, for thumbnails in the transcript.
+#[tauri::command]
+pub async fn read_attachment<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<String, String> {
+    let runtime = super::current(&state, window.label())?;
+    let dir = runtime
+        .store()
+        .session_dir(&runtime.id())
+        .map_err(|e| e.to_string())?;
+    tauri::async_runtime::spawn_blocking(move || crate::attach::read_back(&dir, &path))
+        .await
+        .map_err(|e| e.to_string())?
+}

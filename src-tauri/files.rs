@@ -1,0 +1,215 @@
+//! The files panel's view of a workspace: one folder at a time (the tree expands lazily) and
+//! the list of every file for `@path` completion. Both honour `.gitignore`, `.ignore` and
+//! `.git/info/exclude` (the `ignore` crate, the rules `grep` and `list_files` use), never show
+//! `.git`, and refuse paths outside the workspace (`..`, absolute paths, symlink escapes).
+
+use std::cmp::Ordering;
+use std::path::{Component, Path, PathBuf};
+
+use ignore::WalkBuilder;
+
+use crate::types::{DirListing, FileEntry, FileIndex};
+
+/// Entries one folder listing returns at most.
+pub const MAX_DIR_ENTRIES: usize = 2000;
+/// Files the completion index holds at most.
+pub const MAX_INDEX_FILES: usize = 20_000;
+
+/// A walker over `root` with the workspace's ignore rules; hidden files are shown.
+fn walker(root: &Path) -> WalkBuilder {
+    let mut b = WalkBuilder::new(root);
+    b.hidden(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git");
+    b
+}
+
+/// Checks a workspace-relative path typed by the page or the user: no `..`, not absolute.
+pub fn check_relative(rel: &str) -> Result<(), String> {
+    if rel.contains('\0') {
+        return Err("a path cannot contain a NUL byte".into());
+    }
+    let p = Path::new(rel);
+    if p.is_absolute() || rel.starts_with('~') {
+        return Err(format!(
+            "`{rel}` is not relative to the workspace: only paths inside the workspace are allowed"
+        ));
+    }
+    if p.components().any(|c| matches!(c, Component::ParentDir)) {
+        return Err(format!(
+            "`{rel}` goes up with `..`: only paths inside the workspace are allowed"
+        ));
+    }
+    Ok(())
+}
+
+/// Resolves a workspace-relative path (symlinks followed) to an absolute one inside the
+/// workspace, with its canonical relative form.
+pub fn resolve(workspace: &Path, rel: &str) -> Result<(PathBuf, String), String> {
+    check_relative(rel)?;
+    let input = if rel.trim().is_empty() { "." } else { rel };
+    let p = cairn_tools::paths::resolve(workspace, input).map_err(|e| match e {
+        cairn_engine::ToolError::OutsideWorkspace(_) => {
+            format!("`{rel}` leads outside the workspace (through a symbolic link)")
+        }
+        other => other.to_string(),
+    })?;
+    Ok((p.abs, p.rel))
+}
+
+fn rel_of(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+fn by_kind_then_name(a: &FileEntry, b: &FileEntry) -> Ordering {
+    b.dir
+        .cmp(&a.dir)
+        .then_with(|| a.name.to_lowercase().cmp(&b.name.to_lowercase()))
+        .then_with(|| a.name.cmp(&b.name))
+}
+
+/// The entries of folder `rel` ("" = the root): folders first, then files, by name.
+pub fn list_dir(workspace: &Path, rel: &str) -> Result<DirListing, String> {
+    let (abs, canon_rel) = resolve(workspace, rel)?;
+    if !abs.is_dir() {
+        return Err(format!("`{rel}` is not a folder of the workspace"));
+    }
+    let root = cairn_tools::paths::resolve(workspace, ".")
+        .map(|p| p.abs)
+        .map_err(|e| e.to_string())?;
+    let mut entries = Vec::new();
+    let mut truncated = false;
+    for item in walker(&abs).max_depth(Some(1)).build() {
+        let Ok(item) = item else { continue };
+        if item.depth() == 0 {
+            continue;
+        }
+        if entries.len() >= MAX_DIR_ENTRIES {
+            truncated = true;
+            break;
+        }
+        let Some(path) = rel_of(&root, item.path()) else {
+            continue;
+        };
+        let kind = item.file_type();
+        entries.push(FileEntry {
+            name: item.file_name().to_string_lossy().into_owned(),
+            path,
+            dir: kind.is_some_and(|k| k.is_dir()),
+            link: kind.is_some_and(|k| k.is_symlink()),
+        });
+    }
+    entries.sort_by(by_kind_then_name);
+    Ok(DirListing {
+        path: if canon_rel == "." {
+            String::new()
+        } else {
+            canon_rel
+        },
+        entries,
+        truncated,
+    })
+}
+
+/// Every file of the workspace (relative paths, sorted), for `@path` completion.
+pub fn index(workspace: &Path) -> Result<FileIndex, String> {
+    let (root, _) = resolve(workspace, "")?;
+    let mut files = Vec::new();
+    let mut truncated = false;
+    for item in walker(&root).build() {
+        let Ok(item) = item else { continue };
+        if !item.file_type().is_some_and(|k| k.is_file()) {
+            continue;
+        }
+        if files.len() >= MAX_INDEX_FILES {
+            truncated = true;
+            break;
+        }
+        if let Some(rel) = rel_of(&root, item.path()) {
+            files.push(rel);
+        }
+    }
+    files.sort();
+    Ok(FileIndex { files, truncated })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn names(l: &DirListing) -> Vec<String> {
+        l.entries
+            .iter()
+            .map(|e| format!("{}{}", e.path, if e.dir { "/" } else { "" }))
+            .collect()
+    }
+
+    fn workspace() -> tempfile::TempDir {
+        let ws = tempfile::tempdir().unwrap();
+        let p = ws.path();
+        std::fs::write(p.join(".gitignore"), "target/\n*.log\n").unwrap();
+        std::fs::create_dir_all(p.join("src/deep")).unwrap();
+        std::fs::create_dir_all(p.join("target/debug")).unwrap();
+        std::fs::create_dir_all(p.join(".git")).unwrap();
+        std::fs::write(p.join(".git/HEAD"), "ref").unwrap();
+        std::fs::write(p.join("src/main.rs"), "fn main() {}").unwrap();
+        std::fs::write(p.join("src/deep/x.rs"), "").unwrap();
+        std::fs::write(p.join("target/debug/app"), "bin").unwrap();
+        std::fs::write(p.join("build.log"), "log").unwrap();
+        std::fs::write(p.join("README.md"), "# hi").unwrap();
+        ws
+    }
+
+    #[test]
+    fn a_listing_honours_gitignore_and_puts_folders_first() {
+        let ws = workspace();
+        let root = list_dir(ws.path(), "").unwrap();
+        assert_eq!(root.path, "");
+        assert_eq!(names(&root), ["src/", ".gitignore", "README.md"]);
+        let src = list_dir(ws.path(), "src").unwrap();
+        assert_eq!(src.path, "src");
+        assert_eq!(names(&src), ["src/deep/", "src/main.rs"]);
+        assert!(!root.truncated);
+    }
+
+    #[test]
+    fn the_index_lists_every_file_not_ignored() {
+        let ws = workspace();
+        let idx = index(ws.path()).unwrap();
+        assert_eq!(
+            idx.files,
+            [".gitignore", "README.md", "src/deep/x.rs", "src/main.rs"]
+        );
+    }
+
+    #[test]
+    fn paths_outside_the_workspace_are_refused() {
+        let ws = workspace();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("escape")).unwrap();
+        for bad in ["..", "../x", "src/../..", "/etc", "~/x"] {
+            let err = list_dir(ws.path(), bad).unwrap_err();
+            assert!(err.contains("inside"), "{bad}: {err}");
+        }
+        let err = list_dir(ws.path(), "escape").unwrap_err();
+        assert!(err.contains("outside the workspace"), "{err}");
+        let err = list_dir(ws.path(), "README.md").unwrap_err();
+        assert!(err.contains("not a folder"), "{err}");
+        // The link itself is listed (as a link, not followed).
+        let root = list_dir(ws.path(), "").unwrap();
+        let link = root.entries.iter().find(|e| e.name == "escape").unwrap();
+        assert!(link.link && !link.dir);
+    }
+}
