@@ -1,17 +1,20 @@
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
 import type { Bootstrap } from "./bindings/app/Bootstrap";
 import type { Language } from "./bindings/app/Language";
 import type { RecentWorkspace } from "./bindings/app/RecentWorkspace";
 import type { SettingsView } from "./bindings/app/SettingsView";
 import type { WorkspaceView } from "./bindings/app/WorkspaceView";
-import { BenchHarness } from "./components/BenchHarness";
 import { Help } from "./components/Help";
-import { Settings } from "./components/Settings";
-import { Usage } from "./components/Usage";
 import { Welcome } from "./components/Welcome";
-import { Workbench } from "./components/Workbench";
 import { I18nContext, translator } from "./i18n";
 import * as ipc from "./ipc";
+
+// Loaded on first use: the welcome screen (what an idle app shows) needs none of them, and
+// the markdown, highlighting and transcript code they bring stays out of the start-up bundle.
+const Workbench = lazy(() => import("./components/Workbench").then((m) => ({ default: m.Workbench })));
+const Settings = lazy(() => import("./components/Settings").then((m) => ({ default: m.Settings })));
+const Usage = lazy(() => import("./components/Usage").then((m) => ({ default: m.Usage })));
+const BenchHarness = lazy(() => import("./components/BenchHarness").then((m) => ({ default: m.BenchHarness })));
 
 type Overlay = "settings" | "usage" | "help" | null;
 type Command = { name: "new" | "focus" | "stop"; at: number } | null;
@@ -156,7 +159,12 @@ export function App() {
     );
   }
   if (boot === null || settings === null) return <Splash />;
-  if (boot.bench) return <BenchHarness />;
+  if (boot.bench)
+    return (
+      <Suspense fallback={<Splash />}>
+        <BenchHarness />
+      </Suspense>
+    );
 
   return (
     <I18nContext.Provider value={t}>
@@ -173,35 +181,43 @@ export function App() {
             onForget={(path) => ipc.forgetWorkspace(path).then(setRecent, () => undefined)}
           />
         ) : (
-          <Workbench
-            workspace={workspace}
-            settings={settings}
-            onSession={setSessionId}
-            approvals={boot.approvals}
-            lang={language}
-            onWorkspace={setWorkspace}
-            onCloseWorkspace={closeWorkspace}
-            onOpenSettings={() => setOverlay("settings")}
-            onOpenUsage={() => setOverlay("usage")}
-            onOpenHelp={() => setOverlay("help")}
-            settingsEpoch={settingsEpoch}
-            command={command}
-          />
+          <Suspense fallback={null}>
+            <Workbench
+              workspace={workspace}
+              settings={settings}
+              onSession={setSessionId}
+              approvals={boot.approvals}
+              lang={language}
+              onWorkspace={setWorkspace}
+              onCloseWorkspace={closeWorkspace}
+              onOpenSettings={() => setOverlay("settings")}
+              onOpenUsage={() => setOverlay("usage")}
+              onOpenHelp={() => setOverlay("help")}
+              settingsEpoch={settingsEpoch}
+              command={command}
+            />
+          </Suspense>
         )}
         <span className="app-version" data-testid="app-version" title={`protocol v${boot.info.protocolVersion}`}>
           v{boot.info.version}
         </span>
         {overlay === "settings" && (
-          <Settings
-            settings={settings}
-            hasSession={workspace !== null && sessionId !== null}
-            stateDir={boot.stateDir}
-            logDir={boot.logDir}
-            onClose={() => setOverlay(null)}
-            onChanged={settingsChanged}
-          />
+          <Suspense fallback={null}>
+            <Settings
+              settings={settings}
+              hasSession={workspace !== null && sessionId !== null}
+              stateDir={boot.stateDir}
+              logDir={boot.logDir}
+              onClose={() => setOverlay(null)}
+              onChanged={settingsChanged}
+            />
+          </Suspense>
         )}
-        {overlay === "usage" && <Usage onClose={() => setOverlay(null)} lang={language} />}
+        {overlay === "usage" && (
+          <Suspense fallback={null}>
+            <Usage onClose={() => setOverlay(null)} lang={language} />
+          </Suspense>
+        )}
         {overlay === "help" && <Help onClose={() => setOverlay(null)} />}
       </div>
     </I18nContext.Provider>
