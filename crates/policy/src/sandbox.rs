@@ -132,6 +132,23 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     a
 }
 
+/// The argv running `argv` in bubblewrap with `spec` plus `extra_writable`, and the guard
+/// that removes the host mount points of missing protected folders once the command is gone
+/// (markers under `marker_root` let other processes see the mount points in use).
+pub fn bwrap_guarded(
+    bwrap: &Path,
+    spec: &SandboxSpec,
+    extra_writable: &[PathBuf],
+    argv: &[String],
+    marker_root: Option<&Path>,
+) -> (Vec<String>, crate::sandbox_mounts::MountPointGuard) {
+    let mut spec = spec.clone();
+    spec.extra_writable.extend(extra_writable.iter().cloned());
+    let guard =
+        crate::sandbox_mounts::MountPointGuard::register(missing_protected(&spec), marker_root);
+    (bwrap_argv(bwrap, &spec, argv), guard)
+}
+
 /// Protected paths of `spec` that do not exist yet (for a dangling symlink: its missing
 /// target inside the workspace), as the first missing component of each. The sandbox mounts
 /// an empty read-only folder there; bubblewrap creates it on the host, so callers keep a

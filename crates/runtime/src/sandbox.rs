@@ -5,10 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairn_engine::{CommandWrapper, ExecEnvironment, ShellPolicy, WrappedCommand};
-use cairn_policy::sandbox::{
-    bwrap_argv, bwrap_path, bwrap_works, missing_protected, SandboxMode, SandboxSpec,
-};
-use cairn_policy::sandbox_mounts::MountPointGuard;
+use cairn_policy::sandbox::{bwrap_guarded, bwrap_path, bwrap_works, SandboxMode, SandboxSpec};
 
 use crate::RuntimeError;
 
@@ -23,17 +20,19 @@ pub struct BwrapWrapper {
 
 impl CommandWrapper for BwrapWrapper {
     fn wrap(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> Vec<String> {
-        let mut spec = self.spec.clone();
-        spec.extra_writable.extend(extra_writable.iter().cloned());
-        bwrap_argv(&self.bwrap, &spec, &argv)
+        self.wrap_guarded(argv, extra_writable).argv
     }
 
     fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
-        let mut spec = self.spec.clone();
-        spec.extra_writable.extend(extra_writable.iter().cloned());
-        let guard = MountPointGuard::register(missing_protected(&spec), Some(&self.markers));
+        let (argv, guard) = bwrap_guarded(
+            &self.bwrap,
+            &self.spec,
+            extra_writable,
+            &argv,
+            Some(&self.markers),
+        );
         WrappedCommand {
-            argv: bwrap_argv(&self.bwrap, &spec, &argv),
+            argv,
             guard: Some(Box::new(guard)),
         }
     }

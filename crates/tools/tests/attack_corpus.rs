@@ -19,8 +19,7 @@ use cairn_engine::{
     CommandWrapper, EngineConfig, ExecEnvironment, PermissionState, Session, ShellPolicy,
     ToolRegistry, WrappedCommand,
 };
-use cairn_policy::sandbox::{bwrap_argv, bwrap_path, bwrap_works, missing_protected, SandboxSpec};
-use cairn_policy::sandbox_mounts::MountPointGuard;
+use cairn_policy::sandbox::{bwrap_guarded, bwrap_path, bwrap_works, SandboxSpec};
 use cairn_policy::{RuleDecision, RuleSet, RuleSpec};
 use cairn_protocol::{ApprovalDecision, Event, Mode, ToolStatus};
 use common::collect;
@@ -214,16 +213,12 @@ struct Bwrap {
 
 impl CommandWrapper for Bwrap {
     fn wrap(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> Vec<String> {
-        let mut spec = self.spec.clone();
-        spec.extra_writable.extend(extra_writable.iter().cloned());
-        bwrap_argv(&self.bwrap, &spec, &argv)
+        self.wrap_guarded(argv, extra_writable).argv
     }
     fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
-        let mut spec = self.spec.clone();
-        spec.extra_writable.extend(extra_writable.iter().cloned());
-        let guard = MountPointGuard::register(missing_protected(&spec), None);
+        let (argv, guard) = bwrap_guarded(&self.bwrap, &self.spec, extra_writable, &argv, None);
         WrappedCommand {
-            argv: bwrap_argv(&self.bwrap, &spec, &argv),
+            argv,
             guard: Some(Box::new(guard)),
         }
     }
