@@ -7,11 +7,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use eventsource_stream::Eventsource;
 use futures::channel::mpsc;
 use futures::{Stream, StreamExt};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::sink_stream::SinkStreamTransport;
+use sseer::EventStream;
 use tokio::task::AbortHandle;
 
 use crate::http::header_map;
@@ -71,7 +71,7 @@ impl SseTransport {
                     resp.status()
                 ));
             }
-            let mut events = resp.bytes_stream().eventsource();
+            let mut events = EventStream::new(resp.bytes_stream());
             while let Some(ev) = events.next().await {
                 let ev = ev.map_err(|e| format!("event stream error: {e}"))?;
                 if ev.event == "endpoint" {

@@ -25,7 +25,6 @@ mod parser;
 mod presets;
 mod reasoning_cache;
 mod redact;
-mod sse;
 mod stream;
 mod thinking;
 

@@ -1,6 +1,7 @@
-//! Drives one streamed response: cancellation, idle watchdog, SSE decoding, and exactly one
-//! [`LlmChunk::End`] at the end. Every event of a body read is decoded and parsed in place
-//! (borrowed from the decoder's buffers) before the next read.
+//! Drives one streamed response: cancellation, idle watchdog, SSE decoding (`sseer`), and
+//! exactly one [`LlmChunk::End`] at the end. After each awaited event, the events already
+//! decoded are parsed without another wait (a bounded batch), so a fast stream does not pay
+//! for a cancellation check per event.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -12,13 +13,18 @@ use cairn_engine::{FailureKind, LlmChunk, LlmOutcome, OutcomeStatus};
 use futures::future::{BoxFuture, FutureExt};
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use sseer::errors::EventStreamError;
+use sseer::event::Event;
+use sseer::EventStream;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::classify::outcome_for_body_error;
 use crate::parser::{Flow, StreamParser};
 use crate::redact::Redactor;
-use crate::sse::{SseDecoder, Utf8Error};
+
+/// Events parsed after one wait before the cancellation token is looked at again.
+const BATCH: usize = 1024;
 
 /// An accepted response and the parser for its wire format.
 pub(crate) struct Opened {
@@ -47,24 +53,43 @@ pub(crate) enum ReadError {
     Transport(#[from] TransportError),
     /// The event stream is not UTF-8.
     #[error(transparent)]
-    Utf8(#[from] Utf8Error),
+    Utf8(#[from] std::str::Utf8Error),
 }
 
-/// What one read of the body gave.
-enum Input {
-    /// Event-stream bytes for the decoder.
-    Bytes(Bytes),
-    /// A whole JSON body: one event.
-    Event(String),
+impl From<EventStreamError<TransportError>> for ReadError {
+    fn from(e: EventStreamError<TransportError>) -> Self {
+        match e {
+            EventStreamError::Transport(e) => ReadError::Transport(e),
+            EventStreamError::Utf8Error(e) => ReadError::Utf8(e),
+        }
+    }
 }
+
+/// One event of a response.
+enum Input {
+    /// A decoded server-sent event.
+    Sse(Event),
+    /// A whole JSON body: one event.
+    Whole(String),
+}
+
+impl Input {
+    /// The event's type (empty for a whole body) and data.
+    fn parts(&self) -> (&str, &str) {
+        match self {
+            Input::Sse(ev) => (&ev.event, &ev.data),
+            Input::Whole(data) => ("", data),
+        }
+    }
+}
+
+/// What the body gave next: an event, a failure, or `None` at its end.
+type Next = Option<Result<Input, ReadError>>;
 
 /// Where a response's events come from.
 enum Body {
-    /// An event stream: body bytes (idle watchdog included) and their decoder.
-    Sse(
-        BoxStream<'static, Result<Bytes, TransportError>>,
-        SseDecoder,
-    ),
+    /// An event stream decoded from the body bytes (idle watchdog included).
+    Sse(Box<EventStream<BoxStream<'static, Result<Bytes, TransportError>>>>),
     /// A whole JSON body (a server that ignored `stream: true`, or answered an error with a
     /// success status), handed over as one event; `None` once read.
     Json(Option<BoxFuture<'static, Result<String, TransportError>>>),
@@ -79,7 +104,7 @@ impl Body {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.trim_start().starts_with("application/json"));
         if !is_json {
-            return Body::Sse(watchdog(response, idle), SseDecoder::new());
+            return Body::Sse(Box::new(EventStream::new(watchdog(response, idle))));
         }
         Body::Json(Some(
             async move {
@@ -93,12 +118,15 @@ impl Body {
         ))
     }
 
-    /// The next read; `None` at the end of the body.
-    async fn next(&mut self) -> Option<Result<Input, TransportError>> {
+    /// The next event; `None` at the end of the body.
+    async fn next(&mut self) -> Next {
         match self {
-            Body::Sse(bytes, _) => bytes.next().await.map(|r| r.map(Input::Bytes)),
+            Body::Sse(events) => events
+                .next()
+                .await
+                .map(|r| r.map(Input::Sse).map_err(ReadError::from)),
             Body::Json(read) => match read.take() {
-                Some(read) => Some(read.await.map(Input::Event)),
+                Some(read) => Some(read.await.map(Input::Whole).map_err(ReadError::from)),
                 None => None,
             },
         }
@@ -109,37 +137,6 @@ enum State {
     Connect(BoxFuture<'static, Result<Opened, LlmOutcome>>),
     Streaming(Body, Box<dyn StreamParser>),
     Done,
-}
-
-/// Where the events decoded so far left the response.
-enum Fed {
-    /// All decoded events handled: read more.
-    NeedBytes,
-    /// The parser saw the end of the response.
-    Done,
-    /// The parser ended the stream with this outcome.
-    Failed(LlmOutcome),
-    /// The event stream itself is broken.
-    Broken(Utf8Error),
-}
-
-/// Hands every complete event in `decoder` to `parser` (borrowed: no copy per event).
-fn feed_decoded(
-    decoder: &mut SseDecoder,
-    parser: &mut dyn StreamParser,
-    out: &mut VecDeque<LlmChunk>,
-) -> Fed {
-    loop {
-        match decoder.next_event() {
-            Ok(Some(ev)) => match parser.feed(ev.event, ev.data, out) {
-                Ok(Flow::Continue) => {}
-                Ok(Flow::Done) => return Fed::Done,
-                Err(outcome) => return Fed::Failed(outcome),
-            },
-            Ok(None) => return Fed::NeedBytes,
-            Err(e) => return Fed::Broken(e),
-        }
-    }
 }
 
 struct Run {
@@ -260,18 +257,38 @@ impl Run {
         }
     }
 
-    /// Handles the parser's verdict on an event.
-    fn after_feed(
-        &mut self,
-        body: Body,
-        parser: Box<dyn StreamParser>,
-        flow: Result<Flow, LlmOutcome>,
-    ) {
-        match flow {
-            Ok(Flow::Continue) => self.state = State::Streaming(body, parser),
-            Ok(Flow::Done) => self.finish(parser),
-            Err(outcome) => self.end(outcome),
+    /// Handles `next` and then every event that is ready without waiting (at most [`BATCH`]);
+    /// leaves the state `Streaming` unless the response ended.
+    fn consume(&mut self, mut body: Body, mut parser: Box<dyn StreamParser>, mut next: Next) {
+        for _ in 0..BATCH {
+            match next {
+                Some(Ok(input)) => {
+                    let (event, data) = input.parts();
+                    match parser.feed(event, data, &mut self.pending) {
+                        Ok(Flow::Continue) => {}
+                        Ok(Flow::Done) => return self.finish(parser),
+                        Err(outcome) => return self.end(outcome),
+                    }
+                }
+                Some(Err(e)) => return self.read_failed(parser, e),
+                None if parser.is_complete() => return self.finish(parser),
+                None => return self.end(
+                    LlmOutcome::new(
+                        OutcomeStatus::Timeout,
+                        Some(
+                            "stream dropped: the connection closed before the response finished"
+                                .into(),
+                        ),
+                    )
+                    .with_kind(FailureKind::Network),
+                ),
+            }
+            match body.next().now_or_never() {
+                Some(n) => next = n,
+                None => break,
+            }
         }
+        self.state = State::Streaming(body, parser);
     }
 
     async fn next_chunk(&mut self) -> Option<LlmChunk> {
@@ -295,28 +312,7 @@ impl Run {
                         Err(outcome) => self.end(outcome),
                     }
                 }
-                State::Streaming(mut body, mut parser) => {
-                    if let Body::Sse(_, decoder) = &mut body {
-                        match feed_decoded(decoder, parser.as_mut(), &mut self.pending) {
-                            Fed::NeedBytes => {}
-                            Fed::Done => {
-                                self.finish(parser);
-                                continue;
-                            }
-                            Fed::Failed(outcome) => {
-                                self.end(outcome);
-                                continue;
-                            }
-                            Fed::Broken(e) => {
-                                self.read_failed(parser, e.into());
-                                continue;
-                            }
-                        }
-                        if !self.pending.is_empty() {
-                            self.state = State::Streaming(body, parser);
-                            continue;
-                        }
-                    }
+                State::Streaming(mut body, parser) => {
                     let next = tokio::select! {
                         biased;
                         _ = &mut self.cancelled => {
@@ -325,27 +321,7 @@ impl Run {
                         }
                         n = body.next() => n,
                     };
-                    match next {
-                        Some(Ok(Input::Bytes(bytes))) => {
-                            if let Body::Sse(_, decoder) = &mut body {
-                                decoder.push(&bytes);
-                            }
-                            self.state = State::Streaming(body, parser);
-                        }
-                        Some(Ok(Input::Event(data))) => {
-                            let flow = parser.feed("", &data, &mut self.pending);
-                            self.after_feed(body, parser, flow);
-                        }
-                        Some(Err(e)) => self.read_failed(parser, e.into()),
-                        None if parser.is_complete() => self.finish(parser),
-                        None => self.end(
-                            LlmOutcome::new(
-                                OutcomeStatus::Timeout,
-                                Some("stream dropped: the connection closed before the response finished".into()),
-                            )
-                            .with_kind(FailureKind::Network),
-                        ),
-                    }
+                    self.consume(body, parser, next);
                 }
             }
         }

@@ -1,7 +1,7 @@
 // The start-up benchmark's page (CAIRN_BENCH=1, see scripts/bench-app.sh): reports the first
 // paint, idles while the backend measures memory, then measures frame times of a 5,000-item
 // transcript while scrolling it and while a reply streams into it.
-import { Suspense, lazy, useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { Event } from "../bindings/Event";
 import { I18nContext, translator } from "../i18n";
 import { benchMark, describeError } from "../ipc";
@@ -9,9 +9,10 @@ import { applyEvents, emptyChat, type ChatState } from "../transcript";
 import type { TranscriptActions } from "./Transcript";
 import { Welcome } from "./Welcome";
 
-// Loaded after the idle measurement, as the app loads it only once a workspace is open.
-const loadTranscript = () => import("./Transcript");
-const Transcript = lazy(() => loadTranscript().then((m) => ({ default: m.Transcript })));
+// Loaded after the idle measurement, as the app loads it only once a workspace is open. Held in
+// state rather than behind React.lazy: Suspense would delay the mount it measures.
+type TranscriptModule = typeof import("./Transcript");
+const loadTranscript = (): Promise<TranscriptModule> => import("./Transcript");
 
 const ITEMS = 5000;
 const SCROLL_FRAMES = 180;
@@ -90,6 +91,7 @@ const nextFrame = () => new Promise<number>((r) => requestAnimationFrame(r));
 export function BenchHarness() {
   const [phase, setPhase] = useState<"paint" | "transcript">("paint");
   const [chat, setChat] = useState<ChatState>(emptyChat);
+  const [view, setView] = useState<TranscriptModule | null>(null);
   const chatRef = useRef(chat);
   chatRef.current = chat;
   const t = translator("en");
@@ -117,7 +119,8 @@ export function BenchHarness() {
         welcomeWithData: contentEpochMs,
       };
       const paint = (await benchMark("first_paint", { paintEpochMs, contentEpochMs, timeline })) as Record<string, unknown>;
-      await loadTranscript();
+      const loaded = await loadTranscript();
+      setView(loaded);
       // Baseline: frames that change one line of text, the floor of this display.
       const probe = document.createElement("div");
       probe.className = "bench-probe";
@@ -177,14 +180,12 @@ export function BenchHarness() {
   return (
     <I18nContext.Provider value={t}>
       <div className="app">
-        {phase === "paint" ? (
+        {phase === "paint" || view === null ? (
           <Welcome recent={[]} error={null} opening={false} stateDir="" lang="en" onPick={noop} onOpen={noop} onForget={noop} />
         ) : (
           <div className="workbench bench">
             <main className="chat">
-              <Suspense fallback={null}>
-                <Transcript items={chat.items} actions={actions} />
-              </Suspense>
+              <view.Transcript items={chat.items} actions={actions} />
             </main>
           </div>
         )}

@@ -1,23 +1,38 @@
+//! The event-stream rules the providers rely on, held against the SSE crate (`sseer`): a crate
+//! upgrade that changes how lines, line endings, BOMs or bad bytes are read fails here first.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use super::*;
 
-/// Every event of `pieces` fed in order, as owned (event, data) pairs.
+use bytes::Bytes;
+use futures::{executor::block_on, stream, StreamExt};
+use sseer::EventStream;
+
+/// Every event of `pieces` fed in order as (event, data) pairs; `Err` ends the list.
+fn decode_all(pieces: &[&[u8]]) -> Vec<Result<(String, String), String>> {
+    let body = stream::iter(
+        pieces
+            .iter()
+            .map(|p| Ok::<_, std::io::Error>(Bytes::copy_from_slice(p)))
+            .collect::<Vec<_>>(),
+    );
+    let events = EventStream::new(body);
+    block_on(
+        events
+            .map(|r| {
+                r.map(|e| (e.event.to_string(), e.data.to_string()))
+                    .map_err(|e| e.to_string())
+            })
+            .collect(),
+    )
+}
+
+/// The events of `pieces`, which must all decode.
 fn decode(pieces: &[&[u8]]) -> Vec<(String, String)> {
-    let mut d = SseDecoder::new();
-    let mut out = Vec::new();
-    for p in pieces {
-        d.push(p);
-        while let Some(ev) = d.next_event().unwrap() {
-            out.push((ev.event.to_string(), ev.data.to_string()));
-        }
-    }
-    out
+    decode_all(pieces).into_iter().map(|r| r.unwrap()).collect()
 }
 
 fn msg(data: &str) -> (String, String) {
     ("message".to_string(), data.to_string())
 }
-
 #[test]
 fn data_lines_join_and_blank_lines_dispatch() {
     assert_eq!(
@@ -84,21 +99,6 @@ fn every_line_ending_and_every_split_point() {
 }
 
 #[test]
-fn a_trailing_cr_waits_for_a_possible_lf() {
-    let mut d = SseDecoder::new();
-    d.push(b"data: x\n\r");
-    assert_eq!(d.next_event().unwrap(), None, "CR may be half of CRLF");
-    d.push(b"\n");
-    assert_eq!(
-        d.next_event().unwrap(),
-        Some(SseEvent {
-            event: "message",
-            data: "x"
-        })
-    );
-}
-
-#[test]
 fn leading_bom_is_skipped_once_even_when_split() {
     assert_eq!(decode(&[b"\xEF\xBB\xBFdata: a\n\n"]), vec![msg("a")]);
     assert_eq!(
@@ -123,22 +123,39 @@ fn multibyte_text_split_across_reads() {
 }
 
 #[test]
-fn invalid_utf8_is_an_error_after_the_good_events() {
-    let mut d = SseDecoder::new();
-    d.push(b"data: ok\n\ndata: \xFF\xFE\n\n");
-    assert_eq!(d.next_event().unwrap().unwrap().data, "ok");
-    assert!(d.next_event().is_err());
+fn a_cr_at_the_end_of_a_read_is_not_a_second_line_end() {
+    assert_eq!(
+        decode(&[b"data: x\n\r", b"\n", b"data: y\n\n"]),
+        vec![msg("x"), msg("y")]
+    );
 }
 
 #[test]
-fn buffer_keeps_only_the_unfinished_line() {
-    let mut d = SseDecoder::new();
+fn invalid_utf8_is_an_error_after_the_good_events() {
+    let got = decode_all(&[b"data: ok\n\ndata: \xFF\xFE\n\n"]);
+    assert_eq!(got[0], Ok(msg("ok")));
+    assert!(got[1].is_err(), "{got:?}");
+}
+
+#[test]
+fn unknown_fields_lines_without_colon_and_repeated_fields_are_tolerated() {
+    // Proxies add their own fields and comments; none of that may end a stream.
+    assert_eq!(
+        decode(&[b": OPENROUTER PROCESSING\n\nfoo: bar\nevent: a\nevent: b\nid: 1\nid: 2\nretry: x\nweird\ndata: ok\n\n"]),
+        vec![("b".to_string(), "ok".to_string())]
+    );
+}
+
+#[test]
+fn many_events_in_one_read_and_an_event_split_over_many() {
+    let mut one = String::new();
     for i in 0..1000 {
-        d.push(format!("data: {i}\n\ndata: par").as_bytes());
-        assert_eq!(d.next_event().unwrap().unwrap().data, i.to_string());
-        assert_eq!(d.next_event().unwrap(), None);
-        d.push(b"t\n\n");
-        assert_eq!(d.next_event().unwrap().unwrap().data, "part");
+        one.push_str(&format!("data: {i}\n\n"));
     }
-    assert!(d.buf.len() < 64, "decoded bytes are dropped");
+    let got = decode(&[one.as_bytes()]);
+    assert_eq!(got.len(), 1000);
+    assert_eq!(got[999], msg("999"));
+    let long = format!("data: {}\n\n", "x".repeat(10_000));
+    let pieces: Vec<&[u8]> = long.as_bytes().chunks(7).collect();
+    assert_eq!(decode(&pieces), vec![msg(&"x".repeat(10_000))]);
 }
