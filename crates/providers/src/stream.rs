@@ -260,7 +260,7 @@ impl Run {
     /// Handles `next` and then every event that is ready without waiting (at most [`BATCH`]);
     /// leaves the state `Streaming` unless the response ended.
     fn consume(&mut self, mut body: Body, mut parser: Box<dyn StreamParser>, mut next: Next) {
-        for _ in 0..BATCH {
+        for left in (0..BATCH).rev() {
             match next {
                 Some(Ok(input)) => {
                     let (event, data) = input.parts();
@@ -282,6 +282,9 @@ impl Run {
                     )
                     .with_kind(FailureKind::Network),
                 ),
+            }
+            if left == 0 {
+                break;
             }
             match body.next().now_or_never() {
                 Some(n) => next = n,
@@ -327,3 +330,7 @@ impl Run {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

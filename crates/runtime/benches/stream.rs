@@ -38,6 +38,8 @@ async fn bench(chunks: usize, runs: usize, measuring: bool) {
     // CPU time of the whole process (mock server included) per phase: unlike wall time it
     // does not grow when other work shares the cores.
     let (mut raw_cpu, mut provider_cpu, mut engine_cpu) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut sse_times, mut json_times, mut sse_cpu, mut json_cpu) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let http = reqwest::Client::new();
     for _ in 0..runs {
         // Raw: the same request, bytes read to the end, nothing parsed.
@@ -60,6 +62,16 @@ async fn bench(chunks: usize, runs: usize, measuring: bool) {
         raw_cpu.push(cpu_time() - c0);
         raw_reads.push(reads);
         assert!(n > expected, "raw read got the whole stream");
+
+        // The floor of any SSE client: events decoded, then each event's JSON read, nothing else.
+        server.push(Reply::text_chunks(text.clone()));
+        let c0 = cpu_time();
+        sse_times.push(read_events(&http, &server.base_url(), false).await);
+        sse_cpu.push(cpu_time() - c0);
+        server.push(Reply::text_chunks(text.clone()));
+        let c0 = cpu_time();
+        json_times.push(read_events(&http, &server.base_url(), true).await);
+        json_cpu.push(cpu_time() - c0);
 
         // Provider only: SSE parsed into chunks, no engine.
         server.push(Reply::text_chunks(text.clone()));
@@ -130,6 +142,14 @@ async fn bench(chunks: usize, runs: usize, measuring: bool) {
         delta_counts,
         raw_reads
     );
+    let (sse, json) = (median(&mut sse_times), median(&mut json_times));
+    println!(
+        "  floor: SSE events only {:.1} ms ({:.2}x raw), SSE + JSON per event {:.1} ms ({:.2}x raw)",
+        sse.as_secs_f64() * 1e3,
+        sse.as_secs_f64() / raw.as_secs_f64().max(1e-9),
+        json.as_secs_f64() * 1e3,
+        json.as_secs_f64() / raw.as_secs_f64().max(1e-9),
+    );
     if cpu_time() > Duration::ZERO {
         let (r, p, e) = (
             median(&mut raw_cpu),
@@ -154,6 +174,50 @@ async fn bench(chunks: usize, runs: usize, measuring: bool) {
             " [smoke run: timings not meaningful]"
         }
     );
+}
+
+/// One streamed request read as SSE events (and with `json`, each event's JSON parsed into the
+/// delta text, borrowed); the wall time. Asserts the text arrived.
+async fn read_events(http: &reqwest::Client, base: &str, json: bool) -> Duration {
+    #[derive(serde::Deserialize)]
+    struct Chunk<'a> {
+        #[serde(borrow)]
+        choices: Vec<Choice<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Choice<'a> {
+        #[serde(borrow)]
+        delta: Delta<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Delta<'a> {
+        #[serde(borrow)]
+        content: Option<std::borrow::Cow<'a, str>>,
+    }
+    let t0 = Instant::now();
+    let resp = http
+        .post(format!("{base}/chat/completions"))
+        .json(&serde_json::json!({"model": "m", "stream": true, "messages": []}))
+        .send()
+        .await
+        .unwrap();
+    let mut events = sseer::EventStream::new(resp.bytes_stream());
+    let mut n = 0usize;
+    while let Some(ev) = events.next().await {
+        let ev = ev.unwrap();
+        if !json {
+            n += ev.data.len();
+        } else if let Ok(c) = serde_json::from_str::<Chunk<'_>>(&ev.data) {
+            n += c
+                .choices
+                .first()
+                .and_then(|c| c.delta.content.as_ref())
+                .map_or(0, |t| t.len());
+        }
+    }
+    let took = t0.elapsed();
+    assert!(n > 0, "events arrived");
+    took
 }
 
 /// CPU time used so far by all threads of this process (Linux `schedstat`, nanoseconds);

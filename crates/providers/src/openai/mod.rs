@@ -1,7 +1,7 @@
 //! [`OpenAiClient`]: an [`LlmClient`] for OpenAI and any OpenAI-compatible endpoint, over
 //! the Responses API (with fallback) or Chat Completions.
 
-mod chat;
+pub(crate) mod chat;
 mod chat_fast;
 mod config;
 mod responses;
