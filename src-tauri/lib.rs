@@ -12,6 +12,7 @@ pub mod attach;
 pub mod bench;
 pub mod commands;
 pub mod dialogs;
+pub mod egl;
 pub mod files;
 pub mod forward;
 pub mod keys;
@@ -181,6 +182,10 @@ pub fn prefer_software_rendering() -> bool {
             std::env::set_var(var, "1");
             changed = true;
         }
+    }
+    // Painting in software, the app process has no use for Mesa (the web process keeps it).
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some_and(|v| v != "0") {
+        changed |= egl::keep_software_gl_out_of_app_process();
     }
     changed
 }
