@@ -5,16 +5,18 @@ import type { RecentWorkspace } from "./bindings/app/RecentWorkspace";
 import type { SettingsView } from "./bindings/app/SettingsView";
 import type { WorkspaceView } from "./bindings/app/WorkspaceView";
 import { Help } from "./components/Help";
+import { BenchHarness } from "./components/BenchHarness";
 import { Welcome } from "./components/Welcome";
 import { I18nContext, translator } from "./i18n";
 import * as ipc from "./ipc";
 
 // Loaded on first use: the welcome screen (what an idle app shows) needs none of them, and
 // the markdown, highlighting and transcript code they bring stays out of the start-up bundle.
-const Workbench = lazy(() => import("./components/Workbench").then((m) => ({ default: m.Workbench })));
+// The workbench is loaded when a workspace opens and held in state, not behind React.lazy:
+// React 19 holds a Suspense boundary's content back for up to 300 ms after its fallback.
+type WorkbenchModule = typeof import("./components/Workbench");
 const Settings = lazy(() => import("./components/Settings").then((m) => ({ default: m.Settings })));
 const Usage = lazy(() => import("./components/Usage").then((m) => ({ default: m.Usage })));
-const BenchHarness = lazy(() => import("./components/BenchHarness").then((m) => ({ default: m.BenchHarness })));
 
 type Overlay = "settings" | "usage" | "help" | null;
 type Command = { name: "new" | "focus" | "stop"; at: number } | null;
@@ -53,6 +55,21 @@ export function App() {
   const [settingsEpoch, setSettingsEpoch] = useState(0);
   const [command, setCommand] = useState<Command>(null);
   const [sessionId, setSessionId] = useState<string | null>(null);
+  const [workbench, setWorkbench] = useState<WorkbenchModule | null>(null);
+
+  useEffect(() => {
+    if (workspace === null || workbench !== null) return;
+    let live = true;
+    import("./components/Workbench").then(
+      (m) => {
+        if (live) setWorkbench(m);
+      },
+      (e: unknown) => setBootError(`cannot load the workbench: ${ipc.describeError(e)}`),
+    );
+    return () => {
+      live = false;
+    };
+  }, [workspace, workbench]);
 
   useEffect(() => {
     const asked = performance.timeOrigin + performance.now();
@@ -159,12 +176,7 @@ export function App() {
     );
   }
   if (boot === null || settings === null) return <Splash />;
-  if (boot.bench)
-    return (
-      <Suspense fallback={<Splash />}>
-        <BenchHarness />
-      </Suspense>
-    );
+  if (boot.bench) return <BenchHarness />;
 
   return (
     <I18nContext.Provider value={t}>
@@ -180,23 +192,21 @@ export function App() {
             onOpen={open}
             onForget={(path) => ipc.forgetWorkspace(path).then(setRecent, () => undefined)}
           />
-        ) : (
-          <Suspense fallback={null}>
-            <Workbench
-              workspace={workspace}
-              settings={settings}
-              onSession={setSessionId}
-              approvals={boot.approvals}
-              lang={language}
-              onWorkspace={setWorkspace}
-              onCloseWorkspace={closeWorkspace}
-              onOpenSettings={() => setOverlay("settings")}
-              onOpenUsage={() => setOverlay("usage")}
-              onOpenHelp={() => setOverlay("help")}
-              settingsEpoch={settingsEpoch}
-              command={command}
-            />
-          </Suspense>
+        ) : workbench === null ? null : (
+          <workbench.Workbench
+            workspace={workspace}
+            settings={settings}
+            onSession={setSessionId}
+            approvals={boot.approvals}
+            lang={language}
+            onWorkspace={setWorkspace}
+            onCloseWorkspace={closeWorkspace}
+            onOpenSettings={() => setOverlay("settings")}
+            onOpenUsage={() => setOverlay("usage")}
+            onOpenHelp={() => setOverlay("help")}
+            settingsEpoch={settingsEpoch}
+            command={command}
+          />
         )}
         <span className="app-version" data-testid="app-version" title={`protocol v${boot.info.protocolVersion}`}>
           v{boot.info.version}
