@@ -9,6 +9,8 @@
 const VENDORS: &str = "__EGL_VENDOR_LIBRARY_FILENAMES";
 /// Mesa's switch to GLX through the X server (no driver loaded in the client).
 const INDIRECT: &str = "LIBGL_ALWAYS_INDIRECT";
+/// Whether this process set [`INDIRECT`] (and so should take it back).
+static SET_INDIRECT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// `EGL_EXTENSIONS`, asked of `EGL_NO_DISPLAY`: the call that makes libglvnd load its vendors.
 const EGL_EXTENSIONS: i32 = 0x3055;
 
@@ -27,6 +29,7 @@ pub fn keep_software_gl_out_of_app_process() -> bool {
     if std::env::var_os(INDIRECT).is_none() {
         // GLX is only probed by GTK here; the web process uses EGL, which ignores this.
         std::env::set_var(INDIRECT, "1");
+        SET_INDIRECT.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     std::env::set_var(VENDORS, "/dev/null");
     // SAFETY: dlopen/dlsym get NUL-terminated names; the symbol is libEGL's
@@ -52,4 +55,12 @@ pub fn keep_software_gl_out_of_app_process() -> bool {
 #[cfg(not(target_os = "linux"))]
 pub fn keep_software_gl_out_of_app_process() -> bool {
     false
+}
+
+/// Takes back [`INDIRECT`] once GTK has opened the display (its GLX probe reads the variable
+/// then), so terminals and commands started from the app get direct GL as usual.
+pub fn restore_gl_environment() {
+    if SET_INDIRECT.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        std::env::remove_var(INDIRECT);
+    }
 }

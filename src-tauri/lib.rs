@@ -51,6 +51,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
         .plugin(tauri_plugin_dialog::init())
         .manage(state)
         .setup(move |app| {
+            egl::restore_gl_environment();
             dialogs.attach(app.handle().clone());
             if let Err(e) = menu::install(app.handle()) {
                 tracing::warn!(error = %e, "no app menu: File → New Window is only a button");
