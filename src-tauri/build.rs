@@ -16,7 +16,8 @@ fn main() {
 
 /// Links the app with compact relative relocations (DT_RELR) where the C library can load them
 /// (glibc 2.36+): the loader then reads about 20 KiB of relocation records at start instead of
-/// about 1.5 MiB, which also stay mapped for the life of the process.
+/// about 1.5 MiB, which also stay mapped for the life of the process. `CAIRN_NO_RELR=1` at build
+/// time turns it off (a binary meant for an older glibc).
 fn pack_relative_relocations() {
     println!("cargo:rerun-if-env-changed=CAIRN_NO_RELR");
     let linux_gnu = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux")

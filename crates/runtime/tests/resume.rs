@@ -2,6 +2,9 @@
 //! Resume after a crash with an approval open (seed §12.4): the files left on disk at that
 //! moment are opened as a new process would, and `resume()` asks again.
 
+mod common;
+use common::opts;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,10 +12,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_engine::testing::{FakeLlm, FakeReply, ScriptedApprover};
 use cairn_engine::{Approver, EventStream};
-use cairn_protocol::{
-    ApprovalDecision, ApprovalRequest, Event, Message, Mode, ToolStatus, TurnStatus,
-};
-use cairn_runtime::{open_session, Assembled, RunOptions, VcsMode};
+use cairn_protocol::{ApprovalDecision, ApprovalRequest, Event, Message, ToolStatus, TurnStatus};
+use cairn_runtime::{open_session, Assembled};
 use serde_json::json;
 
 /// An approval the user never answers (the process dies while it is open).
@@ -22,18 +23,6 @@ struct NeverAnswers;
 impl Approver for NeverAnswers {
     async fn approve(&self, _request: ApprovalRequest) -> ApprovalDecision {
         std::future::pending().await
-    }
-}
-
-fn opts(ws: &Path, state: &Path, session: Option<String>) -> RunOptions {
-    RunOptions {
-        workspace: Some(ws.to_path_buf()),
-        state_dir: Some(state.to_path_buf()),
-        session_id: session,
-        model: Some("mock-model".into()),
-        mode: Some(Mode::Interactive),
-        vcs: VcsMode::Off,
-        ..Default::default()
     }
 }
 

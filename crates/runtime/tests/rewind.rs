@@ -3,25 +3,16 @@
 //! reopening, the removed turns are archived in `rewind-*.json`, and the event log (what the
 //! desktop transcript is rebuilt from) keeps only the kept turns.
 
+mod common;
+use common::opts;
+
 use std::path::Path;
 use std::sync::Arc;
 
 use cairn_engine::testing::{FakeLlm, FakeReply};
 use cairn_engine::{EventStream, FixedApprover, RewindError};
-use cairn_protocol::{ApprovalDecision, Event, Message, Mode};
-use cairn_runtime::{open_session, Assembled, RunOptions, SessionStore, VcsMode};
-
-fn opts(ws: &Path, state: &Path, session: Option<String>) -> RunOptions {
-    RunOptions {
-        workspace: Some(ws.to_path_buf()),
-        state_dir: Some(state.to_path_buf()),
-        session_id: session,
-        model: Some("mock-model".into()),
-        mode: Some(Mode::Interactive),
-        vcs: VcsMode::Off,
-        ..Default::default()
-    }
-}
+use cairn_protocol::{ApprovalDecision, Event, Message};
+use cairn_runtime::{open_session, Assembled, SessionStore};
 
 fn open(ws: &Path, state: &Path, id: Option<String>, llm: &FakeLlm) -> Assembled {
     open_session(
