@@ -12,6 +12,9 @@ use tokio::time::Instant;
 /// Default batching window: about two frames.
 pub const BATCH_WINDOW: Duration = Duration::from_millis(32);
 
+/// How long to wait, after `turn_end`, for the turn's task to finish and end the stream.
+const TASK_END_WAIT: Duration = Duration::from_secs(5);
+
 /// How forwarding ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ForwardEnd {
@@ -123,6 +126,12 @@ where
             return ForwardEnd::ChannelClosed;
         }
         if let Some(status) = end {
+            // The stream ends when the turn's task has let go of the session, so a caller that
+            // acts on the session next (a new session, a restore) never finds it still busy.
+            let _ = tokio::time::timeout(TASK_END_WAIT, async {
+                while stream.next().await.is_some() {}
+            })
+            .await;
             return ForwardEnd::TurnEnded(status);
         }
     }
@@ -235,6 +244,34 @@ mod tests {
         )
         .await;
         assert_eq!(r, ForwardEnd::ChannelClosed);
+    }
+
+    #[tokio::test]
+    async fn turn_end_returns_only_once_the_turn_task_has_let_go() {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = released.clone();
+        tokio::spawn(async move {
+            tx.send(end()).await.unwrap();
+            // The engine's task still holds the session for a moment after sending turn_end.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            drop(tx);
+        });
+        let mut sent = 0;
+        let r = forward(
+            tokio_stream_from(rx),
+            BATCH_WINDOW,
+            |_| {
+                sent += 1;
+                Ok(())
+            },
+            |_| {},
+        )
+        .await;
+        assert_eq!(r, ForwardEnd::TurnEnded(TurnStatus::Completed));
+        assert_eq!(sent, 1);
+        assert!(released.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     fn tokio_stream_from(
