@@ -25,6 +25,7 @@ mod parser;
 mod presets;
 mod reasoning_cache;
 mod redact;
+mod shape;
 mod stream;
 mod thinking;
 

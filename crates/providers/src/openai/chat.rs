@@ -190,6 +190,8 @@ pub(crate) struct ChatParser {
     usage: Option<TokenUsage>,
     finish_reason: Option<String>,
     done: bool,
+    /// Shapes of this response's plain chunks, for reading repeats quickly.
+    shapes: crate::shape::Shapes<chat_fast::Field>,
 }
 
 impl ChatParser {
@@ -202,6 +204,7 @@ impl ChatParser {
             usage: None,
             finish_reason: None,
             done: false,
+            shapes: Default::default(),
         }
     }
 
@@ -257,7 +260,7 @@ impl StreamParser for ChatParser {
         if data.is_empty() {
             return Ok(Flow::Continue);
         }
-        if let Some(p) = chat_fast::plain(data) {
+        if let Some(p) = chat_fast::plain_shaped(data, &mut self.shapes) {
             push_text(
                 out,
                 p.reasoning_content.as_ref().map(Str::as_str),

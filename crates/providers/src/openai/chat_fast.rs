@@ -7,6 +7,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use crate::fastjson::{First, Obj, Str};
+use crate::shape::Shapes;
 
 /// A `chat.completion.chunk`, only the fields the parser reads.
 #[derive(Debug, Deserialize)]
@@ -47,6 +48,41 @@ pub(crate) struct Plain<'a> {
     pub content: Option<Str<'a>>,
     /// `finish_reason`.
     pub finish_reason: Option<Str<'a>>,
+}
+
+/// The text field a learned chunk shape carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    /// `delta.content`.
+    Content,
+    /// `delta.reasoning_content`.
+    ReasoningContent,
+    /// `delta.reasoning`.
+    Reasoning,
+}
+
+/// [`plain`], remembering the shapes of this response's plain chunks: a chunk shaped like
+/// an earlier one (the same bytes around its one text value) is read without a full parse.
+pub(crate) fn plain_shaped<'a>(data: &'a str, shapes: &mut Shapes<Field>) -> Option<Plain<'a>> {
+    if let Some((field, value)) = shapes.matching(data) {
+        let mut p = Plain::default();
+        match field {
+            Field::Content => p.content = Some(value),
+            Field::ReasoningContent => p.reasoning_content = Some(value),
+            Field::Reasoning => p.reasoning = Some(value),
+        }
+        return Some(p);
+    }
+    let p = plain(data)?;
+    if p.finish_reason.is_none() {
+        match (&p.reasoning_content, &p.reasoning, &p.content) {
+            (Some(v), None, None) => shapes.learn(data, v, Field::ReasoningContent),
+            (None, Some(v), None) => shapes.learn(data, v, Field::Reasoning),
+            (None, None, Some(v)) => shapes.learn(data, v, Field::Content),
+            _ => {}
+        }
+    }
+    Some(p)
 }
 
 /// The chunk in `data` if it is a plain one; `None` sends it down the `Value` path.
@@ -106,6 +142,50 @@ mod tests {
             plain(r#"{"choices":null,"error":null}"#),
             Some(Plain::default())
         );
+    }
+
+    #[test]
+    fn shaped_reads_equal_full_reads_across_a_response() {
+        let chunk = |delta: &str, finish: &str| {
+            format!(
+                r#"{{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"logprobs":null,"finish_reason":{finish}}}]}}"#
+            )
+        };
+        let stream = [
+            chunk(r#"{"role":"assistant","content":""}"#, "null"),
+            chunk(r#"{"reasoning_content":"think"}"#, "null"),
+            chunk(r#"{"reasoning_content":"more "quoted""}"#, "null"),
+            chunk(r#"{"content":"w1 "}"#, "null"),
+            chunk(r#"{"content":"w2\n"}"#, "null"),
+            chunk(r#"{"content":"w3 ","reasoning_content":"x"}"#, "null"),
+            chunk(r#"{"content":"","tool_calls":[{"index":0}]}"#, "null"),
+            chunk(r#"{"content":"w4 "}"#, "null"),
+            chunk(r#"{"content":"a","content":"b"}"#, "null"),
+            chunk(r#"{"content":"w5 é"}"#, "null"),
+            chunk(r#"{"reasoning":"r1"}"#, "null"),
+            chunk(r#"{"reasoning":"r2"}"#, "null"),
+            chunk(r#"{"content":"w6 "}"#, r#""length""#),
+            chunk(r#"{}"#, r#""stop""#),
+        ];
+        let mut shapes = Shapes::default();
+        for data in &stream {
+            assert_eq!(plain_shaped(data, &mut shapes), plain(data), "{data}");
+        }
+        // Repeats of learned content and reasoning chunks now take the shaped path.
+        let content = chunk(r#"{"content":"again"}"#, "null");
+        let (field, value) = shapes.matching(&content).unwrap();
+        assert_eq!((field, value.as_str()), (Field::Content, "again"));
+        let reasoning = chunk(r#"{"reasoning_content":"again"}"#, "null");
+        assert_eq!(
+            shapes.matching(&reasoning).map(|(f, _)| f),
+            Some(Field::ReasoningContent)
+        );
+        let finish = chunk(r#"{"content":"w6 "}"#, r#""stop""#);
+        assert!(
+            shapes.matching(&finish).is_none(),
+            "finish chunks are not learned"
+        );
+        assert_eq!(plain_shaped(&finish, &mut shapes), plain(&finish));
     }
 
     #[test]
