@@ -48,6 +48,16 @@ pub(crate) enum TextKind {
     Reasoning,
 }
 
+/// Room for the deltas of a typical read, so merging them does not grow the text step by step.
+const MERGED_CAPACITY: usize = 512;
+
+/// A new merged text starting with `s`.
+fn merged(s: &str) -> String {
+    let mut t = String::with_capacity(s.len().max(MERGED_CAPACITY));
+    t.push_str(s);
+    t
+}
+
 /// Pushes a text-like chunk unless it is empty. Deltas of one body read that follow each
 /// other with the same kind travel as one chunk: the engine would merge them anyway, and one
 /// allocation and one stream poll per network read instead of per token keeps the provider
@@ -59,8 +69,8 @@ pub(crate) fn push_text(out: &mut VecDeque<LlmChunk>, s: Option<&str>, kind: Tex
     match (out.back_mut(), kind) {
         (Some(LlmChunk::Text(t)), TextKind::Text)
         | (Some(LlmChunk::Reasoning(t)), TextKind::Reasoning) => t.push_str(s),
-        (_, TextKind::Text) => out.push_back(LlmChunk::Text(s.to_string())),
-        (_, TextKind::Reasoning) => out.push_back(LlmChunk::Reasoning(s.to_string())),
+        (_, TextKind::Text) => out.push_back(LlmChunk::Text(merged(s))),
+        (_, TextKind::Reasoning) => out.push_back(LlmChunk::Reasoning(merged(s))),
     }
 }
 

@@ -2,7 +2,8 @@
 //! response except for one string value (`{"id":"…",…,"delta":{"content":"<piece>"},…}`).
 //! Once `serde_json` has parsed such a chunk, a later chunk that is byte for byte the same
 //! around that string is the same document with another value; only the value is decoded
-//! (by `serde_json`, as one whole string token), never the rest again.
+//! (as one whole string token: by `serde_json`, or as it stands when it has no escapes),
+//! never the rest again.
 //!
 //! Why this is exact: JSON strings are single tokens. If the new chunk is the learned
 //! prefix (ending with the opening quote), then one complete string token, then the learned
@@ -93,6 +94,10 @@ impl<K: Copy + Eq> Shapes<K> {
             }
             // The token with its quotes: the prefix's last byte and the suffix's first.
             let token = data.get(p - 1..data.len() - q + 1)?;
+            let inside = data.get(p..data.len() - q)?;
+            if is_unescaped(inside) {
+                return Some((i, Str(Cow::Borrowed(inside))));
+            }
             serde_json::from_str::<Str<'a>>(token).ok().map(|v| (i, v))
         })?;
         let kind = self.known[i].kind;
@@ -102,6 +107,12 @@ impl<K: Copy + Eq> Shapes<K> {
         }
         Some((kind, value))
     }
+}
+
+/// Whether `s` is, as it stands, the inside of a JSON string with no escapes (RFC 8259
+/// `unescaped`: no quote, no backslash, no control character); then its value is `s`.
+fn is_unescaped(s: &str) -> bool {
+    s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\')
 }
 
 #[cfg(test)]
