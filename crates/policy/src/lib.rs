@@ -5,6 +5,7 @@ pub mod paths;
 pub mod rules;
 pub mod safe;
 pub mod sandbox;
+pub mod sandbox_links;
 pub mod sandbox_mounts;
 pub mod shell;
 

@@ -132,20 +132,36 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     a
 }
 
-/// The argv running `argv` in bubblewrap with `spec` plus `extra_writable`, and the guard
-/// that removes the host mount points of missing protected folders once the command is gone
-/// (markers under `marker_root` let other processes see the mount points in use).
+/// What a sandboxed command leaves to clean up once it is gone: the host mount points of
+/// missing protected folders, and protected links it may have replaced.
+#[derive(Debug)]
+pub struct SandboxGuard {
+    /// Mount points of missing protected folders.
+    pub mounts: crate::sandbox_mounts::MountPointGuard,
+    /// Protected entries that are symbolic links.
+    pub links: crate::sandbox_links::LinkGuard,
+}
+
+/// The argv running `argv` in bubblewrap with `spec` plus `extra_writable`, and the guard to
+/// drop once the command is gone: it removes the host mount points of missing protected
+/// folders (markers under `marker_root` let other processes see the mount points in use) and
+/// puts back protected links the command replaced.
 pub fn bwrap_guarded(
     bwrap: &Path,
     spec: &SandboxSpec,
     extra_writable: &[PathBuf],
     argv: &[String],
     marker_root: Option<&Path>,
-) -> (Vec<String>, crate::sandbox_mounts::MountPointGuard) {
+) -> (Vec<String>, SandboxGuard) {
     let mut spec = spec.clone();
     spec.extra_writable.extend(extra_writable.iter().cloned());
-    let guard =
-        crate::sandbox_mounts::MountPointGuard::register(missing_protected(&spec), marker_root);
+    let guard = SandboxGuard {
+        mounts: crate::sandbox_mounts::MountPointGuard::register(
+            missing_protected(&spec),
+            marker_root,
+        ),
+        links: crate::sandbox_links::LinkGuard::register(&spec),
+    };
     (bwrap_argv(bwrap, &spec, argv), guard)
 }
 
