@@ -8,7 +8,7 @@
 
 use cairn_protocol::{Compacted, Compacting, ContentPart, Event, Message, ToolStatus};
 
-use crate::llm::{LlmChunk, LlmRequest, OutcomeStatus};
+use crate::llm::LlmRequest;
 use crate::session::{lock, read};
 use crate::turn::TurnRunner;
 
@@ -243,7 +243,7 @@ impl TurnRunner<'_> {
         ));
         let req_id = uuid::Uuid::new_v4().to_string();
         let llm = read(&self.inner.llm).clone();
-        let mut stream = llm.stream(
+        let answer = crate::llm::answer_text(llm.stream(
             LlmRequest {
                 model: model.clone(),
                 messages: request_msgs,
@@ -252,22 +252,11 @@ impl TurnRunner<'_> {
                 req_id: req_id.clone(),
             },
             self.cancel.child_token(),
-        );
-        let mut summary = String::new();
-        let mut ok = false;
-        use futures::StreamExt;
-        while let Some(c) = stream.next().await {
-            match c {
-                LlmChunk::Text(t) => summary.push_str(&t),
-                LlmChunk::End(o) => {
-                    ok = o.status == OutcomeStatus::Completed;
-                    break;
-                }
-                _ => {}
-            }
-        }
-        drop(stream);
-        if !ok || summary.trim().is_empty() {
+        ))
+        .await;
+        // A failed or interrupted summary leaves nothing to use.
+        let summary = answer.unwrap_or_default();
+        if summary.trim().is_empty() {
             tracing::warn!("compaction summary failed; keeping the elided history");
             return;
         }

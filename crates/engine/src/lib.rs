@@ -40,7 +40,7 @@ pub use execenv::{CommandWrapper, ExecEnvironment, WrappedCommand};
 pub use hook::{EngineHook, StateSnapshot};
 pub use host::ToolHost;
 pub use llm::{
-    FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, Pricing,
+    answer_text, FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, Pricing,
     ReasoningEffort,
 };
 pub use permission::{Decision, PermissionEngine, PermissionState, ShellPolicy};

@@ -189,3 +189,56 @@ pub trait LlmClient: Send + Sync {
         cancel: CancellationToken,
     ) -> BoxStream<'static, LlmChunk>;
 }
+
+/// A one-shot answer's text (reasoning and tool calls ignored) once the stream completed; how
+/// it ended otherwise (`None`: it ended without an outcome).
+pub async fn answer_text(
+    mut stream: BoxStream<'_, LlmChunk>,
+) -> Result<String, Option<LlmOutcome>> {
+    use futures::StreamExt;
+    let mut text = String::new();
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            LlmChunk::Text(t) => text.push_str(&t),
+            LlmChunk::End(o) if o.status == OutcomeStatus::Completed => return Ok(text),
+            LlmChunk::End(o) => return Err(Some(o)),
+            _ => {}
+        }
+    }
+    Err(None)
+}
+
+#[cfg(test)]
+mod answer_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use futures::StreamExt;
+
+    fn run(chunks: Vec<LlmChunk>) -> Result<String, Option<LlmOutcome>> {
+        futures::executor::block_on(answer_text(futures::stream::iter(chunks).boxed()))
+    }
+
+    #[test]
+    fn text_of_a_completed_answer_and_how_others_ended() {
+        let done = LlmOutcome::new(OutcomeStatus::Completed, None);
+        let failed = LlmOutcome::new(OutcomeStatus::Failed, Some("boom".into()));
+        assert_eq!(
+            run(vec![
+                LlmChunk::Reasoning("hm".into()),
+                LlmChunk::Text("a".into()),
+                LlmChunk::Text("b".into()),
+                LlmChunk::End(done),
+                LlmChunk::Text("after the end".into()),
+            ]),
+            Ok("ab".into())
+        );
+        assert_eq!(
+            run(vec![
+                LlmChunk::Text("a".into()),
+                LlmChunk::End(failed.clone())
+            ]),
+            Err(Some(failed))
+        );
+        assert_eq!(run(vec![LlmChunk::Text("a".into())]), Err(None));
+    }
+}

@@ -5,9 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use cairn_engine::{LlmChunk, LlmClient, LlmRequest, OutcomeStatus, ToolContext, ToolError};
+use cairn_engine::{answer_text, LlmClient, LlmRequest, ToolContext, ToolError};
 use cairn_protocol::{ContentPart, Message};
-use futures::StreamExt;
 
 /// Largest image file sent to the model.
 pub const MAX_IMAGE_BYTES: u64 = 10 * 1024 * 1024;
@@ -95,38 +94,23 @@ impl OcrModel {
             reasoning_effort: None,
             req_id: format!("{}-ocr", ctx.call_id),
         };
-        let mut stream = self.llm.stream(request, ctx.cancel.child_token());
-        let mut text = String::new();
-        let mut outcome = None;
-        while let Some(chunk) = stream.next().await {
-            match chunk {
-                LlmChunk::Text(t) => text.push_str(&t),
-                LlmChunk::End(o) => {
-                    outcome = Some(o);
-                    break;
-                }
-                _ => {}
-            }
-        }
+        let answer = answer_text(self.llm.stream(request, ctx.cancel.child_token())).await;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Interrupted);
         }
-        match outcome {
-            Some(o) if o.status == OutcomeStatus::Completed => {}
-            Some(o) => {
-                return Err(ToolError::Failed(format!(
+        let text = answer.map_err(|ended| {
+            ToolError::Failed(match ended {
+                Some(o) => format!(
                     "OCR through the model {} failed: {}",
                     self.model,
                     o.describe()
-                )))
-            }
-            None => {
-                return Err(ToolError::Failed(format!(
+                ),
+                None => format!(
                     "OCR through the model {} ended without an answer",
                     self.model
-                )))
-            }
-        }
+                ),
+            })
+        })?;
         let text = text.trim();
         Ok(if text.is_empty() {
             "(no text found)".to_string()

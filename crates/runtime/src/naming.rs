@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use cairn_engine::prompt::Lang;
-use cairn_engine::{LlmChunk, LlmClient, LlmRequest, OutcomeStatus};
+use cairn_engine::{answer_text, LlmClient, LlmRequest};
 use cairn_protocol::Message;
-use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 /// The naming instruction in a language.
@@ -37,23 +36,15 @@ pub async fn generate_name(
         req_id: uuid::Uuid::new_v4().to_string(),
     };
     let cancel = CancellationToken::new();
-    let mut stream = llm.stream(request, cancel.clone());
-    let mut text = String::new();
-    let done = tokio::time::timeout(std::time::Duration::from_secs(30), async {
-        while let Some(c) = stream.next().await {
-            match c {
-                LlmChunk::Text(t) => text.push_str(&t),
-                LlmChunk::End(o) => return o.status == OutcomeStatus::Completed,
-                _ => {}
-            }
-        }
-        false
-    })
+    let answer = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        answer_text(llm.stream(request, cancel.clone())),
+    )
     .await;
     cancel.cancel();
-    if done != Ok(true) {
+    let Ok(Ok(text)) = answer else {
         return None;
-    }
+    };
     sanitize_name(&text)
 }
 
@@ -93,7 +84,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use cairn_engine::testing::{FakeLlm, FakeReply};
-    use cairn_engine::LlmOutcome;
+    use cairn_engine::{LlmOutcome, OutcomeStatus};
 
     #[test]
     fn names_are_cleaned() {

@@ -5,11 +5,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_engine::{
-    LlmChunk, LlmClient, LlmRequest, OutcomeStatus, Tool, ToolContext, ToolError, ToolHandle,
-    ToolOutput,
+    answer_text, LlmClient, LlmRequest, Tool, ToolContext, ToolError, ToolHandle, ToolOutput,
 };
 use cairn_protocol::{ContentPart, Message, RiskLevel, ToolMeta, ToolSchema};
-use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -156,38 +154,23 @@ pub(crate) async fn ask_vision(
         reasoning_effort: None,
         req_id: format!("{}-vision", ctx.call_id),
     };
-    let mut stream = vision.llm.stream(request, ctx.cancel.child_token());
-    let mut text = String::new();
-    let mut outcome = None;
-    while let Some(chunk) = stream.next().await {
-        match chunk {
-            LlmChunk::Text(t) => text.push_str(&t),
-            LlmChunk::End(o) => {
-                outcome = Some(o);
-                break;
-            }
-            _ => {}
-        }
-    }
+    let answer = answer_text(vision.llm.stream(request, ctx.cancel.child_token())).await;
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Interrupted);
     }
-    match outcome {
-        Some(o) if o.status == OutcomeStatus::Completed => {}
-        Some(o) => {
-            return Err(ToolError::Failed(format!(
+    let text = answer.map_err(|ended| {
+        ToolError::Failed(match ended {
+            Some(o) => format!(
                 "{who}: the vision model {} failed: {}",
                 vision.model,
                 o.describe()
-            )))
-        }
-        None => {
-            return Err(ToolError::Failed(format!(
+            ),
+            None => format!(
                 "{who}: the vision model {} ended without an answer",
                 vision.model
-            )))
-        }
-    }
+            ),
+        })
+    })?;
     if text.trim().is_empty() {
         return Err(ToolError::Failed(format!(
             "{who}: the vision model {} returned an empty description",
