@@ -67,31 +67,8 @@ pub fn repair_history(messages: &mut Vec<Message>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_protocol::ToolCall;
 
-    fn call(ids: &[&str]) -> Message {
-        Message::Assistant {
-            content: vec![],
-            tool_calls: ids
-                .iter()
-                .map(|id| ToolCall {
-                    id: id.to_string(),
-                    name: "t".into(),
-                    arguments: "{}".into(),
-                })
-                .collect(),
-            usage: None,
-        }
-    }
-    fn result(id: &str) -> Message {
-        Message::Tool(ToolResult {
-            call_id: id.into(),
-            name: "t".into(),
-            content: "ok".into(),
-            status: ToolStatus::Ok,
-            images: Vec::new(),
-        })
-    }
+    use crate::testing::{calls_message as call, ok_result as result};
 
     #[test]
     fn dangling_calls_are_closed_as_interrupted() {

@@ -150,30 +150,7 @@ impl TurnRunner<'_> {
 mod tests {
     use super::*;
 
-    fn call(ids: &[&str]) -> Message {
-        Message::Assistant {
-            content: vec![],
-            tool_calls: ids
-                .iter()
-                .map(|id| ToolCall {
-                    id: id.to_string(),
-                    name: "t".into(),
-                    arguments: "{}".into(),
-                })
-                .collect(),
-            usage: None,
-        }
-    }
-
-    fn result(id: &str) -> Message {
-        Message::Tool(ToolResult {
-            call_id: id.into(),
-            name: "t".into(),
-            content: "ok".into(),
-            status: ToolStatus::Ok,
-            images: Vec::new(),
-        })
-    }
+    use crate::testing::{calls_message as call, ok_result as result};
 
     #[test]
     fn only_a_trailing_block_with_unanswered_calls_is_open() {

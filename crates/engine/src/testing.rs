@@ -218,3 +218,30 @@ impl Approver for ScriptedApprover {
         lock(&self.answers).pop_front().unwrap_or(self.default)
     }
 }
+
+/// An assistant message calling tool `t` once per id (arguments `{}`).
+pub fn calls_message(ids: &[&str]) -> cairn_protocol::Message {
+    cairn_protocol::Message::Assistant {
+        content: vec![],
+        tool_calls: ids
+            .iter()
+            .map(|id| ToolCall {
+                id: id.to_string(),
+                name: "t".into(),
+                arguments: "{}".into(),
+            })
+            .collect(),
+        usage: None,
+    }
+}
+
+/// A successful result (`ok`) of tool `t` for call `id`.
+pub fn ok_result(id: &str) -> cairn_protocol::Message {
+    cairn_protocol::Message::Tool(cairn_protocol::ToolResult {
+        call_id: id.into(),
+        name: "t".into(),
+        content: "ok".into(),
+        status: cairn_protocol::ToolStatus::Ok,
+        images: Vec::new(),
+    })
+}
