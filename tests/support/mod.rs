@@ -247,12 +247,26 @@ pub async fn wait_js(client: &Client, what: &str, js: &str) {
         if v == serde_json::Value::Bool(true) {
             return;
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what} (`{js}`)"
-        );
+        if Instant::now() >= deadline {
+            panic!(
+                "timed out waiting for {what} (`{js}`); the page ends with:\n{}",
+                page_tail(client).await
+            );
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The last lines of the page's visible text, for a timeout's message.
+async fn page_tail(client: &Client) -> String {
+    let text = client
+        .execute("return document.body ? document.body.innerText : ''", vec![])
+        .await
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
 /// Waits until an element matching `css` exists.
