@@ -260,7 +260,10 @@ pub async fn wait_js(client: &Client, what: &str, js: &str) {
 /// The last lines of the page's visible text, for a timeout's message.
 async fn page_tail(client: &Client) -> String {
     let text = client
-        .execute("return document.body ? document.body.innerText : ''", vec![])
+        .execute(
+            "return document.body ? document.body.innerText : ''",
+            vec![],
+        )
         .await
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
