@@ -105,6 +105,25 @@ async fn run_subagent_model_override_reaches_the_mock_server() {
         .collect();
     assert_eq!(models, ["mock-model", "override-model", "mock-model"]);
     assert!(reqs[1].body["messages"].to_string().contains("CHILD-TASK"));
+    // The child has the session's built-in tools, not a smaller core set.
+    let names = |i: usize| -> Vec<String> {
+        reqs[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (parent_tools, child_tools) = (names(0), names(1));
+    for t in &parent_tools {
+        if t != "explore" {
+            assert!(
+                child_tools.contains(t),
+                "the child lacks {t}: {child_tools:?}"
+            );
+        }
+    }
+    assert!(child_tools.iter().any(|t| t == "media"), "{child_tools:?}");
     assert!(
         !reqs[2].body["messages"]
             .to_string()

@@ -253,13 +253,6 @@ pub fn build_llm(
     build_client(&spec).map_err(|e| config(&e))
 }
 
-/// The built-in tools of this version.
-pub fn default_tools() -> ToolRegistry {
-    let mut reg = ToolRegistry::new();
-    reg.register_all(cairn_tools::core_tools());
-    reg
-}
-
 /// The built-in tools plus the `explore` subagent (whose children get the read-only tools).
 pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> ToolRegistry {
     // The full set: web search, media, read_image / describe_image by the model (see `tooling`).
@@ -276,7 +269,8 @@ pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> T
 }
 
 /// The built-in tools, `explore`, and the general subagent tools (`run_subagent`,
-/// `input_subagent`) whose children take their roles from `agents`, get a fresh tool set each,
+/// `input_subagent`) whose children take their roles from `agents`, get a fresh set of the
+/// session's built-in tools each,
 /// and reach other providers through [`build_llm`].
 pub fn tools_with_agents(
     llm: Arc<dyn LlmClient>,
@@ -287,7 +281,15 @@ pub fn tools_with_agents(
 ) -> ToolRegistry {
     let mut reg = tools_with_subagents(llm.clone(), config);
     let (lang, env, notes) = prompt_context;
-    let runner = SubagentRunner::new(llm, provider, config.clone(), Arc::new(default_tools))
+    // Children get the session's built-in tools (web search, media and images included),
+    // each child a fresh set.
+    let (tools_llm, tools_model) = (llm.clone(), config.model.clone());
+    let child_tools = Arc::new(move || {
+        let mut reg = ToolRegistry::new();
+        reg.register_all(tooling::session_tools(&tools_llm, &tools_model));
+        reg
+    });
+    let runner = SubagentRunner::new(llm, provider, config.clone(), child_tools)
         .with_agents(agents)
         .with_llm_factory(Arc::new(|m| {
             build_llm(&m.provider, None).map_err(|e| e.to_string())
