@@ -10,7 +10,7 @@ use cairn_vcs::{RestoreOptions, RestoreReport, TurnKind, TurnRecord, Vcs, VcsCon
 
 use crate::types::{
     CheckpointKind, CheckpointView, ConflictView, FileChange, RestoreRequest, RestoreView,
-    TimelineView,
+    RewindArchiveView, RewoundTurnView, TimelineView,
 };
 
 /// Where a session's checkpoints live.
@@ -145,7 +145,33 @@ pub fn timeline(src: &TimelineSource) -> Result<TimelineView, String> {
         checkpoints,
         changes,
         pending_restore,
+        rewinds: rewinds(src),
     })
+}
+
+/// What the session's conversation rewinds removed, newest first.
+fn rewinds(src: &TimelineSource) -> Vec<RewindArchiveView> {
+    let store = cairn_runtime::store::SessionStore::new(&src.state_dir);
+    let Ok(dir) = store.session_dir(&src.session_id) else {
+        return Vec::new();
+    };
+    cairn_runtime::rewind_read::read_archives(&dir)
+        .into_iter()
+        .map(|a| RewindArchiveView {
+            file: a.file,
+            rewound_to_turn: a.rewound_to_turn,
+            at: a.at,
+            turns: a
+                .turns
+                .into_iter()
+                .map(|t| RewoundTurnView {
+                    turn: t.turn,
+                    input: t.input,
+                    reply: t.reply,
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The unified diff of change-turn `turn`, or, with `turn == 0`, of everything the session

@@ -465,6 +465,36 @@ pub struct TimelineView {
     pub changes: Vec<FileChange>,
     /// An interrupted restore that must be resolved with `cairn restore --recover`.
     pub pending_restore: Option<String>,
+    /// What conversation rewinds removed (kept in the session dir), newest first.
+    pub rewinds: Vec<RewindArchiveView>,
+}
+
+/// What one conversation rewind removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct RewindArchiveView {
+    /// The archive's file name in the session folder.
+    pub file: String,
+    /// The turn the conversation went back to.
+    pub rewound_to_turn: u32,
+    /// When (RFC 3339).
+    pub at: String,
+    /// The removed turns, in order.
+    pub turns: Vec<RewoundTurnView>,
+}
+
+/// A turn a rewind removed: what the user sent and the answer's text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct RewoundTurnView {
+    /// Its session turn number.
+    pub turn: u32,
+    /// The user's input.
+    pub input: String,
+    /// The assistant's visible text (long answers shortened).
+    pub reply: String,
 }
 
 /// A restore the page asks for.

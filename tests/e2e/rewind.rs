@@ -110,6 +110,29 @@ async fn rewind_chat_and_code_to_turn_one_and_diff_side_by_side() {
         assert!(!transcript.contains("SECOND-REPLY"), "{transcript}");
         assert_eq!(std::fs::read_to_string(w.join("lib.rs")).unwrap(), V1);
 
+        // What the rewind removed is listed (kept in the session folder), its answer folded.
+        let removed = "[data-testid=rewound-panel] [data-testid=rewound-turn][data-turn='2']";
+        wait_css(&c, removed).await;
+        let shown = last_text(&c, &format!("{removed} summary")).await;
+        assert!(shown.contains("SECOND-PROMPT"), "{shown}");
+        let open = format!(
+            "return document.querySelector({}).open",
+            serde_json::to_string(&format!("{removed} details")).unwrap()
+        );
+        assert_eq!(
+            c.execute(&open, vec![]).await.unwrap(),
+            json!(false),
+            "folded"
+        );
+        click(&c, &format!("{removed} summary")).await;
+        assert_eq!(
+            c.execute(&open, vec![]).await.unwrap(),
+            json!(true),
+            "unfolded"
+        );
+        let reply = last_text(&c, &format!("{removed} .rewound-reply")).await;
+        assert!(reply.contains("SECOND-REPLY"), "{reply}");
+
         send(&c, "Now the THIRD-PROMPT").await;
         wait_turns(&c, "completed", 2).await;
     })

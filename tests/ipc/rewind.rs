@@ -96,6 +96,28 @@ async fn rewinding_the_conversation_refuses_bad_turns_and_running_turns_and_keep
         let kept = std::fs::read_to_string(archive).unwrap();
         assert!(kept.contains("Question two") && kept.contains("Answer TWO."));
         assert_eq!(starts(&r["session"]), vec![1]);
+        // The timeline lists what the rewind removed, each turn with its input and answer.
+        let timeline = ok(&h.window, "session_timeline", json!({}));
+        let rewinds = timeline["rewinds"].as_array().unwrap();
+        assert_eq!(rewinds.len(), 1, "{timeline}");
+        assert_eq!(rewinds[0]["rewoundToTurn"], 1);
+        assert!(archive.ends_with(rewinds[0]["file"].as_str().unwrap()));
+        let removed = rewinds[0]["turns"].as_array().unwrap();
+        assert_eq!(
+            removed
+                .iter()
+                .map(|t| t["turn"].clone())
+                .collect::<Vec<_>>(),
+            [json!(2), json!(3)]
+        );
+        assert_eq!(removed[0]["input"], "Question two");
+        assert!(
+            removed[0]["reply"]
+                .as_str()
+                .unwrap()
+                .contains("Answer TWO."),
+            "{timeline}"
+        );
         let saved = store.load(&id).unwrap();
         assert!(!serde_json::to_string(&saved.messages)
             .unwrap()

@@ -9,6 +9,7 @@ pub mod mcp;
 pub mod naming;
 pub mod permissions;
 pub mod rewind;
+pub mod rewind_read;
 pub mod sandbox;
 pub mod schema;
 pub mod store;

@@ -4,6 +4,7 @@
 import { useEffect, useState } from "react";
 import type { RestoreView } from "../bindings/app/RestoreView";
 import type { SessionView } from "../bindings/app/SessionView";
+import type { TimelineActions } from "./Timeline";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
 import { Overlay } from "./Overlay";
@@ -103,5 +104,44 @@ export function RewindDialog({
         </button>
       </footer>
     </Overlay>
+  );
+}
+
+/** A stored RFC 3339 time in the user's locale (as stored when it does not parse). */
+function when(at: string): string {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? at : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** "Rewound turns": what conversation rewinds took out of the chat (kept in the session
+ * folder), each turn's input with its answer folded under it. Text nodes only. */
+export function RewoundPanel({ actions }: { actions: TimelineActions }) {
+  const t = useT();
+  const rewinds = actions.timeline?.rewinds ?? [];
+  const count = rewinds.reduce((n, a) => n + a.turns.length, 0);
+  if (count === 0) return null;
+  return (
+    <section className="panel-section" data-testid="rewound-panel">
+      <h2 className="sidebar-title">
+        {t("rewind.removedTitle")} <span className="count">{count}</span>
+      </h2>
+      {rewinds.map((a) => (
+        <div key={a.file} className="rewound-archive" data-testid="rewound-archive" title={`${t("rewind.kept")} ${a.file}`}>
+          <p className="sidebar-empty">
+            {t("rewind.removedTo")} {a.rewoundToTurn} · {when(a.at)}
+          </p>
+          <ul className="changes-list">
+            {a.turns.map((turn) => (
+              <li key={turn.turn} className="rewound-turn" data-testid="rewound-turn" data-turn={turn.turn}>
+                <details>
+                  <summary className="change-path">{turn.input}</summary>
+                  <p className="rewound-reply">{turn.reply}</p>
+                </details>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ))}
+    </section>
   );
 }

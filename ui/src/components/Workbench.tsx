@@ -28,6 +28,7 @@ import { Sessions } from "./Sessions";
 import { SidePanel } from "./SidePanel";
 // xterm.js is loaded with the panel, not at start.
 const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ default: m.TerminalPanel })));
+import { RewoundPanel } from "./Rewind";
 import { ChangesPanel, useTimeline } from "./Timeline";
 import { Transcript, type TranscriptActions } from "./Transcript";
 
@@ -346,7 +347,7 @@ export function Workbench(p: Props) {
   }, [p.command]);
 
   const plan = latestPlan(chat);
-  const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0;
+  const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0 || (timeline.actions.timeline?.rewinds.length ?? 0) > 0;
   const blocked = session !== null ? session.blocked : preBlocked(p.settings);
   return (
     <div className={`workbench ${showSide ? "with-side" : ""}`}>
@@ -467,6 +468,7 @@ export function Workbench(p: Props) {
       {showSide && (
         <SidePanel todos={chat.todos} plan={plan} answerPlan={answerers.plan}>
           <ChangesPanel actions={timeline.actions} busy={running} />
+          <RewoundPanel actions={timeline.actions} />
           {filesOpen && <FilesPanel changed={changedFiles} onMention={mention} />}
         </SidePanel>
       )}
