@@ -135,6 +135,15 @@ async fn rewind_chat_and_code_to_turn_one_and_diff_side_by_side() {
 
         send(&c, "Now the THIRD-PROMPT").await;
         wait_turns(&c, "completed", 2).await;
+
+        // A removed prompt can be put back in the (empty) composer to be sent again.
+        click(&c, &format!("{removed} [data-testid=rewound-reuse]")).await;
+        wait_js(
+            &c,
+            "the removed prompt in the composer",
+            "return document.querySelector('[data-testid=composer]').value === 'Make it SECOND-PROMPT'",
+        )
+        .await;
     })
     .await;
     if !ran {

@@ -114,8 +114,9 @@ function when(at: string): string {
 }
 
 /** "Rewound turns": what conversation rewinds took out of the chat (kept in the session
- * folder), each turn's input with its answer folded under it. Text nodes only. */
-export function RewoundPanel({ actions }: { actions: TimelineActions }) {
+ * folder), each turn's input with its answer folded under it and a button that puts the
+ * prompt back in the composer (`onReuse`). Text nodes only. */
+export function RewoundPanel({ actions, onReuse }: { actions: TimelineActions; onReuse: (prompt: string) => void }) {
   const t = useT();
   const rewinds = actions.timeline?.rewinds ?? [];
   const count = rewinds.reduce((n, a) => n + a.turns.length, 0);
@@ -136,6 +137,9 @@ export function RewoundPanel({ actions }: { actions: TimelineActions }) {
                 <details>
                   <summary className="change-path">{turn.input}</summary>
                   <p className="rewound-reply">{turn.reply}</p>
+                  <button type="button" className="btn btn-small" data-testid="rewound-reuse" onClick={() => onReuse(turn.input)}>
+                    {t("rewind.reuse")}
+                  </button>
                 </details>
               </li>
             ))}

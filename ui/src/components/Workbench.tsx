@@ -468,7 +468,7 @@ export function Workbench(p: Props) {
       {showSide && (
         <SidePanel todos={chat.todos} plan={plan} answerPlan={answerers.plan}>
           <ChangesPanel actions={timeline.actions} busy={running} />
-          <RewoundPanel actions={timeline.actions} />
+          <RewoundPanel actions={timeline.actions} onReuse={(text) => setDraft({ kind: "restore", text, images: [], at: Date.now() })} />
           {filesOpen && <FilesPanel changed={changedFiles} onMention={mention} />}
         </SidePanel>
       )}
