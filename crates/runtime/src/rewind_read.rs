@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use cairn_protocol::Event;
+use serde::Deserialize;
 
 /// Longest answer text kept per removed turn (characters); longer ones end with "…".
 const REPLY_CHARS: usize = 4_000;
@@ -49,21 +50,25 @@ pub fn read_archives(session_dir: &Path) -> Vec<RewindArchive> {
     out
 }
 
+/// The parts of an archive file read back (the removed messages are skipped unparsed).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ArchiveFile {
+    rewound_to_turn: u32,
+    #[serde(default)]
+    at: String,
+    /// Event-log lines; a line that was not valid JSON was kept as a string.
+    #[serde(default)]
+    events: Vec<serde_json::Value>,
+}
+
 /// One archive file.
 pub fn read_archive(path: &Path) -> Result<RewindArchive, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let rewound_to_turn = v["rewoundToTurn"]
-        .as_u64()
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or("no rewoundToTurn")?;
+    let file: ArchiveFile = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let mut turns: Vec<ArchivedTurn> = Vec::new();
-    for e in v["events"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        match serde_json::from_value::<Event>(e.clone()) {
+    for e in &file.events {
+        match Event::deserialize(e) {
             // A retried turn starts again with the same number: one entry.
             Ok(Event::TurnStart(t)) if turns.last().is_none_or(|last| last.turn != t.turn) => {
                 turns.push(ArchivedTurn {
@@ -94,8 +99,8 @@ pub fn read_archive(path: &Path) -> Result<RewindArchive, String> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        rewound_to_turn,
-        at: v["at"].as_str().unwrap_or_default().to_string(),
+        rewound_to_turn: file.rewound_to_turn,
+        at: file.at,
         turns,
     })
 }
