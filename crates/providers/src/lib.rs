@@ -26,6 +26,7 @@ mod presets;
 mod reasoning_cache;
 mod redact;
 mod shape;
+mod sse;
 mod stream;
 mod thinking;
 

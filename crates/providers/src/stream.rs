@@ -1,9 +1,11 @@
-//! Drives one streamed response: cancellation, idle watchdog, SSE decoding (`sseer`), and
-//! exactly one [`LlmChunk::End`] at the end. After each awaited event, the events already
-//! decoded are parsed without another wait (a bounded batch), so a fast stream does not pay
-//! for a cancellation check per event.
+//! Drives one streamed response: cancellation, idle watchdog, SSE decoding ([`SseDecoder`]
+//! over `sseer`'s line parser), and exactly one [`LlmChunk::End`] at the end. Each body read
+//! is decoded whole, its events parsed borrowed from it, and reads that are already there
+//! are taken without another wait (a bounded batch), so a fast stream pays for one
+//! cancellation check and one poll per batch of reads, not per event.
 
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -13,18 +15,16 @@ use cairn_engine::{FailureKind, LlmChunk, LlmOutcome, OutcomeStatus};
 use futures::future::{BoxFuture, FutureExt};
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use sseer::errors::EventStreamError;
-use sseer::event::Event;
-use sseer::EventStream;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::classify::outcome_for_body_error;
 use crate::parser::{Flow, StreamParser};
 use crate::redact::Redactor;
+use crate::sse::SseDecoder;
 
-/// Events parsed after one wait before the cancellation token is looked at again.
-const BATCH: usize = 1024;
+/// Body reads decoded after one wait before the cancellation token is looked at again.
+const BATCH: usize = 16;
 
 /// An accepted response and the parser for its wire format.
 pub(crate) struct Opened {
@@ -56,40 +56,24 @@ pub(crate) enum ReadError {
     Utf8(#[from] std::str::Utf8Error),
 }
 
-impl From<EventStreamError<TransportError>> for ReadError {
-    fn from(e: EventStreamError<TransportError>) -> Self {
-        match e {
-            EventStreamError::Transport(e) => ReadError::Transport(e),
-            EventStreamError::Utf8Error(e) => ReadError::Utf8(e),
-        }
-    }
-}
-
-/// One event of a response.
+/// What the body gave next.
 enum Input {
-    /// A decoded server-sent event.
-    Sse(Event),
+    /// One read of an event stream.
+    Read(Bytes),
     /// A whole JSON body: one event.
     Whole(String),
 }
 
-impl Input {
-    /// The event's type (empty for a whole body) and data.
-    fn parts(&self) -> (&str, &str) {
-        match self {
-            Input::Sse(ev) => (&ev.event, &ev.data),
-            Input::Whole(data) => ("", data),
-        }
-    }
-}
-
-/// What the body gave next: an event, a failure, or `None` at its end.
-type Next = Option<Result<Input, ReadError>>;
+/// What the body gave next: input, a failure, or `None` at its end.
+type Next = Option<Result<Input, TransportError>>;
 
 /// Where a response's events come from.
 enum Body {
-    /// An event stream decoded from the body bytes (idle watchdog included).
-    Sse(Box<EventStream<BoxStream<'static, Result<Bytes, TransportError>>>>),
+    /// An event stream: body reads (idle watchdog included) and their decoder.
+    Sse(
+        BoxStream<'static, Result<Bytes, TransportError>>,
+        Box<SseDecoder>,
+    ),
     /// A whole JSON body (a server that ignored `stream: true`, or answered an error with a
     /// success status), handed over as one event; `None` once read.
     Json(Option<BoxFuture<'static, Result<String, TransportError>>>),
@@ -104,7 +88,7 @@ impl Body {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.trim_start().starts_with("application/json"));
         if !is_json {
-            return Body::Sse(Box::new(EventStream::new(watchdog(response, idle))));
+            return Body::Sse(watchdog(response, idle), Box::default());
         }
         Body::Json(Some(
             async move {
@@ -118,18 +102,29 @@ impl Body {
         ))
     }
 
-    /// The next event; `None` at the end of the body.
+    /// The next input; `None` at the end of the body.
     async fn next(&mut self) -> Next {
         match self {
-            Body::Sse(events) => events
-                .next()
-                .await
-                .map(|r| r.map(Input::Sse).map_err(ReadError::from)),
+            Body::Sse(reads, _) => reads.next().await.map(|r| r.map(Input::Read)),
             Body::Json(read) => match read.take() {
-                Some(read) => Some(read.await.map(Input::Whole).map_err(ReadError::from)),
+                Some(read) => Some(read.await.map(Input::Whole)),
                 None => None,
             },
         }
+    }
+}
+
+/// Hands one event to the parser; a break carries how the response ended.
+fn feed_event(
+    parser: &mut dyn StreamParser,
+    out: &mut VecDeque<LlmChunk>,
+    event: &str,
+    data: &str,
+) -> ControlFlow<Result<(), LlmOutcome>> {
+    match parser.feed(event, data, out) {
+        Ok(Flow::Continue) => ControlFlow::Continue(()),
+        Ok(Flow::Done) => ControlFlow::Break(Ok(())),
+        Err(outcome) => ControlFlow::Break(Err(outcome)),
     }
 }
 
@@ -257,31 +252,38 @@ impl Run {
         }
     }
 
-    /// Handles `next` and then every event that is ready without waiting (at most [`BATCH`]);
-    /// leaves the state `Streaming` unless the response ended.
+    /// Handles `next` and then every input that is ready without waiting (at most [`BATCH`]
+    /// reads); leaves the state `Streaming` unless the response ended.
     fn consume(&mut self, mut body: Body, mut parser: Box<dyn StreamParser>, mut next: Next) {
         for left in (0..BATCH).rev() {
-            match next {
-                Some(Ok(input)) => {
-                    let (event, data) = input.parts();
-                    match parser.feed(event, data, &mut self.pending) {
-                        Ok(Flow::Continue) => {}
-                        Ok(Flow::Done) => return self.finish(parser),
-                        Err(outcome) => return self.end(outcome),
-                    }
+            let pending = &mut self.pending;
+            let mut on_event =
+                |event: &str, data: &str| feed_event(parser.as_mut(), pending, event, data);
+            let flow = match (next, &mut body) {
+                (Some(Ok(Input::Read(bytes))), Body::Sse(_, decoder)) => {
+                    decoder.feed(&bytes, &mut on_event)
                 }
-                Some(Err(e)) => return self.read_failed(parser, e),
-                None if parser.is_complete() => return self.finish(parser),
-                None => return self.end(
-                    LlmOutcome::new(
-                        OutcomeStatus::Timeout,
-                        Some(
-                            "stream dropped: the connection closed before the response finished"
-                                .into(),
-                        ),
-                    )
-                    .with_kind(FailureKind::Network),
-                ),
+                (Some(Ok(Input::Read(_))), Body::Json(_)) => Ok(ControlFlow::Continue(())),
+                (Some(Ok(Input::Whole(data))), _) => Ok(on_event("", &data)),
+                (Some(Err(e)), _) => return self.read_failed(parser, e.into()),
+                (None, body) => {
+                    // The end of the body: a last event ended by CR still counts.
+                    let last = match body {
+                        Body::Sse(_, decoder) => decoder.finish(&mut on_event),
+                        Body::Json(_) => Ok(ControlFlow::Continue(())),
+                    };
+                    return match last {
+                        Ok(ControlFlow::Break(Err(outcome))) => self.end(outcome),
+                        Err(e) => self.read_failed(parser, e.into()),
+                        Ok(_) => self.body_ended(parser),
+                    };
+                }
+            };
+            match flow {
+                Ok(ControlFlow::Continue(())) => {}
+                Ok(ControlFlow::Break(Ok(()))) => return self.finish(parser),
+                Ok(ControlFlow::Break(Err(outcome))) => return self.end(outcome),
+                Err(e) => return self.read_failed(parser, e.into()),
             }
             if left == 0 {
                 break;
@@ -292,6 +294,20 @@ impl Run {
             }
         }
         self.state = State::Streaming(body, parser);
+    }
+
+    /// The body ended: a normal end if the response was complete, a dropped stream if not.
+    fn body_ended(&mut self, parser: Box<dyn StreamParser>) {
+        if parser.is_complete() {
+            return self.finish(parser);
+        }
+        self.end(
+            LlmOutcome::new(
+                OutcomeStatus::Timeout,
+                Some("stream dropped: the connection closed before the response finished".into()),
+            )
+            .with_kind(FailureKind::Network),
+        )
     }
 
     async fn next_chunk(&mut self) -> Option<LlmChunk> {

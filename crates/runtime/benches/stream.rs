@@ -44,8 +44,9 @@ async fn bench(chunks: usize, runs: usize, measuring: bool) {
         // after the other phases, so the order favours neither side.
         raw_phase(&http, &server, &text, expected, &mut raw).await;
 
-        // The floor of any client of the SSE crate: the same stream decoded into events and
-        // nothing else, on a runtime worker like the engine's turn (not on this thread).
+        // For reference: the same stream decoded by `sseer::EventStream` into owned events and
+        // nothing else, on a runtime worker like the engine's turn (not on this thread). The
+        // providers decode each read in place with sseer's line parser instead.
         server.push(Reply::text_chunks(text.clone()));
         let (h, base) = (http.clone(), server.base_url());
         sse_times.push(
@@ -129,7 +130,7 @@ async fn bench(chunks: usize, runs: usize, measuring: bool) {
     );
     let sse = median(&mut sse_times);
     println!(
-        "  floor: the stream decoded as SSE events only (sseer, no JSON, no engine) {:.1} ms ({:.2}x raw)",
+        "  reference: the stream decoded by sseer::EventStream alone (no JSON, no engine) {:.1} ms ({:.2}x raw)",
         sse.as_secs_f64() * 1e3,
         sse.as_secs_f64() / raw.as_secs_f64().max(1e-9),
     );
