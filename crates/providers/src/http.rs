@@ -100,12 +100,16 @@ impl Transport {
     /// Builds the client; fails on a bad base URL, header or proxy.
     pub(crate) fn new(cfg: TransportConfig<'_>) -> Result<Transport, ProviderError> {
         let base = cfg.base_url.trim().trim_end_matches('/').to_string();
+        const EXAMPLE: &str = "e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1";
+        // The text itself is not repeated: it may hold a key pasted by mistake.
         let url = reqwest::Url::parse(&base).map_err(|e| {
-            ProviderError::InvalidConfig(format!("base URL `{}`: {e}", display_base(&base)))
+            ProviderError::InvalidConfig(format!(
+                "the base URL is not a full URL ({e}); write it with its scheme, {EXAMPLE}"
+            ))
         })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(ProviderError::InvalidConfig(format!(
-                "base URL must be http or https, not `{}`",
+                "the base URL must start with http:// or https:// (it starts with `{}:`), {EXAMPLE}",
                 url.scheme()
             )));
         }
@@ -272,5 +276,29 @@ mod tests {
             .to_string();
         assert!(e.contains("socks5") && !e.contains("pw"), "{e}");
         assert!(socks_proxy_url("::::").is_err());
+    }
+
+    #[test]
+    fn a_base_url_without_its_scheme_says_how_to_write_it() {
+        let build = |base_url: &str| {
+            Transport::new(TransportConfig {
+                base_url,
+                request_timeout: Duration::from_secs(1),
+                extra_headers: &[],
+                proxy: None,
+                auth: Auth::None,
+            })
+        };
+        for (bad, says) in [
+            ("localhost:11434/v1", "it starts with `localhost:`"),
+            ("ftp://host/v1", "it starts with `ftp:`"),
+            ("api.example.com/v1?key=sk-secret", "not a full URL"),
+        ] {
+            let e = build(bad).err().unwrap().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(e.contains("http://127.0.0.1:11434/v1"), "{bad}: {e}");
+            assert!(!e.contains("sk-secret"), "{e}");
+        }
+        assert!(build(" http://127.0.0.1:11434/v1/ ").is_ok());
     }
 }

@@ -10,6 +10,7 @@
 //! (`data/models.toml`) gives context windows, capabilities and prices ([`cost_usd`]).
 
 mod anthropic;
+mod args;
 mod audit;
 mod catalog;
 mod classify;

@@ -47,16 +47,6 @@ fn text_block(text: &str) -> Option<Value> {
     (!text.is_empty()).then(|| json!({ "type": "text", "text": text }))
 }
 
-/// A tool call's argument text as the object Anthropic requires.
-fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(Value::Null) => json!({}),
-        _ if arguments.trim().is_empty() => json!({}),
-        _ => json!({ "_raw_arguments": arguments }),
-    }
-}
-
 fn user_blocks(content: &[ContentPart]) -> Vec<Value> {
     content
         .iter()
@@ -79,7 +69,7 @@ fn assistant_blocks(m: &Message, cached: Option<&Cached>) -> Vec<Value> {
     };
     let tool_use = |i: usize| {
         tool_calls.get(i).map(|c| {
-            json!({ "type": "tool_use", "id": c.id, "name": c.name, "input": tool_input(&c.arguments) })
+            json!({ "type": "tool_use", "id": c.id, "name": c.name, "input": crate::args::as_object(&c.arguments) })
         })
     };
     if let Some(cached) = cached {

@@ -157,7 +157,8 @@ fn message(m: &Message, deepseek: bool) -> Value {
                     .iter()
                     .map(|c| {
                         json!({ "id": c.id, "type": "function",
-                                "function": { "name": c.name, "arguments": c.arguments } })
+                                "function": { "name": c.name,
+                                              "arguments": crate::args::as_object_text(&c.arguments) } })
                     })
                     .collect();
                 v["tool_calls"] = Value::Array(calls);
@@ -344,6 +345,46 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use cairn_engine::{FailureKind, OutcomeStatus};
+
+    #[test]
+    fn arguments_that_are_not_an_object_go_back_as_one() {
+        let call = |id: &str, args: &str| ToolCall {
+            id: id.into(),
+            name: "write_file".into(),
+            arguments: args.into(),
+        };
+        let req = LlmRequest {
+            model: "llama3".into(),
+            messages: vec![
+                Message::user("u"),
+                Message::Assistant {
+                    content: Vec::new(),
+                    tool_calls: vec![call("a", "{broken json"), call("b", r#"{"path":"x"}"#)],
+                    usage: None,
+                },
+            ],
+            tools: Vec::new(),
+            reasoning_effort: None,
+            req_id: "r".into(),
+        };
+        let b = request_body(&req, &OpenAiConfig::default());
+        let calls = b["messages"][1]["tool_calls"].as_array().unwrap();
+        let args = |i: usize| {
+            calls[i]["function"]["arguments"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&args(0)).unwrap(),
+            json!({"_raw_arguments": "{broken json"})
+        );
+        assert_eq!(
+            args(1),
+            r#"{"path":"x"}"#,
+            "valid arguments are sent unchanged"
+        );
+    }
 
     fn feed_all(p: &mut ChatParser, lines: &[&str]) -> (Vec<LlmChunk>, Result<Flow, LlmOutcome>) {
         let mut out = VecDeque::new();

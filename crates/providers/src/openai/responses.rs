@@ -103,7 +103,8 @@ fn input_items(m: &Message, out: &mut Vec<Value>) {
             }
             for c in tool_calls {
                 out.push(json!({ "type": "function_call", "call_id": c.id,
-                                 "name": c.name, "arguments": c.arguments }));
+                                 "name": c.name,
+                                 "arguments": crate::args::as_object_text(&c.arguments) }));
             }
         }
         Message::Tool(r) => {
@@ -430,6 +431,31 @@ mod tests {
         .unwrap_err();
         assert_eq!(o.kind, Some(FailureKind::Server));
         assert!(o.message.unwrap().contains("boom"));
+    }
+
+    #[test]
+    fn function_call_arguments_are_always_an_object() {
+        let req = LlmRequest {
+            model: "gpt-5".into(),
+            messages: vec![
+                Message::user("u"),
+                Message::Assistant {
+                    content: Vec::new(),
+                    tool_calls: vec![cairn_protocol::ToolCall {
+                        id: "c".into(),
+                        name: "read_file".into(),
+                        arguments: String::new(),
+                    }],
+                    usage: None,
+                },
+            ],
+            tools: Vec::new(),
+            reasoning_effort: None,
+            req_id: "r".into(),
+        };
+        let b = request_body(&req, &OpenAiConfig::default(), &ReasoningCache::default());
+        assert_eq!(b["input"][1]["type"], "function_call");
+        assert_eq!(b["input"][1]["arguments"], "{}");
     }
 
     #[test]
