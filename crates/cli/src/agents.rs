@@ -72,14 +72,14 @@ fn execute(command: AgentsCommand) -> Result<(), String> {
                 if json {
                     let mut v = serde_json::to_value(a).map_err(|e| e.to_string())?;
                     v["builtin"] = serde_json::Value::Bool(a.is_builtin());
-                    println!("{v}");
+                    outln!("{v}");
                 } else {
                     let model = a
                         .model
                         .as_deref()
                         .map(|m| format!(" [{m}]"))
                         .unwrap_or_default();
-                    println!("{:<16}{model} {}", a.name, a.description);
+                    outln!("{:<16}{model} {}", a.name, a.description);
                 }
             }
             Ok(())

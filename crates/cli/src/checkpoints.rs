@@ -145,9 +145,9 @@ pub fn turns(args: TurnsArgs) -> ExitCode {
     };
     for t in &list {
         if args.json {
-            println!("{}", turn_json(t));
+            outln!("{}", turn_json(t));
         } else {
-            println!(
+            outln!(
                 "{:>3}  session turn {:<3} {}  {} file(s)  {}",
                 t.turn,
                 t.session_turn,
@@ -156,7 +156,7 @@ pub fn turns(args: TurnsArgs) -> ExitCode {
                 t.summary
             );
             for f in &t.files {
-                println!("       {f}");
+                outln!("       {f}");
             }
         }
     }
@@ -174,7 +174,7 @@ pub fn diff(args: DiffArgs) -> ExitCode {
     };
     match vcs.diff_turn(&args.session, args.turn) {
         Ok(text) => {
-            print!("{text}");
+            out!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => fail(e),
@@ -215,7 +215,7 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
     };
     if args.json {
         match serde_json::to_string(&report) {
-            Ok(line) => println!("{line}"),
+            Ok(line) => outln!("{line}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::FAILURE;
@@ -236,25 +236,25 @@ fn print_report(r: &RestoreReport, session: &str) {
             (false, true) => "restore",
             (false, false) => "restored",
         };
-        println!("{verb}{how:<10} {p}");
+        outln!("{verb}{how:<10} {p}");
     }
     for p in &r.deleted {
-        println!(
+        outln!(
             "{verb}{:<10} {p}",
             if r.dry_run { "delete" } else { "deleted" }
         );
     }
     for c in &r.conflicts {
-        println!("{:<10} {} ({})", "kept", c.path, c.reason);
+        outln!("{:<10} {} ({})", "kept", c.path, c.reason);
     }
     for m in &r.missing {
-        println!(
+        outln!(
             "{:<10} {m} (in neither the current state nor the target)",
             "missing"
         );
     }
     if r.restored.is_empty() && r.deleted.is_empty() {
-        println!(
+        outln!(
             "nothing to change: the covered files already match turn {}",
             r.to_turn
         );
@@ -331,7 +331,7 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
         match vcs.gc() {
             Ok(r) => {
                 if !args.json {
-                    println!(
+                    outln!(
                         "dropped {} session(s), pruned {} object(s): {} → {} bytes{}",
                         r.dropped_sessions.len(),
                         r.pruned_objects,
@@ -352,7 +352,7 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
         match vcs.usage() {
             Ok(u) => {
                 if !args.json {
-                    println!(
+                    outln!(
                         "{} bytes in {} session(s), budget {} bytes{}  ({})",
                         u.bytes,
                         u.sessions,
@@ -372,7 +372,7 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
     };
     if args.json {
         match value {
-            Ok(v) => println!("{v}"),
+            Ok(v) => outln!("{v}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::FAILURE;

@@ -1,5 +1,7 @@
 //! `cairn`: the Cairn engine on the command line (see docs/cli.md for the contract).
 
+#[macro_use]
+mod out;
 mod agents;
 mod approve;
 mod attach;
@@ -138,10 +140,13 @@ fn sessions(
     let query = cairn_runtime::SessionQuery { search, workspace };
     match store.search(&query) {
         Ok(list) => {
+            if list.is_empty() && !json {
+                eprintln!("no sessions in {}", dir.display());
+            }
             for s in list {
                 if json {
                     match serde_json::to_string(&s) {
-                        Ok(line) => println!("{line}"),
+                        Ok(line) => outln!("{line}"),
                         Err(e) => eprintln!("error: {e}"),
                     }
                 } else {
@@ -150,9 +155,13 @@ fn sessions(
                     } else {
                         &s.name
                     };
-                    println!(
+                    outln!(
                         "{}  {}  {} turn(s)  {}  {}",
-                        s.id, s.updated_at, s.turns, s.workspace, name
+                        s.id,
+                        s.updated_at,
+                        s.turns,
+                        s.workspace,
+                        name
                     );
                 }
             }

@@ -146,7 +146,7 @@ async fn list(ws: &WorkspaceArg, no_start: bool, json: bool) -> Result<ExitCode,
     }
     for s in manager.status() {
         if json {
-            println!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
+            outln!("{}", serde_json::to_string(&s).map_err(|e| e.to_string())?);
             continue;
         }
         let detail = match &s.status {
@@ -167,7 +167,7 @@ async fn list(ws: &WorkspaceArg, no_start: bool, json: bool) -> Result<ExitCode,
                 }
             }
         };
-        println!(
+        outln!(
             "{:<16} {:<8} {:<9} {}  [{}]",
             s.name,
             s.transport,
@@ -218,11 +218,11 @@ async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, Str
             "shutdownMs": ms(shutdown),
             "tools": info.tools,
         });
-        println!("{v}");
+        outln!("{v}");
     } else {
         match &result {
             Ok(()) => {
-                println!(
+                outln!(
                     "{}: ready in {} ms ({}), {} tool(s); stopped in {} ms",
                     info.name,
                     ms(total),
@@ -231,10 +231,10 @@ async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, Str
                     ms(shutdown)
                 );
                 for t in &info.tools {
-                    println!("  {t}");
+                    outln!("  {t}");
                 }
             }
-            Err(e) => println!("{}: failed after {} ms\n{e}", info.name, ms(total)),
+            Err(e) => outln!("{}: failed after {} ms\n{e}", info.name, ms(total)),
         }
     }
     Ok(if ok {
@@ -310,14 +310,14 @@ fn add(a: AddArgs) -> Result<ExitCode, String> {
         return Err(format!("not added: {}", problems.join("; ")));
     }
     add_server(&path, &a.name, entry).map_err(|e| e.to_string())?;
-    println!("added `{}` to {}", a.name, path.display());
+    outln!("added `{}` to {}", a.name, path.display());
     Ok(ExitCode::SUCCESS)
 }
 
 fn remove(name: &str, ws: &WorkspaceArg, user: bool) -> Result<ExitCode, String> {
     let path = config_file(ws, user)?;
     if remove_server(&path, name).map_err(|e| e.to_string())? {
-        println!("removed `{name}` from {}", path.display());
+        outln!("removed `{name}` from {}", path.display());
         Ok(ExitCode::SUCCESS)
     } else {
         Err(format!("no server named `{name}` in {}", path.display()))

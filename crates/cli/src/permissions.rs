@@ -85,7 +85,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
             };
             match add_user_rule(&spec) {
                 Ok(path) => {
-                    println!(
+                    outln!(
                         "added `{}` ({}) to {}",
                         spec.rule,
                         decision_name(decision),
@@ -109,7 +109,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
                 ExitCode::FAILURE
             }
             Ok(n) => {
-                println!("revoked {n} rule(s) `{rule}`");
+                outln!("revoked {n} rule(s) `{rule}`");
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -140,7 +140,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
             }
             match store.save(&saved) {
                 Ok(()) => {
-                    println!("revoked `{rule}` for session {id}");
+                    outln!("revoked `{rule}` for session {id}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
@@ -174,12 +174,12 @@ fn list(
     };
     for r in rules.rules() {
         if json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({"kind": "rule", "decision": decision_name(r.decision), "rule": r.text, "source": r.source})
             );
         } else {
-            println!(
+            outln!(
                 "{:<5} {}  ({})",
                 decision_name(r.decision),
                 r.text,
@@ -214,16 +214,16 @@ fn list(
             }));
         for (kind, value) in items {
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({"kind": "session", "type": kind, "value": value, "session": id})
                 );
             } else {
-                println!("allow {value}  (session {id}, {kind})");
+                outln!("allow {value}  (session {id}, {kind})");
             }
         }
         if !json {
-            println!("mode: {}", p.mode.as_str());
+            outln!("mode: {}", p.mode.as_str());
         }
     }
     ExitCode::SUCCESS

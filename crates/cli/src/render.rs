@@ -10,6 +10,8 @@ pub struct Renderer {
     color_err: bool,
     /// The last thing written to stdout was not a newline.
     mid_line: bool,
+    /// The last thing written to stderr (reasoning) was not a newline.
+    err_mid_line: bool,
     /// Tool arguments by call id, for the finish line.
     args: std::collections::HashMap<String, String>,
 }
@@ -21,6 +23,7 @@ impl Renderer {
             json,
             color_err: std::io::stderr().is_terminal(),
             mid_line: false,
+            err_mid_line: false,
             args: Default::default(),
         }
     }
@@ -37,13 +40,18 @@ impl Renderer {
         }
         match ev {
             Event::AssistantDelta(d) => {
+                self.end_err_line();
                 let mut out = std::io::stdout().lock();
                 let _ = write!(out, "{}", d.text);
                 let _ = out.flush();
                 self.mid_line = !d.text.ends_with('\n');
             }
             Event::ReasoningDelta(d) => {
+                self.end_out_line();
                 self.err_colored("2", &d.text, false);
+                if !d.text.is_empty() {
+                    self.err_mid_line = !d.text.ends_with('\n');
+                }
             }
             Event::ToolProposed(p) => {
                 self.args
@@ -58,7 +66,11 @@ impl Renderer {
                     ToolStatus::Denied => ("⊘", "33"),
                     ToolStatus::Interrupted => ("■", "33"),
                 };
-                let mut line = format!("{mark} {} {args}", f.name);
+                let mut line = format!("{mark} {}", f.name);
+                if !args.is_empty() {
+                    line.push(' ');
+                    line.push_str(&args);
+                }
                 if let Some(ms) = f.duration {
                     line.push_str(&format!(" ({ms} ms)"));
                 }
@@ -99,10 +111,23 @@ impl Renderer {
         }
     }
 
+    /// Ends a half-written line on either stream, so the next line starts at the margin.
     fn end_line(&mut self) {
+        self.end_out_line();
+        self.end_err_line();
+    }
+
+    fn end_out_line(&mut self) {
         if self.mid_line {
-            println!();
+            let _ = writeln!(std::io::stdout().lock());
             self.mid_line = false;
+        }
+    }
+
+    fn end_err_line(&mut self) {
+        if self.err_mid_line {
+            let _ = writeln!(std::io::stderr().lock());
+            self.err_mid_line = false;
         }
     }
 

@@ -253,3 +253,25 @@ async fn bad_attachments_are_usage_errors_before_anything_runs() {
     assert!(server.requests().is_empty());
     assert!(!state.path().join("sessions").exists());
 }
+
+#[test]
+fn a_reader_that_went_away_ends_the_listing_quietly() {
+    let state = tempfile::tempdir().unwrap();
+    SessionStore::new(state.path())
+        .save(&saved("s1", "/w", "2026-01-01T00:00:00Z", "hello"))
+        .unwrap();
+    for json in [true, false] {
+        // `cairn sessions | head -0`: the read end is closed before anything is written.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        c.arg("sessions").arg("--state-dir").arg(state.path());
+        if json {
+            c.arg("--json");
+        }
+        let out = c.stdout(writer).stderr(Stdio::piped()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "json={json}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -1,0 +1,61 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `cairn run` without `--json`: what a person reads on the terminal.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::json;
+use tokio::process::Command;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reasoning_tool_lines_and_the_answer_each_start_on_their_own_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "hi\n").unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "list_files", json!({}))
+            .with_reasoning("Let me look at the folder."),
+        Reply::tool_call("c2", "nope_tool", json!({})),
+        Reply::text("Answer text.").with_reasoning("Now answer."),
+    ])
+    .await
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["run", "--mode", "auto", "--model", "m", "--base-url"])
+        .arg(server.base_url())
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("look")
+        .env("OPENAI_API_KEY", "k")
+        .env_remove("OPENAI_FORCE_API_MODE")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .expect("cairn finished in time")
+        .expect("cairn ran");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout.trim_end(), "Answer text.");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines.contains(&"Let me look at the folder."),
+        "reasoning ends its line before the tool line: {stderr}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("✓ list_files (")),
+        "no empty argument gap in the tool line: {stderr}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("✗ nope_tool — unknown tool `nope_tool`")),
+        "{stderr}"
+    );
+    assert!(lines.contains(&"Now answer."), "{stderr}");
+}
