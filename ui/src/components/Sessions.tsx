@@ -1,6 +1,7 @@
 import { useState } from "react";
 import type { SessionEntry } from "../bindings/app/SessionEntry";
 import { useT } from "../i18n";
+import { Icon } from "./Icons";
 
 /** "3 min ago" style time, in the UI language. */
 export function relativeTime(iso: string, lang: string): string {
@@ -46,7 +47,7 @@ export function Sessions(p: Props) {
         </button>
       </div>
       <button type="button" className="btn btn-new" data-testid="new-chat" onClick={p.onNew} disabled={p.busy}>
-        ＋ {t("sidebar.newChat")}
+        + {t("sidebar.newChat")}
       </button>
       <h2 className="sidebar-title">{t("sidebar.sessions")}</h2>
       {p.sessions.length === 0 ? (
@@ -123,7 +124,7 @@ export function Sessions(p: Props) {
                       disabled={p.busy && active}
                       onClick={() => setConfirm(s.id)}
                     >
-                      🗑
+                      <Icon name="trash" />
                     </button>
                   </span>
                 )}

@@ -38,7 +38,7 @@ function icon(name: string): string {
   if (name.includes("write") || name.includes("replace") || name.includes("patch") || name.includes("diff")) return "✎";
   if (name.includes("read") || name.includes("list")) return "▤";
   if (name.includes("grep") || name.includes("search")) return "⌕";
-  if (name.startsWith("git")) return "⑂";
+  if (name.startsWith("git")) return "±";
   if (name.startsWith("web")) return "◍";
   if (name.startsWith("todo")) return "☑";
   return "◆";

@@ -7,6 +7,7 @@ import type { SessionView } from "../bindings/app/SessionView";
 import type { SettingsView } from "../bindings/app/SettingsView";
 import type { WorkspaceView } from "../bindings/app/WorkspaceView";
 import { useT } from "../i18n";
+import { Icon } from "./Icons";
 import * as ipc from "../ipc";
 import {
   applyEvents,
@@ -384,7 +385,7 @@ export function Workbench(p: Props) {
             aria-pressed={terminal}
             onClick={() => setTerminal((v) => !v)}
           >
-            {">_"}
+            <Icon name="terminal" />
           </button>
           <button
             type="button"
@@ -394,19 +395,19 @@ export function Workbench(p: Props) {
             aria-pressed={filesOpen}
             onClick={() => setFilesOpen((v) => !v)}
           >
-            ☰
+            <Icon name="files" />
           </button>
           <button type="button" className="icon-button" title={`${t("header.newWindow")} (Ctrl+Shift+N)`} data-testid="new-window" onClick={() => ipc.newWindow().catch(fail)}>
-            ⧉
+            <Icon name="newWindow" />
           </button>
           <button type="button" className="icon-button" title={`${t("header.usage")} (Ctrl+U)`} data-testid="open-usage" onClick={p.onOpenUsage}>
-            ▥
+            <Icon name="usage" />
           </button>
           <button type="button" className="icon-button" title={`${t("header.settings")} (Ctrl+,)`} data-testid="open-settings" onClick={p.onOpenSettings}>
-            ⚙
+            <Icon name="settings" />
           </button>
           <button type="button" className="icon-button" title={`${t("header.help")} (Ctrl+/)`} data-testid="open-help" onClick={p.onOpenHelp}>
-            ?
+            <Icon name="help" />
           </button>
         </div>
       </header>
