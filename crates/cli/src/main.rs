@@ -174,12 +174,15 @@ fn sessions(
     }
 }
 
-/// Logs go to stderr, filtered by `CAIRN_LOG` (default: warnings).
+/// Logs go to stderr, filtered by `CAIRN_LOG` (default: warnings); colour only on a terminal,
+/// so a log captured to a file or CI output stays plain text.
 fn init_tracing() {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

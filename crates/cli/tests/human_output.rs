@@ -13,6 +13,9 @@ async fn reasoning_tool_lines_and_the_answer_each_start_on_their_own_line() {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("a.txt"), "hi\n").unwrap();
+    // A broken MCP config: a warning, and the turn still runs.
+    std::fs::create_dir_all(ws.path().join(".agent")).unwrap();
+    std::fs::write(ws.path().join(".agent/mcp.json"), "{\"mcpServers\": {").unwrap();
     let server = MockLlmServer::with_script(vec![
         Reply::tool_call("c1", "list_files", json!({}))
             .with_reasoning("Let me look at the folder."),
@@ -58,4 +61,12 @@ async fn reasoning_tool_lines_and_the_answer_each_start_on_their_own_line() {
         "{stderr}"
     );
     assert!(lines.contains(&"Now answer."), "{stderr}");
+    assert!(
+        stderr.contains("mcp.json: not valid JSON"),
+        "the broken config is named: {stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no colour codes when stderr is not a terminal: {stderr:?}"
+    );
 }
