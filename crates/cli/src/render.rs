@@ -148,9 +148,11 @@ fn first_line(s: &str) -> &str {
 
 /// A one-line summary of a tool call's arguments (path, command, pattern, ...).
 pub fn summarize_args(args: &serde_json::Value, max: usize) -> String {
-    let key = ["command", "path", "pattern", "url", "query", "task_id"]
-        .iter()
-        .find_map(|k| args.get(*k).and_then(|v| v.as_str()));
+    let key = [
+        "command", "path", "pattern", "url", "query", "task_id", "question", "task", "plan",
+    ]
+    .iter()
+    .find_map(|k| args.get(*k).and_then(|v| v.as_str()));
     let text = match key {
         Some(v) => v.to_string(),
         None if args.as_object().is_some_and(|o| o.is_empty()) => String::new(),
@@ -163,5 +165,28 @@ pub fn summarize_args(args: &serde_json::Value, max: usize) -> String {
         t
     } else {
         one
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_tool_line_shows_the_argument_that_says_what_the_call_is() {
+        assert_eq!(summarize_args(&json!({"command": "ls -la"}), 100), "ls -la");
+        assert_eq!(
+            summarize_args(&json!({"plan": "# Plan\n1. do x"}), 100),
+            "# Plan⏎1. do x"
+        );
+        assert_eq!(
+            summarize_args(&json!({"question": "Which one?", "options": ["a"]}), 100),
+            "Which one?"
+        );
+        assert_eq!(summarize_args(&json!({}), 100), "");
+        assert_eq!(summarize_args(&json!({"todos": []}), 100), r#"{"todos":[]}"#);
+        assert_eq!(summarize_args(&json!({"path": "abcdef"}), 3), "abc…");
     }
 }
