@@ -205,6 +205,18 @@ async fn chat_streams_tool_cards_and_approvals_then_restores_after_restart() {
         find(&c, "[data-testid=settings] [data-testid=rules]").await;
         let rules = text_of(&c, "[data-testid=rules]").await;
         assert!(rules.contains("cat"), "the always-allowed command is listed: {rules}");
+        // Taller than the window: the panel is held inside it and its body scrolls, so the
+        // last section can be reached.
+        let fits = c
+            .execute(
+                "const p = document.querySelector('.overlay-panel').getBoundingClientRect(); \
+                 const b = document.querySelector('.overlay-body'); \
+                 return [p.bottom <= window.innerHeight, b.scrollHeight > b.clientHeight];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(fits, serde_json::json!([true, true]), "settings panel inside the window, body scrolls");
         screenshot(&c, "settings.png").await;
         click(&c, "[data-testid=overlay-close]").await;
 
