@@ -186,7 +186,10 @@ mod tests {
             "Which one?"
         );
         assert_eq!(summarize_args(&json!({}), 100), "");
-        assert_eq!(summarize_args(&json!({"todos": []}), 100), r#"{"todos":[]}"#);
+        assert_eq!(
+            summarize_args(&json!({"todos": []}), 100),
+            r#"{"todos":[]}"#
+        );
         assert_eq!(summarize_args(&json!({"path": "abcdef"}), 3), "abc…");
     }
 }
