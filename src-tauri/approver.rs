@@ -248,6 +248,9 @@ mod tests {
             arguments: serde_json::json!({"command": "cargo test"}),
             reason: "run_shell runs a command: cargo test".into(),
             category: "shell".into(),
+            always_allow: Some(cairn_protocol::AlwaysAllow::Command {
+                program: "cargo".into(),
+            }),
         }
     }
 

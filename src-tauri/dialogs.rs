@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairn_protocol::{ApprovalDecision, ApprovalRequest};
+use cairn_protocol::{AlwaysAllow, ApprovalDecision, ApprovalRequest};
 
 /// Longest command or path shown in a dialog (longer ones are cut with `…`).
 const MAX_SHOWN: usize = 600;
@@ -23,10 +23,9 @@ pub struct ApprovalPrompt {
     pub message: String,
     /// Label of the "allow once" button.
     pub allow_once: String,
-    /// Label of the "always allow" button (this command for shells, else this tool).
-    pub always: String,
-    /// What "always allow" grants.
-    pub always_decision: ApprovalDecision,
+    /// Label of the "always allow" button and what it grants (the program for plain shell
+    /// commands, else the tool); `None` when no allowance is offered (shell operators).
+    pub always: Option<(String, ApprovalDecision)>,
     /// Label of the "deny" button.
     pub deny: String,
 }
@@ -52,11 +51,6 @@ pub fn shown(text: &str) -> String {
     cut
 }
 
-/// The program of a simple command, for "Always allow `cargo`" (none for compound commands).
-fn simple_program(command: &str) -> Option<String> {
-    cairn_engine::permission::simple_command_program(command)
-}
-
 /// Builds the dialog for one approval request: names the tool, the command or path and the
 /// engine's reason.
 pub fn approval_prompt(
@@ -67,14 +61,16 @@ pub fn approval_prompt(
     let args = &req.arguments;
     let str_arg = |k: &str| args.get(k).and_then(|v| v.as_str()).map(shown);
     let mut body = Vec::new();
-    let mut always = format!("Always allow {}", req.name);
-    let mut always_decision = ApprovalDecision::AlwaysTool;
+    // The allowance the engine offers, the same as the chat card's.
+    let always = req.always_allow.as_ref().map(|a| {
+        let label = match a {
+            AlwaysAllow::Tool { name } => format!("Always allow {}", shown(name)),
+            AlwaysAllow::Command { program } => format!("Always allow `{}`", shown(program)),
+        };
+        (label, a.decision())
+    });
     if let Some(cmd) = str_arg("command") {
         body.push(format!("Command:\n    {cmd}"));
-        if let Some(program) = str_arg("command").as_deref().and_then(simple_program) {
-            always = format!("Always allow `{}`", shown(&program));
-            always_decision = ApprovalDecision::AlwaysCommand;
-        }
         if let Some(cwd) = str_arg("cwd") {
             body.push(format!("In: {cwd}"));
         }
@@ -101,7 +97,6 @@ pub fn approval_prompt(
         message: body.join("\n\n"),
         allow_once: "Allow once".into(),
         always,
-        always_decision,
         deny: "Deny".into(),
     }
 }
@@ -152,25 +147,37 @@ impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
             DialogExt, MessageDialogButtons, MessageDialogKind, MessageDialogResult,
         };
         let once = mnemonic(&prompt.allow_once, 'A');
-        let always = mnemonic(&prompt.always, 'l');
         let deny = mnemonic(&prompt.deny, 'D');
-        let (o, a) = (once.clone(), always.clone());
-        let always_decision = prompt.always_decision;
+        let always = prompt
+            .always
+            .map(|(label, decision)| (mnemonic(&label, 'l'), decision));
         let Some(app) = self.app() else {
             done(ApprovalDecision::Deny);
             return;
+        };
+        let o = once.clone();
+        let (buttons, a) = match always {
+            Some((label, decision)) => (
+                MessageDialogButtons::YesNoCancelCustom(once, label.clone(), deny),
+                Some((label, decision)),
+            ),
+            None => (MessageDialogButtons::OkCancelCustom(once, deny), None),
         };
         app.dialog()
             .message(prompt.message)
             .title(prompt.title)
             .kind(MessageDialogKind::Warning)
-            .buttons(MessageDialogButtons::YesNoCancelCustom(once, always, deny))
+            .buttons(buttons)
             .show_with_result(move |result| {
-                let decision = match result {
-                    MessageDialogResult::Yes => ApprovalDecision::Once,
-                    MessageDialogResult::No => always_decision,
-                    MessageDialogResult::Custom(label) if label == o => ApprovalDecision::Once,
-                    MessageDialogResult::Custom(label) if label == a => always_decision,
+                let decision = match (result, &a) {
+                    (MessageDialogResult::Yes | MessageDialogResult::Ok, _) => {
+                        ApprovalDecision::Once
+                    }
+                    (MessageDialogResult::No, Some((_, always))) => *always,
+                    (MessageDialogResult::Custom(label), _) if label == o => ApprovalDecision::Once,
+                    (MessageDialogResult::Custom(label), Some((l, always))) if label == *l => {
+                        *always
+                    }
                     _ => ApprovalDecision::Deny,
                 };
                 done(decision);
@@ -298,6 +305,7 @@ mod tests {
             task_id: "t".into(),
             req_id: "c".into(),
             name: name.into(),
+            always_allow: cairn_engine::permission::always_allow(name, &args),
             arguments: args,
             reason: "because".into(),
             category: "x".into(),
@@ -316,14 +324,20 @@ mod tests {
         );
         assert_eq!(p.title, "Cairn · proj: allow run_shell?");
         assert!(p.message.contains("cargo test -p x") && p.message.contains("because"));
-        assert_eq!(p.always, "Always allow `cargo`");
-        assert_eq!(p.always_decision, ApprovalDecision::AlwaysCommand);
+        assert_eq!(
+            p.always,
+            Some((
+                "Always allow `cargo`".to_string(),
+                ApprovalDecision::AlwaysCommand
+            ))
+        );
+        // A command with operators: no allowance on offer (not the whole shell tool).
         let p = approval_prompt(
             &req("run_shell", serde_json::json!({"command": "ls | sh"})),
             "proj",
             Path::new("/w/proj"),
         );
-        assert_eq!(p.always_decision, ApprovalDecision::AlwaysTool);
+        assert_eq!(p.always, None);
     }
 
     #[test]
@@ -343,7 +357,13 @@ mod tests {
         );
         assert!(p.message.contains("Writes 2 line(s)."));
         assert!(!p.message.contains('\0'));
-        assert_eq!(p.always, "Always allow write_file");
+        assert_eq!(
+            p.always,
+            Some((
+                "Always allow write_file".to_string(),
+                ApprovalDecision::AlwaysTool
+            ))
+        );
         let long = "x".repeat(5000);
         assert!(shown(&long).chars().count() == MAX_SHOWN + 1);
     }

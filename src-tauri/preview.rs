@@ -84,6 +84,7 @@ mod tests {
             arguments: args,
             reason: String::new(),
             category: String::new(),
+            always_allow: None,
         }
     }
 

@@ -174,6 +174,11 @@ async fn chat_streams_tool_cards_and_approvals_then_restores_after_restart() {
             text_of(&c, &format!("{shell} [data-testid=tool-command]")).await,
             "$ cat hello.txt"
         );
+        assert_eq!(
+            text_of(&c, &format!("{shell} [data-testid=approve-always]")).await,
+            "Always allow `cat`",
+            "the button names what it allows"
+        );
         click(&c, &format!("{shell} [data-testid=approve-always]")).await;
         wait_turns(&c, "completed", 1).await;
 
@@ -593,6 +598,8 @@ async fn native_dialogs_pick_the_folder_and_answer_an_approval() {
         send(&c, "Run the check").await;
         let dialog = wait_window("allow run_shell").await;
         find(&c, &format!("{} [data-testid=approval]", card("run_shell", "awaiting"))).await;
+        // A redirect: no allowance may cover it, so neither the chat nor the dialog offers one.
+        assert_eq!(count(&c, "[data-testid=approve-always]").await, 0);
         // No window manager under Xvfb: centre the dialog over the app for the screenshot.
         let geometry = xdotool(&["getwindowgeometry", &dialog]).unwrap_or_default();
         let (w, h) = geometry

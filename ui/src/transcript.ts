@@ -1,6 +1,7 @@
 // The chat model: protocol events folded into what the chat view renders (transcript items,
 // todos, plan, queued steering, usage). Pure: every fold returns a new value, and a batch of
 // events copies the item list once, so replaying a long session stays linear.
+import type { AlwaysAllow } from "./bindings/AlwaysAllow";
 import type { Event } from "./bindings/Event";
 import type { TodoItem } from "./bindings/TodoItem";
 import type { TokenUsage } from "./bindings/TokenUsage";
@@ -37,7 +38,8 @@ export type Item =
       output: string;
       preview: string | null;
       reason: string | null;
-      approval: { reason: string; category: string; state: AskState } | null;
+      /** A pending or answered approval; `always` is the allowance on offer (none for shell operators). */
+      approval: { reason: string; category: string; always: AlwaysAllow | null; state: AskState } | null;
     }
   | { kind: "notice"; id: string; tone: "info" | "error"; text: string }
   | { kind: "compaction"; id: string; done: boolean; before: number; after: number; summary: string | null; method: string }
@@ -233,7 +235,12 @@ function apply(d: Draft, event: Event, price: PriceView | null) {
         d.put({
           ...t,
           state: "awaiting",
-          approval: { reason: event.data.reason, category: event.data.category, state: "pending" },
+          approval: {
+            reason: event.data.reason,
+            category: event.data.category,
+            always: event.data.alwaysAllow ?? null,
+            state: "pending",
+          },
         });
       }
       return;

@@ -5,8 +5,8 @@ use std::io::{BufRead, Write};
 use async_trait::async_trait;
 use cairn_engine::Approver;
 use cairn_protocol::{
-    ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested,
-    PlanReview, UserAnswer,
+    AlwaysAllow, ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant,
+    DirectoryRequested, PlanReview, UserAnswer,
 };
 
 /// Asks on `/dev/tty`: allow once, always (tool or command), or deny. Any failure denies.
@@ -174,32 +174,41 @@ fn grant(r: &DirectoryRequested) -> std::io::Result<DirectoryGrant> {
 fn ask(request: &ApprovalRequest) -> std::io::Result<ApprovalDecision> {
     let tty_in = std::fs::File::open("/dev/tty")?;
     let mut tty_out = std::fs::OpenOptions::new().write(true).open("/dev/tty")?;
-    let is_shell = request.arguments.get("command").is_some();
     let detail = crate::render::summarize_args(&request.arguments, 200);
     writeln!(tty_out, "\n? {} wants to run: {}", request.name, detail)?;
     writeln!(tty_out, "  reason: {}", request.reason)?;
-    let always = if is_shell {
-        "[c] always allow this command"
-    } else {
-        "[a] always allow this tool"
-    };
+    // The allowance on offer, as the engine states it (none for a command with operators).
+    let always = request.always_allow.as_ref().map(|a| match a {
+        AlwaysAllow::Tool { name } => (format!("  [a] always allow {name}"), a.decision()),
+        AlwaysAllow::Command { program } => (
+            format!("  [a] always allow `{program}` commands"),
+            a.decision(),
+        ),
+    });
     loop {
-        write!(tty_out, "  [y] allow once  {always}  [n] deny > ")?;
+        write!(
+            tty_out,
+            "  [y] allow once{}  [n] deny > ",
+            always
+                .as_ref()
+                .map(|(label, _)| label.as_str())
+                .unwrap_or("")
+        )?;
         tty_out.flush()?;
         let mut line = String::new();
         let n = std::io::BufReader::new(&tty_in).read_line(&mut line)?;
         if n == 0 {
             return Ok(ApprovalDecision::Deny);
         }
-        match line.trim().to_lowercase().as_str() {
-            "y" | "yes" => return Ok(ApprovalDecision::Once),
-            "a" | "always" if !is_shell => return Ok(ApprovalDecision::AlwaysTool),
-            "c" if is_shell => return Ok(ApprovalDecision::AlwaysCommand),
-            "n" | "no" | "" => return Ok(ApprovalDecision::Deny),
+        match (line.trim().to_lowercase().as_str(), &always) {
+            ("y" | "yes", _) => return Ok(ApprovalDecision::Once),
+            // `c` was the key for a command allowance before; it still works.
+            ("a" | "always" | "c", Some((_, decision))) => return Ok(*decision),
+            ("n" | "no" | "", _) => return Ok(ApprovalDecision::Deny),
             _ => writeln!(
                 tty_out,
-                "  please answer y, {} or n",
-                if is_shell { "c" } else { "a" }
+                "  please answer y, {}n",
+                if always.is_some() { "a or " } else { "" }
             )?,
         }
     }

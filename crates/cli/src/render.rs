@@ -153,10 +153,11 @@ pub fn summarize_args(args: &serde_json::Value, max: usize) -> String {
     ]
     .iter()
     .find_map(|k| args.get(*k).and_then(|v| v.as_str()));
-    let text = match key {
-        Some(v) => v.to_string(),
-        None if args.as_object().is_some_and(|o| o.is_empty()) => String::new(),
-        None => args.to_string(),
+    let text = match (key, patched_files(args)) {
+        (Some(v), _) => v.to_string(),
+        (None, Some(files)) => files,
+        (None, None) if args.as_object().is_some_and(|o| o.is_empty()) => String::new(),
+        (None, None) => args.to_string(),
     };
     let one: String = text.replace('\n', "⏎");
     if one.chars().count() > max {
@@ -166,6 +167,25 @@ pub fn summarize_args(args: &serde_json::Value, max: usize) -> String {
     } else {
         one
     }
+}
+
+/// The files an `apply_patch` or `apply_unified_diff` call touches, comma-separated.
+fn patched_files(args: &serde_json::Value) -> Option<String> {
+    let (text, markers): (&str, &[&str]) = match (args.get("patch"), args.get("diff")) {
+        (Some(p), _) => (
+            p.as_str()?,
+            &["*** Add File: ", "*** Update File: ", "*** Delete File: "],
+        ),
+        (None, Some(d)) => (d.as_str()?, &["+++ b/", "+++ "]),
+        _ => return None,
+    };
+    let files: Vec<&str> = text
+        .lines()
+        .filter_map(|l| markers.iter().find_map(|m| l.strip_prefix(m)))
+        .map(str::trim)
+        .filter(|f| !f.is_empty() && *f != "/dev/null")
+        .collect();
+    (!files.is_empty()).then(|| files.join(", "))
 }
 
 #[cfg(test)]
@@ -191,5 +211,16 @@ mod tests {
             r#"{"todos":[]}"#
         );
         assert_eq!(summarize_args(&json!({"path": "abcdef"}), 3), "abc…");
+        let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** Add File: b/c.rs\n+z\n*** End Patch";
+        assert_eq!(
+            summarize_args(&json!({ "patch": patch }), 100),
+            "a.txt, b/c.rs"
+        );
+        let diff = "--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1 +1 @@\n-a\n+b\n";
+        assert_eq!(summarize_args(&json!({ "diff": diff }), 100), "src/x.rs");
+        assert_eq!(
+            summarize_args(&json!({"patch": "garbage"}), 100),
+            r#"{"patch":"garbage"}"#
+        );
     }
 }

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! "Always allow this command", answered on the terminal (`--approve ask` in a real pty),
+//! "Always allow `touch` commands", answered on the terminal (`--approve ask` in a real pty),
 //! persists with the session: a later `cairn run --session ID` in a new process (a restart)
 //! runs the same program unasked, but still not a compound line; `cairn permissions revoke
 //! PROGRAM --session ID` takes it back, and the next run is refused again.
@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 /// Returns (exit code, everything the terminal showed).
 fn run_on_tty(ws: &Path, state: &Path, base_url: &str, answer: &str) -> (u32, String) {
     let mut run = common::tty::start(ws, state, base_url, "touch one.txt please");
-    run.wait_for("always allow this command");
+    run.wait_for("always allow `touch` commands");
     let mut writer = run.master.take_writer().unwrap();
     writer.write_all(answer.as_bytes()).unwrap();
     writer.flush().unwrap();
@@ -95,10 +95,10 @@ async fn always_allow_persists_across_restarts_and_can_be_revoked() {
     .unwrap();
     let base_url = server.base_url();
 
-    // 1. On the terminal: [c] always allow this command.
+    // 1. On the terminal: [a] always allow `touch` commands.
     let (ws2, state2, url2) = (ws.clone(), state.clone(), base_url.clone());
     let (code, shown) =
-        tokio::task::spawn_blocking(move || run_on_tty(&ws2, &state2, &url2, "c\n"))
+        tokio::task::spawn_blocking(move || run_on_tty(&ws2, &state2, &url2, "a\n"))
             .await
             .unwrap();
     assert_eq!(code, 0, "{shown}");
@@ -156,4 +156,39 @@ async fn always_allow_persists_across_restarts_and_can_be_revoked() {
     assert_eq!(statuses(&events), ["denied"]);
     assert_eq!(asked(&events), 1);
     assert!(!ws.join("three.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_with_operators_is_offered_no_always_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ws, state) = (tmp.path().join("ws"), tmp.path().join("state"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("a", "run_shell", json!({"command": "echo hi > out.txt"})),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let url = server.base_url();
+    let (ws2, state2) = (ws.clone(), state.clone());
+    let (code, shown) = tokio::task::spawn_blocking(move || {
+        let mut run = common::tty::start(&ws2, &state2, &url, "write it");
+        run.wait_for("[y] allow once  [n] deny");
+        let mut writer = run.master.take_writer().unwrap();
+        // "a" is not on offer: asked again; then denied.
+        writer.write_all(b"a\n").unwrap();
+        writer.flush().unwrap();
+        run.wait_for("please answer y, n");
+        writer.write_all(b"n\n").unwrap();
+        writer.flush().unwrap();
+        let status = run.child.wait().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        (status.exit_code(), run.text())
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{shown}");
+    assert!(!shown.contains("always allow"), "{shown}");
+    assert!(!ws.join("out.txt").exists(), "denied: {shown}");
 }

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 /// prompt is on screen.
 fn kill_at_the_prompt(ws: &Path, state: &Path, base_url: &str) -> String {
     let mut run = common::tty::start(ws, state, base_url, "create one.txt");
-    run.wait_for("always allow this command");
+    run.wait_for("always allow `touch` commands");
     let pid = run.child.process_id().unwrap();
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &pid.to_string()])

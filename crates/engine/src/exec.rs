@@ -236,6 +236,7 @@ impl TurnRunner<'_> {
                 arguments: p.args.clone(),
                 reason: decision.reason.clone(),
                 category: tool.meta.category.clone(),
+                always_allow: crate::permission::always_allow(&p.call.name, &p.args),
             };
             self.emit(Event::PermissionRequired(PermissionRequired {
                 task_id: request.task_id.clone(),
@@ -244,6 +245,7 @@ impl TurnRunner<'_> {
                 arguments: request.arguments.clone(),
                 reason: request.reason.clone(),
                 category: request.category.clone(),
+                always_allow: request.always_allow.clone(),
             }))
             .await;
             let approver = read(&self.inner.approver).clone();

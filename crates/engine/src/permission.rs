@@ -347,6 +347,21 @@ pub fn command_matches_prefix(command: &str, prefix: &str) -> bool {
     words.len() >= prefix_words.len() && words[..prefix_words.len()] == prefix_words[..]
 }
 
+/// What an "always allow" answer to a call of `name` with `args` may grant: the program of a
+/// plain simple command for shell tools (nothing for a command with operators: no allowance
+/// covers those), else the tool.
+pub fn always_allow(name: &str, args: &serde_json::Value) -> Option<cairn_protocol::AlwaysAllow> {
+    match args.get("command") {
+        Some(command) => command
+            .as_str()
+            .and_then(simple_command_program)
+            .map(|program| cairn_protocol::AlwaysAllow::Command { program }),
+        None => Some(cairn_protocol::AlwaysAllow::Tool {
+            name: name.to_string(),
+        }),
+    }
+}
+
 /// The program name of one plain simple command, for session command allowances.
 pub fn simple_command_program(command: &str) -> Option<String> {
     match ShellAnalysis::of(command) {
@@ -416,6 +431,34 @@ mod tests {
     }
     fn shell_meta() -> ToolMeta {
         ToolMeta::mutating("shell", RiskLevel::High, &["exec"])
+    }
+
+    #[test]
+    fn always_allow_offers_a_program_a_tool_or_nothing() {
+        use cairn_protocol::AlwaysAllow;
+        let command = |c: &str| always_allow("run_shell", &json!({ "command": c }));
+        assert_eq!(
+            command("cargo test --all"),
+            Some(AlwaysAllow::Command {
+                program: "cargo".into()
+            })
+        );
+        for compound in [
+            "echo hi > out.txt",
+            "ls && rm -rf x",
+            "cat $(ls)",
+            "./script.sh",
+            "",
+        ] {
+            assert_eq!(command(compound), None, "{compound}");
+        }
+        assert_eq!(always_allow("run_shell", &json!({ "command": 7 })), None);
+        assert_eq!(
+            always_allow("write_file", &json!({"path": "a"})),
+            Some(AlwaysAllow::Tool {
+                name: "write_file".into()
+            })
+        );
     }
 
     #[test]

@@ -144,3 +144,59 @@ async fn without_an_approver_the_default_is_a_clear_error() {
     assert_eq!(turn_end(&ev).status, cairn_protocol::TurnStatus::Error);
     assert!(!dir.0.join("a.txt").exists());
 }
+
+#[tokio::test]
+async fn the_always_offer_reaches_the_event_and_the_approver() {
+    use cairn_protocol::AlwaysAllow;
+    let dir = TempDir::new();
+    let mut reg = ToolRegistry::new();
+    for (name, meta) in [
+        (
+            "write_file",
+            ToolMeta::mutating("file", RiskLevel::Medium, &["write"]),
+        ),
+        (
+            "run_shell",
+            ToolMeta::mutating("shell", RiskLevel::High, &["exec"]),
+        ),
+    ] {
+        reg.register(FnTool::new(name, meta, |_, _| async {
+            Ok(ToolOutput::text("ran"))
+        }));
+    }
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("w", "write_file", json!({"path": "a.txt"})),
+        FakeReply::tool("s", "run_shell", json!({"command": "cargo test"})),
+        FakeReply::tool("r", "run_shell", json!({"command": "echo hi > out.txt"})),
+        FakeReply::text("ok"),
+    ]);
+    let approver = ScriptedApprover::new(vec![], ApprovalDecision::Once);
+    let s = Session::builder(config(&dir, Mode::Interactive), Arc::new(llm))
+        .tools(reg)
+        .approver(Arc::new(approver.clone()))
+        .build();
+    let ev = collect(s.run("go")).await;
+    let offered: Vec<Option<AlwaysAllow>> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::PermissionRequired(p) => Some(p.always_allow.clone()),
+            _ => None,
+        })
+        .collect();
+    let expected = vec![
+        Some(AlwaysAllow::Tool {
+            name: "write_file".into(),
+        }),
+        Some(AlwaysAllow::Command {
+            program: "cargo".into(),
+        }),
+        None,
+    ];
+    assert_eq!(offered, expected, "in the events");
+    let asked: Vec<Option<AlwaysAllow>> = approver
+        .seen()
+        .into_iter()
+        .map(|r| r.always_allow)
+        .collect();
+    assert_eq!(asked, expected, "in the approver's requests");
+}

@@ -70,6 +70,36 @@ pub struct ApprovalRequest {
     pub reason: String,
     /// Tool category.
     pub category: String,
+    /// What an "always allow" answer would allow for the rest of the session; `None` when
+    /// none is offered (a shell command with operators, which no allowance may cover).
+    #[serde(
+        rename = "alwaysAllow",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub always_allow: Option<AlwaysAllow>,
+}
+
+/// The session allowance an "always allow" answer grants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export)]
+pub enum AlwaysAllow {
+    /// Every call of this tool ([`ApprovalDecision::AlwaysTool`]).
+    Tool { name: String },
+    /// Every plain run of this program ([`ApprovalDecision::AlwaysCommand`]).
+    Command { program: String },
+}
+
+impl AlwaysAllow {
+    /// The decision that grants this allowance.
+    pub fn decision(&self) -> ApprovalDecision {
+        match self {
+            AlwaysAllow::Tool { .. } => ApprovalDecision::AlwaysTool,
+            AlwaysAllow::Command { .. } => ApprovalDecision::AlwaysCommand,
+        }
+    }
 }
 
 /// The approver's answer.

@@ -112,6 +112,15 @@ pub struct PermissionRequired {
     pub arguments: serde_json::Value,
     pub reason: String,
     pub category: String,
+    /// What an "always allow" answer would allow (see [`crate::ApprovalRequest`]); absent when none
+    /// is offered.
+    #[serde(
+        rename = "alwaysAllow",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub always_allow: Option<crate::AlwaysAllow>,
 }
 
 /// `tool_started`: a tool begins executing.

@@ -9,7 +9,7 @@ pub mod message;
 pub mod tool;
 
 pub use approval::{
-    ApprovalDecision, ApprovalRequest, DirectoryGrant, Mode, PlanReview, UserAnswer,
+    AlwaysAllow, ApprovalDecision, ApprovalRequest, DirectoryGrant, Mode, PlanReview, UserAnswer,
 };
 pub use event::*;
 pub use message::{ContentPart, Message, TokenUsage, ToolCall, ToolResult};

@@ -130,7 +130,7 @@ function Approval({
 }) {
   const t = useT();
   if (item.approval === null || item.approval.state !== "pending") return null;
-  const isShell = str(item.args, "command") !== null;
+  const always = item.approval.always;
   return (
     <div className="approval" data-testid="approval" role="alert">
       <div className="approval-title">{t("approval.title")}</div>
@@ -142,14 +142,16 @@ function Approval({
         <button type="button" className="btn btn-primary" data-testid="approve-once" onClick={() => onAnswer(item.id, "once")}>
           {t("approval.once")}
         </button>
-        <button
-          type="button"
-          className="btn"
-          data-testid="approve-always"
-          onClick={() => onAnswer(item.id, isShell ? "always_command" : "always_tool")}
-        >
-          {t(isShell ? "approval.alwaysCommand" : "approval.alwaysTool")}
-        </button>
+        {always !== null && (
+          <button
+            type="button"
+            className="btn"
+            data-testid="approve-always"
+            onClick={() => onAnswer(item.id, always.kind === "command" ? "always_command" : "always_tool")}
+          >
+            {always.kind === "command" ? t("approval.alwaysCommand").replace("{program}", always.program) : t("approval.alwaysTool")}
+          </button>
+        )}
         <button type="button" className="btn btn-danger" data-testid="approve-deny" onClick={() => onAnswer(item.id, "deny")}>
           {t("approval.deny")}
         </button>
