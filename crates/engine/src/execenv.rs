@@ -55,6 +55,23 @@ pub const HARDENED_ENV: &[&str] = &[
     "BASH_ENV",
 ];
 
+/// Environment variables that hold LLM provider credentials: never passed to the commands the
+/// agent runs (a vault entry of the same name puts one back on purpose), and their values are
+/// scrubbed from tool output.
+pub const CREDENTIAL_ENV: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
+    "CAIRN_TRANSCRIBE_API_KEY",
+    "CAIRN_VISION_API_KEY",
+    "CAIRN_SEARCH_API_KEY",
+];
+
+/// Shortest secret that is scrubbed (shorter values would mangle ordinary text).
+const MIN_SECRET: usize = 8;
+
 /// The execution environment of a session.
 #[derive(Clone, Default)]
 pub struct ExecEnvironment {
@@ -62,6 +79,12 @@ pub struct ExecEnvironment {
     pub wrapper: Option<Arc<dyn CommandWrapper>>,
     /// Vault variables (hardened names already removed).
     pub vault: Vec<(String, String)>,
+    /// Variables removed from every command's environment ([`CREDENTIAL_ENV`] by default).
+    pub removed_env: Vec<String>,
+    /// Credentials scrubbed from everything tools return: the session's API keys and the
+    /// values of the removed variables. Shared with subagents; updated when the LLM client
+    /// changes.
+    secrets: Arc<std::sync::RwLock<Vec<String>>>,
 }
 
 impl std::fmt::Debug for ExecEnvironment {
@@ -77,6 +100,31 @@ impl std::fmt::Debug for ExecEnvironment {
 }
 
 impl ExecEnvironment {
+    /// An environment whose commands do not inherit the credential variables of this process
+    /// ([`CREDENTIAL_ENV`]); their values are scrubbed from tool output.
+    pub fn without_credentials(mut self) -> Self {
+        let mut found = Vec::new();
+        for name in CREDENTIAL_ENV {
+            self.removed_env.push((*name).to_string());
+            if let Ok(v) = std::env::var(name) {
+                found.push(v);
+            }
+        }
+        self.add_secrets(found);
+        self
+    }
+
+    /// Also scrubs these values (API keys) from tool output.
+    pub fn add_secrets(&self, values: impl IntoIterator<Item = String>) {
+        let mut secrets = self.secrets.write().unwrap_or_else(|e| e.into_inner());
+        for v in values {
+            let v = v.trim().to_string();
+            if v.len() >= MIN_SECRET && !secrets.contains(&v) {
+                secrets.push(v);
+            }
+        }
+    }
+
     /// An environment with a vault; hardened names and invalid names are dropped.
     pub fn with_vault(mut self, vault: impl IntoIterator<Item = (String, String)>) -> Self {
         self.vault = vault
@@ -90,12 +138,19 @@ impl ExecEnvironment {
         self
     }
 
-    /// Replaces every vault value in `text` by `[vault:NAME]`.
+    /// Replaces every vault value in `text` by `[vault:NAME]` and every credential by
+    /// `[redacted credential]`.
     pub fn scrub(&self, text: &str) -> String {
         let mut out = text.to_string();
         for (k, v) in &self.vault {
             if v.len() >= 4 && out.contains(v.as_str()) {
                 out = out.replace(v.as_str(), &format!("[vault:{k}]"));
+            }
+        }
+        let secrets = self.secrets.read().unwrap_or_else(|e| e.into_inner());
+        for v in secrets.iter() {
+            if out.contains(v.as_str()) {
+                out = out.replace(v.as_str(), "[redacted credential]");
             }
         }
         out
@@ -120,5 +175,19 @@ mod tests {
         );
         assert_eq!(env.scrub("token=tok-123456!"), "token=[vault:API_TOKEN]!");
         assert!(!format!("{env:?}").contains("tok-123456"));
+    }
+
+    #[test]
+    fn credentials_are_scrubbed_and_shared_with_clones() {
+        let env = ExecEnvironment::default();
+        let child = env.clone();
+        env.add_secrets(vec!["sk-live-0123456789".to_string(), "short".to_string()]);
+        assert_eq!(
+            child.scrub("key=sk-live-0123456789 and short"),
+            "key=[redacted credential] and short"
+        );
+        assert!(!format!("{env:?}").contains("sk-live"));
+        let env = ExecEnvironment::default().without_credentials();
+        assert!(env.removed_env.iter().any(|n| n == "OPENAI_API_KEY"));
     }
 }

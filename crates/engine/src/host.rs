@@ -214,7 +214,15 @@ impl ToolHost {
             .is_some_and(|s| s.exec.wrapper.is_some())
     }
 
-    /// Vault variables to add to a subprocess's environment.
+    /// Variables (credentials) to remove from the environment of commands tools start.
+    pub fn removed_env(&self) -> Vec<String> {
+        self.shared
+            .as_ref()
+            .map(|s| s.exec.removed_env.clone())
+            .unwrap_or_default()
+    }
+
+    /// Vault variables to add to the environment of commands tools start.
     pub fn vault_env(&self) -> Vec<(String, String)> {
         self.shared
             .as_ref()

@@ -188,6 +188,13 @@ pub trait LlmClient: Send + Sync {
         request: LlmRequest,
         cancel: CancellationToken,
     ) -> BoxStream<'static, LlmChunk>;
+
+    /// Credentials this client sends (API keys). The session scrubs them from everything
+    /// tools return, so the model, the events and the session files never hold them.
+    /// Wrappers forward their inner client's.
+    fn secrets(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A one-shot answer's text (reasoning and tool calls ignored) once the stream completed; how

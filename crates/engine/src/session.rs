@@ -226,6 +226,7 @@ impl SessionBuilder {
         }
         let pending = tail.map(|t| t.restore(&mut messages)).unwrap_or_default();
         let pending_started = self.resume_pending.unwrap_or_default();
+        self.exec.add_secrets(self.llm.secrets());
         Session {
             inner: Arc::new(Inner {
                 config: RwLock::new(self.config),
@@ -300,7 +301,7 @@ impl Session {
             todos: Vec::new(),
             checkpointer: None,
             rules: None,
-            exec: Default::default(),
+            exec: crate::execenv::ExecEnvironment::default().without_credentials(),
             pricing: None,
             resume_pending: None,
             turn_marks: Vec::new(),
@@ -554,6 +555,7 @@ impl Session {
 
     /// Replaces the LLM client (e.g. after the user changed provider or key).
     pub fn set_llm(&self, llm: Arc<dyn LlmClient>) {
+        self.inner.exec.add_secrets(llm.secrets());
         *write(&self.inner.llm) = llm;
     }
 

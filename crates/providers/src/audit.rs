@@ -228,6 +228,10 @@ impl Drop for ResponseWriter {
 }
 
 impl LlmClient for AuditLog {
+    fn secrets(&self) -> Vec<String> {
+        self.inner.secrets()
+    }
+
     fn stream(
         &self,
         request: LlmRequest,

@@ -182,6 +182,10 @@ impl UniqueToolCallIds {
 }
 
 impl LlmClient for UniqueToolCallIds {
+    fn secrets(&self) -> Vec<String> {
+        self.inner.secrets()
+    }
+
     fn stream(
         &self,
         mut request: LlmRequest,

@@ -151,6 +151,10 @@ struct FirstRequestGate {
 }
 
 impl LlmClient for FirstRequestGate {
+    fn secrets(&self) -> Vec<String> {
+        self.inner.secrets()
+    }
+
     fn stream(
         &self,
         request: LlmRequest,

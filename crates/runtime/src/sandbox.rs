@@ -75,7 +75,9 @@ pub fn exec_environment(
         SandboxMode::Required => true,
         SandboxMode::Auto => matches!(policy, ShellPolicy::Sandbox | ShellPolicy::Workspace),
     };
-    let mut env = ExecEnvironment::default().with_vault(load_vault(state_dir)?);
+    let mut env = ExecEnvironment::default()
+        .without_credentials()
+        .with_vault(load_vault(state_dir)?);
     if !wanted {
         return Ok(env);
     }

@@ -215,6 +215,10 @@ impl LlmClient for AnthropicClient {
             req_id,
         )
     }
+
+    fn secrets(&self) -> Vec<String> {
+        self.inner.cfg.api_key.iter().cloned().collect()
+    }
 }
 
 #[cfg(test)]

@@ -190,4 +190,8 @@ impl LlmClient for OpenAiClient {
             req_id,
         )
     }
+
+    fn secrets(&self) -> Vec<String> {
+        self.inner.cfg.api_key.iter().cloned().collect()
+    }
 }

@@ -24,6 +24,8 @@ pub struct PtySpawn {
     pub argv: Vec<String>,
     /// Working directory.
     pub cwd: std::path::PathBuf,
+    /// Variables removed from the inherited environment (before `env` is applied).
+    pub remove_env: Vec<String>,
     /// Extra environment variables.
     pub env: Vec<(String, String)>,
     /// Terminal size.
@@ -145,6 +147,9 @@ impl PtyProcess {
             .map_err(|e| fail(e.to_string()))?;
         let mut cmd = CommandBuilder::from_argv(spec.argv.iter().map(Into::into).collect());
         cmd.cwd(&spec.cwd);
+        for k in &spec.remove_env {
+            cmd.env_remove(k);
+        }
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }

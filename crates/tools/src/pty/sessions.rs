@@ -141,6 +141,7 @@ impl CommandSessions {
         let proc = PtyProcess::spawn(&PtySpawn {
             argv: wrapped.argv,
             cwd: cwd.to_path_buf(),
+            remove_env: host.removed_env(),
             env: [
                 ("TERM".to_string(), "dumb".to_string()),
                 ("PAGER".into(), "cat".into()),

@@ -102,6 +102,9 @@ impl ShellProcess {
             return Err(ToolError::Failed("empty command line".into()));
         };
         let mut cmd = Command::new(program);
+        for name in host.removed_env() {
+            cmd.env_remove(name);
+        }
         cmd.args(args)
             .envs(host.vault_env())
             .current_dir(cwd)

@@ -169,6 +169,8 @@ impl TerminalManager {
         let proc = PtyProcess::spawn(&PtySpawn {
             argv: argv.clone(),
             cwd: opts.cwd.clone(),
+            // The user's own terminal: their environment as it is.
+            remove_env: Vec::new(),
             env,
             cols: opts.cols,
             rows: opts.rows,

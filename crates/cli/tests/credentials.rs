@@ -1,0 +1,82 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The API key never reaches the commands the agent runs, nor (through tool output) the
+//! model, the events or the session files.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::json;
+use tokio::process::Command;
+
+const KEY: &str = "sk-test-LEAKCHECK-0123456789abcdef";
+
+fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return hits;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            hits.extend(files_holding(&p, needle));
+        } else if std::fs::read(&p)
+            .map(|b| String::from_utf8_lossy(&b).contains(needle))
+            .unwrap_or(false)
+        {
+            hits.push(p.display().to_string());
+        }
+    }
+    hits
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_is_not_in_commands_tool_output_events_or_session_files() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    // A project file that happens to hold the same key (a .env, say).
+    std::fs::write(ws.path().join("settings.env"), format!("OPENAI_API_KEY={KEY}\n")).unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "c1",
+            "run_shell",
+            json!({"command": "echo \"env=[$OPENAI_API_KEY]\"; env | grep -c LEAKCHECK || true"}),
+        ),
+        Reply::tool_call("c2", "read_file", json!({"path": "settings.env"})),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["run", "--json", "--mode", "auto", "--model", "m", "--base-url"])
+        .arg(server.base_url())
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("look")
+        .env("OPENAI_API_KEY", KEY)
+        .env("CAIRN_SANDBOX", "off")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(reqs[0].bearer(), Some(KEY), "the key still authenticates");
+    let seen = reqs[2].body.to_string();
+    // The command ran without the variable; the file's copy is scrubbed.
+    assert!(seen.contains("env=[]"), "{seen}");
+    assert!(seen.contains("OPENAI_API_KEY=[redacted credential]"), "{seen}");
+    assert!(!seen.contains(KEY), "the model never sees the key");
+    assert!(!stdout.contains(KEY), "events: {stdout}");
+    assert!(!stderr.contains(KEY));
+    assert_eq!(files_holding(state.path(), KEY), Vec::<String>::new());
+}
