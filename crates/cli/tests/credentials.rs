@@ -36,7 +36,11 @@ async fn the_key_is_not_in_commands_tool_output_events_or_session_files() {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     // A project file that happens to hold the same key (a .env, say).
-    std::fs::write(ws.path().join("settings.env"), format!("OPENAI_API_KEY={KEY}\n")).unwrap();
+    std::fs::write(
+        ws.path().join("settings.env"),
+        format!("OPENAI_API_KEY={KEY}\n"),
+    )
+    .unwrap();
     let server = MockLlmServer::with_script(vec![
         Reply::tool_call(
             "c1",
@@ -49,7 +53,15 @@ async fn the_key_is_not_in_commands_tool_output_events_or_session_files() {
     .await
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["run", "--json", "--mode", "auto", "--model", "m", "--base-url"])
+        .args([
+            "run",
+            "--json",
+            "--mode",
+            "auto",
+            "--model",
+            "m",
+            "--base-url",
+        ])
         .arg(server.base_url())
         .arg("--workspace")
         .arg(ws.path())
@@ -74,7 +86,10 @@ async fn the_key_is_not_in_commands_tool_output_events_or_session_files() {
     let seen = reqs[2].body.to_string();
     // The command ran without the variable; the file's copy is scrubbed.
     assert!(seen.contains("env=[]"), "{seen}");
-    assert!(seen.contains("OPENAI_API_KEY=[redacted credential]"), "{seen}");
+    assert!(
+        seen.contains("OPENAI_API_KEY=[redacted credential]"),
+        "{seen}"
+    );
     assert!(!seen.contains(KEY), "the model never sees the key");
     assert!(!stdout.contains(KEY), "events: {stdout}");
     assert!(!stderr.contains(KEY));

@@ -196,6 +196,37 @@ async fn patches_keep_file_modes_and_refuse_binary_files() {
 }
 
 #[tokio::test]
+async fn deleting_a_symbolic_link_never_deletes_the_file_it_points_to() {
+    let ws = Ws::new();
+    ws.write("a.txt", "keep me\n");
+    std::os::unix::fs::symlink("a.txt", ws.root.join("link_in")).unwrap();
+    let tools = core_tools();
+    for (name, args) in [
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Delete File: link_in\n*** End Patch"}),
+        ),
+        (
+            "apply_unified_diff",
+            json!({"diff": "--- a/link_in\n+++ /dev/null\n@@ -1 +0,0 @@\n-keep me\n"}),
+        ),
+    ] {
+        let e = ws
+            .call(&tool(&tools, name), args)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("symbolic link"), "{name}: {e}");
+        assert!(e.contains("Nothing was changed"), "{name}: {e}");
+        assert_eq!(ws.read("a.txt"), "keep me\n", "{name}");
+        assert!(
+            std::fs::symlink_metadata(ws.root.join("link_in")).is_ok(),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn conflict_guard_blocks_patching_a_file_changed_since_it_was_read() {
     let ws = Ws::new();
     ws.write("notes.txt", "one\ntwo\nthree\n");

@@ -109,6 +109,13 @@ pub(crate) fn plan(
                 f.current = Some(content.clone().into_bytes());
             }
             FileOp::Delete { path } => {
+                if let Some(target) = names_a_link(ctx, path)? {
+                    // Resolving the path would delete the file the link points to.
+                    return Err(ToolError::Failed(format!(
+                        "{}: `{path}` is a symbolic link (to {target}); a patch deletes files,                          not links, and leaves the file it points to alone. Remove the link                          with run_shell (`rm -- {path}`). Nothing was changed.",
+                        where_(&format!("delete {path}"))
+                    )));
+                }
                 let abs = load(ctx, guard, &mut files, &mut order, path)?;
                 let f = vfile(&mut files, &abs)?;
                 if f.current.is_none() {
@@ -201,6 +208,30 @@ fn vfile<'a>(
 }
 
 /// Resolves `path` and reads its current state once (checked against the conflict guard).
+/// Where the symbolic link `path` points, when its last component is one (inside the
+/// workspace); `None` for anything else.
+fn names_a_link(ctx: &ToolContext, path: &str) -> Result<Option<String>, ToolError> {
+    let given = Path::new(path);
+    let Some(name) = given.file_name() else {
+        return Ok(None);
+    };
+    let parent = given
+        .parent()
+        .map(|d| d.to_string_lossy().into_owned())
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| ".".to_string());
+    let dir = paths::resolve_for(ctx, &parent, Access::Write)?;
+    let at = dir.abs.join(name);
+    match std::fs::symlink_metadata(&at) {
+        Ok(m) if m.file_type().is_symlink() => Ok(Some(
+            std::fs::read_link(&at)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "an unreadable target".to_string()),
+        )),
+        _ => Ok(None),
+    }
+}
+
 fn load(
     ctx: &ToolContext,
     guard: &ConflictGuard,
