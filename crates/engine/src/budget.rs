@@ -41,16 +41,20 @@ impl ResultBudget {
         b
     }
 
+    /// The folder saved results go to for a session whose state lives in `state_dir`.
+    pub fn dir_for(&self, state_dir: &Path) -> PathBuf {
+        self.dir
+            .clone()
+            .unwrap_or_else(|| state_dir.join("tool-results"))
+    }
+
     /// Applies the budget to one result; a result within budget is returned unchanged.
     pub fn apply(&self, content: String, state_dir: &Path, call_id: &str) -> String {
         let len = content.chars().count();
         if len <= self.save_threshold {
             return content;
         }
-        let dir = self
-            .dir
-            .clone()
-            .unwrap_or_else(|| state_dir.join("tool-results"));
+        let dir = self.dir_for(state_dir);
         let file = dir.join(format!("{}.txt", sanitize(call_id)));
         let saved =
             std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, content.as_bytes()));

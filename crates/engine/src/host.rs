@@ -162,15 +162,19 @@ impl ToolHost {
         grant
     }
 
-    /// Directories granted for this session: (absolute path, writable).
+    /// Directories granted for this session: (absolute path, writable); the folder of saved
+    /// oversized tool results is readable too, so the path the model was given works.
     pub fn granted_directories(&self) -> Vec<(String, bool)> {
         match &self.shared {
-            Some(s) => lock(&s.permissions)
-                .state()
-                .granted_dirs
-                .iter()
-                .map(|(p, w)| (p.clone(), *w))
-                .collect(),
+            Some(s) => {
+                let p = lock(&s.permissions);
+                p.state()
+                    .granted_dirs
+                    .iter()
+                    .map(|(d, w)| (d.clone(), *w))
+                    .chain(p.readable_dirs().iter().map(|d| (d.clone(), false)))
+                    .collect()
+            }
             None => Vec::new(),
         }
     }

@@ -89,6 +89,9 @@ pub struct PermissionEngine {
     shell_policy: ShellPolicy,
     sandbox_enforced: bool,
     state: PermissionState,
+    /// Folders of the engine's own the tools may read (saved oversized tool results); not
+    /// part of the saved state, never writable.
+    readable_dirs: Vec<String>,
 }
 
 impl PermissionEngine {
@@ -104,7 +107,21 @@ impl PermissionEngine {
                 mode,
                 ..Default::default()
             },
+            readable_dirs: Vec::new(),
         }
+    }
+
+    /// Lets tools read `dir` (outside the workspace) for this session, read-only.
+    pub fn add_readable_dir(&mut self, dir: &std::path::Path) {
+        let dir = dir.display().to_string();
+        if !self.readable_dirs.contains(&dir) {
+            self.readable_dirs.push(dir);
+        }
+    }
+
+    /// Folders tools may read besides the workspace and the user's grants.
+    pub fn readable_dirs(&self) -> &[String] {
+        &self.readable_dirs
     }
 
     /// Sets persistent rules.

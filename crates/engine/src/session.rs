@@ -201,6 +201,7 @@ impl SessionBuilder {
         if let Some(state) = self.permission_state {
             permissions.restore(state);
         }
+        permissions.add_readable_dir(&self.config.budget.dir_for(&self.config.state_dir));
         if let Some((rules, policy, enforced)) = self.rules {
             permissions.set_rules(rules);
             permissions.set_shell_policy(policy, enforced);

@@ -129,3 +129,49 @@ async fn run_shell_streams_partial_output_before_it_finishes() {
     assert_eq!(streamed, "first\nsecond\n");
     assert_eq!(tool_results(&llm)[0].1, "first\nsecond\n[exit code: 0]");
 }
+
+#[tokio::test]
+async fn the_saved_copy_of_an_oversized_result_can_be_read_back() {
+    let ws = Ws::new();
+    let saved = ws.state.join("tool-results").join("big.txt");
+    let saved = saved.display().to_string();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("big", "run_shell", json!({"command": "seq 1 100000"})),
+        FakeReply::tools(&[
+            (
+                "r",
+                "read_file",
+                json!({"path": saved, "offset": 50000, "limit": 2}),
+            ),
+            ("g", "grep", json!({"pattern": "^77777$", "path": saved})),
+            (
+                "w",
+                "write_file",
+                json!({"path": saved, "content": "overwritten"}),
+            ),
+        ]),
+        FakeReply::text("done"),
+    ]);
+    let s = session(
+        &ws,
+        &llm,
+        core_tools(),
+        Arc::new(FixedApprover(ApprovalDecision::Once)),
+        Mode::Auto,
+    );
+    collect(s.run("count")).await;
+    let results = tool_results(&llm);
+    let (_, shell) = &results[0];
+    assert!(shell.contains(&saved), "the model is told where: {shell}");
+    let (_, read) = &results[1];
+    assert!(read.contains("50000") && read.contains("50001"), "{read}");
+    let (_, grep) = &results[2];
+    assert!(grep.contains("77777"), "{grep}");
+    let (_, write) = &results[3];
+    assert!(write.contains("outside"), "read-only: {write}");
+    assert!(
+        std::fs::read_to_string(ws.state.join("tool-results/big.txt"))
+            .unwrap()
+            .starts_with("1\n2\n")
+    );
+}
