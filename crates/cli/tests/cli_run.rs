@@ -330,7 +330,8 @@ async fn sigint_during_a_long_command_interrupts_cleanly_and_kills_the_tree() {
     let server = MockLlmServer::with_script(vec![Reply::tool_call(
         "s",
         "run_shell",
-        json!({"command": format!("sleep {marker} & sleep {marker}")}),
+        // One child leaves the process group and the session (setsid): it must die too.
+        json!({"command": format!("(setsid sleep {marker} &); sleep {marker} & sleep {marker}")}),
     )])
     .await
     .unwrap();
@@ -359,10 +360,10 @@ async fn sigint_during_a_long_command_interrupts_cleanly_and_kills_the_tree() {
     .expect("tool started");
     // Give the shell a moment to spawn its children.
     let t_spawn = Instant::now();
-    while count_procs(marker) < 2 && t_spawn.elapsed() < Duration::from_secs(5) {
+    while count_procs(marker) < 3 && t_spawn.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(count_procs(marker) >= 2, "the sleeps are running");
+    assert!(count_procs(marker) >= 3, "the sleeps are running");
     let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
     let t0 = Instant::now();
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();

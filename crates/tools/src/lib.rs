@@ -27,6 +27,7 @@ pub mod guard_watch;
 pub mod image;
 pub mod interact;
 pub mod list_files;
+pub mod marker;
 pub mod media;
 pub mod patch;
 pub mod paths;

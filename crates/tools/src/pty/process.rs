@@ -26,6 +26,9 @@ pub struct PtySpawn {
     pub cwd: std::path::PathBuf,
     /// Variables removed from the inherited environment (before `env` is applied).
     pub remove_env: Vec<String>,
+    /// Marks the program's processes so that stopping it also reaches those that left its
+    /// session (`setsid`); `None` for the user's own terminals.
+    pub marker: Option<crate::marker::RunMarker>,
     /// Extra environment variables.
     pub env: Vec<(String, String)>,
     /// Terminal size.
@@ -81,6 +84,7 @@ impl Ring {
 /// A running (or finished) PTY program.
 pub struct PtyProcess {
     pid: Option<i32>,
+    marker: Option<crate::marker::RunMarker>,
     master: Mutex<Box<dyn MasterPty + Send>>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     ring: Arc<Mutex<Ring>>,
@@ -153,6 +157,10 @@ impl PtyProcess {
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }
+        if let Some(m) = &spec.marker {
+            let (k, v) = m.env();
+            cmd.env(k, v);
+        }
         let child = pair
             .slave
             .spawn_command(cmd)
@@ -185,6 +193,7 @@ impl PtyProcess {
         tracing::debug!(?pid, argv = ?spec.argv, "pty: started");
         Ok(PtyProcess {
             pid,
+            marker: spec.marker.clone(),
             master: Mutex::new(pair.master),
             writer: Arc::new(Mutex::new(writer)),
             ring,
@@ -257,6 +266,9 @@ impl PtyProcess {
         if let Some(pid) = self.pid {
             signal_group(Pid::from_raw(pid), sig);
             signal_session(pid, sig);
+        }
+        if let Some(m) = &self.marker {
+            m.signal_all(sig);
         }
     }
 

@@ -142,6 +142,7 @@ impl CommandSessions {
             argv: wrapped.argv,
             cwd: cwd.to_path_buf(),
             remove_env: host.removed_env(),
+            marker: Some(crate::marker::RunMarker::new()),
             env: [
                 ("TERM".to_string(), "dumb".to_string()),
                 ("PAGER".into(), "cat".into()),

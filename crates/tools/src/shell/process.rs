@@ -69,6 +69,8 @@ pub(crate) struct ShellProcess {
     pgid: Option<Pid>,
     exit: Option<Exit>,
     chunk: Vec<u8>,
+    /// Finds the command's processes that left its group (`setsid`).
+    marker: crate::marker::RunMarker,
     /// Kept until the process is gone (sandbox mount points on the host).
     _sandbox: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
@@ -101,12 +103,14 @@ impl ShellProcess {
         let Some((program, args)) = wrapped.argv.split_first() else {
             return Err(ToolError::Failed("empty command line".into()));
         };
+        let marker = crate::marker::RunMarker::new();
         let mut cmd = Command::new(program);
         for name in host.removed_env() {
             cmd.env_remove(name);
         }
         cmd.args(args)
             .envs(host.vault_env())
+            .envs([marker.env()])
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(writer)
@@ -135,6 +139,7 @@ impl ShellProcess {
             pgid,
             exit: None,
             chunk: vec![0; 64 * 1024],
+            marker,
             _sandbox: wrapped.guard,
         })
     }
@@ -221,11 +226,13 @@ impl ShellProcess {
         tracing::debug!(pid = ?self.pgid, exit = ?self.exit, "run_shell: terminated");
     }
 
-    /// Sends `sig` to every process of the group (errors such as "no such group" are ignored).
+    /// Sends `sig` to every process of the group, and to the command's processes that left
+    /// it (errors such as "no such group" are ignored).
     pub(crate) fn signal(&self, sig: Signal) {
         if let Some(pgid) = self.pgid {
             signal_group(pgid, sig);
         }
+        self.marker.signal_all(sig);
     }
 }
 
