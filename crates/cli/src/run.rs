@@ -210,6 +210,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
         sandbox: args.sandbox.map(Into::into),
         shell_policy: args.shell_policy.map(Into::into),
     };
+    if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        eprintln!("error: the prompt is empty: say what the agent should do");
+        return ExitCode::from(EXIT_USAGE);
+    }
     if args.prompt.is_none() && !args.attach.is_empty() {
         eprintln!("error: --attach needs a prompt to attach the files to");
         return ExitCode::from(EXIT_USAGE);

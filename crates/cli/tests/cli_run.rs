@@ -445,6 +445,20 @@ async fn bad_flags_and_workspaces_are_usage_errors() {
         .await
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // An empty prompt is refused before any session is created.
+    let state = tempfile::tempdir().unwrap();
+    for empty in ["", "  \n "] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["run", "--model", "m", "--state-dir"])
+            .arg(state.path())
+            .arg(empty)
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{empty:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("the prompt is empty"));
+    }
+    assert!(!state.path().join("sessions").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]

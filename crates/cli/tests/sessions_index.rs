@@ -275,3 +275,12 @@ fn a_reader_that_went_away_ends_the_listing_quietly() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listing_a_state_dir_that_does_not_exist_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-state");
+    let (code, lines) = sessions(&missing, &[]).await;
+    assert_eq!((code, lines.len()), (0, 0));
+    assert!(!missing.exists(), "a listing creates no folders");
+}

@@ -249,6 +249,10 @@ impl SessionStore {
     /// Sessions matching `query`, newest first, through the SQLite index; when the index
     /// cannot be used at all the checkpoints are scanned directly (same answer, slower).
     pub fn search(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>, StoreError> {
+        // Nothing saved yet: nothing to list, and a listing creates no folders.
+        if !self.root().is_dir() {
+            return Ok(Vec::new());
+        }
         let indexed = SessionIndex::open(self).and_then(|mut index| {
             index.refresh(self)?;
             index.query(query)

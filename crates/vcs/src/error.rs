@@ -22,10 +22,12 @@ pub enum VcsError {
     #[error("invalid session id `{0}`: use letters, digits, `-` and `_` only")]
     InvalidSession(String),
     /// The requested change-turn does not exist.
-    #[error("no change-turn {turn}: this session has {count} (valid: 0..={count})")]
+    #[error("no change-turn {turn}: this session has {count} (valid: {first}..={count})")]
     NoSuchTurn {
         /// The requested number.
         turn: u32,
+        /// The lowest valid number: 0 where "before the first change" makes sense, else 1.
+        first: u32,
         /// How many change-turns the session has.
         count: u32,
     },

@@ -322,7 +322,11 @@ impl Vcs {
             return Err(VcsError::NoCheckpoints(log.session_id.clone()));
         }
         if n > count {
-            return Err(VcsError::NoSuchTurn { turn: n, count });
+            return Err(VcsError::NoSuchTurn {
+                turn: n,
+                first: 0,
+                count,
+            });
         }
         match n {
             0 => self.tree_of(&log.turns[0].before),
@@ -335,7 +339,11 @@ impl Vcs {
         let log = self.load_log(session)?;
         let count = log.turns.len() as u32;
         if n == 0 || n > count {
-            return Err(VcsError::NoSuchTurn { turn: n, count });
+            return Err(VcsError::NoSuchTurn {
+                turn: n,
+                first: 1,
+                count,
+            });
         }
         let t = &log.turns[n as usize - 1];
         crate::diff::unified(

@@ -343,8 +343,14 @@ fn turns_without_changes_take_no_number() {
     assert_eq!((rec.turn, rec.session_turn), (1, 3));
     assert!(matches!(
         vcs.restore(S, 3, &restore_to(5)),
-        Err(VcsError::NoSuchTurn { turn: 5, count: 1 })
+        Err(VcsError::NoSuchTurn {
+            turn: 5,
+            first: 0,
+            count: 1
+        })
     ));
+    let e = vcs.diff_turn(S, 0).unwrap_err().to_string();
+    assert!(e.contains("valid: 1..=1"), "a diff has no turn 0: {e}");
     assert!(matches!(
         vcs.restore("other", 1, &restore_to(0)),
         Err(VcsError::NoCheckpoints(_))
