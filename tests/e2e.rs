@@ -497,6 +497,9 @@ async fn questions_and_plans_are_answered_in_the_chat() {
         open_recent(&c).await;
         send(&c, "Plan a small CLI").await;
         find(&c, "[data-testid=question][data-state=pending]").await;
+        // Planning only: plan mode, until the plan is accepted.
+        click(&c, "[data-testid=mode-plan]").await;
+        find(&c, "[data-testid=mode-switcher][data-mode=plan]").await;
         click(&c, "[data-testid=question-option]").await;
         find(&c, "[data-testid=plan-panel] [data-testid=plan-accept]").await;
         assert!(text_of(&c, "[data-testid=plan]")
@@ -504,6 +507,8 @@ async fn questions_and_plans_are_answered_in_the_chat() {
             .contains("Add a --name flag"));
         click(&c, "[data-testid=plan] [data-testid=plan-accept]").await;
         wait_turns(&c, "completed", 1).await;
+        // Accepting the plan left plan mode, so the work can start.
+        find(&c, "[data-testid=mode-switcher][data-mode=interactive]").await;
         find(&c, "[data-testid=question][data-state=answered]").await;
         find(&c, "[data-testid=plan][data-state=answered]").await;
     })
@@ -516,7 +521,7 @@ async fn questions_and_plans_are_answered_in_the_chat() {
         reqs[1].body.to_string().contains("Rust"),
         "the answer reached the model"
     );
-    assert!(reqs[2].body.to_string().to_lowercase().contains("accept"));
+    assert!(reqs[2].body.to_string().contains("now in interactive mode"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -55,8 +55,8 @@ impl Approver for TerminalApprover {
         let _guard = self.lock.lock().await;
         match tokio::task::spawn_blocking(move || review(&plan)).await {
             Ok(Ok(r)) => r,
-            _ => PlanReview::Rejected {
-                feedback: "the plan could not be reviewed on the terminal".into(),
+            _ => PlanReview::Unreviewed {
+                reason: "the plan could not be reviewed on the terminal".into(),
             },
         }
     }

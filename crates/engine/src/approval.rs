@@ -21,10 +21,13 @@ pub trait Approver: Send + Sync {
         }
     }
 
-    /// Reviews a proposed plan; headless hosts accept it (the plan is shown in the output).
+    /// Reviews a proposed plan; headless hosts cannot (the plan is shown in the output and
+    /// the work waits for the user's next message).
     async fn review_plan(&self, plan: String) -> PlanReview {
         let _ = plan;
-        PlanReview::Accepted
+        PlanReview::Unreviewed {
+            reason: "no user is available to review plans in this session".into(),
+        }
     }
 
     /// Decides a request for access to a directory outside the workspace; headless hosts deny.

@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use cairn_protocol::{
-    AskUserQuestion, DirectoryGrant, DirectoryRequested, Event, PlanProposed, PlanReview, TodoItem,
-    TodosUpdated, ToolOutput as ToolOutputEvent, UserAnswer,
+    AskUserQuestion, DirectoryGrant, DirectoryRequested, Event, Mode, PlanProposed, PlanReview,
+    TodoItem, TodosUpdated, ToolOutput as ToolOutputEvent, UserAnswer,
 };
 use tokio::sync::mpsc;
 
@@ -126,14 +126,30 @@ impl ToolHost {
         s.approver.ask_user(q).await
     }
 
-    /// Proposes a plan (emits `plan_proposed`, then waits for the host's review).
-    pub async fn propose_plan(&self, plan: String) -> PlanReview {
+    /// Proposes a plan (emits `plan_proposed`, then waits for the host's review). An accepted
+    /// plan takes a session in plan mode to interactive mode, so the work can start (each
+    /// side effect still approved); the returned mode says so.
+    pub async fn propose_plan(&self, plan: String) -> (PlanReview, Option<Mode>) {
         let Some(s) = &self.shared else {
-            return PlanReview::Accepted;
+            return (
+                PlanReview::Unreviewed {
+                    reason: "no user is available to review plans here".into(),
+                },
+                None,
+            );
         };
         s.send(Event::PlanProposed(PlanProposed { plan: plan.clone() }))
             .await;
-        s.approver.review_plan(plan).await
+        let review = s.approver.review_plan(plan).await;
+        let mut switched = None;
+        if review == PlanReview::Accepted {
+            let mut permissions = lock(&s.permissions);
+            if permissions.mode() == Mode::Plan {
+                permissions.set_mode(Mode::Interactive);
+                switched = Some(Mode::Interactive);
+            }
+        }
+        (review, switched)
     }
 
     /// Requests access to a directory (emits `directory_requested`); a grant is remembered

@@ -148,6 +148,8 @@ pub enum PlanReview {
     Accepted,
     /// Do not; optional feedback for the model.
     Rejected { feedback: String },
+    /// Nobody could review it (a run without a user): the plan is shown, the work waits.
+    Unreviewed { reason: String },
 }
 
 /// The user's answer to a `request_directory` call.

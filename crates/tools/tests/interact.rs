@@ -244,7 +244,10 @@ async fn without_a_host_questions_are_declined_and_grants_denied() {
         .await
         .unwrap()
         .content;
-    assert!(out.contains("accepted"), "{out}");
+    assert!(
+        out.contains("Nobody could review the plan") && out.contains("Do not start the work"),
+        "never reported as accepted when nobody saw it: {out}"
+    );
     let e = ws
         .call(
             &tool(&tools, "request_directory"),
@@ -290,4 +293,65 @@ async fn without_a_host_questions_are_declined_and_grants_denied() {
         .await
         .unwrap_err();
     assert!(matches!(e, ToolError::InvalidArguments(_)), "{e}");
+}
+
+/// Accepts every plan and allows every call.
+struct Accepting;
+
+#[async_trait]
+impl Approver for Accepting {
+    async fn approve(&self, _r: ApprovalRequest) -> ApprovalDecision {
+        ApprovalDecision::Once
+    }
+    async fn review_plan(&self, _plan: String) -> PlanReview {
+        PlanReview::Accepted
+    }
+}
+
+#[tokio::test]
+async fn an_accepted_plan_takes_the_session_out_of_plan_mode() {
+    let ws = Ws::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool(
+            "w0",
+            "write_file",
+            json!({"path": "early.txt", "content": "x"}),
+        ),
+        FakeReply::tool("p", "propose_plan", json!({"plan": "1. write notes.txt"})),
+        FakeReply::tool(
+            "w1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "done\n"}),
+        ),
+        FakeReply::text("ok"),
+    ]);
+    let s = session(&ws, &llm, core_tools(), Arc::new(Accepting), Mode::Plan);
+    let events = collect(s.run("plan then do")).await;
+    let status = |id: &str| {
+        events.iter().find_map(|e| match e {
+            Event::ToolFinished(f) if f.req_id == id => Some(f.status),
+            _ => None,
+        })
+    };
+    assert_eq!(
+        status("w0"),
+        Some(ToolStatus::Denied),
+        "plan mode is read-only"
+    );
+    assert_eq!(
+        status("w1"),
+        Some(ToolStatus::Ok),
+        "after acceptance: {events:?}"
+    );
+    assert_eq!(s.mode(), Mode::Interactive);
+    let plan = results(&llm)
+        .into_iter()
+        .find(|(n, _)| n == "propose_plan")
+        .unwrap()
+        .1;
+    assert!(plan.contains("now in interactive mode"), "{plan}");
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("notes.txt")).unwrap(),
+        "done\n"
+    );
 }

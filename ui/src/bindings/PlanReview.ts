@@ -3,4 +3,4 @@
 /**
  * The user's verdict on a proposed plan.
  */
-export type PlanReview = { "kind": "accepted" } | { "kind": "rejected", feedback: string, };
+export type PlanReview = { "kind": "accepted" } | { "kind": "rejected", feedback: string, } | { "kind": "unreviewed", reason: string, };

@@ -301,7 +301,12 @@ export function Workbench(p: Props) {
   const answerers: Answerers = useMemo(
     () => ({
       question: (id, answer) => ipc.answerQuestion(answer).then(() => answered(id, "answered"), fail),
-      plan: (id, review) => ipc.answerPlan(review).then(() => answered(id, review.kind === "accepted" ? "answered" : "rejected"), fail),
+      plan: (id, review) =>
+        ipc.answerPlan(review).then(() => {
+          answered(id, review.kind === "accepted" ? "answered" : "rejected");
+          // The engine leaves plan mode when a plan is accepted, so the work can start.
+          if (review.kind === "accepted") setSession((cur) => (cur !== null && cur.mode === "plan" ? { ...cur, mode: "interactive" } : cur));
+        }, fail),
       directory: (id, grant) => ipc.answerDirectory(grant).then(() => answered(id, "answered"), fail),
     }),
     [fail],

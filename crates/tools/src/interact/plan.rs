@@ -54,14 +54,20 @@ impl Tool for ProposePlan {
                 "propose_plan: plan must not be empty".into(),
             ));
         }
-        let review = tokio::select! {
+        let (review, switched) = tokio::select! {
             r = ctx.host.propose_plan(plan) => r,
             _ = ctx.cancel.cancelled() => return Err(ToolError::Interrupted),
         };
         Ok(ToolOutput::text(match review {
-            PlanReview::Accepted => {
-                "The user accepted the plan. Carry it out step by step.".to_string()
-            }
+            PlanReview::Accepted => match switched {
+                Some(mode) => format!(
+                    "The user accepted the plan. The session left plan mode and is now in {} \
+                     mode: changes are possible, each one approved as the mode says. Carry the \
+                     plan out step by step.",
+                    mode.as_str()
+                ),
+                None => "The user accepted the plan. Carry it out step by step.".to_string(),
+            },
             PlanReview::Rejected { feedback } if feedback.trim().is_empty() => {
                 "The user rejected the plan without feedback. Do not start the work; ask what \
                  they want changed or propose a different plan."
@@ -71,6 +77,11 @@ impl Tool for ProposePlan {
                 "The user rejected the plan. Their feedback: {}\nDo not start the work; revise \
                  the plan accordingly.",
                 feedback.trim()
+            ),
+            PlanReview::Unreviewed { reason } => format!(
+                "Nobody could review the plan now ({reason}); it is shown to the user. Do not \
+                 start the work: end your turn with a short summary of the plan. The user will \
+                 accept or change it in their next message."
             ),
         }))
     }
