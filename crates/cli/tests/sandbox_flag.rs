@@ -129,12 +129,18 @@ async fn the_sandbox_flag_confines_commands_or_required_refuses_to_start() {
         "wrote a git hook"
     );
 
-    // The same command with --sandbox off (auto mode approves it) does get through: the
-    // confinement above came from the flag.
+    // With --sandbox off, auto mode runs commands unasked: one that writes outside gets
+    // through (the confinement above came from the flag), while the one that names `.git`
+    // now needs the user (and no TTY denies).
     server.push(Reply::tool_call(
         "b",
         "run_shell",
         json!({"command": attack(&w.outside)}),
+    ));
+    server.push(Reply::tool_call(
+        "c",
+        "run_shell",
+        json!({"command": format!("touch {}/escaped", w.outside.display())}),
     ));
     server.push(Reply::text("done"));
     let out = run(&w, &server, "off").await;
@@ -144,8 +150,9 @@ async fn the_sandbox_flag_confines_commands_or_required_refuses_to_start() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert_eq!(finished_status(&out), ["denied", "ok"]);
     assert!(w.outside.join("escaped").exists());
-    assert!(w.ws.join(".git/hooks/pre-commit").exists());
+    assert!(!w.ws.join(".git/hooks/pre-commit").exists());
 
     // Without --json the session reports whether the sandbox is enforced.
     for (mode, said) in [

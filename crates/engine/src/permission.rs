@@ -254,6 +254,25 @@ impl PermissionEngine {
                 }
             }
         }
+        // 2b'. A command that names a protected folder needs the user too, unless the OS
+        //      sandbox (which keeps those folders read-only) confines it, or it is a known
+        //      read-only command. A literal check: the sandbox is what holds against a
+        //      command built to hide the name.
+        if execs && meta.mutating && !self.sandbox_enforced {
+            // Known read-only commands (`cat .git/HEAD`) only look.
+            if let Some(cmd) = args
+                .get("command")
+                .and_then(|c| c.as_str())
+                .filter(|c| !all_known_safe(c))
+            {
+                if let Some(p) = mentioned_protected(&self.workspace, cmd) {
+                    return Decision::ask(format!(
+                        "{name} runs a command that names the protected `{p}` folder (asked in \
+                         every mode): {cmd}"
+                    ));
+                }
+            }
+        }
         // 2c. An ask rule asks even in auto mode.
         if let Some(r) = rule.filter(|r| r.decision == RuleDecision::Ask) {
             return Decision::ask(format!("rule `{}` ({}) asks for this", r.text, r.source));
@@ -437,6 +456,15 @@ fn protected_component(workspace: &Path, path: &str) -> Option<&'static str> {
     })
 }
 
+/// The protected folder a command line names as a path (`.git/hooks/x`, `./.agent`, a symlink
+/// into one), if any.
+fn mentioned_protected(workspace: &Path, command: &str) -> Option<&'static str> {
+    command
+        .split(|c: char| c.is_whitespace() || ";&|<>()'\"`=,{}".contains(c))
+        .filter(|t| !t.is_empty() && !t.starts_with('-'))
+        .find_map(|token| protected_component(workspace, token))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,6 +476,41 @@ mod tests {
     }
     fn shell_meta() -> ToolMeta {
         ToolMeta::mutating("shell", RiskLevel::High, &["exec"])
+    }
+
+    #[test]
+    fn commands_naming_a_protected_folder_ask_in_every_mode() {
+        let ws = std::env::temp_dir().join("cairn-perm-protected");
+        let mut p = PermissionEngine::new(ws.clone(), Mode::Auto, vec![]);
+        p.set_shell_policy(ShellPolicy::All, false);
+        let shell = |p: &PermissionEngine, c: &str| {
+            p.evaluate("run_shell", &shell_meta(), &json!({ "command": c }))
+        };
+        for c in [
+            "echo evil > .git/hooks/post-checkout",
+            "cp x ./.git/hooks/pre-commit",
+            "sh -c 'cat hook >> .git/config'",
+            "rm -rf .agent",
+            "mv a .cairn/b",
+        ] {
+            let d = shell(&p, c);
+            assert!(d.needs_user, "{c}: {d:?}");
+            assert!(d.reason.contains("protected"), "{c}: {}", d.reason);
+        }
+        for c in [
+            "git status",
+            "cat .gitignore",
+            "cat .git/HEAD",
+            "ls src/.github",
+            "echo git",
+            "cargo test --all",
+        ] {
+            let d = shell(&p, c);
+            assert!(!d.needs_user, "{c}: {d:?}");
+        }
+        // The sandbox keeps protected folders read-only: no need to ask there.
+        p.set_shell_policy(ShellPolicy::All, true);
+        assert!(!shell(&p, "echo x > .git/hooks/x").needs_user);
     }
 
     #[test]
