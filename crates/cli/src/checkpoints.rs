@@ -224,6 +224,17 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
     } else {
         print_report(&report, &args.session);
     }
+    if !report.conflicts.is_empty() && !report.dry_run {
+        // A partial restore: paths changed outside the agent's turns were kept. Scripts must
+        // not take it for a full one (the report names them).
+        if args.json {
+            eprintln!(
+                "{} path(s) changed outside the agent's turns were left alone (--force overwrites them)",
+                report.conflicts.len()
+            );
+        }
+        return ExitCode::FAILURE;
+    }
     ExitCode::SUCCESS
 }
 
