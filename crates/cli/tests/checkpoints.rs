@@ -312,7 +312,11 @@ async fn shell_turn_listed_diffed_restored_and_redone() {
         &[],
     )
     .await;
-    assert_eq!(kept.code, 1, "a partial restore is not a success: {}", kept.stderr);
+    assert_eq!(
+        kept.code, 1,
+        "a partial restore is not a success: {}",
+        kept.stderr
+    );
     assert!(kept.stderr.contains("left alone"), "{}", kept.stderr);
     let k: Value = serde_json::from_str(kept.stdout.trim()).unwrap();
     assert_eq!(k["conflicts"][0]["path"], "a.txt");
