@@ -199,10 +199,11 @@ async fn without_a_tty_approvals_default_to_deny() {
     .unwrap();
     let r = run(cmd(ws.path(), state.path(), &server, &["--json", "touch"])).await;
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    assert_eq!(
-        of_type(&r.events, "tool_finished")[0]["data"]["status"],
-        "denied"
-    );
+    let finished = &of_type(&r.events, "tool_finished")[0]["data"];
+    assert_eq!(finished["status"], "denied");
+    // Not blamed on a user who was never asked.
+    let reason = finished["reason"].as_str().unwrap();
+    assert!(reason.contains("nobody can approve"), "{reason}");
     assert!(!ws.path().join("made.txt").exists());
 }
 

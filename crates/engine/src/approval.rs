@@ -30,6 +30,12 @@ pub trait Approver: Send + Sync {
         }
     }
 
+    /// Why a [`ApprovalDecision::Deny`] from this approver was given, for the model and the
+    /// events.
+    fn deny_reason(&self) -> String {
+        "denied by the user".into()
+    }
+
     /// Decides a request for access to a directory outside the workspace; headless hosts deny.
     async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
         let _ = request;
@@ -47,5 +53,9 @@ pub struct FixedApprover(pub ApprovalDecision);
 impl Approver for FixedApprover {
     async fn approve(&self, _request: ApprovalRequest) -> ApprovalDecision {
         self.0
+    }
+
+    fn deny_reason(&self) -> String {
+        "denied: nobody can approve it in this run, and this run denies every approval".into()
     }
 }

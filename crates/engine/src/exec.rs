@@ -263,7 +263,7 @@ impl TurnRunner<'_> {
                 }
             };
             match answer {
-                ApprovalDecision::Deny => return denied("denied by the user"),
+                ApprovalDecision::Deny => return denied(&approver.deny_reason()),
                 ApprovalDecision::Once => {}
                 ApprovalDecision::AlwaysTool => {
                     lock(&self.inner.permissions).allow_tool_for_session(&p.call.name)

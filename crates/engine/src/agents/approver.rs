@@ -53,6 +53,10 @@ impl Approver for ChildApprover {
         self.parent.review_plan(self.tag(&plan)).await
     }
 
+    fn deny_reason(&self) -> String {
+        self.parent.deny_reason()
+    }
+
     async fn grant_directory(&self, mut request: DirectoryRequested) -> DirectoryGrant {
         request.reason = self.tag(&request.reason);
         self.parent.grant_directory(request).await
