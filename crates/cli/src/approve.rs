@@ -3,6 +3,8 @@
 use std::io::{BufRead, Write};
 
 use async_trait::async_trait;
+
+use crate::render::inert;
 use cairn_engine::Approver;
 use cairn_protocol::{
     AlwaysAllow, ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant,
@@ -86,9 +88,9 @@ fn read_line(input: &std::fs::File) -> std::io::Result<Option<String>> {
 
 fn ask_question(q: &AskUserQuestion) -> std::io::Result<UserAnswer> {
     let (input, mut out) = tty()?;
-    writeln!(out, "\n? {}", q.question)?;
+    writeln!(out, "\n? {}", inert(&q.question))?;
     for (i, o) in q.options.iter().enumerate() {
-        writeln!(out, "  {}. {o}", i + 1)?;
+        writeln!(out, "  {}. {}", i + 1, inert(o))?;
     }
     let hint = match (q.options.is_empty(), q.multi, q.allow_text) {
         (true, _, _) => "your answer".to_string(),
@@ -133,7 +135,7 @@ fn ask_question(q: &AskUserQuestion) -> std::io::Result<UserAnswer> {
 
 fn review(plan: &str) -> std::io::Result<PlanReview> {
     let (input, mut out) = tty()?;
-    writeln!(out, "\n? The agent proposes this plan:\n{plan}")?;
+    writeln!(out, "\n? The agent proposes this plan:\n{}", inert(plan))?;
     write!(out, "  [y] accept  [n] reject (then say why) > ")?;
     out.flush()?;
     match read_line(&input)?.as_deref() {
@@ -153,7 +155,8 @@ fn grant(r: &DirectoryRequested) -> std::io::Result<DirectoryGrant> {
     writeln!(
         out,
         "\n? The agent asks to {access} {}\n  reason: {}",
-        r.path, r.reason
+        inert(&r.path),
+        inert(&r.reason)
     )?;
     write!(
         out,
@@ -175,13 +178,18 @@ fn ask(request: &ApprovalRequest) -> std::io::Result<ApprovalDecision> {
     let tty_in = std::fs::File::open("/dev/tty")?;
     let mut tty_out = std::fs::OpenOptions::new().write(true).open("/dev/tty")?;
     let detail = crate::render::summarize_args(&request.arguments, 200);
-    writeln!(tty_out, "\n? {} wants to run: {}", request.name, detail)?;
-    writeln!(tty_out, "  reason: {}", request.reason)?;
+    writeln!(
+        tty_out,
+        "\n? {} wants to run: {}",
+        inert(&request.name),
+        inert(&detail)
+    )?;
+    writeln!(tty_out, "  reason: {}", inert(&request.reason))?;
     // The allowance on offer, as the engine states it (none for a command with operators).
     let always = request.always_allow.as_ref().map(|a| match a {
-        AlwaysAllow::Tool { name } => (format!("  [a] always allow {name}"), a.decision()),
+        AlwaysAllow::Tool { name } => (format!("  [a] always allow {}", inert(name)), a.decision()),
         AlwaysAllow::Command { program } => (
-            format!("  [a] always allow `{program}` commands"),
+            format!("  [a] always allow `{}` commands", inert(program)),
             a.decision(),
         ),
     });

@@ -42,13 +42,13 @@ impl Renderer {
             Event::AssistantDelta(d) => {
                 self.end_err_line();
                 let mut out = std::io::stdout().lock();
-                let _ = write!(out, "{}", d.text);
+                let _ = write!(out, "{}", inert(&d.text));
                 let _ = out.flush();
                 self.mid_line = !d.text.ends_with('\n');
             }
             Event::ReasoningDelta(d) => {
                 self.end_out_line();
-                self.err_colored("2", &d.text, false);
+                self.err_colored("2", &inert(&d.text), false);
                 if !d.text.is_empty() {
                     self.err_mid_line = !d.text.ends_with('\n');
                 }
@@ -66,17 +66,17 @@ impl Renderer {
                     ToolStatus::Denied => ("⊘", "33"),
                     ToolStatus::Interrupted => ("■", "33"),
                 };
-                let mut line = format!("{mark} {}", f.name);
+                let mut line = format!("{mark} {}", inert(&f.name));
                 if !args.is_empty() {
                     line.push(' ');
-                    line.push_str(&args);
+                    line.push_str(&inert(&args));
                 }
                 if let Some(ms) = f.duration {
                     line.push_str(&format!(" ({ms} ms)"));
                 }
                 if f.status != ToolStatus::Ok {
                     if let Some(r) = &f.reason {
-                        line.push_str(&format!(" — {}", first_line(r)));
+                        line.push_str(&format!(" — {}", inert(first_line(r))));
                     }
                 }
                 self.err_colored(color, &line, true);
@@ -85,17 +85,20 @@ impl Renderer {
                 self.end_line();
                 let line = format!(
                     "retrying ({}/{}) in {} ms: {}",
-                    r.attempt, r.max, r.wait_ms, r.reason
+                    r.attempt,
+                    r.max,
+                    r.wait_ms,
+                    inert(&r.reason)
                 );
                 self.err_colored("33", &line, true);
             }
             Event::QueueSteering(q) => {
                 self.end_line();
-                self.err_colored("36", &format!("» {}", q.text), true);
+                self.err_colored("36", &format!("» {}", inert(&q.text)), true);
             }
             Event::Error(e) => {
                 self.end_line();
-                self.err_colored("31", &format!("error: {}", e.error), true);
+                self.err_colored("31", &format!("error: {}", inert(&e.error)), true);
             }
             Event::Interrupted(_) => {
                 self.end_line();
@@ -140,6 +143,26 @@ impl Renderer {
             write!(err, "{text}{nl}")
         };
     }
+}
+
+/// `text` safe to print on a terminal: control characters other than newline and tab (escape
+/// sequences that move the cursor, erase lines or retitle the window, carriage returns,
+/// bells) are shown as `\u{..}` instead of acting. Model output and tool arguments are
+/// untrusted: raw, they could redraw an approval prompt to show another command.
+pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(acts) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if acts(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn first_line(s: &str) -> &str {
@@ -193,6 +216,19 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert!(matches!(
+            inert("plain\ttext\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            inert("touch X \u{1b}[2K\r\u{1b}[1Als\u{7}"),
+            "touch X \\u{1b}[2K\\u{d}\\u{1b}[1Als\\u{7}"
+        );
+        assert_eq!(inert("\u{9b}31m"), "\\u{9b}31m", "C1 CSI too");
+    }
 
     #[test]
     fn a_tool_line_shows_the_argument_that_says_what_the_call_is() {

@@ -192,3 +192,46 @@ async fn a_command_with_operators_is_offered_no_always_answer() {
     assert!(!shown.contains("always allow"), "{shown}");
     assert!(!ws.join("out.txt").exists(), "denied: {shown}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_sequences_in_a_request_cannot_redraw_the_approval_prompt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ws, state) = (tmp.path().join("ws"), tmp.path().join("state"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    // Erases the real line and draws a harmless-looking one in its place.
+    let spoof = "touch SPOOFED \u{1b}[2K\r\u{1b}[1A\u{1b}[2K? run_shell wants to run: ls";
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("a", "run_shell", json!({ "command": spoof })),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let url = server.base_url();
+    let (ws2, state2) = (ws.clone(), state.clone());
+    let shown = tokio::task::spawn_blocking(move || {
+        let mut run = common::tty::start(&ws2, &state2, &url, "go");
+        run.wait_for("[n] deny");
+        let mut writer = run.master.take_writer().unwrap();
+        writer.write_all(b"n\n").unwrap();
+        writer.flush().unwrap();
+        let _ = run.child.wait();
+        std::thread::sleep(Duration::from_millis(100));
+        run.text()
+    })
+    .await
+    .unwrap();
+    assert!(
+        !shown.contains("\u{1b}[2K"),
+        "no erase-line reached the terminal: {shown:?}"
+    );
+    assert!(
+        !shown.contains("\u{1b}[1A"),
+        "no cursor-up either: {shown:?}"
+    );
+    assert!(
+        shown.contains("touch SPOOFED \\u{1b}[2K\\u{d}"),
+        "shown, escaped: {shown:?}"
+    );
+    assert!(!ws.join("SPOOFED").exists());
+}
