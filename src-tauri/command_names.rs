@@ -37,6 +37,7 @@ pub const COMMANDS: &[&str] = &[
     "save_settings",
     "set_api_key",
     "remove_api_key",
+    "trust_mcp_server",
     "usage_report",
     "session_timeline",
     "checkpoint_diff",

@@ -96,6 +96,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::settings::save_settings,
             commands::settings::set_api_key,
             commands::settings::remove_api_key,
+            commands::settings::trust_mcp_server,
             commands::settings::usage_report,
             commands::timeline::session_timeline,
             commands::timeline::checkpoint_diff,

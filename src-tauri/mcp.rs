@@ -29,6 +29,7 @@ fn problem(path: &Path, reason: &str) -> McpServerView {
         name: ".agent/mcp.json".into(),
         target: path.display().to_string(),
         status: format!("unreadable: {reason}"),
+        untrusted: false,
     }
 }
 
@@ -54,6 +55,7 @@ fn entry(name: &str, v: &Value) -> McpServerView {
         name: name.to_string(),
         target: target(v),
         status: NOT_CONNECTED.to_string(),
+        untrusted: false,
     }
 }
 

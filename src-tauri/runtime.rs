@@ -173,14 +173,24 @@ impl SessionRuntime {
                 let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
                 let st = &v["status"];
                 let state = st["state"].as_str().unwrap_or("unknown");
-                let status = match (state, st["tools"].as_u64(), st["reason"].as_str()) {
+                let mut status = match (state, st["tools"].as_u64(), st["reason"].as_str()) {
                     ("ready", Some(n), _) => format!("ready · {n} tools"),
                     (s, _, Some(reason)) => format!("{s}: {reason}"),
                     (s, _, None) => s.to_string(),
                 };
+                let held = st["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with(cairn_runtime::mcp_trust::UNTRUSTED));
+                // Trusted since this session started: it starts with the next chat.
+                let untrusted =
+                    held && !cairn_runtime::mcp_trust::trusted_now(&self.workspace, &text("name"));
+                if held && !untrusted {
+                    status = crate::mcp::NOT_CONNECTED.to_string();
+                }
                 crate::types::McpServerView {
                     name: text("name"),
                     target: text("target"),
+                    untrusted,
                     status,
                 }
             })

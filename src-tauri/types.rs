@@ -304,6 +304,9 @@ pub struct McpServerView {
     pub target: String,
     /// Human-readable state.
     pub status: String,
+    /// Defined by the project and not trusted yet: the user may trust it (it then starts with
+    /// the next chat).
+    pub untrusted: bool,
 }
 
 /// A settings change from the UI.

@@ -134,6 +134,24 @@ pub async fn get_settings<R: Runtime>(
     .await
 }
 
+/// Trusts a project MCP server as defined now (it starts with the next chat).
+#[tauri::command]
+pub async fn trust_mcp_server<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<SettingsView, String> {
+    let slot = state.slot(window.label());
+    let ws = slot
+        .workspace
+        .as_deref()
+        .ok_or("open a workspace first")?
+        .to_path_buf();
+    let loaded = cairn_runtime::mcp::load_config(&ws);
+    cairn_runtime::mcp_trust::trust(&loaded, &ws, std::slice::from_ref(&name))?;
+    settings_view(&state, Some(&ws), slot.session.as_deref(), true).await
+}
+
 /// Saves the settings; the window's session switches to the chosen provider and model.
 #[tauri::command]
 pub async fn save_settings<R: Runtime>(

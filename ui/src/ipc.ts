@@ -118,6 +118,8 @@ export const saveSettings = (update: SettingsUpdate) => invoke<SettingsView>("sa
 export const setApiKey = (provider: string, key: string) => invoke<SettingsView>("set_api_key", { provider, key });
 /** Removes an API key from the OS keyring. */
 export const removeApiKey = (provider: string) => invoke<SettingsView>("remove_api_key", { provider });
+/** Trusts a project MCP server as defined now (it starts with the next chat). */
+export const trustMcpServer = (name: string) => invoke<SettingsView>("trust_mcp_server", { name });
 /** The usage center's report. */
 export const usageReport = () => invoke<UsageReport>("usage_report");
 

@@ -37,6 +37,15 @@ pub enum McpCommand {
         #[arg(long)]
         user: bool,
     },
+    /// Trust the project's servers as they are defined now (all, or those named): a server
+    /// from `<workspace>/.agent/mcp.json` runs a program of the repository's choosing, so it
+    /// starts only once trusted, and any change to it needs a new trust.
+    Trust {
+        /// Server names [default: every project server].
+        names: Vec<String>,
+        #[command(flatten)]
+        ws: WorkspaceArg,
+    },
     /// Start one server, list its tools and report how long each step took.
     Test {
         /// Server name.
@@ -103,6 +112,7 @@ pub async fn run(cmd: McpCommand) -> ExitCode {
         McpCommand::Add(args) => add(args),
         McpCommand::Remove { name, ws, user } => remove(&name, &ws, user),
         McpCommand::Test { name, ws, json } => test(&name, &ws, json).await,
+        McpCommand::Trust { names, ws } => trust(&names, &ws),
     };
     match result {
         Ok(code) => code,
@@ -187,6 +197,9 @@ fn first_line(s: &str) -> String {
 async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, String> {
     let ws = workspace(ws)?;
     let loaded = load(&ws);
+    if let Some(reason) = loaded.get(name).and_then(|s| s.held.clone()) {
+        return Err(format!("`{name}` is {reason}"));
+    }
     let Some(cfg) = loaded.get(name).cloned() else {
         let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
         return Err(format!(
@@ -311,6 +324,43 @@ fn add(a: AddArgs) -> Result<ExitCode, String> {
     }
     add_server(&path, &a.name, entry).map_err(|e| e.to_string())?;
     outln!("added `{}` to {}", a.name, path.display());
+    if !a.user {
+        // The user wrote this definition: it needs no further trust.
+        let ws = workspace(&a.ws)?;
+        cairn_runtime::mcp_trust::trust(
+            &cairn_runtime::mcp::load_config(&ws),
+            &ws,
+            std::slice::from_ref(&a.name),
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn trust(names: &[String], ws: &WorkspaceArg) -> Result<ExitCode, String> {
+    let ws = workspace(ws)?;
+    let loaded = cairn_runtime::mcp::load_config(&ws);
+    let done = cairn_runtime::mcp_trust::trust(&loaded, &ws, names)?;
+    if done.is_empty() {
+        outln!(
+            "no project MCP servers in {}",
+            cairn_mcp::project_config_path(&ws).display()
+        );
+    }
+    for name in done {
+        // What it runs or reaches (no env values or headers: they may hold secrets).
+        let target = match loaded.get(&name).and_then(|s| s.transport.as_ref()) {
+            Some(cairn_mcp::TransportConfig::Stdio { program, args, .. }) => {
+                std::iter::once(program.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+            Some(cairn_mcp::TransportConfig::Http { url, .. })
+            | Some(cairn_mcp::TransportConfig::Sse { url, .. }) => url.clone(),
+            _ => String::new(),
+        };
+        outln!("trusted `{name}`: {target}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -183,6 +183,12 @@ async fn run_calls_a_tool_of_an_mcp_servers_config_server() {
     ])
     .await
     .unwrap();
+    // The repository's server starts only once the user trusted it.
+    let mut c = cairn(home.path());
+    c.args(["mcp", "trust", "-w"]).arg(ws.path());
+    let r = output(c).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(r.stdout.contains("trusted `probe`"), "{}", r.stdout);
     let mut c = cairn(home.path());
     c.arg("run")
         .arg("--workspace")
@@ -252,6 +258,22 @@ async fn mcp_list_test_add_remove() {
         ws.path(),
         json!({ "probe": entry(&m, ""), "broken": entry(&m, "exit-initialize"), "bad": { "command": 42 } }),
     );
+    // Defined by the repository and not trusted yet: nothing starts, and it says why.
+    let mut c = cairn(home.path());
+    c.args(["mcp", "list", "--json", "-w"]).arg(ws.path());
+    let r = output(c).await;
+    assert!(r.stdout.contains("not trusted"), "{}", r.stdout);
+    assert!(processes_with(&m).is_empty(), "an untrusted server ran");
+    let mut c = cairn(home.path());
+    c.args(["mcp", "test", "probe", "-w"]).arg(ws.path());
+    let r = output(c).await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("cairn mcp trust probe"), "{}", r.stderr);
+    let mut c = cairn(home.path());
+    c.args(["mcp", "trust", "probe", "broken", "-w"])
+        .arg(ws.path());
+    assert_eq!(output(c).await.code, 0);
+
     let mut c = cairn(home.path());
     c.args(["mcp", "list", "--json", "-w"]).arg(ws.path());
     let r = output(c).await;
@@ -355,4 +377,33 @@ async fn mcp_list_test_add_remove() {
         processes_with(&m).is_empty(),
         "no server outlived `cairn mcp`"
     );
+
+    // A server the user added is trusted as added; a change to a trusted definition (here
+    // by the repository) withdraws the trust.
+    let mut c = cairn(home.path());
+    c.args(["mcp", "list", "--no-start", "--json", "-w"])
+        .arg(ws.path());
+    let r = output(c).await;
+    assert!(!r.stdout.contains("not trusted"), "{}", r.stdout);
+    let mut changed = cfg.clone();
+    changed["mcpServers"]["probe"]["args"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("--extra"));
+    std::fs::write(
+        ws.path().join(".agent/mcp.json"),
+        serde_json::to_string(&changed).unwrap(),
+    )
+    .unwrap();
+    let mut c = cairn(home.path());
+    c.args(["mcp", "list", "--no-start", "--json", "-w"])
+        .arg(ws.path());
+    let r = output(c).await;
+    let probe = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("\"probe\""))
+        .unwrap_or_default()
+        .to_string();
+    assert!(probe.contains("not trusted"), "{probe}");
 }

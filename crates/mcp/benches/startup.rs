@@ -23,6 +23,7 @@ fn server(i: usize, delay_ms: u64) -> ServerConfig {
         call_timeout: None,
         max_call_timeout: None,
         source: PathBuf::from("(bench)"),
+        held: None,
     }
 }
 

@@ -40,6 +40,7 @@ pub fn with_builtin_defaults(mut loaded: LoadedConfig) -> LoadedConfig {
             call_timeout: None,
             max_call_timeout: None,
             source: PathBuf::from("(built in)"),
+            held: None,
         }],
         warnings: Vec::new(),
     });

@@ -55,7 +55,11 @@ impl Slot {
         notify: Notify,
         builtin: Option<Arc<dyn BuiltinServer>>,
     ) -> Arc<Slot> {
-        let initial = if !config.enabled {
+        let initial = if let Some(reason) = &config.held {
+            ServerStatus::Disabled {
+                reason: reason.clone(),
+            }
+        } else if !config.enabled {
             ServerStatus::Disabled {
                 reason: "disabled in the config".into(),
             }

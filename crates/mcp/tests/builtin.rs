@@ -86,6 +86,7 @@ fn a_user_entry_named_ocr_replaces_or_disables_the_default() {
         call_timeout: None,
         max_call_timeout: None,
         source: PathBuf::from("mcp.json"),
+        held: None,
     });
     let all = with_builtin_defaults(user);
     assert_eq!(all.servers.len(), 1);

@@ -88,6 +88,7 @@ fn node_server(name: &str, entry: &Path, mode: &str) -> ServerConfig {
         call_timeout: None,
         max_call_timeout: None,
         source: PathBuf::from("(test)"),
+        held: None,
     }
 }
 
@@ -205,6 +206,7 @@ async fn reference_everything_server_over_legacy_sse() {
         call_timeout: None,
         max_call_timeout: None,
         source: PathBuf::from("(test)"),
+        held: None,
     };
     let h = Harness::new(vec![cfg], |o| o.call_timeout = Duration::from_millis(1200));
     let (ok, failed) = h.manager.connect_all().await;

@@ -43,6 +43,7 @@ fn remote(name: &str, transport: TransportConfig) -> ServerConfig {
         call_timeout: None,
         max_call_timeout: None,
         source: PathBuf::from("(test)"),
+        held: None,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod checkpoints;
 pub mod index;
 pub mod instructions;
 pub mod mcp;
+pub mod mcp_trust;
 pub mod naming;
 pub mod permissions;
 pub mod rewind;

@@ -117,7 +117,8 @@ pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> M
 }
 
 /// The user-level file, the project file (with its imports) and the built-in defaults, with
-/// `${VAR}`, `${env:VAR}`, `${keyring:NAME}` and `${workspaceFolder}` expanded.
+/// `${VAR}`, `${env:VAR}`, `${keyring:NAME}` and `${workspaceFolder}` expanded; project
+/// servers the user has not trusted are held back ([`crate::mcp_trust`]).
 pub fn load_config(workspace: &Path) -> cairn_mcp::LoadedConfig {
     let secrets: &dyn SecretLookup = if std::env::var("CAIRN_MCP_NO_KEYRING").is_ok() {
         &NoSecrets
@@ -130,7 +131,10 @@ pub fn load_config(workspace: &Path) -> cairn_mcp::LoadedConfig {
         workspace: Some(workspace),
     };
     let user = cairn_mcp::user_config_path();
-    cairn_mcp::with_builtin_defaults(cairn_mcp::load_all(workspace, user.as_deref(), &vars))
+    let mut loaded =
+        cairn_mcp::with_builtin_defaults(cairn_mcp::load_all(workspace, user.as_deref(), &vars));
+    crate::mcp_trust::hold_untrusted(&mut loaded, workspace);
+    loaded
 }
 
 fn grace() -> Duration {

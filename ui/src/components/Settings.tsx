@@ -14,6 +14,7 @@ import {
   revokeTool,
   saveSettings,
   setApiKey,
+  trustMcpServer,
 } from "../ipc";
 import { compact } from "./Meter";
 import { Overlay } from "./Overlay";
@@ -283,6 +284,11 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
             {settings.mcp.map((m) => (
               <li key={m.name} className="rule">
                 <code>{m.name}</code> <span className="hint">{m.target}</span> <span className="tag">{m.status}</span>
+                {m.untrusted && (
+                  <button type="button" className="btn" data-testid="mcp-trust" disabled={busy} title={t("settings.mcpTrustHint")} onClick={() => run(trustMcpServer(m.name))}>
+                    {t("settings.mcpTrust")}
+                  </button>
+                )}
               </li>
             ))}
           </ul>

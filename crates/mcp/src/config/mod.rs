@@ -96,6 +96,9 @@ pub struct ServerConfig {
     pub max_call_timeout: Option<Duration>,
     /// The file this entry came from.
     pub source: PathBuf,
+    /// Why the server is held back though its file enables it (a project server the user has
+    /// not trusted); `None` = start as configured.
+    pub held: Option<String>,
 }
 
 /// A problem in a config file; the rest of the file still loads.

@@ -272,6 +272,7 @@ impl Parser<'_, '_> {
                 &["maxCallTimeoutMs", "max_call_timeout_ms"],
             ),
             source: self.file.clone(),
+            held: None,
         })
     }
 

@@ -44,6 +44,7 @@ pub fn stdio_server(name: &str, faults: &[&str], extra_args: &[&str]) -> ServerC
         call_timeout: None,
         max_call_timeout: None,
         source: PathBuf::from("(test)"),
+        held: None,
     }
 }
 

@@ -15,4 +15,9 @@ target: string,
 /**
  * Human-readable state.
  */
-status: string, };
+status: string, 
+/**
+ * Defined by the project and not trusted yet: the user may trust it (it then starts with
+ * the next chat).
+ */
+untrusted: boolean, };

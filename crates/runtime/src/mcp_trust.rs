@@ -1,0 +1,203 @@
+//! Which project MCP servers the user trusts. A repository's `.agent/mcp.json` (and the files
+//! it imports) name programs that would run on the user's machine, or URLs that would receive
+//! expanded secrets, the moment a session opens: a server defined inside the workspace starts
+//! only once the user trusted that exact definition (`cairn mcp trust`, or the app's
+//! settings). Any change to the definition withdraws the trust. Servers from the user's own
+//! file and the built-in ones need nothing.
+//!
+//! The trust file is `CAIRN_MCP_TRUST`, else `<config dir>/cairn/mcp-trust.json`:
+//! `{ "<workspace>": { "<server>": "<sha-256 of its definition>" } }`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cairn_mcp::{LoadedConfig, ServerConfig};
+use sha2::{Digest, Sha256};
+
+type Trusted = BTreeMap<String, BTreeMap<String, String>>;
+
+/// How the status of a server held back for trust begins.
+pub const UNTRUSTED: &str = "not trusted:";
+
+/// The trust file's path; `None` when the system has no config dir.
+pub fn trust_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CAIRN_MCP_TRUST").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    dirs::config_dir().map(|d| d.join("cairn").join("mcp-trust.json"))
+}
+
+/// Whether `server` was defined by the project (a file inside the workspace).
+pub fn is_project_server(server: &ServerConfig, workspace: &Path) -> bool {
+    let user = cairn_mcp::user_config_path();
+    user.as_deref() != Some(server.source.as_path()) && server.source.starts_with(workspace)
+}
+
+/// A digest of everything that decides what the server runs or where it connects.
+pub fn fingerprint(server: &ServerConfig) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("{:?}", server.transport).as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn key(workspace: &Path) -> String {
+    workspace.display().to_string()
+}
+
+fn read(path: &Path) -> Trusted {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// Holds back every project server whose current definition is not trusted (its status
+/// says why and how to trust it).
+pub fn hold_untrusted(loaded: &mut LoadedConfig, workspace: &Path) {
+    hold_untrusted_in(loaded, workspace, trust_path().as_deref());
+}
+
+fn hold_untrusted_in(loaded: &mut LoadedConfig, workspace: &Path, file: Option<&Path>) {
+    let trusted = file.map(read).unwrap_or_default();
+    let here = trusted.get(&key(workspace));
+    for s in loaded.servers.iter_mut() {
+        if !s.enabled || s.transport.is_none() || !is_project_server(s, workspace) {
+            continue;
+        }
+        if here.and_then(|m| m.get(&s.name)) == Some(&fingerprint(s)) {
+            continue;
+        }
+        let file = s
+            .source
+            .strip_prefix(workspace)
+            .unwrap_or(&s.source)
+            .display()
+            .to_string();
+        s.held = Some(format!(
+            "{UNTRUSTED} defined by the project ({file}), so it does not start until you \
+             check it and trust it (`cairn mcp trust {} -w {}`, or Trust in the app's Settings)",
+            s.name,
+            workspace.display()
+        ));
+    }
+}
+
+/// Whether the project server `name` of `workspace` is trusted as it is defined now.
+pub fn trusted_now(workspace: &Path, name: &str) -> bool {
+    crate::mcp::load_config(workspace)
+        .get(name)
+        .is_some_and(|s| s.held.is_none())
+}
+
+/// Trusts the current definitions of the project servers named (all when `names` is empty);
+/// returns the names trusted.
+pub fn trust(
+    loaded: &LoadedConfig,
+    workspace: &Path,
+    names: &[String],
+) -> Result<Vec<String>, String> {
+    let path = trust_path().ok_or("no user config dir on this system")?;
+    trust_in(loaded, workspace, names, &path)
+}
+
+fn trust_in(
+    loaded: &LoadedConfig,
+    workspace: &Path,
+    names: &[String],
+    path: &Path,
+) -> Result<Vec<String>, String> {
+    let mut all = read(path);
+    let here = all.entry(key(workspace)).or_default();
+    let mut done = Vec::new();
+    for s in &loaded.servers {
+        if !is_project_server(s, workspace) || s.transport.is_none() {
+            continue;
+        }
+        if names.is_empty() || names.contains(&s.name) {
+            here.insert(s.name.clone(), fingerprint(s));
+            done.push(s.name.clone());
+        }
+    }
+    if let Some(missing) = names.iter().find(|n| !done.contains(n)) {
+        return Err(format!(
+            "no project MCP server named `{missing}` in {} (servers from your own file need no trust)",
+            cairn_mcp::project_config_path(workspace).display()
+        ));
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use cairn_mcp::TransportConfig;
+
+    fn server(name: &str, source: &Path, program: &str) -> ServerConfig {
+        ServerConfig {
+            name: name.into(),
+            transport: Some(TransportConfig::Stdio {
+                program: program.into(),
+                args: vec![],
+                env: Default::default(),
+                cwd: None,
+            }),
+            enabled: true,
+            startup_timeout: None,
+            call_timeout: None,
+            max_call_timeout: None,
+            source: source.to_path_buf(),
+            held: None,
+        }
+    }
+
+    #[test]
+    fn project_servers_wait_for_trust_and_a_change_withdraws_it() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        let project = ws.join(".agent/mcp.json");
+        let file = d.path().join("trust.json");
+        let config = |program: &str| LoadedConfig {
+            servers: vec![
+                server("repo", &project, program),
+                server("mine", &d.path().join("user-mcp.json"), "mine"),
+            ],
+            warnings: vec![],
+        };
+        let mut loaded = config("sh");
+        hold_untrusted_in(&mut loaded, &ws, Some(&file));
+        let held = loaded.servers[0].held.clone().unwrap();
+        assert!(
+            held.starts_with(UNTRUSTED) && held.contains(".agent/mcp.json"),
+            "{held}"
+        );
+        assert_eq!(
+            loaded.servers[1].held, None,
+            "the user's own servers need no trust"
+        );
+
+        assert_eq!(
+            trust_in(&config("sh"), &ws, &[], &file).unwrap(),
+            vec!["repo".to_string()]
+        );
+        let mut loaded = config("sh");
+        hold_untrusted_in(&mut loaded, &ws, Some(&file));
+        assert_eq!(loaded.servers[0].held, None);
+
+        let mut changed = config("sh-evil");
+        hold_untrusted_in(&mut changed, &ws, Some(&file));
+        assert!(
+            changed.servers[0].held.is_some(),
+            "a changed definition is not trusted"
+        );
+        assert!(trust_in(&config("sh"), &ws, &["mine".into()], &file).is_err());
+    }
+}
