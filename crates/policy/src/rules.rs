@@ -31,11 +31,13 @@ pub enum RuleError {
     #[error("rule `{rule}`: {reason}")]
     Invalid { rule: String, reason: String },
     /// An example in `match` / `not_match` disagrees with the rule.
-    #[error("rule `{rule}`: example `{example}` should {expected} but does not")]
+    #[error("rule `{rule}`: example `{example}` should {expected} but {actual}")]
     Example {
         rule: String,
         example: String,
         expected: &'static str,
+        /// What the rule does with the example instead.
+        actual: &'static str,
     },
 }
 
@@ -282,6 +284,7 @@ impl RuleSet {
                     rule: spec.rule.clone(),
                     example: ex.clone(),
                     expected: "match",
+                    actual: "does not",
                 });
             }
         }
@@ -291,6 +294,7 @@ impl RuleSet {
                     rule: spec.rule.clone(),
                     example: ex.clone(),
                     expected: "not match",
+                    actual: "does",
                 });
             }
         }
@@ -465,7 +469,21 @@ mod tests {
             not_match: vec![],
         };
         let err = s.add_spec(&bad, "t").unwrap_err();
-        assert!(err.to_string().contains("should match"), "{err}");
+        assert!(
+            err.to_string().contains("should match but does not"),
+            "{err}"
+        );
+        let bad = RuleSpec {
+            rule: "run_shell(npm test:*)".into(),
+            decision: RuleDecision::Allow,
+            matches: vec![],
+            not_match: vec!["npm test -- -u".into()],
+        };
+        let err = s.add_spec(&bad, "t").unwrap_err();
+        assert!(
+            err.to_string().contains("should not match but does"),
+            "{err}"
+        );
         assert!(Rule::parse("run_shell(ls; rm)", RuleDecision::Allow, "t").is_err());
         assert!(Rule::parse("write_file(src/**", RuleDecision::Allow, "t").is_err());
     }
