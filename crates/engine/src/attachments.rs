@@ -272,14 +272,18 @@ pub struct TurnAttachments {
 }
 
 impl TurnAttachments {
-    /// The user message as kept in history (input plus one reference line per attachment)
-    /// and the inline parts sent during this turn only.
-    pub fn split(&self, input: &str) -> (Message, InlineAttachments) {
+    /// The user message as kept in history (input plus one reference line per attachment,
+    /// with the saved copy's absolute path under `state_dir`, which tools may read) and the
+    /// inline parts sent during this turn only.
+    pub fn split(&self, input: &str, state_dir: &std::path::Path) -> (Message, InlineAttachments) {
         let mut text = input.to_string();
         for r in &self.refs {
             text.push_str(&format!(
                 "\n[attachment: {} ({}, {} bytes) saved at {}]",
-                r.name, r.mime_type, r.size, r.path
+                r.name,
+                r.mime_type,
+                r.size,
+                state_dir.join(&r.path).display()
             ));
         }
         for f in &self.files {

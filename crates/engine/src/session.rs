@@ -202,6 +202,8 @@ impl SessionBuilder {
             permissions.restore(state);
         }
         permissions.add_readable_dir(&self.config.budget.dir_for(&self.config.state_dir));
+        // Saved attachments: the user message names their path, so a tool can open them.
+        permissions.add_readable_dir(&self.config.state_dir.join("attachments"));
         if let Some((rules, policy, enforced)) = self.rules {
             permissions.set_rules(rules);
             permissions.set_shell_policy(policy, enforced);

@@ -137,7 +137,8 @@ impl<'a> TurnRunner<'a> {
         if let TurnKind::Input(text) = &kind {
             let message = match &attached {
                 Some(a) => {
-                    let (message, inline) = a.split(text);
+                    let state_dir = read(&self.inner.config).state_dir.clone();
+                    let (message, inline) = a.split(text, &state_dir);
                     self.state.inline = Some(inline);
                     message
                 }

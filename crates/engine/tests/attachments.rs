@@ -228,7 +228,7 @@ fn mentioned_files_go_into_the_message_and_the_refs_but_not_the_typed_input() {
             text: "fn a() {}".into(),
         }],
     };
-    let (message, inline) = turn.split("explain @src/a.rs");
+    let (message, inline) = turn.split("explain @src/a.rs", std::path::Path::new("/state"));
     let text = message.text();
     assert!(
         text.starts_with(
@@ -242,4 +242,24 @@ fn mentioned_files_go_into_the_message_and_the_refs_but_not_the_typed_input() {
     assert_eq!(refs[0]["kind"], "file");
     assert_eq!(refs[0]["path"], "src/a \"q\".rs");
     assert_eq!(refs[0]["size"], 9);
+
+    // A saved attachment is named by the absolute path of its copy, which tools can open.
+    let saved = cairn_engine::attachments::TurnAttachments {
+        attachments: Vec::new(),
+        refs: vec![cairn_engine::attachments::StoredAttachment {
+            name: "song.mp3".into(),
+            mime_type: "audio/mpeg".into(),
+            size: 3,
+            path: "attachments/1-song.mp3".into(),
+        }],
+        files: Vec::new(),
+    };
+    let (message, _) = saved.split("transcribe", std::path::Path::new("/state/s1"));
+    assert!(
+        message
+            .text()
+            .ends_with("[attachment: song.mp3 (audio/mpeg, 3 bytes) saved at /state/s1/attachments/1-song.mp3]"),
+        "{}",
+        message.text()
+    );
 }

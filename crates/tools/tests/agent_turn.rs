@@ -135,6 +135,10 @@ async fn the_saved_copy_of_an_oversized_result_can_be_read_back() {
     let ws = Ws::new();
     let saved = ws.state.join("tool-results").join("big.txt");
     let saved = saved.display().to_string();
+    // A saved attachment (the user message names its absolute path) is readable too.
+    let attached = ws.state.join("attachments").join("1-notes.txt");
+    std::fs::create_dir_all(attached.parent().unwrap()).unwrap();
+    std::fs::write(&attached, "attached notes\n").unwrap();
     let llm = FakeLlm::new(vec![
         FakeReply::tool("big", "run_shell", json!({"command": "seq 1 100000"})),
         FakeReply::tools(&[
@@ -144,6 +148,11 @@ async fn the_saved_copy_of_an_oversized_result_can_be_read_back() {
                 json!({"path": saved, "offset": 50000, "limit": 2}),
             ),
             ("g", "grep", json!({"pattern": "^77777$", "path": saved})),
+            (
+                "a",
+                "read_file",
+                json!({"path": attached.display().to_string()}),
+            ),
             (
                 "w",
                 "write_file",
@@ -167,7 +176,9 @@ async fn the_saved_copy_of_an_oversized_result_can_be_read_back() {
     assert!(read.contains("50000") && read.contains("50001"), "{read}");
     let (_, grep) = &results[2];
     assert!(grep.contains("77777"), "{grep}");
-    let (_, write) = &results[3];
+    let (_, attachment) = &results[3];
+    assert!(attachment.contains("attached notes"), "{attachment}");
+    let (_, write) = &results[4];
     assert!(write.contains("outside"), "read-only: {write}");
     assert!(
         std::fs::read_to_string(ws.state.join("tool-results/big.txt"))
