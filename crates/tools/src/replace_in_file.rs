@@ -157,20 +157,29 @@ fn replace(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<Tool
     })
 }
 
-/// Converts `\n` to `\r\n` in the strings when the file uses CRLF and they match only then.
+/// `old` as it occurs in the file (with `\r\n` when the file uses CRLF and only that form
+/// matches), and `new` with the file's line ending, so an edit never mixes line endings in.
 fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
+    let eol = crate::text::line_ending(content);
+    let new = {
+        let lf = new.replace("\r\n", "\n");
+        if eol == "\r\n" {
+            lf.replace('\n', "\r\n")
+        } else {
+            lf
+        }
+    };
     if content.contains(old) || old.contains('\r') || !old.contains('\n') {
-        return (old.to_string(), new.to_string());
+        return (old.to_string(), new);
     }
     let crlf_old = old.replace('\n', "\r\n");
     if content.contains(&crlf_old) {
-        (crlf_old, new.replace("\r\n", "\n").replace('\n', "\r\n"))
+        (crlf_old, new)
     } else {
-        (old.to_string(), new.to_string())
+        (old.to_string(), new)
     }
 }
 
-/// Points at the file line most like the first line of `old`, when one is close enough.
 fn closest_line_hint(content: &str, old: &str) -> Option<String> {
     let first = old.lines().map(str::trim).find(|l| !l.is_empty())?;
     let mut best: Option<(f32, usize, &str)> = None;
@@ -232,5 +241,15 @@ mod tests {
         assert_eq!((o.as_str(), n.as_str()), ("a\r\nb", "c\r\nd"));
         let (o, _) = match_line_endings("a\nb\n", "a\nb", "x");
         assert_eq!(o, "a\nb");
+    }
+
+    #[test]
+    fn inserted_text_takes_the_files_line_ending() {
+        // A one-line old_string in a CRLF file: the new lines are CRLF too.
+        let (o, n) = match_line_endings("one\r\ntwo\r\n", "two", "2\n2b");
+        assert_eq!((o.as_str(), n.as_str()), ("two", "2\r\n2b"));
+        // CRLF text put into an LF file becomes LF.
+        let (_, n) = match_line_endings("a\nb\nc\n", "b\n", "B1\r\nB2\r\n");
+        assert_eq!(n, "B1\nB2\n");
     }
 }
