@@ -90,6 +90,20 @@ pub fn allowed_mime(mime: &str) -> bool {
     ok_family && !m.starts_with("image/svg")
 }
 
+/// For the image types sent to models: what is wrong when `bytes` do not start like `mime`
+/// (other types are not checked).
+fn image_kind_mismatch(mime: &str, bytes: &[u8]) -> Option<&'static str> {
+    let ok = match mime {
+        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" | "image/jpg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a"),
+        "image/webp" => bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
+        "image/bmp" => bytes.starts_with(b"BM"),
+        _ => return None,
+    };
+    (!ok).then_some("is not one (its first bytes do not match)")
+}
+
 /// Checks and normalises attachments: count, type, `data:` URL, size per file and in total;
 /// names are reduced to a plain file name. Empty input gives an empty list.
 pub fn normalize_attachments(
@@ -137,6 +151,14 @@ pub fn normalize_attachments(
         total += size;
         if size > MAX_ATTACHMENT_BYTES || total > MAX_ATTACHMENT_BYTES {
             return Err(AttachmentError::TooLarge { name, size });
+        }
+        // Images go to the model as images: their bytes must be what the type says, or the
+        // provider rejects the whole request mid-turn.
+        if let Some(actual) = image_kind_mismatch(&mime, &bytes) {
+            return Err(AttachmentError::Data {
+                name,
+                reason: format!("declared `{mime}`, but the file {actual}"),
+            });
         }
         let payload = base64::engine::general_purpose::STANDARD.encode(&bytes);
         out.push(MessageAttachment {

@@ -42,6 +42,21 @@ fn normalisation_enforces_count_type_data_and_size() {
     assert_eq!(ok[0].name, "shot.png");
     assert_eq!(ok[0].mime_type, "image/png");
     assert!(normalize_attachments(Vec::new()).unwrap().is_empty());
+    // An image whose bytes are not what its type says is refused before anything runs.
+    for (mime, bytes) in [
+        ("image/png", &b"not really a png"[..]),
+        ("image/jpeg", PNG),
+        ("image/webp", b"RIFF0000WAVE"),
+    ] {
+        match normalize_attachments(vec![att("fake", mime, bytes)]) {
+            Err(AttachmentError::Data { reason, .. }) => {
+                assert!(reason.contains(mime), "{reason}")
+            }
+            other => panic!("{mime}: {other:?}"),
+        }
+    }
+    assert!(normalize_attachments(vec![att("a.gif", "image/gif", b"GIF89a...")]).is_ok());
+    assert!(normalize_attachments(vec![att("a.mp3", "audio/mpeg", b"anything")]).is_ok());
 
     let five = vec![att("a.png", "image/png", PNG); 5];
     assert!(matches!(
