@@ -330,7 +330,21 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
         watch: false,
         ..cairn_vcs::VcsConfig::default()
     };
-    let mut vcs = match cairn_vcs::Vcs::open(&state_dir(args.state_dir), &ws, config) {
+    let state = state_dir(args.state_dir);
+    // A workspace that never had a checkpoint has no store: say so, create nothing.
+    let canonical = ws.canonicalize().unwrap_or_else(|_| ws.clone());
+    if ws.is_dir() && !cairn_vcs::store_dir(&state, &canonical).is_dir() {
+        if args.json {
+            outln!("{}", serde_json::json!({ "store": null }));
+        } else {
+            outln!(
+                "no checkpoint store for {} yet (nothing to measure or collect)",
+                canonical.display()
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
+    let mut vcs = match cairn_vcs::Vcs::open(&state, &ws, config) {
         Ok(v) => v,
         Err(e @ VcsError::Workspace { .. }) => {
             eprintln!("error: {e}");

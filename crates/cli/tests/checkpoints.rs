@@ -425,6 +425,25 @@ async fn vcs_off_records_nothing_and_bad_requests_exit_2() {
     assert_eq!(u["sessions"], 1);
     assert!(u["bytes"].as_u64().unwrap() > 0);
     assert_eq!(u["overBudget"], false);
+    // A folder that never had a checkpoint: nothing to measure, and nothing is created.
+    let fresh = tempfile::tempdir().unwrap();
+    let fresh_state = tempfile::tempdir().unwrap();
+    let none = cairn(
+        &[
+            "checkpoints",
+            "usage",
+            "--workspace",
+            fresh.path().to_str().unwrap(),
+            "--state-dir",
+            fresh_state.path().to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(none.code, 0, "{}", none.stderr);
+    assert_eq!(none.stdout.trim(), r#"{"store":null}"#);
+    assert_eq!(std::fs::read_dir(fresh_state.path()).unwrap().count(), 0);
     let gc = cairn(
         &[
             "checkpoints",
