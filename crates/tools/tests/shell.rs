@@ -406,3 +406,28 @@ async fn dropping_the_tools_kills_background_tasks() {
         "sleep {grandchild} survived"
     );
 }
+
+#[tokio::test]
+async fn output_reaches_the_model_as_a_terminal_would_show_it() {
+    let ws = Ws::new();
+    let out = ws
+        .call(
+            &shell(),
+            json!({"command": "printf '\\033[32mGREEN\\033[0m\\n'; printf 'progress 10%%\\rprogress 100%%\\n'; printf 'nul\\000byte\\007bell\\n'; printf 'crlf\\r\\n'"}),
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(out.contains("GREEN\n"), "{out:?}");
+    assert!(!out.contains('\u{1b}'), "no escape sequences: {out:?}");
+    assert!(
+        out.contains("progress 100%\n") && !out.contains("progress 10%"),
+        "{out:?}"
+    );
+    assert!(
+        out.contains("nulbytebell\n"),
+        "control bytes dropped: {out:?}"
+    );
+    assert!(out.contains("crlf\n") && !out.contains('\r'), "{out:?}");
+    assert!(out.contains("[exit code: 0]"), "{out:?}");
+}

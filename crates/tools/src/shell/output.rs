@@ -56,11 +56,23 @@ impl OutputBuf {
         self.dropped
     }
 
-    /// The kept output as text (invalid UTF-8 replaced), with a note when bytes were dropped.
+    /// The kept output as the model should read it, with a note when bytes were dropped: as
+    /// a terminal would show it (colour and other escape sequences removed, carriage-return
+    /// progress lines resolved to what stayed on screen, NUL and other control bytes
+    /// dropped, invalid UTF-8 replaced).
     pub(crate) fn to_text(&self) -> String {
-        let text = String::from_utf8_lossy(&self.data);
+        // Plain output (the usual case, and floods such as `yes`) needs no terminal pass.
+        let plain = !self
+            .data
+            .iter()
+            .any(|&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f);
+        let text = if plain {
+            String::from_utf8_lossy(&self.data).into_owned()
+        } else {
+            crate::pty::ansi::clean(&self.data)
+        };
         if self.dropped == 0 {
-            return text.into_owned();
+            return text;
         }
         match self.keep {
             Keep::Head => format!(
