@@ -288,7 +288,7 @@ async fn a_multi_megabyte_command_output_reaches_the_model_budgeted() {
         Reply::tool_call(
             "big",
             "run_shell",
-            json!({"command": "echo FIRST-LINE; head -c 2600000 /dev/zero | tr '\\\\0' x; echo; echo LAST-LINE"}),
+            json!({"command": "echo FIRST-LINE; printf '%2600000s' | tr ' ' x; echo; echo LAST-LINE"}),
         ),
         Reply::text("seen it"),
     ])
