@@ -144,7 +144,7 @@ mod tests {
     fn pasted_images_get_names_that_match_their_type() {
         let got = uploads_to_attachments(vec![
             upload("", "image/png", PNG),
-            upload("shot", "image/jpeg", b"jpg"),
+            upload("shot", "image/jpeg", b"\xFF\xD8\xFF\xE0jpg"),
             upload("cat.png", "image/png", PNG),
         ])
         .unwrap();

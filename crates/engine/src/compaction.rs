@@ -227,7 +227,13 @@ impl TurnRunner<'_> {
         let before = msgs.len();
         let cut = recent_boundary(msgs, budget);
         if cut <= 2 {
-            return; // nothing old enough to summarise
+            // Nothing old enough to summarise; every `compacting` still gets its `compacted`.
+            return self
+                .unchanged(
+                    before,
+                    "nothing old enough to summarise; history kept as it is",
+                )
+                .await;
         }
         let model = read(&self.inner.config).model.clone();
         let old: Vec<Message> = msgs[1..cut].to_vec();
@@ -258,7 +264,12 @@ impl TurnRunner<'_> {
         let summary = answer.unwrap_or_default();
         if summary.trim().is_empty() {
             tracing::warn!("compaction summary failed; keeping the elided history");
-            return;
+            return self
+                .unchanged(
+                    before,
+                    "the summary request failed; the history is kept (old tool results elided)",
+                )
+                .await;
         }
         let summary: String = summary.chars().take(12_000).collect();
         let (pinned, kept_users, dropped_users) = self.pinned_block(&old);
@@ -281,6 +292,23 @@ impl TurnRunner<'_> {
             summary_preview: Some(summary.chars().take(200).collect()),
             kept_user_messages: Some(kept_users),
             dropped_user_messages: Some(dropped_users),
+        }))
+        .await;
+    }
+
+    /// Ends a summary pass that changed nothing: `compacted` with method `none` and why.
+    async fn unchanged(&mut self, before: usize, why: &str) {
+        self.emit(Event::Compacted(Compacted {
+            req_id: String::new(),
+            task_id: self.task_id.clone(),
+            method: "none".into(),
+            messages_before: before as u32,
+            messages_after: self.state.messages.len() as u32,
+            boundary_index: None,
+            model: None,
+            summary_preview: Some(why.to_string()),
+            kept_user_messages: None,
+            dropped_user_messages: None,
         }))
         .await;
     }

@@ -136,6 +136,37 @@ async fn a_long_session_crosses_both_thresholds_and_keeps_what_matters() {
 }
 
 #[tokio::test]
+async fn a_failed_summary_still_ends_its_compaction_and_the_turn_goes_on() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::outcome(cairn_engine::LlmOutcome::new(
+            cairn_engine::OutcomeStatus::Failed,
+            Some("HTTP 400".into()),
+        )),
+        FakeReply::text("done"),
+    ]);
+    let s = Session::builder(small_window(&dir), Arc::new(llm.clone()))
+        .messages(long_history())
+        .build();
+    let ev = collect(s.run("next step please")).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    let pairs: Vec<&str> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Compacting(_) => Some("compacting"),
+            Event::Compacted(c) => Some(if c.method == "none" {
+                "none"
+            } else {
+                "compacted"
+            }),
+            _ => None,
+        })
+        .collect();
+    // Every `compacting` is answered by a `compacted` (the hard pass: method `none`).
+    assert_eq!(pairs, vec!["compacting", "compacted", "compacting", "none"]);
+}
+
+#[tokio::test]
 async fn soft_threshold_elides_old_tool_results_without_an_llm_call() {
     let dir = TempDir::new();
     let llm = FakeLlm::new(vec![FakeReply::text("done")]);
