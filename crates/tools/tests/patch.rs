@@ -227,6 +227,32 @@ async fn deleting_a_symbolic_link_never_deletes_the_file_it_points_to() {
 }
 
 #[tokio::test]
+async fn the_first_line_of_a_file_with_a_byte_order_mark_can_be_patched() {
+    let ws = Ws::new();
+    let tools = core_tools();
+    for (name, file, args) in [
+        (
+            "apply_patch",
+            "bom1.txt",
+            json!({"patch": "*** Begin Patch\n*** Update File: bom1.txt\n@@\n-head\n+HEAD\n body\n*** End Patch"}),
+        ),
+        (
+            "apply_unified_diff",
+            "bom2.txt",
+            json!({"diff": "--- a/bom2.txt\n+++ b/bom2.txt\n@@ -1,2 +1,2 @@\n-head\n+HEAD\n body\n"}),
+        ),
+    ] {
+        ws.write(file, "\u{feff}head\r\nbody\r\n");
+        ws.call(&tool(&tools, name), args).await.unwrap();
+        assert_eq!(
+            ws.read(file),
+            "\u{feff}HEAD\r\nbody\r\n",
+            "{name}: the mark and the line endings are kept"
+        );
+    }
+}
+
+#[tokio::test]
 async fn conflict_guard_blocks_patching_a_file_changed_since_it_was_read() {
     let ws = Ws::new();
     ws.write("notes.txt", "one\ntwo\nthree\n");

@@ -12,11 +12,18 @@ pub struct TextFile {
     eols: Vec<&'static str>,
     /// The file's dominant line ending, used for new lines.
     eol: &'static str,
+    /// The file starts with a UTF-8 byte order mark: kept out of the lines (so hunks match
+    /// the first line as written) and put back on render.
+    bom: bool,
 }
 
 impl TextFile {
     /// Splits `text` into lines, remembering each line's ending.
     pub fn parse(text: &str) -> Self {
+        let (text, bom) = match text.strip_prefix('\u{feff}') {
+            Some(rest) => (rest, true),
+            None => (text, false),
+        };
         let eol = crate::text::line_ending(text);
         let mut lines = Vec::new();
         let mut eols = Vec::new();
@@ -39,12 +46,20 @@ impl TextFile {
                 }
             }
         }
-        TextFile { lines, eols, eol }
+        TextFile {
+            lines,
+            eols,
+            eol,
+            bom,
+        }
     }
 
     /// The text again.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        if self.bom {
+            out.push('\u{feff}');
+        }
         for (l, e) in self.lines.iter().zip(&self.eols) {
             out.push_str(l);
             out.push_str(e);
