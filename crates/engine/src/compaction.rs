@@ -249,7 +249,7 @@ impl TurnRunner<'_> {
         ));
         let req_id = uuid::Uuid::new_v4().to_string();
         let llm = read(&self.inner.llm).clone();
-        let answer = crate::llm::answer_text(llm.stream(
+        let (answer, usage) = crate::llm::answer_text_and_usage(llm.stream(
             LlmRequest {
                 model: model.clone(),
                 messages: request_msgs,
@@ -260,6 +260,10 @@ impl TurnRunner<'_> {
             self.cancel.child_token(),
         ))
         .await;
+        // The summary request is billed like any other: it counts in the turn's usage.
+        if let Some(u) = usage {
+            self.account(&u, &model);
+        }
         // A failed or interrupted summary leaves nothing to use.
         let summary = answer.unwrap_or_default();
         if summary.trim().is_empty() {

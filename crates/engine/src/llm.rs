@@ -199,20 +199,27 @@ pub trait LlmClient: Send + Sync {
 
 /// A one-shot answer's text (reasoning and tool calls ignored) once the stream completed; how
 /// it ended otherwise (`None`: it ended without an outcome).
-pub async fn answer_text(
+pub async fn answer_text(stream: BoxStream<'_, LlmChunk>) -> Result<String, Option<LlmOutcome>> {
+    answer_text_and_usage(stream).await.0
+}
+
+/// [`answer_text`], plus the tokens the request used (billed even when it failed).
+pub async fn answer_text_and_usage(
     mut stream: BoxStream<'_, LlmChunk>,
-) -> Result<String, Option<LlmOutcome>> {
+) -> (Result<String, Option<LlmOutcome>>, Option<TokenUsage>) {
     use futures::StreamExt;
     let mut text = String::new();
+    let mut usage = None;
     while let Some(chunk) = stream.next().await {
         match chunk {
             LlmChunk::Text(t) => text.push_str(&t),
-            LlmChunk::End(o) if o.status == OutcomeStatus::Completed => return Ok(text),
-            LlmChunk::End(o) => return Err(Some(o)),
+            LlmChunk::Usage(u) => usage = Some(u),
+            LlmChunk::End(o) if o.status == OutcomeStatus::Completed => return (Ok(text), usage),
+            LlmChunk::End(o) => return (Err(Some(o)), usage),
             _ => {}
         }
     }
-    Err(None)
+    (Err(None), usage)
 }
 
 #[cfg(test)]

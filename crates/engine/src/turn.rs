@@ -309,6 +309,22 @@ impl<'a> TurnRunner<'a> {
         }
     }
 
+    /// Adds one request's tokens (and their cost, when the model is priced) to the turn's.
+    pub(crate) fn account(&mut self, usage: &TokenUsage, model: &str) {
+        let cost = self
+            .inner
+            .pricing
+            .as_ref()
+            .and_then(|p| p.cost_usd(model, usage));
+        self.usage
+            .get_or_insert_with(TokenUsage::default)
+            .add(usage);
+        self.cost = match (self.cost, cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
     async fn push_assistant(
         &mut self,
         text: &str,
@@ -333,16 +349,10 @@ impl<'a> TurnRunner<'a> {
             tool_calls: tool_calls.to_vec(),
             usage,
         });
-        let cost_usd = usage.and_then(|u| {
-            let model = read(&self.inner.config).model.clone();
-            self.inner.pricing.as_ref()?.cost_usd(&model, &u)
-        });
+        let model = read(&self.inner.config).model.clone();
+        let cost_usd = usage.and_then(|u| self.inner.pricing.as_ref()?.cost_usd(&model, &u));
         if let Some(u) = &usage {
-            self.usage.get_or_insert_with(TokenUsage::default).add(u);
-            self.cost = match (self.cost, cost_usd) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
+            self.account(u, &model);
         }
         self.emit(Event::AssistantMessage(AssistantMessage {
             text: text.to_string(),

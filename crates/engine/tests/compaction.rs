@@ -167,6 +167,36 @@ async fn a_failed_summary_still_ends_its_compaction_and_the_turn_goes_on() {
 }
 
 #[tokio::test]
+async fn the_summary_request_counts_in_the_turns_usage() {
+    use cairn_engine::LlmChunk;
+    use cairn_protocol::TokenUsage;
+    let dir = TempDir::new();
+    let usage = |input: u64| {
+        LlmChunk::Usage(TokenUsage {
+            input_tokens: input,
+            output_tokens: 10,
+            ..Default::default()
+        })
+    };
+    let llm = FakeLlm::new(vec![
+        FakeReply::Chunks(vec![LlmChunk::Text("SUMMARY".into()), usage(5_000)]),
+        FakeReply::Chunks(vec![LlmChunk::Text("done".into()), usage(700)]),
+    ]);
+    let s = Session::builder(small_window(&dir), Arc::new(llm.clone()))
+        .messages(long_history())
+        .build();
+    let ev = collect(s.run("next step please")).await;
+    let end = turn_end(&ev);
+    assert_eq!(end.status, TurnStatus::Completed);
+    let total = end.usage.expect("usage");
+    assert_eq!(
+        (total.input_tokens, total.output_tokens),
+        (5_700, 20),
+        "the summary request and the answer"
+    );
+}
+
+#[tokio::test]
 async fn soft_threshold_elides_old_tool_results_without_an_llm_call() {
     let dir = TempDir::new();
     let llm = FakeLlm::new(vec![FakeReply::text("done")]);
