@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use cairn_protocol::{
     AskUserQuestion, DirectoryGrant, DirectoryRequested, Event, Mode, PlanProposed, PlanReview,
-    TodoItem, TodosUpdated, ToolOutput as ToolOutputEvent, UserAnswer,
+    TodoItem, TodosUpdated, TokenUsage, ToolOutput as ToolOutputEvent, UserAnswer,
 };
 use tokio::sync::mpsc;
 
@@ -26,6 +26,9 @@ pub(crate) struct HostShared {
     pub task_id: String,
     pub exec: ExecEnvironment,
     pub hooks: Vec<Arc<dyn crate::hook::EngineHook>>,
+    /// Requests made on the turn's behalf by its tools (subagents): tokens and cost (`None`
+    /// once one of them was not priced), added to the turn's usage when it ends.
+    pub extra_usage: Mutex<Option<(TokenUsage, Option<f64>)>>,
 }
 
 /// A tool call's handle on its session; a detached host (tests, subprocess tools) drops
@@ -176,6 +179,18 @@ impl ToolHost {
             lock(&s.permissions).grant_directory(&path, writable);
         }
         grant
+    }
+
+    /// Counts a request made for this call (a subagent's turn) in the parent turn's usage.
+    pub fn add_usage(&self, usage: &TokenUsage, cost_usd: Option<f64>) {
+        let Some(s) = &self.shared else { return };
+        let mut extra = lock(&s.extra_usage);
+        let (total, cost) = extra.get_or_insert((TokenUsage::default(), Some(0.0)));
+        total.add(usage);
+        *cost = match (*cost, cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
     }
 
     /// Directories granted for this session: (absolute path, writable); the folder of saved

@@ -87,6 +87,7 @@ impl<'a> TurnRunner<'a> {
             task_id: task_id.clone(),
             exec: inner.exec.clone(),
             hooks: inner.hooks.clone(),
+            extra_usage: std::sync::Mutex::new(None),
         });
         TurnRunner {
             inner,
@@ -201,6 +202,20 @@ impl<'a> TurnRunner<'a> {
         crate::rewind::record(&mut self.state.turn_marks, self.state.turns, len);
         self.save_state();
         let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
+        // What subagents used for this turn's tool calls is part of its cost.
+        let extra = self
+            .host
+            .extra_usage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some((u, cost)) = extra {
+            self.usage.get_or_insert_with(TokenUsage::default).add(&u);
+            self.cost = match (self.cost, cost) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
         let cost_usd = self.usage.and(self.cost);
         self.emit(Event::TurnEnd(TurnEnd {
             status,

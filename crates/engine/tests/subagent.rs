@@ -162,3 +162,57 @@ async fn interrupting_the_parent_stops_the_child() {
         });
     assert_eq!(child_end, Some(TurnStatus::Interrupted));
 }
+
+#[tokio::test]
+async fn the_childs_requests_count_in_the_parents_turn_usage() {
+    use cairn_protocol::TokenUsage;
+    let dir = TempDir::new();
+    let usage = |input: u64| {
+        LlmChunk::Usage(TokenUsage {
+            input_tokens: input,
+            output_tokens: 1,
+            ..Default::default()
+        })
+    };
+    let call = |id: &str, name: &str, args: serde_json::Value| {
+        LlmChunk::ToolCall(cairn_protocol::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        })
+    };
+    let llm = FakeLlm::new(vec![
+        // parent: asks the child (100 tokens)
+        FakeReply::Chunks(vec![
+            call("e1", "explore", json!({"task": "look"})),
+            usage(100),
+        ]),
+        // child: one tool round (300), then its report (500)
+        FakeReply::Chunks(vec![
+            call("r", "read_file", json!({"path": "a.rs"})),
+            usage(300),
+        ]),
+        FakeReply::Chunks(vec![LlmChunk::Text("REPORT".into()), usage(500)]),
+        // parent answers (20)
+        FakeReply::Chunks(vec![LlmChunk::Text("done".into()), usage(20)]),
+    ]);
+    let cfg = config(&dir, Mode::Auto);
+    let mut reg = ToolRegistry::new();
+    reg.register(Arc::new(ExploreTool::new(
+        Arc::new(llm.clone()),
+        cfg.clone(),
+        child_tools(),
+    )));
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(reg)
+        .build();
+    let ev = collect(s.run("look around")).await;
+    let end = turn_end(&ev);
+    assert_eq!(end.status, TurnStatus::Completed);
+    let u = end.usage.expect("usage");
+    assert_eq!(
+        (u.input_tokens, u.output_tokens),
+        (920, 4),
+        "parent 100 + 20, child 300 + 500"
+    );
+}

@@ -27,6 +27,11 @@ pub async fn run_child_turn(
             _ = ctx.cancel.cancelled() => {
                 child.interrupt();
                 while let Some(ev) = stream.recv().await {
+                    if let Event::TurnEnd(t) = &ev {
+                        if let Some(u) = &t.usage {
+                            ctx.host.add_usage(u, t.cost_usd);
+                        }
+                    }
                     forward(ctx, &origin, agent, ev).await;
                 }
                 return Err(ToolError::Interrupted);
@@ -35,7 +40,13 @@ pub async fn run_child_turn(
         let Some(ev) = ev else { break };
         match &ev {
             Event::AssistantMessage(m) if !m.text.trim().is_empty() => report = m.text.clone(),
-            Event::TurnEnd(t) => status = Some(t.status),
+            Event::TurnEnd(t) => {
+                status = Some(t.status);
+                // The child's requests are billed to the parent's turn.
+                if let Some(u) = &t.usage {
+                    ctx.host.add_usage(u, t.cost_usd);
+                }
+            }
             Event::Error(e) => error = Some(e.error.clone()),
             _ => {}
         }
