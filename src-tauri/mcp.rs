@@ -18,10 +18,19 @@ pub fn configured_servers(workspace: &Path) -> Vec<McpServerView> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => return vec![problem(&path, &e.to_string())],
     };
-    match serde_json::from_str::<Value>(&text) {
+    let mut views = match serde_json::from_str::<Value>(&text) {
         Ok(v) => parse(&v),
-        Err(e) => vec![problem(&path, &e.to_string())],
+        Err(e) => return vec![problem(&path, &e.to_string())],
+    };
+    // Project servers start only once trusted: say so here too, with the Trust button.
+    let loaded = cairn_runtime::mcp::load_config(workspace);
+    for view in &mut views {
+        if let Some(reason) = loaded.get(&view.name).and_then(|s| s.held.clone()) {
+            view.untrusted = true;
+            view.status = format!("disabled: {reason}");
+        }
     }
+    views
 }
 
 fn problem(path: &Path, reason: &str) -> McpServerView {
