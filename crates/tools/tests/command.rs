@@ -72,6 +72,10 @@ async fn a_program_waiting_for_input_is_answered_through_input_command() {
     );
     assert!(out.starts_with("Name?"), "{out}");
     assert!(out.contains("still running"), "{out}");
+    assert!(
+        out.contains("output quiet for 1."),
+        "the real quiet time: {out}"
+    );
     let id = session_id(&out);
     let out = ws
         .call(
@@ -272,4 +276,30 @@ async fn bad_calls_are_clear() {
         out.starts_with(&format!("{}\n", ws.root.join("sub").display())),
         "{out}"
     );
+}
+
+#[tokio::test]
+async fn the_quiet_note_says_how_long_the_output_was_really_quiet() {
+    let ws = Ws::new();
+    let tools = core_tools();
+    let out = ws
+        .call(
+            &tool(&tools, "exec_command"),
+            json!({"command": "echo ready; sleep 30", "yield_ms": 400}),
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(out.contains("ready"), "{out}");
+    assert!(
+        out.contains("output quiet for 0."),
+        "returned at the 0.4 s yield: {out}"
+    );
+    let id = session_id(&out);
+    ws.call(
+        &tool(&tools, "input_command"),
+        json!({"session_id": id, "kill": true}),
+    )
+    .await
+    .unwrap();
 }

@@ -10,7 +10,7 @@ use cairn_protocol::{RiskLevel, ToolMeta, ToolSchema};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::sessions::{Collected, CommandSessions, Session, IDLE_RETURN};
+use super::sessions::{Collected, CommandSessions, Session};
 use crate::paths::{self, Access};
 use crate::shell::output::clip_middle;
 use crate::{args, describe};
@@ -267,7 +267,7 @@ fn quiet_note(c: &Collected) -> String {
     } else {
         format!(
             "output quiet for {:.1} s, so it may be waiting for input",
-            IDLE_RETURN.as_secs_f64()
+            c.quiet.as_secs_f64()
         )
     }
 }

@@ -62,6 +62,8 @@ pub(crate) struct Collected {
     pub dropped: u64,
     /// State at the end of the call.
     pub state: PtyState,
+    /// How long the program had printed nothing when the call returned.
+    pub quiet: Duration,
 }
 
 /// The command sessions of one agent session.
@@ -224,7 +226,8 @@ impl Session {
         let start = *cursor;
         let mut emitted = start;
         let mut rx = self.proc.watch();
-        let deadline = Instant::now() + yield_for;
+        let called = Instant::now();
+        let deadline = called + yield_for;
         let mut last_output: Option<Instant> = None;
         let mut exited_at: Option<Instant> = None;
         // Set once both reader and waiter threads are gone (no more changes will come).
@@ -272,6 +275,7 @@ impl Session {
             text: ansi::clean(&raw),
             dropped,
             state: self.proc.state(),
+            quiet: last_output.unwrap_or(called).elapsed(),
         })
     }
 }
