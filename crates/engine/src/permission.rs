@@ -273,6 +273,18 @@ impl PermissionEngine {
                 }
             }
         }
+        // 2c'. Reaching this machine or its local network (a dev server, but also cloud
+        //      metadata and admin pages) needs the user, except in auto mode.
+        if mode != Mode::Auto && meta.capabilities.iter().any(|c| c == "network") {
+            if let Some(url) = args.get("url").and_then(|u| u.as_str()) {
+                if let Some(host) = cairn_policy::net::local_address(url) {
+                    return Decision::ask(format!(
+                        "{name} reaches {host}, an address on this machine or its local \
+                         network: {url}"
+                    ));
+                }
+            }
+        }
         // 2c. An ask rule asks even in auto mode.
         if let Some(r) = rule.filter(|r| r.decision == RuleDecision::Ask) {
             return Decision::ask(format!("rule `{}` ({}) asks for this", r.text, r.source));
@@ -476,6 +488,33 @@ mod tests {
     }
     fn shell_meta() -> ToolMeta {
         ToolMeta::mutating("shell", RiskLevel::High, &["exec"])
+    }
+
+    #[test]
+    fn fetching_a_local_address_asks_except_in_auto_mode() {
+        let web = ToolMeta {
+            capabilities: vec!["network".into(), "read".into()],
+            ..ToolMeta::read_only("web")
+        };
+        let ws = std::env::temp_dir().join("cairn-perm-net");
+        let fetch =
+            |p: &PermissionEngine, url: &str| p.evaluate("web_fetch", &web, &json!({ "url": url }));
+        let mut p = PermissionEngine::new(ws, Mode::Interactive, vec![]);
+        let d = fetch(&p, "http://169.254.169.254/latest/meta-data/");
+        assert!(d.needs_user && d.reason.contains("local network"), "{d:?}");
+        assert!(fetch(&p, "http://localhost:3000/").needs_user);
+        let d = fetch(&p, "https://docs.rs/serde");
+        assert!(d.allowed && !d.needs_user, "{d:?}");
+        p.set_mode(Mode::Plan);
+        assert!(
+            fetch(&p, "http://127.0.0.1/").needs_user,
+            "read-only modes ask too"
+        );
+        p.set_mode(Mode::Auto);
+        assert!(
+            !fetch(&p, "http://127.0.0.1/").needs_user,
+            "auto mode allows it"
+        );
     }
 
     #[test]

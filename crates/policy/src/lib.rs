@@ -1,6 +1,7 @@
 //! Cairn's execution policy: what a shell command really does (parsed with tree-sitter-bash,
 //! not regexes), which commands are known to be safe, and persistent allow/ask/deny rules.
 
+pub mod net;
 pub mod paths;
 pub mod rules;
 pub mod safe;
