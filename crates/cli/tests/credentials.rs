@@ -3,12 +3,11 @@
 //! model, the events or the session files.
 
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
+
+mod common;
 
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::json;
-use tokio::process::Command;
 
 const KEY: &str = "sk-test-LEAKCHECK-0123456789abcdef";
 
@@ -52,31 +51,15 @@ async fn the_key_is_not_in_commands_tool_output_events_or_session_files() {
     ])
     .await
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args([
-            "run",
-            "--json",
-            "--mode",
-            "auto",
-            "--model",
-            "m",
-            "--base-url",
-        ])
-        .arg(server.base_url())
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--state-dir")
-        .arg(state.path())
-        .arg("look")
-        .env("OPENAI_API_KEY", KEY)
-        .env("CAIRN_SANDBOX", "off")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), out)
-        .await
-        .unwrap()
-        .unwrap();
+    let out = common::run_auto(
+        &server.base_url(),
+        ws.path(),
+        state.path(),
+        KEY,
+        &["--json"],
+        "look",
+    )
+    .await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");

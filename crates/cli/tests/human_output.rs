@@ -1,12 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `cairn run` without `--json`: what a person reads on the terminal.
 
-use std::process::Stdio;
-use std::time::Duration;
+mod common;
 
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::json;
-use tokio::process::Command;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reasoning_tool_lines_and_the_answer_each_start_on_their_own_line() {
@@ -24,23 +22,15 @@ async fn reasoning_tool_lines_and_the_answer_each_start_on_their_own_line() {
     ])
     .await
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["run", "--mode", "auto", "--model", "m", "--base-url"])
-        .arg(server.base_url())
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--state-dir")
-        .arg(state.path())
-        .arg("look")
-        .env("OPENAI_API_KEY", "k")
-        .env_remove("OPENAI_FORCE_API_MODE")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), out)
-        .await
-        .expect("cairn finished in time")
-        .expect("cairn ran");
+    let out = common::run_auto(
+        &server.base_url(),
+        ws.path(),
+        state.path(),
+        "k",
+        &[],
+        "look",
+    )
+    .await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");

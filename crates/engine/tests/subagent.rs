@@ -20,6 +20,20 @@ fn child_tools() -> ToolRegistry {
     reg
 }
 
+/// An auto-mode session whose only tool is `explore`; parent and child share `llm`.
+fn explore_session(dir: &TempDir, llm: &FakeLlm) -> Session {
+    let cfg = config(dir, Mode::Auto);
+    let mut reg = ToolRegistry::new();
+    reg.register(Arc::new(ExploreTool::new(
+        Arc::new(llm.clone()),
+        cfg.clone(),
+        child_tools(),
+    )));
+    Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(reg)
+        .build()
+}
+
 fn subagent_events(ev: &[Event]) -> Vec<&cairn_protocol::SubagentEvent> {
     ev.iter()
         .filter_map(|e| match e {
@@ -45,16 +59,7 @@ async fn the_explore_child_cannot_write_and_returns_only_its_report() {
         // parent continues
         FakeReply::text("The parser lives in src/parser.rs."),
     ]);
-    let cfg = config(&dir, Mode::Auto);
-    let mut reg = ToolRegistry::new();
-    reg.register(Arc::new(ExploreTool::new(
-        Arc::new(llm.clone()),
-        cfg.clone(),
-        child_tools(),
-    )));
-    let s = Session::builder(cfg, Arc::new(llm.clone()))
-        .tools(reg)
-        .build();
+    let s = explore_session(&dir, &llm);
     let ev = collect(s.run("where is the parser?")).await;
     assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
     assert!(
@@ -196,16 +201,7 @@ async fn the_childs_requests_count_in_the_parents_turn_usage() {
         // parent answers (20)
         FakeReply::Chunks(vec![LlmChunk::Text("done".into()), usage(20)]),
     ]);
-    let cfg = config(&dir, Mode::Auto);
-    let mut reg = ToolRegistry::new();
-    reg.register(Arc::new(ExploreTool::new(
-        Arc::new(llm.clone()),
-        cfg.clone(),
-        child_tools(),
-    )));
-    let s = Session::builder(cfg, Arc::new(llm.clone()))
-        .tools(reg)
-        .build();
+    let s = explore_session(&dir, &llm);
     let ev = collect(s.run("look around")).await;
     let end = turn_end(&ev);
     assert_eq!(end.status, TurnStatus::Completed);

@@ -1,3 +1,46 @@
 //! Helpers shared by the CLI integration tests.
+#![allow(dead_code)]
 
 pub mod tty;
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+/// `cairn run --mode auto --model m <extra…> <prompt>` against `base_url` in `ws` / `state`
+/// with the API key `key`; its output once it ended (at most 60 s).
+pub async fn run_auto(
+    base_url: &str,
+    ws: &Path,
+    state: &Path,
+    key: &str,
+    extra: &[&str],
+    prompt: &str,
+) -> Output {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "run",
+            "--mode",
+            "auto",
+            "--model",
+            "m",
+            "--base-url",
+            base_url,
+        ])
+        .arg("--workspace")
+        .arg(ws)
+        .arg("--state-dir")
+        .arg(state)
+        .args(extra)
+        .arg(prompt)
+        .env("OPENAI_API_KEY", key)
+        .env("CAIRN_SANDBOX", "off")
+        .env_remove("OPENAI_FORCE_API_MODE")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .expect("cairn finished in time")
+        .expect("cairn ran")
+}
