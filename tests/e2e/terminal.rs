@@ -28,6 +28,10 @@ fn terminal_script() -> Vec<Reply> {
     ]
 }
 
+/// A long word typed in one go: reordered keystrokes would garble it.
+const FAST: &str =
+    "the-quick-brown-fox-jumps-over-the-lazy-dog-0123456789-abcdefghijklmnopqrstuvwxyz";
+
 /// Text an xterm view shows (its DOM rows).
 async fn screen_text(c: &Client, id: &str) -> String {
     let js = format!(
@@ -95,8 +99,9 @@ async fn terminals_are_read_by_the_agent_and_answer_its_prompts() {
             "[data-testid=terminal-view][data-terminal='term-1'] .xterm-rows",
         )
         .await;
-        type_into(&c, "term-1", "echo typed-by-user-$((6*7))").await;
-        wait_screen(&c, "term-1", "typed-by-user-42").await;
+        // Typed fast, every key reaches the shell in order (one write in flight at a time).
+        type_into(&c, "term-1", &format!("echo typed-by-user-$((6*7)) {FAST}")).await;
+        wait_screen(&c, "term-1", &format!("typed-by-user-42 {FAST}")).await;
 
         // The agent reads the user's terminal.
         send(&c, "What did I just run?").await;

@@ -147,6 +147,34 @@ export function terminalAttach(id: string, onOutput: (bytes: Uint8Array) => void
 }
 /** Types into a terminal or an agent command session. */
 export const terminalWrite = (id: string, data: string) => invoke<void>("terminal_write", { id, data });
+/**
+ * A writer for terminal `id` that keeps keystrokes in order: one write is in flight at a time
+ * and what is typed meanwhile goes in the next one. (Each invoke is its own request, and
+ * requests may be served in any order: typing `echo` fast could reach the shell as `ehco`.)
+ * A failed write is reported and what was queued behind it is dropped.
+ */
+export function terminalTypist(id: string, onError: (e: unknown) => void): (data: string) => void {
+  let queued = "";
+  let busy = false;
+  const flush = () => {
+    if (queued === "") {
+      busy = false;
+      return;
+    }
+    const data = queued;
+    queued = "";
+    busy = true;
+    terminalWrite(id, data).then(flush, (e: unknown) => {
+      queued = "";
+      busy = false;
+      onError(e);
+    });
+  };
+  return (data: string) => {
+    queued += data;
+    if (!busy) flush();
+  };
+}
 /** Resizes a terminal. */
 export const terminalResize = (id: string, cols: number, rows: number) => invoke<void>("terminal_resize", { id, cols, rows });
 /** The system clipboard's text (Cairn's own command; see commands/clipboard.rs). */

@@ -77,9 +77,7 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
     ipc.terminalAttach(tab.id, (bytes) => {
       if (!disposed) term.write(bytes);
     }).catch(fail);
-    const input = term.onData((data) => {
-      ipc.terminalWrite(tab.id, data).catch(fail);
-    });
+    const input = term.onData(ipc.terminalTypist(tab.id, fail));
     termRef.current = term;
     // Ctrl+Shift+C / Ctrl+Shift+V; a plain Ctrl+C still reaches the shell as an interrupt.
     // Pastes go through xterm's `paste` (bracketed-paste aware), then `onData` above.
