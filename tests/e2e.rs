@@ -10,6 +10,8 @@
 
 #[path = "e2e/files.rs"]
 mod files;
+#[path = "e2e/follow.rs"]
+mod follow;
 #[path = "e2e/mcp_trust.rs"]
 mod mcp_trust;
 #[path = "e2e/resume.rs"]

@@ -101,7 +101,7 @@ async fn rewind_chat_and_code_to_turn_one_and_diff_side_by_side() {
             &c,
             "the transcript to hold turn 1 only",
             "return document.querySelectorAll('[data-testid=user-message]').length === 1 \
-             && document.querySelectorAll('[data-testid=turn-end]').length === 1",
+             && document.querySelector('[data-testid=transcript]').dataset.turnEnds === 'completed'",
         )
         .await;
         let transcript = text_of(&c, "[data-testid=transcript]").await;

@@ -293,12 +293,26 @@ pub async fn send(client: &Client, text: &str) {
     composer.send_keys(&Key::Enter.to_string()).await.unwrap();
 }
 
-/// Waits until `n` turns ended with `status`.
+/// Waits until `n` turns of the transcript ended with `status` (counted from its
+/// `data-turn-ends`: the transcript is virtualised, so rows out of view are not in the DOM).
 pub async fn wait_turns(client: &Client, status: &str, n: usize) {
     let js = format!(
-        "return document.querySelectorAll('[data-testid=turn-end][data-status={status}]').length >= {n}"
+        "const t = document.querySelector('[data-testid=transcript]'); \
+         return t !== null && (t.dataset.turnEnds || '').split(' ').filter(s => s === '{status}').length >= {n}"
     );
     wait_js(client, &format!("{n} turn(s) ending {status}"), &js).await;
+}
+
+/// How every turn of the transcript ended, in order (its `data-turn-ends`).
+pub async fn turn_ends(client: &Client) -> Vec<String> {
+    let js = "const t = document.querySelector('[data-testid=transcript]'); \
+              return t === null ? '' : (t.dataset.turnEnds || '')";
+    let v = client.execute(js, vec![]).await.unwrap();
+    v.as_str()
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Saves a screenshot of the app window (after a pause, so the last change is painted).

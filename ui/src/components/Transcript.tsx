@@ -1,7 +1,8 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useCallback, useEffect, useLayoutEffect, useRef } from "react";
+import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { TurnStatus } from "../bindings/TurnStatus";
+import { Follow } from "../follow";
 import { useT, type MessageKey } from "../i18n";
 import type { Item } from "../transcript";
 import { MessageAttachments } from "./Attachments";
@@ -116,18 +117,15 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
   }
 });
 
-/** Distance from the bottom (px) within which new content keeps the view pinned there. */
-const STICK_PX = 80;
-
 /**
  * The chat transcript, virtualised: only the rows in view (plus a margin) are in the DOM, so
  * a session of thousands of messages scrolls and streams smoothly. Follows the bottom while
- * new content arrives unless the user scrolled up.
+ * new content arrives unless the user scrolled up (see ../follow.ts).
  */
 export function Transcript({ items, actions }: { items: Item[]; actions: TranscriptActions }) {
   const t = useT();
   const scroller = useRef<HTMLDivElement>(null);
-  const pinned = useRef(true);
+  const [follow] = useState(() => new Follow());
   const virtualizer = useVirtualizer({
     count: items.length,
     getScrollElement: () => scroller.current,
@@ -138,11 +136,22 @@ export function Transcript({ items, actions }: { items: Item[]; actions: Transcr
   const onScroll = useCallback(() => {
     const el = scroller.current;
     if (el === null) return;
-    pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < STICK_PX;
-  }, []);
+    follow.scrolled(el.scrollHeight - el.scrollTop - el.clientHeight, performance.now());
+  }, [follow]);
+  const intent = useCallback(() => follow.intent(performance.now()), [follow]);
+  // A press ends wherever the pointer is let go.
+  useEffect(() => {
+    const up = () => follow.press(false);
+    window.addEventListener("pointerup", up);
+    window.addEventListener("pointercancel", up);
+    return () => {
+      window.removeEventListener("pointerup", up);
+      window.removeEventListener("pointercancel", up);
+    };
+  }, [follow]);
   useLayoutEffect(() => {
-    if (pinned.current && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
-  }, [items, virtualizer]);
+    if (follow.pinned && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
+  }, [items, virtualizer, follow]);
   // Keep following while rows grow after measuring (streamed text, expanded output).
   useEffect(() => {
     const el = scroller.current;
@@ -150,11 +159,11 @@ export function Transcript({ items, actions }: { items: Item[]; actions: Transcr
     const inner = el.firstElementChild;
     if (inner === null) return;
     const observer = new ResizeObserver(() => {
-      if (pinned.current) el.scrollTop = el.scrollHeight;
+      if (follow.pinned) el.scrollTop = el.scrollHeight;
     });
     observer.observe(inner);
     return () => observer.disconnect();
-  }, [items.length === 0]);
+  }, [items.length === 0, follow]);
 
   if (items.length === 0) {
     return (
@@ -168,8 +177,22 @@ export function Transcript({ items, actions }: { items: Item[]; actions: Transcr
     );
   }
   const rows = virtualizer.getVirtualItems();
+  // How every turn shown ended, in order: rows out of view are not in the DOM, so this is
+  // where scripts (and the E2E tests) count turns.
+  const ends = items.flatMap((i) => (i.kind === "turn_end" ? [i.status] : [])).join(" ");
   return (
-    <section className="transcript" data-testid="transcript" ref={scroller} onScroll={onScroll} aria-live="polite">
+    <section
+      className="transcript"
+      data-testid="transcript"
+      data-turn-ends={ends}
+      ref={scroller}
+      onScroll={onScroll}
+      onWheel={intent}
+      onTouchMove={intent}
+      onKeyDown={intent}
+      onPointerDown={() => follow.press(true)}
+      aria-live="polite"
+    >
       <div className="transcript-sizer" style={{ height: virtualizer.getTotalSize() }}>
         <div className="transcript-inner" style={{ transform: `translateY(${rows[0]?.start ?? 0}px)` }}>
           {rows.map((row) => {

@@ -430,7 +430,8 @@ export function Workbench(p: Props) {
         onCloseWorkspace={p.onCloseWorkspace}
       />
       <main className="chat">
-        <Transcript items={chat.items} actions={actions} />
+        {/* Keyed by session: another session opens pinned to its bottom. */}
+        <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} />
         {terminal && (
           <Suspense fallback={<section className="terminal-panel" />}>
             <TerminalPanel fail={fail} epoch={runs} />
