@@ -110,11 +110,24 @@ async fn connect(port: u16) -> Client {
         "tauri:options".into(),
         serde_json::json!({ "application": app.to_string_lossy() }),
     );
-    ClientBuilder::native()
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .expect("WebDriver session with the app")
+    // A loaded machine sometimes fails the first session (WebKitWebDriver not ready yet):
+    // try again a few times before calling it a failure.
+    let mut attempt = 1;
+    loop {
+        match ClientBuilder::native()
+            .capabilities(caps.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
+            Ok(client) => return client,
+            Err(e) if attempt < 3 => {
+                eprintln!("WebDriver session attempt {attempt} failed: {e}; retrying");
+                attempt += 1;
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            Err(e) => panic!("no WebDriver session with the app after {attempt} attempts: {e}"),
+        }
+    }
 }
 
 /// tauri-driver and WebKitWebDriver, or `None` (after a skip message) when E2E cannot run here.
