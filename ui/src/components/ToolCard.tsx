@@ -3,6 +3,7 @@ import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import { useT, type MessageKey } from "../i18n";
 import { describeError, editPreview, toolResult } from "../ipc";
 import type { Item } from "../transcript";
+import { previewIsWhole } from "../toolOutput";
 import { DiffView, looksLikeDiff, replacementDiff } from "./DiffView";
 
 type Tool = Extract<Item, { kind: "tool" }>;
@@ -202,7 +203,7 @@ function Output({ item }: { item: Tool }) {
       ) : (
         <pre data-testid="tool-output">{shown}</pre>
       )}
-      {(done || lines.length > PREVIEW_LINES) && (
+      {((done && !previewIsWhole(streamed, item.preview)) || lines.length > PREVIEW_LINES) && (
         <button type="button" className="link-button" data-testid="tool-expand" onClick={toggle}>
           {loading ? t("tool.loading") : t(open ? "tool.hideOutput" : "tool.fullOutput")}
         </button>
