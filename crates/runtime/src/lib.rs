@@ -5,6 +5,7 @@ pub mod agents;
 pub mod checkpoints;
 pub mod index;
 pub mod instructions;
+pub mod lock;
 pub mod mcp;
 pub mod mcp_trust;
 pub mod naming;
@@ -327,8 +328,13 @@ pub fn open_session(
 ) -> Result<Assembled, RuntimeError> {
     let state_dir = opts.state_dir.clone().unwrap_or_else(default_state_dir);
     let store = SessionStore::new(&state_dir);
+    // Held from before loading until the session is dropped: no other process writes it.
+    let mut lock = None;
     let restored = match &opts.session_id {
-        Some(id) => Some(store.load(id)?),
+        Some(id) => {
+            lock = Some(store.lock(id)?);
+            Some(store.load(id)?)
+        }
         None => None,
     };
     let workspace = match (&opts.workspace, &restored) {
@@ -460,7 +466,11 @@ pub fn open_session(
             turn_marks: Vec::new(),
         },
     };
-    let persister = Arc::new(store.persister(saved)?);
+    let lock = match lock {
+        Some(l) => l,
+        None => store.lock(&session_id)?,
+    };
+    let persister = Arc::new(store.persister(saved, lock)?);
     let agents = Arc::new(RwLock::new(agents));
     let tools = tools_with_agents(
         llm.clone(),

@@ -8,6 +8,8 @@ use std::sync::Mutex;
 
 use cairn_engine::{EngineHook, PermissionState, StateSnapshot};
 use cairn_protocol::{Event, Message, TodoItem};
+
+use crate::lock::SessionLock;
 use serde::{Deserialize, Serialize};
 
 /// Errors reading or writing session files.
@@ -29,6 +31,9 @@ pub enum StoreError {
     /// The checkpoint was written by a newer Cairn and is left untouched.
     #[error("session `{id}`: {reason}")]
     Newer { id: String, reason: String },
+    /// Another process has the session open (a running `cairn run`, a desktop window).
+    #[error("session `{id}` is in use by another Cairn process{}: wait until its turn ends or close it there", holder.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    InUse { id: String, holder: Option<u32> },
     /// Any I/O failure.
     #[error("{context}: {source}")]
     Io {
@@ -304,12 +309,23 @@ impl SessionStore {
             .collect())
     }
 
-    /// A hook that appends events to `events.jsonl` and checkpoints the state at safe points.
-    pub fn persister(&self, saved: SavedSession) -> Result<SessionPersister, StoreError> {
+    /// Takes session `id`'s lock (see [`SessionLock`]); refused while another process holds it.
+    pub fn lock(&self, id: &str) -> Result<SessionLock, StoreError> {
+        SessionLock::acquire(id, &self.session_dir(id)?)
+    }
+
+    /// A hook that appends events to `events.jsonl` and checkpoints the state at safe points;
+    /// it keeps the session's `lock` for as long as it lives.
+    pub fn persister(
+        &self,
+        saved: SavedSession,
+        lock: SessionLock,
+    ) -> Result<SessionPersister, StoreError> {
         Ok(SessionPersister {
             log: self.event_log(&saved.session_id)?,
             store: self.clone(),
             saved: Mutex::new(saved),
+            _lock: lock,
         })
     }
 
@@ -318,11 +334,18 @@ impl SessionStore {
         let dir = self.session_dir(id)?;
         fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
         let path = dir.join("events.jsonl");
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&path)
             .map_err(io(format!("opening {}", path.display())))?;
+        // A process killed mid-line left a torn last line: end it, so the next event starts
+        // a line of its own (the torn one is skipped when read).
+        if !ends_with_newline(&mut file) {
+            file.write_all(b"\n")
+                .map_err(io(format!("appending to {}", path.display())))?;
+        }
         Ok(EventLog {
             out: Mutex::new(file),
             path,
@@ -364,6 +387,7 @@ pub struct SessionPersister {
     log: EventLog,
     store: SessionStore,
     saved: Mutex<SavedSession>,
+    _lock: SessionLock,
 }
 
 impl SessionPersister {
@@ -412,6 +436,20 @@ impl EngineHook for SessionPersister {
         if let Err(e) = r {
             tracing::warn!(error = %e, "could not checkpoint the session");
         }
+    }
+}
+
+/// Whether `file` is empty or ends with a newline (unreadable counts as yes).
+fn ends_with_newline(file: &mut File) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut last = [0u8; 1];
+    match file.seek(SeekFrom::End(-1)) {
+        Ok(_) => file
+            .read_exact(&mut last)
+            .map(|_| last[0] == b'\n')
+            .unwrap_or(true),
+        // Empty (cannot seek before the start).
+        Err(_) => true,
     }
 }
 
@@ -525,6 +563,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(store.read_events("e").unwrap().len(), 2);
+        // The next process's events start on a line of their own: none is glued to the torn one.
+        let log = store.event_log("e").unwrap();
+        let turn_end: Event = serde_json::from_str(good).unwrap();
+        log.on_event(&turn_end);
+        log.on_event(&turn_end);
+        assert_eq!(store.read_events("e").unwrap().len(), 4);
+        // An intact log gets no blank line.
+        drop(log);
+        let before = fs::read(dir.join("events.jsonl")).unwrap();
+        drop(store.event_log("e").unwrap());
+        assert_eq!(fs::read(dir.join("events.jsonl")).unwrap(), before);
     }
 
     #[test]

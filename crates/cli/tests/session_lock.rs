@@ -1,0 +1,123 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! One process at a time per session: a second `cairn run --session S` (or a `cairn restore`)
+//! while a turn runs in S is refused with a clear message and exit 2, and nothing of the
+//! running turn is lost; once it ended, the session is free again.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_session_in_use_by_another_process_is_refused_and_loses_nothing() {
+    let server = MockLlmServer::with_script(vec![
+        Reply::text("first answer"),
+        Reply::tool_call(
+            "c1",
+            "run_shell",
+            json!({"command": "touch started.txt; sleep 3; echo slow-done > done.txt"}),
+        ),
+        Reply::text("slow turn finished"),
+        Reply::text("third answer"),
+    ])
+    .await
+    .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let url = server.base_url();
+    let first = common::run_auto(&url, ws.path(), state.path(), "k", &[], "one").await;
+    assert!(first.status.success(), "{first:?}");
+    let id = cairn_runtime::SessionStore::new(state.path())
+        .list()
+        .unwrap()[0]
+        .id
+        .clone();
+
+    // Turn 2 runs a slow command in the session…
+    let slow = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["run", "--mode", "auto", "--model", "m", "--base-url", &url])
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["--session", &id, "two"])
+        .env("OPENAI_API_KEY", "k")
+        .env("CAIRN_SANDBOX", "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ws.path().join("started.txt").exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the slow turn never ran its command"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // …so another run in the same session is refused, and so is a restore.
+    let second =
+        common::run_auto(&url, ws.path(), state.path(), "k", &["--session", &id], "x").await;
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("in use by another Cairn process (pid "),
+        "{err}"
+    );
+    let restore = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["restore", "--session", &id, "--to-turn", "0"])
+        .arg("--state-dir")
+        .arg(state.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&restore.stderr);
+    assert_eq!(restore.status.code(), Some(2), "{err}");
+    assert!(err.contains("in use by another Cairn process"), "{err}");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the refused run asked the model nothing"
+    );
+
+    // The running turn ends normally and keeps everything.
+    let out = tokio::time::timeout(Duration::from_secs(30), slow.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(ws.path().join("done.txt").exists());
+    let saved = cairn_runtime::SessionStore::new(state.path())
+        .load(&id)
+        .unwrap();
+    assert_eq!(saved.turns, 2);
+    let text: Vec<String> = saved.messages.iter().map(|m| m.text()).collect();
+    assert!(
+        text.iter().any(|t| t.contains("slow turn finished")),
+        "{text:?}"
+    );
+
+    // Free again: the next run continues the session.
+    let third = common::run_auto(
+        &url,
+        ws.path(),
+        state.path(),
+        "k",
+        &["--session", &id],
+        "three",
+    )
+    .await;
+    assert!(third.status.success(), "{third:?}");
+    assert_eq!(
+        cairn_runtime::SessionStore::new(state.path())
+            .load(&id)
+            .unwrap()
+            .turns,
+        3
+    );
+}

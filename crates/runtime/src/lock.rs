@@ -1,0 +1,82 @@
+//! One process at a time per session: an advisory lock on `<session dir>/lock`, held for as
+//! long as the session is open (a `cairn run`, a desktop window) or a restore runs. Two
+//! processes writing one session would each save their own history over the other's.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use crate::store::StoreError;
+
+/// The lock file's name inside a session's directory.
+pub const LOCK_FILE: &str = "lock";
+
+/// A held session lock; dropping it (or the process ending, however it ends) releases it.
+#[derive(Debug)]
+pub struct SessionLock {
+    _file: File,
+}
+
+impl SessionLock {
+    /// Takes the lock of the session in `dir` (created if missing) without waiting.
+    pub fn acquire(id: &str, dir: &Path) -> Result<SessionLock, StoreError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::from_io(format!("creating {}", dir.display()), e))?;
+        let path = dir.join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| StoreError::from_io(format!("opening {}", path.display()), e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut text = String::new();
+                let _ = file.read_to_string(&mut text);
+                return Err(StoreError::InUse {
+                    id: id.to_string(),
+                    holder: text.trim().parse().ok(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(StoreError::from_io(
+                    format!("locking {}", path.display()),
+                    e,
+                ))
+            }
+        }
+        // Who holds it, for the message another process shows.
+        let pid = std::process::id().to_string();
+        let _ = file
+            .set_len(0)
+            .and_then(|_| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| file.write_all(pid.as_bytes()));
+        Ok(SessionLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_holder_is_refused_with_the_first_ones_pid_until_it_lets_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s1");
+        let first = SessionLock::acquire("s1", &dir).unwrap();
+        match SessionLock::acquire("s1", &dir) {
+            Err(StoreError::InUse { id, holder }) => {
+                assert_eq!(id, "s1");
+                assert_eq!(holder, Some(std::process::id()));
+            }
+            other => panic!("expected InUse, got {other:?}"),
+        }
+        drop(first);
+        let again = SessionLock::acquire("s1", &dir);
+        assert!(again.is_ok(), "{again:?}");
+        // Another session is independent.
+        assert!(SessionLock::acquire("s2", &tmp.path().join("s2")).is_ok());
+    }
+}
