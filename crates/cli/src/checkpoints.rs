@@ -130,6 +130,9 @@ fn turn_json(t: &TurnRecord) -> serde_json::Value {
     if !t.excluded.is_empty() {
         v["excluded"] = json!(t.excluded);
     }
+    if !t.excluded_before.is_empty() {
+        v["excludedBefore"] = json!(t.excluded_before);
+    }
     v
 }
 
@@ -158,6 +161,16 @@ pub fn turns(args: TurnsArgs) -> ExitCode {
             for f in &t.files {
                 outln!("       {f}");
             }
+            // What its checkpoints could not hold cannot be brought back by a restore.
+            let mut missing: Vec<_> = t.excluded_before.iter().chain(&t.excluded).collect();
+            missing.sort_by(|a, b| a.path.cmp(&b.path));
+            missing.dedup_by(|a, b| a.path == b.path);
+            for e in missing.iter().take(5) {
+                outln!("       not covered: {} ({})", e.path, e.reason);
+            }
+            if missing.len() > 5 {
+                outln!("       not covered: {} more", missing.len() - 5);
+            }
         }
     }
     if list.is_empty() && !args.json {
@@ -183,7 +196,13 @@ pub fn diff(args: DiffArgs) -> ExitCode {
 
 /// `cairn restore`.
 pub fn restore(args: RestoreArgs) -> ExitCode {
-    let (mut vcs, saved) = match open_session_vcs(&state_dir(args.state_dir), &args.session) {
+    let dir = state_dir(args.state_dir);
+    // Not while another process has the session open (a turn may be running there).
+    let _lock = match cairn_runtime::SessionStore::new(&dir).lock(&args.session) {
+        Ok(l) => l,
+        Err(e) => return fail_open(e.into()),
+    };
+    let (mut vcs, saved) = match open_session_vcs(&dir, &args.session) {
         Ok(v) => v,
         Err(e) => return fail_open(e),
     };

@@ -40,6 +40,9 @@ pub struct TurnRecord {
     /// What was present but not covered when the turn ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub excluded: Vec<Excluded>,
+    /// What was present but not covered when the turn began (its `before` snapshot).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded_before: Vec<Excluded>,
 }
 
 /// A snapshot taken before a side effect inside a turn.
@@ -59,6 +62,9 @@ pub(crate) struct Pending {
     pub before: String,
     #[serde(default)]
     pub steps: Vec<Step>,
+    /// What the `before` snapshot did not cover.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded_before: Vec<Excluded>,
 }
 
 /// Everything recorded for one session in one workspace.

@@ -14,7 +14,7 @@ use crate::error::{Result, VcsError};
 use crate::fsops::{temp_path, TreeWriter};
 use crate::tree::{self, split_last, Edit};
 use crate::treediff::{self, Leaf};
-use crate::walk::rel_path;
+use crate::walk::{rel_path, Excluded};
 
 /// What to restore.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,6 +80,9 @@ pub(crate) struct Journal {
     pub target_tree: String,
     pub summary: String,
     pub actions: Vec<Action>,
+    /// What the pre-restore snapshot did not cover.
+    #[serde(default)]
+    pub excluded: Vec<Excluded>,
 }
 
 fn leaf_str(l: Option<Leaf>) -> Option<(String, u32)> {
@@ -121,6 +124,7 @@ pub(crate) fn plan(
     pre: Oid,
     target: Oid,
     user_changed: &HashSet<Vec<u8>>,
+    not_covered: &[Excluded],
     opts: &RestoreOptions,
 ) -> Result<(Vec<Action>, RestoreReport)> {
     let wanted: Vec<Vec<u8>> = opts.paths.iter().map(|p| normalize(root, p)).collect();
@@ -154,6 +158,23 @@ pub(crate) fn plan(
                 .conflicts
                 .push(crate::restore::Conflict { path: name, reason });
             continue;
+        }
+        // Absent from the target only because that checkpoint could not hold it (too large,
+        // in a folder too big): deleting it would lose it, whatever --force says.
+        if c.new.is_none() {
+            if let Some(e) = not_covered
+                .iter()
+                .find(|e| under(&c.path, e.path.trim_end_matches('/').as_bytes()))
+            {
+                report.conflicts.push(Conflict {
+                    path: name,
+                    reason: format!(
+                        "was not covered by that checkpoint ({}); kept as it is",
+                        e.reason
+                    ),
+                });
+                continue;
+            }
         }
         if !opts.force && user_changed.contains(&c.path) {
             report.conflicts.push(Conflict {

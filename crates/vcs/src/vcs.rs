@@ -252,6 +252,7 @@ impl Vcs {
                     session_turn,
                     before: c,
                     steps: Vec::new(),
+                    excluded_before: ts.excluded,
                 })
             }
         }
@@ -305,6 +306,7 @@ impl Vcs {
             after: after.to_string(),
             kind: TurnKind::Agent,
             excluded: ts.excluded,
+            excluded_before: p.excluded_before,
         };
         log.turns.push(rec.clone());
         Ok(Some(rec))
@@ -421,8 +423,16 @@ impl Vcs {
         )?;
         let user = self.user_changed(&log, opts.to_turn, ts.tree)?;
         let root = self.store.workspace().to_path_buf();
-        let (actions, mut report) =
-            restore::plan(&self.store.repo, &root, ts.tree, target, &user, opts)?;
+        let not_covered = checkpoint_excluded(&log, opts.to_turn);
+        let (actions, mut report) = restore::plan(
+            &self.store.repo,
+            &root,
+            ts.tree,
+            target,
+            &user,
+            &not_covered,
+            opts,
+        )?;
         if opts.dry_run || actions.is_empty() {
             self.save_log(&mut log)?;
             return Ok(report);
@@ -439,6 +449,7 @@ impl Vcs {
             target_tree: target.to_string(),
             summary,
             actions,
+            excluded: ts.excluded,
         };
         self.save_log(&mut log)?;
         write_json(&self.store.journal_path(), &journal)?;
@@ -489,7 +500,8 @@ impl Vcs {
             before: j.pre_commit.clone(),
             after: after.to_string(),
             kind: TurnKind::Restore,
-            excluded: Vec::new(),
+            excluded: j.excluded.clone(),
+            excluded_before: j.excluded.clone(),
         });
         self.save_log(log)?;
         remove_journal(&self.store.journal_path())?;
@@ -619,4 +631,21 @@ fn action_name(a: &restore::Action) -> String {
         s.push('/');
     }
     s
+}
+
+/// What the checkpoint a restore to `to_turn` goes back to did not cover (empty when the log
+/// predates this record or the turn does not exist).
+fn checkpoint_excluded(log: &SessionLog, to_turn: u32) -> Vec<crate::walk::Excluded> {
+    match to_turn {
+        0 => log
+            .turns
+            .first()
+            .map(|t| t.excluded_before.clone())
+            .unwrap_or_default(),
+        n => log
+            .turns
+            .get(n as usize - 1)
+            .map(|t| t.excluded.clone())
+            .unwrap_or_default(),
+    }
 }

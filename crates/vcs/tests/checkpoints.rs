@@ -420,6 +420,74 @@ fn size_caps_exclude_and_report_untracked_files() {
     assert!(ws.path().join("big.dat").exists());
 }
 
+/// A file too large for the checkpoint that the agent shrank (or a folder too big that it
+/// thinned) is absent from that checkpoint only because it could not be held: a restore must
+/// not delete it, even with --force, and says why it kept it.
+#[test]
+fn a_restore_never_deletes_what_its_checkpoint_could_not_hold() {
+    for git in [true, false] {
+        let ws = tempfile::tempdir().unwrap();
+        let st = tempfile::tempdir().unwrap();
+        if git {
+            user_repo(ws.path());
+        }
+        let cfg = cairn_vcs::VcsConfig {
+            watch: false,
+            max_untracked_file_bytes: 100,
+            ..cairn_vcs::VcsConfig::default()
+        };
+        let mut vcs = cairn_vcs::Vcs::open(st.path(), ws.path(), cfg).unwrap();
+        write(ws.path(), "data.bin", &"x".repeat(500));
+        write(ws.path(), "notes.txt", "one\n");
+        let rec = turn(&mut vcs, S, 1, "shrink", || {
+            write(ws.path(), "data.bin", "tiny");
+            write(ws.path(), "notes.txt", "two\n");
+        })
+        .unwrap();
+        assert!(rec.excluded_before.iter().any(|e| e.path == "data.bin"));
+        let turn2 = turn(&mut vcs, S, 2, "more", || {
+            write(ws.path(), "notes.txt", "three\n");
+        })
+        .unwrap();
+        assert!(turn2.excluded.is_empty(), "{:?}", turn2.excluded);
+
+        for force in [false, true] {
+            let opts = cairn_vcs::RestoreOptions {
+                force,
+                ..restore_to(0)
+            };
+            let report = vcs.restore(S, 3, &opts).unwrap();
+            assert_eq!(
+                read(ws.path(), "data.bin"),
+                "tiny",
+                "git={git} force={force}"
+            );
+            assert!(report.deleted.is_empty(), "{report:?}");
+            let kept = report
+                .conflicts
+                .iter()
+                .find(|c| c.path == "data.bin")
+                .unwrap_or_else(|| panic!("{report:?}"));
+            assert!(
+                kept.reason
+                    .contains("not covered by that checkpoint (untracked file of 500 bytes"),
+                "{}",
+                kept.reason
+            );
+            assert_eq!(read(ws.path(), "notes.txt"), "one\n");
+        }
+        // To turn 1, where it was covered (small), it is restored as usual.
+        write(ws.path(), "data.bin", "changed by the user");
+        let report = vcs.restore(S, 4, &{
+            let mut o = restore_to(1);
+            o.force = true;
+            o
+        });
+        report.unwrap();
+        assert_eq!(read(ws.path(), "data.bin"), "tiny");
+    }
+}
+
 #[test]
 fn forget_and_gc_keep_the_store_consistent() {
     let ws = tempfile::tempdir().unwrap();
