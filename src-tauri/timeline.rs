@@ -96,6 +96,7 @@ fn view_of(record: &TurnRecord, diff: &str) -> CheckpointView {
     let kind = match record.kind {
         TurnKind::Agent => CheckpointKind::Agent,
         TurnKind::Restore => CheckpointKind::Restore,
+        TurnKind::User => CheckpointKind::User,
     };
     CheckpointView {
         turn: record.turn,
@@ -106,7 +107,7 @@ fn view_of(record: &TurnRecord, diff: &str) -> CheckpointView {
         files: files_of(record, diff),
         restored_to: match kind {
             CheckpointKind::Restore => restored_to(&record.summary),
-            CheckpointKind::Agent => None,
+            CheckpointKind::Agent | CheckpointKind::User => None,
         },
     }
 }

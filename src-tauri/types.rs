@@ -434,6 +434,8 @@ pub enum CheckpointKind {
     Agent,
     /// A restore (undo it by restoring to the checkpoint before it).
     Restore,
+    /// The user's own changes since the last checkpoint, recorded by the restore after them.
+    User,
 }
 
 /// One change-turn of the session: a checkpoint the workspace can be restored to.

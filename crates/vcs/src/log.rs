@@ -14,6 +14,9 @@ pub enum TurnKind {
     Agent,
     /// A `restore` (undo it by restoring to the change-turn before it).
     Restore,
+    /// The user's own changes since the last change-turn, recorded when a restore follows
+    /// them (so undoing the restore brings them back).
+    User,
 }
 
 /// One change-turn: a session turn that changed files.

@@ -397,6 +397,17 @@ impl Vcs {
             for c in treediff::diff(&self.store.repo, Some(a), Some(b))? {
                 out.insert(c.path);
             }
+            // The user's own change-turns after the target are theirs too.
+            if let Some(t) = log
+                .turns
+                .get(k as usize)
+                .filter(|t| t.kind == TurnKind::User)
+            {
+                let (x, y) = (self.tree_of(&t.before)?, self.tree_of(&t.after)?);
+                for c in treediff::diff(&self.store.repo, Some(x), Some(y))? {
+                    out.insert(c.path);
+                }
+            }
         }
         Ok(out)
     }
@@ -441,6 +452,10 @@ impl Vcs {
         if !opts.paths.is_empty() {
             summary.push_str(&format!(" ({})", opts.paths.join(", ")));
         }
+        // The user's changes since the last change-turn get a change-turn of their own, so
+        // restoring to it (undoing this restore) brings them back even where --force
+        // overwrote them.
+        self.record_user_changes(&mut log, ts.tree, &pre_commit, session_turn, &ts.excluded)?;
         let journal = Journal {
             session: session.to_string(),
             to_turn: opts.to_turn,
@@ -463,6 +478,40 @@ impl Vcs {
         )?;
         report.turn = self.finish_restore(&mut log, &journal, session_turn)?;
         Ok(report)
+    }
+
+    /// Records what changed between the last change-turn and `current` (its commit) as
+    /// a [`TurnKind::User`] change-turn; nothing when nothing did.
+    fn record_user_changes(
+        &self,
+        log: &mut SessionLog,
+        current: Oid,
+        current_commit: &Oid,
+        session_turn: u32,
+        excluded: &[crate::walk::Excluded],
+    ) -> Result<()> {
+        let Some(last) = log.turns.last() else {
+            return Ok(());
+        };
+        let last_tree = self.tree_of(&last.after)?;
+        let changes = treediff::diff(&self.store.repo, Some(last_tree), Some(current))?;
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let rec = TurnRecord {
+            turn: log.turns.len() as u32 + 1,
+            session_turn,
+            files: changes.iter().map(change_name).collect(),
+            summary: "changes outside the agent's turns".into(),
+            at: now(),
+            before: last.after.clone(),
+            after: current_commit.to_string(),
+            kind: TurnKind::User,
+            excluded: excluded.to_vec(),
+            excluded_before: last.excluded.clone(),
+        };
+        log.turns.push(rec);
+        Ok(())
     }
 
     fn check_no_journal(&self) -> Result<()> {

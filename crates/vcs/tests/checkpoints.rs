@@ -488,6 +488,60 @@ fn a_restore_never_deletes_what_its_checkpoint_could_not_hold() {
     }
 }
 
+/// A forced restore overwrites the user's own edits made after the last turn; undoing it
+/// (restoring to the change-turn before it) brings those edits back exactly, and a later
+/// restore across them still treats them as the user's.
+#[test]
+fn undoing_a_forced_restore_brings_back_the_users_edits() {
+    let ws = tempfile::tempdir().unwrap();
+    let st = tempfile::tempdir().unwrap();
+    user_repo(ws.path());
+    let mut vcs = open(st.path(), ws.path(), false);
+    turn(&mut vcs, S, 1, "one", || {
+        write(ws.path(), "a.txt", "agent 1\n")
+    })
+    .unwrap();
+    turn(&mut vcs, S, 2, "two", || {
+        write(ws.path(), "a.txt", "agent 2\n")
+    })
+    .unwrap();
+    write(ws.path(), "a.txt", "agent 2\nuser line\n");
+    write(ws.path(), "notes.txt", "the user's notes\n");
+    let edited = state(ws.path());
+
+    let report = vcs
+        .restore(
+            S,
+            3,
+            &RestoreOptions {
+                force: true,
+                ..restore_to(0)
+            },
+        )
+        .unwrap();
+    assert!(!ws.path().join("notes.txt").exists());
+    assert!(!ws.path().join("a.txt").exists());
+    let restore_turn = report.turn.unwrap();
+    let turns = vcs.turns(S).unwrap();
+    let user = &turns[restore_turn as usize - 2];
+    assert_eq!(user.kind, cairn_vcs::TurnKind::User);
+    assert_eq!(
+        user.files,
+        vec!["a.txt".to_string(), "notes.txt".to_string()]
+    );
+
+    // Undo: restore to the change-turn before the restore.
+    let undo = vcs.restore(S, 3, &restore_to(restore_turn - 1)).unwrap();
+    assert!(undo.conflicts.is_empty(), "{undo:?}");
+    assert_eq!(state(ws.path()), edited, "the user's edits are back");
+
+    // Going back to turn 1 without --force keeps what the user wrote.
+    let back = vcs.restore(S, 3, &restore_to(1)).unwrap();
+    let kept: Vec<_> = back.conflicts.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(kept, vec!["a.txt", "notes.txt"], "{back:?}");
+    assert_eq!(state(ws.path()), edited);
+}
+
 #[test]
 fn forget_and_gc_keep_the_store_consistent() {
     let ws = tempfile::tempdir().unwrap();

@@ -106,7 +106,15 @@ export function CheckpointMarkers({ turn, actions, busy }: { turn: number; actio
   if (here.length === 0) return null;
   return (
     <div className="checkpoints">
-      {here.map((c) => (c.kind === "agent" ? <AgentMarker key={c.turn} c={c} actions={actions} busy={busy} /> : <RestoreMarker key={c.turn} c={c} actions={actions} busy={busy} />))}
+      {here.map((c) =>
+        c.kind === "agent" ? (
+          <AgentMarker key={c.turn} c={c} actions={actions} busy={busy} />
+        ) : c.kind === "user" ? (
+          <UserMarker key={c.turn} c={c} actions={actions} />
+        ) : (
+          <RestoreMarker key={c.turn} c={c} actions={actions} busy={busy} />
+        ),
+      )}
     </div>
   );
 }
@@ -129,6 +137,20 @@ function AgentMarker({ c, actions, busy }: { c: CheckpointView; actions: Timelin
     </div>
   );
 }
+/** The user's own edits that a restore after them recorded (its Undo brings them back). */
+function UserMarker({ c, actions }: { c: CheckpointView; actions: TimelineActions }) {
+  const t = useT();
+  return (
+    <div className="checkpoint checkpoint-user" data-testid="checkpoint" data-turn={c.turn} data-kind="user">
+      <span className="checkpoint-dot" aria-hidden="true" />
+      <button type="button" className="checkpoint-summary" data-testid="user-entry" onClick={() => actions.showDiff(c.turn)}>
+        {t("timeline.userEdits")} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+      </button>
+      <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
+    </div>
+  );
+}
+
 function RestoreMarker({ c, actions, busy }: { c: CheckpointView; actions: TimelineActions; busy: boolean }) {
   const t = useT();
   const label = c.restoredTo === 0 ? t("timeline.restoredStart") : `${t("timeline.restoredTo")} ${c.restoredTo ?? "?"}`;
