@@ -92,6 +92,12 @@ pub(crate) enum PendingOutcome {
     Fatal(String),
 }
 
+/// Why a call left open is closed when new input arrives.
+pub(crate) const CLOSED: &str = "interrupted: the session ended before this call finished";
+/// Why a call that had started when the session ended is closed on resume.
+const NOT_RUN_AGAIN: &str =
+    "interrupted: the session ended while this call was running; it was not run again";
+
 fn interrupted_result(call: &ToolCall, why: &str) -> Message {
     Message::Tool(ToolResult {
         call_id: call.id.clone(),
@@ -103,14 +109,33 @@ fn interrupted_result(call: &ToolCall, why: &str) -> Message {
 }
 
 impl TurnRunner<'_> {
-    /// Closes every open call as `interrupted` (new input arrived instead of a resume).
-    pub(crate) fn close_pending(&mut self) {
+    /// Closes every open call as `interrupted` (new input arrived instead of a resume); the
+    /// calls closed, to announce with [`Self::announce_closed`] once the turn has started.
+    pub(crate) fn close_pending(&mut self) -> Vec<ToolCall> {
         self.state.pending_started.clear();
-        for call in std::mem::take(&mut self.state.pending) {
-            self.state.messages.push(interrupted_result(
-                &call,
-                "interrupted: the session ended before this call finished",
-            ));
+        let closed = std::mem::take(&mut self.state.pending);
+        for call in &closed {
+            self.state.messages.push(interrupted_result(call, CLOSED));
+        }
+        closed
+    }
+
+    /// Emits `tool_finished` (`interrupted`, with why) for calls closed without running, so
+    /// event consumers see every call end.
+    pub(crate) async fn announce_closed(&self, calls: &[ToolCall], why: &str) {
+        for call in calls {
+            self.emit(cairn_protocol::Event::ToolFinished(
+                cairn_protocol::ToolFinished {
+                    task_id: self.task_id.clone(),
+                    req_id: call.id.clone(),
+                    name: call.name.clone(),
+                    status: ToolStatus::Interrupted,
+                    reason: Some(why.trim_start_matches("interrupted: ").to_string()),
+                    duration: None,
+                    result_preview: None,
+                },
+            ))
+            .await;
         }
     }
 
@@ -122,11 +147,11 @@ impl TurnRunner<'_> {
         let (was_running, not_started): (Vec<ToolCall>, Vec<ToolCall>) =
             calls.into_iter().partition(|c| started.contains(&c.id));
         for call in &was_running {
-            self.state.messages.push(interrupted_result(
-                call,
-                "interrupted: the session ended while this call was running; it was not run again",
-            ));
+            self.state
+                .messages
+                .push(interrupted_result(call, NOT_RUN_AGAIN));
         }
+        self.announce_closed(&was_running, NOT_RUN_AGAIN).await;
         let interrupted = self.execute_tools(not_started).await;
         self.save_state();
         self.emit(cairn_protocol::Event::IterationEnd(

@@ -125,9 +125,11 @@ impl<'a> TurnRunner<'a> {
             TurnKind::Input(text) | TurnKind::Attach(text, _) => text.clone(),
             TurnKind::Retry | TurnKind::Resume => self.state.last_input.clone(),
         };
-        if !matches!(kind, TurnKind::Resume) {
-            self.close_pending();
-        }
+        let closed = if matches!(kind, TurnKind::Resume) {
+            Vec::new()
+        } else {
+            self.close_pending()
+        };
         if matches!(kind, TurnKind::Input(_)) {
             self.state.turns += 1;
             self.state.last_input = input.clone();
@@ -158,6 +160,7 @@ impl<'a> TurnRunner<'a> {
             turn: self.state.turns,
         }))
         .await;
+        self.announce_closed(&closed, crate::resume::CLOSED).await;
 
         let end = if read(&self.inner.config).model.trim().is_empty() {
             self.emit_error(

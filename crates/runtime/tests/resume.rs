@@ -194,7 +194,16 @@ async fn a_call_that_had_started_is_closed_not_run_twice() {
         Arc::new(approver.clone()),
     )
     .await;
-    drain(a.session.resume()).await;
+    let events = drain(a.session.resume()).await;
+    // The call closed without running ends in the event stream too, right after turn_start.
+    assert!(matches!(&events[0], Event::TurnStart(_)), "{events:?}");
+    assert!(
+        matches!(&events[1], Event::ToolFinished(f) if f.req_id == "call_w1"
+            && f.status == ToolStatus::Interrupted
+            && f.reason.as_deref().is_some_and(|r| r.contains("not run again"))),
+        "{:?}",
+        events[1]
+    );
     let asked: Vec<String> = approver.seen().into_iter().map(|r| r.req_id).collect();
     assert_eq!(asked, vec!["call_w2"]);
     assert!(!ws.path().join("one.txt").exists());
@@ -224,6 +233,22 @@ async fn new_input_instead_of_resume_closes_the_open_calls() {
     .await;
     let events = drain(a.session.run("never mind")).await;
     assert!(matches!(events.last(), Some(Event::TurnEnd(t)) if t.status == TurnStatus::Completed));
+    // Both closed calls end in the event stream, after turn_start.
+    assert!(matches!(&events[0], Event::TurnStart(_)), "{events:?}");
+    let closed: Vec<(String, ToolStatus)> = events[1..3]
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolFinished(f) => Some((f.req_id.clone(), f.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        closed,
+        vec![
+            ("call_w1".to_string(), ToolStatus::Interrupted),
+            ("call_w2".to_string(), ToolStatus::Interrupted)
+        ]
+    );
     assert!(approver.seen().is_empty());
     assert!(!ws.path().join("one.txt").exists());
     let msgs = &llm.requests()[0].messages;
