@@ -121,3 +121,83 @@ async fn a_session_in_use_by_another_process_is_refused_and_loses_nothing() {
         3
     );
 }
+
+/// A `cairn run` killed with SIGKILL cannot stop the command it was running; the next
+/// process to open the session stops it, so it does not go on writing to the workspace.
+#[tokio::test]
+async fn commands_a_killed_run_left_behind_are_stopped_by_the_next_one() {
+    let server = MockLlmServer::with_script(vec![
+        Reply::text("first answer"),
+        Reply::tool_call(
+            "c1",
+            "run_shell",
+            json!({"command": "echo $$ > pid.txt; sleep 30; touch late.txt"}),
+        ),
+        Reply::text("after the crash"),
+    ])
+    .await
+    .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let url = server.base_url();
+    let first = common::run_auto(&url, ws.path(), state.path(), "k", &[], "one").await;
+    assert!(first.status.success(), "{first:?}");
+    let id = cairn_runtime::SessionStore::new(state.path())
+        .list()
+        .unwrap()[0]
+        .id
+        .clone();
+    let mut doomed = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["run", "--mode", "auto", "--model", "m", "--base-url", &url])
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["--session", &id, "two"])
+        .env("OPENAI_API_KEY", "k")
+        .env("CAIRN_SANDBOX", "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid_file = ws.path().join("pid.txt");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let shell: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    doomed.start_kill().unwrap();
+    doomed.wait().await.unwrap();
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"))
+    };
+    assert!(alive(shell), "SIGKILL leaves the command running");
+
+    let next = common::run_auto(
+        &url,
+        ws.path(),
+        state.path(),
+        "k",
+        &["--session", &id],
+        "three",
+    )
+    .await;
+    assert!(next.status.success(), "{next:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(shell) {
+        assert!(
+            Instant::now() < deadline,
+            "the left-over command was not stopped"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

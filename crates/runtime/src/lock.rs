@@ -15,6 +15,7 @@ pub const LOCK_FILE: &str = "lock";
 #[derive(Debug)]
 pub struct SessionLock {
     _file: File,
+    previous: Option<u32>,
 }
 
 impl SessionLock {
@@ -47,13 +48,25 @@ impl SessionLock {
                 ))
             }
         }
-        // Who holds it, for the message another process shows.
+        // The last holder (gone now, or it would still hold the lock), then who holds it,
+        // for the message another process shows.
+        let mut text = String::new();
+        let _ = file.read_to_string(&mut text);
+        let previous = text.trim().parse().ok();
         let pid = std::process::id().to_string();
         let _ = file
             .set_len(0)
             .and_then(|_| file.seek(SeekFrom::Start(0)))
             .and_then(|_| file.write_all(pid.as_bytes()));
-        Ok(SessionLock { _file: file })
+        Ok(SessionLock {
+            _file: file,
+            previous,
+        })
+    }
+
+    /// The process that held the lock last (it has ended), when the file says.
+    pub fn previous_holder(&self) -> Option<u32> {
+        self.previous
     }
 }
 
@@ -74,8 +87,8 @@ mod tests {
             other => panic!("expected InUse, got {other:?}"),
         }
         drop(first);
-        let again = SessionLock::acquire("s1", &dir);
-        assert!(again.is_ok(), "{again:?}");
+        let again = SessionLock::acquire("s1", &dir).unwrap();
+        assert_eq!(again.previous_holder(), Some(std::process::id()));
         // Another session is independent.
         assert!(SessionLock::acquire("s2", &tmp.path().join("s2")).is_ok());
     }
