@@ -33,6 +33,9 @@ pub struct EngineConfig {
     pub workspace: PathBuf,
     /// Session state dir (tool results, logs).
     pub state_dir: PathBuf,
+    /// Folders shell commands never read unasked (Cairn's own state: other sessions, the
+    /// vault), even when they look read-only.
+    pub private_dirs: Vec<PathBuf>,
     /// Model id; empty ⇒ `run` fails with a clear error.
     pub model: String,
     /// System prompt, injected as the first message.
@@ -66,6 +69,7 @@ impl EngineConfig {
             session_id: uuid::Uuid::new_v4().to_string(),
             workspace,
             state_dir,
+            private_dirs: Vec::new(),
             model: model.into(),
             instructions: crate::prompt::default_instructions(),
             mode: Mode::Interactive,

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use cairn_policy::paths::{canonical_workspace, physical_path};
-use cairn_policy::{is_known_safe, RuleDecision, RuleSet, ShellAnalysis};
+use cairn_policy::{NotKnownSafe, ReadScope, RuleDecision, RuleSet, ShellAnalysis};
 use cairn_protocol::{Mode, ToolMeta};
 use serde::{Deserialize, Serialize};
 
@@ -92,6 +92,8 @@ pub struct PermissionEngine {
     /// Folders of the engine's own the tools may read (saved oversized tool results); not
     /// part of the saved state, never writable.
     readable_dirs: Vec<String>,
+    /// Folders commands never read unasked (Cairn's state dir).
+    private_dirs: Vec<PathBuf>,
 }
 
 impl PermissionEngine {
@@ -108,7 +110,32 @@ impl PermissionEngine {
                 ..Default::default()
             },
             readable_dirs: Vec::new(),
+            private_dirs: Vec::new(),
         }
+    }
+
+    /// Keeps known-safe commands from reading `dir` unasked (Cairn's state dir).
+    pub fn add_private_dir(&mut self, dir: &Path) {
+        if !self.private_dirs.iter().any(|d| d == dir) {
+            self.private_dirs.push(dir.to_path_buf());
+        }
+    }
+
+    /// Whether `command` may run unasked as known-safe read-only commands without a sandbox:
+    /// read-only forms whose files stay in the workspace or granted folders (seed §8.4).
+    fn known_safe(&self, command: &str) -> Result<(), NotKnownSafe> {
+        let mut scope = ReadScope::new(&self.workspace);
+        for dir in self
+            .readable_dirs
+            .iter()
+            .chain(self.state.granted_dirs.keys())
+        {
+            scope = scope.with_readable(Path::new(dir));
+        }
+        for dir in &self.private_dirs {
+            scope = scope.with_forbidden(dir);
+        }
+        scope.check_command(command)
     }
 
     /// Lets tools read `dir` (outside the workspace) for this session, read-only.
@@ -263,7 +290,7 @@ impl PermissionEngine {
             if let Some(cmd) = args
                 .get("command")
                 .and_then(|c| c.as_str())
-                .filter(|c| !all_known_safe(c))
+                .filter(|c| self.known_safe(c).is_err())
             {
                 if let Some(p) = mentioned_protected(&self.workspace, cmd) {
                     return Decision::ask(format!(
@@ -302,15 +329,17 @@ impl PermissionEngine {
             .and_then(|c| c.as_str())
             .filter(|_| execs);
         // 5. Shell policy.
+        let mut not_safe = None;
         if let Some(cmd) = command {
             match self.shell_policy {
                 ShellPolicy::All => return Decision::allow("shell policy `all`"),
                 ShellPolicy::Sandbox | ShellPolicy::Workspace if self.sandbox_enforced => {
                     return Decision::allow("runs inside the OS sandbox");
                 }
-                ShellPolicy::Workspace if all_known_safe(cmd) => {
-                    return Decision::allow("known-safe read-only command");
-                }
+                ShellPolicy::Workspace => match self.known_safe(cmd) {
+                    Ok(()) => return Decision::allow("known-safe read-only command"),
+                    Err(why) => not_safe = Some(why),
+                },
                 _ => {}
             }
         }
@@ -346,7 +375,15 @@ impl PermissionEngine {
             (None, _) if writes && !targets.is_empty() => format!("writes {}", targets.join(", ")),
             _ => "has side effects".to_string(),
         };
-        Decision::ask(format!("{name} {what}"))
+        match not_safe {
+            // Why the workspace policy did not let it through (e.g. it reads outside).
+            Some(
+                why @ (NotKnownSafe::ReadsOutside(_)
+                | NotKnownSafe::FollowsLinks(_)
+                | NotKnownSafe::WorkspaceCode(_)),
+            ) => Decision::ask(format!("{name} {what} ({why})")),
+            _ => Decision::ask(format!("{name} {what}")),
+        }
     }
 }
 
@@ -367,15 +404,6 @@ impl PermissionEngine {
                 .granted_dirs
                 .iter()
                 .any(|(dir, w)| *w && inside(Path::new(dir)))
-    }
-}
-
-/// Whether every part of a command line is a known-safe read-only command.
-fn all_known_safe(command: &str) -> bool {
-    match ShellAnalysis::of(command) {
-        ShellAnalysis::Simple(w) => is_known_safe(&w),
-        ShellAnalysis::Compound(parts) => parts.iter().all(|w| is_known_safe(w)),
-        ShellAnalysis::Opaque(_) => false,
     }
 }
 

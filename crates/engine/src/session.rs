@@ -204,6 +204,9 @@ impl SessionBuilder {
         permissions.add_readable_dir(&self.config.budget.dir_for(&self.config.state_dir));
         // Saved attachments: the user message names their path, so a tool can open them.
         permissions.add_readable_dir(&self.config.state_dir.join("attachments"));
+        for dir in &self.config.private_dirs {
+            permissions.add_private_dir(dir);
+        }
         if let Some((rules, policy, enforced)) = self.rules {
             permissions.set_rules(rules);
             permissions.set_shell_policy(policy, enforced);

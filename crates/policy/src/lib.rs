@@ -5,11 +5,16 @@ pub mod net;
 pub mod paths;
 pub mod rules;
 pub mod safe;
+mod safe_args;
+mod safe_specs;
 pub mod sandbox;
 pub mod sandbox_links;
 pub mod sandbox_mounts;
+pub mod scope;
 pub mod shell;
+mod workspace_code;
 
 pub use rules::{Rule, RuleDecision, RuleError, RuleSet, RuleSpec};
 pub use safe::is_known_safe;
+pub use scope::{NotKnownSafe, ReadScope};
 pub use shell::{parse_plain_commands, ShellAnalysis};

@@ -1,8 +1,26 @@
 //! The known-safe command set: read-only commands (with their dangerous flags excluded) that
 //! may run without asking when the shell policy allows it.
+//!
+//! [`is_known_safe`] sees only the words: it also refuses arguments that are lexically outside
+//! the current folder (absolute, `~`, climbing `..`, `/proc`). Callers that know the workspace
+//! use [`crate::scope::ReadScope`], which also follows symbolic links, keeps the state folder
+//! out and refuses commands that workspace files can redirect to other programs.
 
-/// Whether one plain simple command (its words) only reads.
+use crate::safe_args::{lexically_outside, path_candidates, reads_through_links};
+
+/// Longest short-option cluster (`-abc...`) a known-safe command may carry.
+const MAX_CLUSTER: usize = 256;
+
+/// Whether one plain simple command (its words) only reads, inside the current folder.
 pub fn is_known_safe(words: &[String]) -> bool {
+    is_read_only_form(words)
+        && !reads_through_links(words)
+        && path_candidates(words).iter().all(|c| !lexically_outside(c))
+}
+
+/// Whether the words are a known read-only program used without an option that writes, runs
+/// another program or reads a list of file names from a file (what the path checks cannot see).
+pub fn is_read_only_form(words: &[String]) -> bool {
     let Some(program) = words.first() else {
         return false;
     };
@@ -11,37 +29,48 @@ pub fn is_known_safe(words: &[String]) -> bool {
     if program.contains('/') {
         return false;
     }
+    // Every tail of a short-option cluster is checked as a path: keep that cheap.
+    if args
+        .iter()
+        .any(|a| a.starts_with('-') && !a.starts_with("--") && a.len() > MAX_CLUSTER)
+    {
+        return false;
+    }
+    let none = |bad: &dyn Fn(&str) -> bool| !args.iter().any(|a| bad(a));
     match program.as_str() {
-        // `tree -o FILE` writes its listing (also inside a cluster such as `-ao FILE`).
-        "tree" => !args
-            .iter()
-            .any(|a| short_cluster_has(a, 'o') || long_is(a, "output", 1)),
-        // `file -C` compiles a magic file into the current directory.
-        "file" => !args
-            .iter()
-            .any(|a| short_cluster_has(a, 'C') || long_is(a, "compile", 3)),
+        // `tree -o FILE` writes its listing (also inside a cluster such as `-ao FILE`); `-R`
+        // (with `-H`) writes `00Tree.html` into every folder.
+        "tree" => none(&|a| {
+            short_cluster_has(a, 'o') || short_cluster_has(a, 'R') || long_is(a, "output")
+        }),
+        // `file -C` compiles a magic file into the current directory; `-f LIST` reads names.
+        "file" => none(&|a| {
+            short_cluster_has(a, 'C')
+                || short_cluster_has(a, 'f')
+                || long_is(a, "compile")
+                || long_is(a, "files-from")
+        }),
         // `date -s` sets the clock.
-        "date" => !args
-            .iter()
-            .any(|a| short_cluster_has(a, 's') || long_is(a, "set", 2)),
-        "cat" | "echo" | "false" | "true" | "head" | "tail" | "wc" | "nl" | "pwd" | "ls"
-        | "which" | "whoami" | "id" | "uname" | "stat" | "du" | "basename" | "dirname"
-        | "realpath" | "cut" | "tr" | "cmp" | "diff" | "grep" | "egrep" | "fgrep" => {
+        "date" => none(&|a| short_cluster_has(a, 's') || long_is(a, "set")),
+        // `--files0-from=LIST` reads the names to open from a file.
+        "wc" | "du" => none(&|a| long_is(a, "files0-from")),
+        "cat" | "echo" | "false" | "true" | "head" | "tail" | "nl" | "pwd" | "ls" | "which"
+        | "whoami" | "id" | "uname" | "stat" | "basename" | "dirname" | "realpath" | "cut"
+        | "tr" | "cmp" | "diff" | "grep" | "egrep" | "fgrep" => {
             // `grep -r` still only reads; `diff`/`cmp` only read. Nothing here writes unless
             // redirected, and redirections never reach this check.
             true
         }
-        "rg" => !args.iter().any(|a| {
-            a == "--pre"
-                || a.starts_with("--pre=")
-                || a == "--hostname-bin"
-                || a.starts_with("--hostname-bin=")
-                || a == "-z"
-                || a == "--search-zip"
+        "rg" => none(&|a| {
+            long_is(a, "pre")
+                || long_is(a, "hostname-bin")
+                || long_is(a, "search-zip")
+                || short_cluster_has(a, 'z')
         }),
-        "find" => !args.iter().any(|a| {
+        // find's predicates are never abbreviated.
+        "find" => none(&|a| {
             matches!(
-                a.as_str(),
+                a,
                 "-exec"
                     | "-execdir"
                     | "-ok"
@@ -51,14 +80,16 @@ pub fn is_known_safe(words: &[String]) -> bool {
                     | "-fprint"
                     | "-fprint0"
                     | "-fprintf"
+                    | "-files0-from"
             )
         }),
-        // `-o FILE` (also `-uo FILE`, `--outp=FILE`: getopt takes clusters and unambiguous
-        // abbreviations) writes; `--compress-program=PROG` runs a program.
-        "sort" => !args.iter().any(|a| {
+        // `-o FILE` (also `-uo FILE`, `--o=FILE`: getopt takes clusters and any unambiguous
+        // abbreviation) writes; `--compress-program=PROG` runs a program.
+        "sort" => none(&|a| {
             short_cluster_has(a, 'o')
-                || long_is(a, "output", 1)
-                || long_is(a, "compress-program", 2)
+                || long_is(a, "output")
+                || long_is(a, "compress-program")
+                || long_is(a, "files0-from")
         }),
         "sed" => {
             // Only `sed -n <Np|N,Mp> file...`: printing lines, never editing.
@@ -67,27 +98,27 @@ pub fn is_known_safe(words: &[String]) -> bool {
                 && args.iter().skip(2).all(|a| !a.starts_with('-'))
         }
         "git" => is_safe_git(args),
-        "cargo" => matches!(
-            args.first().map(String::as_str),
-            Some("--version") | Some("-V")
-        ),
+        // Toolchain programs (cargo, rustc, go, node, python, mvn...) are not here: rustup
+        // and version managers pick the binary from files the workspace controls
+        // (`rust-toolchain.toml` `path = ...`, `.tool-versions`, `go.mod` `toolchain`).
         _ => false,
     }
 }
 
 /// Whether `arg` is a cluster of short options (`-abc`) that contains `flag`.
-fn short_cluster_has(arg: &str, flag: char) -> bool {
+pub(crate) fn short_cluster_has(arg: &str, flag: char) -> bool {
     arg.len() > 1 && arg.starts_with('-') && !arg.starts_with("--") && arg[1..].contains(flag)
 }
 
-/// Whether `arg` is the long option `--name` or an abbreviation of it (at least `min`
-/// characters, as getopt and git's parse-options accept), with or without `=value`.
-fn long_is(arg: &str, name: &str, min: usize) -> bool {
+/// Whether `arg` is the long option `--name` or any abbreviation of it (one character or
+/// more: getopt and git's parse-options accept every unambiguous prefix, and which prefixes
+/// are unambiguous depends on the program's version), with or without `=value`.
+pub(crate) fn long_is(arg: &str, name: &str) -> bool {
     let Some(body) = arg.strip_prefix("--") else {
         return false;
     };
     let given = body.split('=').next().unwrap_or_default();
-    given.len() >= min && name.starts_with(given)
+    !given.is_empty() && name.starts_with(given)
 }
 
 fn is_print_range(s: &str) -> bool {
@@ -104,19 +135,19 @@ fn is_print_range(s: &str) -> bool {
     }
 }
 
+/// Long options of git's read-only subcommands that write a file or run a program.
+const GIT_DANGEROUS_LONG: &[&str] = &["output", "ext-diff", "textconv", "exec", "upload-pack"];
+
 fn is_safe_git(args: &[String]) -> bool {
     // Global options before the subcommand can change what runs (`-c core.pager=…`, `-C dir`).
     let Some(sub) = args.first() else {
         return false;
     };
     let rest = &args[1..];
+    // `--text` is an option of its own (an exact name wins over an abbreviation of
+    // `--textconv`).
     let dangerous = |a: &String| {
-        a.starts_with("--output")
-            || a.starts_with("--ext-diff")
-            || a.starts_with("--textconv")
-            || a == "-c"
-            || a.starts_with("--exec")
-            || a.starts_with("--upload-pack")
+        a == "-c" || (a != "--text" && GIT_DANGEROUS_LONG.iter().any(|name| long_is(a, name)))
     };
     if rest.iter().any(dangerous) {
         return false;
@@ -125,7 +156,7 @@ fn is_safe_git(args: &[String]) -> bool {
         // `git grep -O<cmd>` / `--open-files-in-pager=<cmd>` runs a program.
         "grep" => !rest
             .iter()
-            .any(|a| short_cluster_has(a, 'O') || long_is(a, "open-files-in-pager", 1)),
+            .any(|a| short_cluster_has(a, 'O') || long_is(a, "open-files-in-pager")),
         "status" | "log" | "diff" | "show" | "blame" | "shortlog" | "describe" | "rev-parse"
         | "ls-files" => true,
         // Listing only: any argument could create, delete or rename.
@@ -172,6 +203,10 @@ mod tests {
             "date -u",
             "git grep -n x",
             "git grep --or x",
+            "git diff --no-ext-diff",
+            "git log --no-textconv",
+            "git diff --text",
+            "git diff --exit-code",
         ] {
             assert!(is_known_safe(&w(ok)), "{ok}");
         }
@@ -205,8 +240,129 @@ mod tests {
             "python3 -c x",
             "npm test",
             "cargo build",
+            &format!("grep -{} x", "n/".repeat(200)),
         ] {
             assert!(!is_known_safe(&w(bad)), "{bad}");
+        }
+    }
+
+    /// Every abbreviation (one character or more after `--`) of a long option that writes,
+    /// runs a program or reads a list of names counts as that option.
+    #[test]
+    fn abbreviated_dangerous_long_options_are_caught() {
+        let cases: &[(&str, &str, &str)] = &[
+            // (command before the option, long option, what follows)
+            ("date", "set", "=now"),
+            ("file", "compile", " -m m"),
+            ("file", "files-from", "=list"),
+            ("sort", "output", "=out a"),
+            ("sort", "compress-program", "=sh a"),
+            ("sort", "files0-from", "=list"),
+            ("tree", "output", "=out"),
+            ("wc", "files0-from", "=list"),
+            ("du", "files0-from", "=list"),
+            ("rg", "pre", "=sh x"),
+            ("rg", "hostname-bin", "=sh x"),
+            ("rg", "search-zip", " x"),
+            ("git grep", "open-files-in-pager", "=sh x"),
+            ("git diff", "output", "=x"),
+            ("git log", "output", "=x"),
+            ("git show", "output", "=x"),
+            ("git diff", "ext-diff", ""),
+            ("git log", "textconv", ""),
+            ("git blame", "textconv", " a"),
+            ("git log", "exec", "=sh"),
+            ("git log", "upload-pack", "=sh"),
+        ];
+        for (cmd, name, tail) in cases {
+            for len in 1..=name.len() {
+                // git's own `--text` is not an abbreviation of `--textconv`.
+                if cmd.starts_with("git") && &name[..len] == "text" {
+                    continue;
+                }
+                let line = format!("{cmd} --{}{tail}", &name[..len]);
+                assert!(!is_known_safe(&w(&line)), "{line}");
+            }
+        }
+        // The reported forms, exactly.
+        for line in ["date --s=now", "file --co -m m", "date --se 1"] {
+            assert!(!is_known_safe(&w(line)), "{line}");
+        }
+    }
+
+    /// Short forms, also inside clusters.
+    #[test]
+    fn dangerous_short_options_in_clusters() {
+        for bad in [
+            "date -us 1",
+            "file -bC -m m",
+            "file -f list",
+            "tree -R -H . -L 1",
+            "rg -iz x",
+            "sort -no out a",
+            "git grep -iO sh x",
+        ] {
+            assert!(!is_known_safe(&w(bad)), "{bad}");
+        }
+    }
+
+    /// Toolchain programs run whatever a workspace file names (rustup's `rust-toolchain.toml`
+    /// `path`, version managers' shims): none is known-safe, not even for `--version`.
+    #[test]
+    fn toolchain_programs_are_not_known_safe() {
+        for bad in [
+            "cargo --version",
+            "cargo -V",
+            "rustc --version",
+            "rustup show",
+            "rustfmt --version",
+            "cargo-clippy --version",
+            "clippy-driver --version",
+            "go version",
+            "node --version",
+            "npx --version",
+            "python3 --version",
+            "python --version",
+            "mvn -v",
+            "java -version",
+            "ruby -v",
+        ] {
+            assert!(!is_known_safe(&w(bad)), "{bad}");
+        }
+    }
+
+    /// Without a workspace, arguments that leave the current folder are not known-safe.
+    #[test]
+    fn arguments_outside_the_current_folder_are_not_known_safe() {
+        for bad in [
+            "cat /proc/self/stat",
+            "grep -a -o OPENAI_API_KEY= /proc/42/environ",
+            "cat /etc/hostname",
+            "git diff --no-index /etc/hostname m",
+            "cat ../x",
+            "cat a/../../x",
+            "cat ~/x",
+            "cat ~root/x",
+            "grep -f/etc/passwd x",
+            "grep --file=/etc/passwd x",
+            "head /dev/fd/3",
+            "ls /sys",
+            "grep -R x .",
+            "rg -L x",
+            "rg --follow x",
+            "find -L . -name x",
+        ] {
+            assert!(!is_known_safe(&w(bad)), "{bad}");
+        }
+        for ok in [
+            "cat a/../b",
+            "cat -",
+            "diff a /dev/null",
+            "grep -rn /api/ src",
+            "cut -d/ -f1 a",
+            "echo /etc/passwd",
+        ] {
+            assert!(is_known_safe(&w(ok)), "{ok}");
         }
     }
 }

@@ -414,6 +414,7 @@ pub fn open_session(
     let mut config = EngineConfig::new(workspace.clone(), session_dir, model.clone());
     config.session_id = session_id.clone();
     config.allowed_commands = opts.allowed_commands.clone();
+    config.private_dirs = vec![state_dir.clone()];
     config.retry = RetryPolicy::from_env();
     config.budget = ResultBudget::from_env();
     if let Some(n) = opts.max_iterations {
