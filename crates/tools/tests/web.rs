@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use cairn_engine::{ToolError, ToolHandle};
-use cairn_tools::web::{HttpConfig, SearchProvider};
+use cairn_tools::web::{HttpConfig, SearchProvider, SystemResolver};
 use cairn_tools::{web_search_tool, WebFetch, WebFetchConfig, WebSearchConfig};
 use common::Ws;
 use serde_json::{json, Value};
@@ -207,6 +207,7 @@ fn fetcher(http: HttpConfig) -> ToolHandle {
         timeout: Duration::from_millis(1500),
         max_bytes: 1024 * 1024,
         max_redirects: 5,
+        resolver: Arc::new(SystemResolver),
     }))
 }
 

@@ -69,9 +69,36 @@ impl HttpConfig {
 
     /// Builds a client following at most `max_redirects` redirects.
     pub fn client(&self, max_redirects: usize) -> Result<reqwest::Client, WebError> {
+        self.builder()?
+            .redirect(reqwest::redirect::Policy::limited(max_redirects))
+            .build()
+            .map_err(|e| WebError::Client(e.to_string()))
+    }
+
+    /// Whether a proxy that resolves host names itself may carry requests: `socks5h` (the
+    /// default for `SOCKS5_PROXY`) or, when honoured, one of the `*_PROXY` variables.
+    pub(crate) fn proxied(&self) -> bool {
+        let socks_resolves = self
+            .socks5_url()
+            .is_some_and(|u| !u.starts_with("socks5://") && !u.starts_with("socks4://"));
+        let system = self.system_proxy
+            && [
+                "http_proxy",
+                "HTTP_PROXY",
+                "https_proxy",
+                "HTTPS_PROXY",
+                "all_proxy",
+                "ALL_PROXY",
+            ]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()));
+        socks_resolves || system
+    }
+
+    /// A client builder with these settings (timeouts, user agent, proxy), before redirects.
+    pub(crate) fn builder(&self) -> Result<reqwest::ClientBuilder, WebError> {
         let mut b = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
-            .redirect(reqwest::redirect::Policy::limited(max_redirects))
             .user_agent(self.user_agent.clone());
         if !self.system_proxy {
             b = b.no_proxy();
@@ -83,7 +110,7 @@ impl HttpConfig {
             })?;
             b = b.proxy(proxy);
         }
-        b.build().map_err(|e| WebError::Client(e.to_string()))
+        Ok(b)
     }
 }
 

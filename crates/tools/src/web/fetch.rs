@@ -1,7 +1,7 @@
 //! `web_fetch`: GET a URL and return its text (HTML as markdown), with size, time and redirect
-//! caps; non-text content is refused.
+//! caps; non-text content is refused. Where it connects is checked hop by hop ([`super::follow`]).
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -12,6 +12,8 @@ use serde_json::json;
 
 use super::client::{describe, HttpConfig};
 use super::convert::{html_to_markdown, untrusted};
+use super::follow;
+use super::resolve::{Resolver, SystemResolver};
 use crate::{args, describe as call_description};
 
 /// Characters returned when the call gives no `max_chars`.
@@ -30,6 +32,8 @@ pub struct WebFetchConfig {
     pub max_bytes: usize,
     /// Redirects followed at most.
     pub max_redirects: usize,
+    /// Resolves host names before connecting (the system resolver; a fake in tests).
+    pub resolver: Arc<dyn Resolver>,
 }
 
 impl Default for WebFetchConfig {
@@ -39,6 +43,7 @@ impl Default for WebFetchConfig {
             timeout: Duration::from_secs(30),
             max_bytes: 5 * 1024 * 1024,
             max_redirects: 5,
+            resolver: Arc::new(SystemResolver),
         }
     }
 }
@@ -47,28 +52,12 @@ impl Default for WebFetchConfig {
 #[derive(Debug, Default)]
 pub struct WebFetch {
     config: WebFetchConfig,
-    client: OnceLock<reqwest::Client>,
 }
 
 impl WebFetch {
     /// A web_fetch tool with these limits.
     pub fn new(config: WebFetchConfig) -> Self {
-        WebFetch {
-            config,
-            client: OnceLock::new(),
-        }
-    }
-
-    fn client(&self) -> Result<&reqwest::Client, ToolError> {
-        if let Some(c) = self.client.get() {
-            return Ok(c);
-        }
-        let c = self
-            .config
-            .http
-            .client(self.config.max_redirects)
-            .map_err(|e| ToolError::Failed(format!("web_fetch: {e}")))?;
-        Ok(self.client.get_or_init(|| c))
+        WebFetch { config }
     }
 }
 
@@ -163,27 +152,10 @@ fn parse_url(raw: &str) -> Result<url::Url, ToolError> {
 
 impl WebFetch {
     async fn fetch(&self, url: url::Url, max_chars: usize) -> Result<ToolOutput, ToolError> {
-        let client = self.client()?;
-        let started = Instant::now();
-        let deadline = started + self.config.timeout;
+        let deadline = Instant::now() + self.config.timeout;
         let secs = self.config.timeout.as_secs_f64();
         let shown = url.to_string();
-        let send = client.get(url.clone()).send();
-        let mut resp = match tokio::time::timeout_at(deadline.into(), send).await {
-            Err(_) => {
-                return Err(ToolError::Timeout {
-                    ms: self.config.timeout.as_millis() as u64,
-                    detail: format!("; {shown} did not answer within {secs:.0} s"),
-                })
-            }
-            Ok(Err(e)) => {
-                return Err(ToolError::Failed(format!(
-                    "web_fetch: {shown}: {}",
-                    describe(&e)
-                )))
-            }
-            Ok(Ok(r)) => r,
-        };
+        let mut resp = follow::get(&self.config, url, deadline).await?;
         let final_url = resp.url().to_string();
         let status = resp.status();
         let content_type = resp
