@@ -284,10 +284,18 @@ fn print_report(r: &RestoreReport, session: &str) {
         );
     }
     if r.restored.is_empty() && r.deleted.is_empty() {
-        outln!(
-            "nothing to change: the covered files already match turn {}",
-            r.to_turn
-        );
+        if r.conflicts.is_empty() {
+            outln!(
+                "nothing to change: the covered files already match turn {}",
+                r.to_turn
+            );
+        } else {
+            outln!(
+                "nothing else to change: only the {} path(s) kept above differ from turn {}",
+                r.conflicts.len(),
+                r.to_turn
+            );
+        }
     }
     if let Some(t) = r.turn {
         eprintln!(

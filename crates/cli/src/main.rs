@@ -179,7 +179,9 @@ fn sessions(
 fn init_tracing() {
     use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        // notify warns when a watched folder disappears (the agent deleted it): not the user's
+        // concern.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,notify=error"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -10,6 +10,7 @@ mod safe_specs;
 pub mod sandbox;
 pub mod sandbox_links;
 pub mod sandbox_mounts;
+pub mod sandbox_nested;
 pub mod scope;
 pub mod shell;
 mod workspace_code;

@@ -108,6 +108,11 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
             a.extend(["--ro-bind".to_string(), s.clone(), s]);
         }
     }
+    // Nested repositories and subprojects keep theirs read-only too.
+    for p in crate::sandbox_nested::nested_protected(&spec.workspace, &spec.read_only_inside) {
+        let s = p.display().to_string();
+        a.extend(["--ro-bind".to_string(), s.clone(), s]);
+    }
     // A protected folder that does not exist yet gets an empty read-only folder mounted in
     // its place, or the command could create it (a new `.git` with hooks).
     for p in missing_protected(spec) {
