@@ -202,7 +202,7 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail_open(e.into()),
     };
-    let (mut vcs, saved) = match open_session_vcs(&dir, &args.session) {
+    let (mut vcs, turns) = match open_session_vcs(&dir, &args.session) {
         Ok(v) => v,
         Err(e) => return fail_open(e),
     };
@@ -212,7 +212,7 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
                 RecoverArg::Finish => Recovery::Finish,
                 RecoverArg::Rollback => Recovery::RollBack,
             };
-            vcs.recover(how, saved.turns)
+            vcs.recover(how, turns)
         }
         (None, Some(to_turn)) => {
             let opts = RestoreOptions {
@@ -221,7 +221,7 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
                 dry_run: args.dry_run,
                 force: args.force,
             };
-            vcs.restore(&args.session, saved.turns, &opts)
+            vcs.restore(&args.session, turns, &opts)
         }
         (None, None) => {
             eprintln!("error: --to-turn N is required");

@@ -480,3 +480,78 @@ async fn vcs_off_records_nothing_and_bad_requests_exit_2() {
         rec.stderr
     );
 }
+
+/// Both copies of a session's checkpoint damaged: the session cannot be continued, but its
+/// change-turns stay listable, diffable and restorable from the checkpoint store.
+#[tokio::test]
+async fn a_session_whose_checkpoint_is_unreadable_can_still_be_rolled_back() {
+    let ws_dir = tempfile::tempdir().unwrap();
+    let ws = ws_dir.path();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(ws.join("a.txt"), "before\n").unwrap();
+    let id = run_turn(
+        ws,
+        state.path(),
+        vec![
+            Reply::tool_call(
+                "c1",
+                "write_file",
+                json!({"path": "a.txt", "content": "after\n"}),
+            ),
+            Reply::text("done"),
+        ],
+        "change a",
+        &[],
+    )
+    .await;
+    let dir = state.path().join("sessions").join(&id);
+    std::fs::write(dir.join("state.json"), "{\"sessionId\": trunc").unwrap();
+    std::fs::write(dir.join("state.json.bak"), "garbage").unwrap();
+    let st = state.path().to_str().unwrap();
+
+    let run = cairn(
+        &[
+            "run",
+            "--state-dir",
+            st,
+            "--session",
+            &id,
+            "--model",
+            "m",
+            "go on",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("corrupt checkpoint"), "{}", run.stderr);
+
+    let turns = cairn(&["turns", "--state-dir", st, "--session", &id], &[]).await;
+    assert_eq!(turns.code, 0, "{}", turns.stderr);
+    assert!(turns.stdout.contains("a.txt"), "{}", turns.stdout);
+    let diff = cairn(
+        &["diff", "--state-dir", st, "--session", &id, "--turn", "1"],
+        &[],
+    )
+    .await;
+    assert_eq!(diff.code, 0, "{}", diff.stderr);
+    assert!(diff.stdout.contains("+after"), "{}", diff.stdout);
+    let restore = cairn(
+        &[
+            "restore",
+            "--state-dir",
+            st,
+            "--session",
+            &id,
+            "--to-turn",
+            "0",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(restore.code, 0, "{}", restore.stderr);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "before\n"
+    );
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cairn_engine::Checkpointer;
 use cairn_vcs::{Vcs, VcsCheckpointer, VcsConfig};
 
-use crate::{RuntimeError, SavedSession, SessionStore};
+use crate::{RuntimeError, SessionStore, StoreError};
 
 /// Whether a session snapshots its workspace turn by turn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -51,17 +51,33 @@ pub fn checkpointer(
     }
 }
 
-/// Opens the checkpoint store of a saved session's workspace (no watcher), with the session.
-pub fn open_session_vcs(
-    state_dir: &Path,
-    session_id: &str,
-) -> Result<(Vcs, SavedSession), RuntimeError> {
-    let saved = SessionStore::new(state_dir).load(session_id)?;
+/// Opens the checkpoint store of a saved session's workspace (no watcher), with the number
+/// of turns the session ran. When the session's checkpoint cannot be read (both copies
+/// damaged), its change-turns stay reachable: the workspace comes from the checkpoint store
+/// that holds them, and the turn count from its records.
+pub fn open_session_vcs(state_dir: &Path, session_id: &str) -> Result<(Vcs, u32), RuntimeError> {
     let config = VcsConfig {
         watch: false,
         ..VcsConfig::default()
     };
-    let vcs = Vcs::open(state_dir, Path::new(&saved.workspace), config)
-        .map_err(|e| RuntimeError::Config(e.to_string()))?;
-    Ok((vcs, saved))
+    let open = |workspace: &Path| {
+        Vcs::open(state_dir, workspace, config.clone())
+            .map_err(|e| RuntimeError::Config(e.to_string()))
+    };
+    match SessionStore::new(state_dir).load(session_id) {
+        Ok(saved) => Ok((open(Path::new(&saved.workspace))?, saved.turns)),
+        Err(e @ StoreError::Corrupt { .. }) => {
+            let Some(workspace) = cairn_vcs::workspace_of_session(state_dir, session_id) else {
+                return Err(e.into());
+            };
+            tracing::warn!(error = %e, "the session cannot be loaded; using its change-turns from the checkpoint store");
+            let vcs = open(&workspace)?;
+            let turns = vcs
+                .turns(session_id)
+                .map(|t| t.iter().map(|r| r.session_turn).max().unwrap_or(0))
+                .unwrap_or(0);
+            Ok((vcs, turns))
+        }
+        Err(e) => Err(e.into()),
+    }
 }

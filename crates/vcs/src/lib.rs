@@ -33,6 +33,6 @@ pub use gc::{GcReport, Usage};
 pub use log::{TurnKind, TurnRecord};
 pub use restore::{Conflict, RestoreOptions, RestoreReport};
 pub use snapshot::TreeSnapshot;
-pub use store::store_dir;
+pub use store::{store_dir, workspace_of_session};
 pub use vcs::{PendingRestore, Recovery, Vcs};
 pub use walk::Excluded;

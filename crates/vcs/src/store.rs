@@ -35,6 +35,28 @@ impl Drop for StoreLock {
     }
 }
 
+/// The workspace whose store under `state_dir` holds change-turns of `session` (found from
+/// the stores' own files, for when the session's checkpoint cannot be read).
+pub fn workspace_of_session(state_dir: &Path, session: &str) -> Option<PathBuf> {
+    if validate_session(session).is_err() {
+        return None;
+    }
+    fs::read_dir(state_dir.join("vcs"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|root| {
+            root.join("sessions")
+                .join(format!("{session}.json"))
+                .is_file()
+        })
+        .find_map(|root| {
+            let text = fs::read(root.join("workspace.json")).ok()?;
+            let file: WorkspaceFile = serde_json::from_slice(&text).ok()?;
+            Some(PathBuf::from(file.workspace))
+        })
+}
+
 /// The store directory of a workspace under a state dir.
 pub fn store_dir(state_dir: &Path, workspace: &Path) -> PathBuf {
     let key = Oid::hash_object(ObjectType::Blob, workspace.as_os_str().as_bytes())
