@@ -140,6 +140,19 @@ async fn timeline_restores_to_a_turn_keeps_user_edits_and_undoes_the_restore() {
         );
         let entry = text_of(&c, "[data-testid=restored-entry]").await;
         assert!(entry.contains("Restored to turn 1"), "{entry}");
+        // The user's own edit got a checkpoint of its own, before the restore's.
+        let mine = c
+            .execute(
+                "return document.querySelector('[data-testid=checkpoint][data-kind=user]').textContent",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let mine = mine.as_str().unwrap_or_default();
+        assert!(
+            mine.contains("Your edits before the restore · 1 file") && mine.contains("extra.txt"),
+            "{mine}"
+        );
 
         // Undo the restore: turn 3's state is back, the user's file still kept.
         click(
@@ -148,7 +161,7 @@ async fn timeline_restores_to_a_turn_keeps_user_edits_and_undoes_the_restore() {
         )
         .await;
         confirm_restore(&c).await;
-        wait_checkpoints(&c, 5).await;
+        wait_checkpoints(&c, 6).await;
         assert_eq!(read(&w, "notes.txt").as_deref(), Some("v1\nv2\nv3\n"));
         assert_eq!(read(&w, "shell.txt").as_deref(), Some("from the shell\n"));
         assert_eq!(read(&w, "extra.txt").as_deref(), Some("my own edit\n"));
@@ -167,7 +180,7 @@ async fn timeline_restores_to_a_turn_keeps_user_edits_and_undoes_the_restore() {
         click(&c, "[data-testid=diff-restore-selected]").await;
         let plan = confirm_restore(&c).await;
         assert!(!plan.contains("shell.txt"), "only the chosen file: {plan}");
-        wait_checkpoints(&c, 6).await;
+        wait_checkpoints(&c, 7).await;
         assert_eq!(read(&w, "notes.txt").as_deref(), Some("v1\nv2\n"));
         assert_eq!(read(&w, "shell.txt").as_deref(), Some("from the shell\n"));
     })
