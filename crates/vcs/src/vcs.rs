@@ -225,7 +225,7 @@ impl Vcs {
             .as_ref()
             .is_some_and(|p| p.session_turn != session_turn)
         {
-            self.close_pending(&mut log, "(interrupted turn)")?;
+            self.close_pending(&mut log, "(interrupted turn)", true)?;
             self.save_log(&mut log)?;
         }
         let loaded_us = started.elapsed().as_micros() as u64;
@@ -273,26 +273,42 @@ impl Vcs {
         let Some(p) = &log.pending else {
             return Ok(None);
         };
-        let summary = if p.session_turn == session_turn {
-            summarize(input)
-        } else {
+        let crashed = p.session_turn != session_turn;
+        let summary = if crashed {
             "(interrupted turn)".to_string()
+        } else {
+            summarize(input)
         };
-        let rec = self.close_pending(&mut log, &summary)?;
+        let rec = self.close_pending(&mut log, &summary, crashed)?;
         self.save_log(&mut log)?;
         self.snap.flush()?;
         Ok(rec)
     }
 
-    fn close_pending(&mut self, log: &mut SessionLog, summary: &str) -> Result<Option<TurnRecord>> {
+    /// Records the pending turn. A turn its process never ended (`crashed`: killed) ends at
+    /// its last snapshot, taken before its last side effect: what changed after that (that
+    /// effect, and whatever the user did since) counts as changed outside the agent's turns,
+    /// so a restore keeps it rather than overwriting the user's work.
+    fn close_pending(
+        &mut self,
+        log: &mut SessionLog,
+        summary: &str,
+        crashed: bool,
+    ) -> Result<Option<TurnRecord>> {
         let Some(p) = log.pending.take() else {
             return Ok(None);
         };
-        let ts = self.snap_tree()?;
-        let msg = format!("cairn: end of turn {}", p.session_turn);
-        let after = self.commit(log, ts.tree, &msg)?;
+        let (after, after_tree, excluded) = if crashed {
+            let last = p.steps.last().map_or(&p.before, |s| &s.commit);
+            let commit = Oid::from_str(last)?;
+            (commit, self.tree_of(last)?, p.excluded_before.clone())
+        } else {
+            let ts = self.snap_tree()?;
+            let msg = format!("cairn: end of turn {}", p.session_turn);
+            (self.commit(log, ts.tree, &msg)?, ts.tree, ts.excluded)
+        };
         let before_tree = self.tree_of(&p.before)?;
-        let changes = treediff::diff(&self.store.repo, Some(before_tree), Some(ts.tree))?;
+        let changes = treediff::diff(&self.store.repo, Some(before_tree), Some(after_tree))?;
         if changes.is_empty() {
             return Ok(None);
         }
@@ -305,7 +321,7 @@ impl Vcs {
             before: p.before,
             after: after.to_string(),
             kind: TurnKind::Agent,
-            excluded: ts.excluded,
+            excluded,
             excluded_before: p.excluded_before,
         };
         log.turns.push(rec.clone());

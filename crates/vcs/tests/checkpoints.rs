@@ -361,6 +361,9 @@ fn turns_without_changes_take_no_number() {
     ));
 }
 
+/// A turn whose process was killed is recorded when the next one starts, up to its last
+/// snapshot (taken before its last side effect). What the killed step and the user changed
+/// after that counts as changed outside the agent's turns: a restore keeps it.
 #[test]
 fn an_interrupted_turn_is_recorded_when_the_next_one_starts() {
     let ws = tempfile::tempdir().unwrap();
@@ -368,9 +371,13 @@ fn an_interrupted_turn_is_recorded_when_the_next_one_starts() {
     {
         let mut vcs = open(st.path(), ws.path(), false);
         vcs.begin_step(S, 1, "write_file", "c1").unwrap();
+        write(ws.path(), "done.txt", "written by a finished step\n");
+        vcs.begin_step(S, 1, "run_shell", "c2").unwrap();
         write(ws.path(), "half.txt", "written before the crash\n");
         // The process dies here: no end_turn.
     }
+    // The user works on while nothing runs.
+    write(ws.path(), "mine.txt", "the user's\n");
     let mut vcs = open(st.path(), ws.path(), false);
     turn(&mut vcs, S, 2, "next", || {
         write(ws.path(), "next.txt", "n\n")
@@ -379,8 +386,16 @@ fn an_interrupted_turn_is_recorded_when_the_next_one_starts() {
     let turns = vcs.turns(S).unwrap();
     assert_eq!(turns.len(), 2);
     assert_eq!(turns[0].summary, "(interrupted turn)");
-    assert_eq!(turns[0].files, vec!["half.txt".to_string()]);
+    assert_eq!(turns[0].files, vec!["done.txt".to_string()]);
     assert_eq!(turns[1].files, vec!["next.txt".to_string()]);
+
+    let report = vcs.restore(S, 3, &restore_to(0)).unwrap();
+    assert!(!ws.path().join("done.txt").exists());
+    assert!(!ws.path().join("next.txt").exists());
+    let mut kept: Vec<_> = report.conflicts.iter().map(|c| c.path.as_str()).collect();
+    kept.sort();
+    assert_eq!(kept, vec!["half.txt", "mine.txt"], "{report:?}");
+    assert_eq!(read(ws.path(), "mine.txt"), "the user's\n");
 }
 
 #[test]
