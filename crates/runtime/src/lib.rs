@@ -256,11 +256,17 @@ pub fn build_llm(
     build_client(&spec).map_err(|e| config(&e))
 }
 
+/// The file in a session's folder where the file tools' conflict guard keeps what the agent
+/// last saw of each file.
+pub const SEEN_FILES: &str = "seen-files.json";
+
 /// The built-in tools plus the `explore` subagent (whose children get the read-only tools).
 pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> ToolRegistry {
     // The full set: web search, media, read_image / describe_image by the model (see `tooling`).
     let mut reg = ToolRegistry::new();
-    reg.register_all(tooling::session_tools(&llm, &config.model));
+    // What the agent read is remembered across the session's processes (one per CLI turn).
+    let seen_file = config.state_dir.join(SEEN_FILES);
+    reg.register_all(tooling::session_tools(&llm, &config.model, Some(seen_file)));
     let mut read_only = ToolRegistry::new();
     read_only.register_all(cairn_tools::read_only_tools());
     reg.register(Arc::new(cairn_engine::ExploreTool::new(
@@ -289,7 +295,7 @@ pub fn tools_with_agents(
     let (tools_llm, tools_model) = (llm.clone(), config.model.clone());
     let child_tools = Arc::new(move || {
         let mut reg = ToolRegistry::new();
-        reg.register_all(tooling::session_tools(&tools_llm, &tools_model));
+        reg.register_all(tooling::session_tools(&tools_llm, &tools_model, None));
         reg
     });
     let runner = SubagentRunner::new(llm, provider, config.clone(), child_tools)

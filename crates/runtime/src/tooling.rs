@@ -184,9 +184,13 @@ fn base_options(
 }
 
 /// The session's built-in tools from the process environment (keyring unless
-/// `CAIRN_NO_KEYRING` is set). A bad web search setting is logged and leaves `web_search`
-/// out rather than failing the session.
-pub fn session_tools(llm: &Arc<dyn LlmClient>, model: &str) -> Vec<ToolHandle> {
+/// `CAIRN_NO_KEYRING` is set), their conflict guard kept in `seen_file` when given. A bad web
+/// search setting is logged and leaves `web_search` out rather than failing the session.
+pub fn session_tools(
+    llm: &Arc<dyn LlmClient>,
+    model: &str,
+    seen_file: Option<std::path::PathBuf>,
+) -> Vec<ToolHandle> {
     let env: Lookup<'_> = &process_env;
     let keyring = std::env::var_os("CAIRN_NO_KEYRING").is_none();
     let web_search = web_search_from(env, keyring).unwrap_or_else(|e| {
@@ -195,11 +199,15 @@ pub fn session_tools(llm: &Arc<dyn LlmClient>, model: &str) -> Vec<ToolHandle> {
     });
     let with_search = ToolOptions {
         web_search,
+        seen_file: seen_file.clone(),
         ..base_options(env, llm, model, None)
     };
     cairn_tools::builtin_tools(with_search).unwrap_or_else(|e| {
         tracing::warn!("web_search is off: {e}");
-        let without = base_options(env, llm, model, None);
+        let without = ToolOptions {
+            seen_file,
+            ..base_options(env, llm, model, None)
+        };
         cairn_tools::builtin_tools(without).unwrap_or_else(|_| cairn_tools::core_tools())
     })
 }

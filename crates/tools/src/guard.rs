@@ -48,6 +48,11 @@ pub struct ConflictGuard {
     state: Mutex<State>,
     /// Set by [`ConflictGuard::watching`]: folders of seen files are watched.
     watch: Option<FileWatch>,
+    /// Set by [`ConflictGuard::persisted`]: where the hashes are kept across processes.
+    store: Option<PathBuf>,
+    /// Files restored from `store` that changed while no process watched them (reported by
+    /// the next [`ConflictGuard::changed_on_disk`]).
+    changed_meanwhile: Mutex<Vec<PathBuf>>,
 }
 
 impl ConflictGuard {
@@ -61,18 +66,66 @@ impl ConflictGuard {
     /// hashes only where no watcher can be created.
     pub fn watching() -> Self {
         ConflictGuard {
-            state: Mutex::default(),
             watch: Some(FileWatch::new()),
+            ..Self::default()
+        }
+    }
+
+    /// Keeps what the agent saw in `file`, so a later process of the same session (the next
+    /// `cairn run --session`) still refuses to overwrite a file the user changed since;
+    /// loads what an earlier process saved there.
+    pub fn persisted(mut self, file: PathBuf) -> Self {
+        let restored = crate::guard_store::load(&file);
+        let mut meanwhile = Vec::new();
+        {
+            let mut state = self.lock();
+            for (path, seen) in restored {
+                let now = std::fs::read(&path).ok().map(|b| hash(&b));
+                if now != Some(seen) {
+                    meanwhile.push(path.clone());
+                }
+                state.files.insert(
+                    path,
+                    Seen {
+                        hash: seen,
+                        text: None,
+                    },
+                );
+            }
+        }
+        if let Some(w) = &self.watch {
+            for path in self.lock().files.keys() {
+                w.track(path);
+            }
+        }
+        *self
+            .changed_meanwhile
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = meanwhile;
+        self.store = Some(file);
+        self
+    }
+
+    fn persist(&self, state: &State) {
+        if let Some(file) = &self.store {
+            crate::guard_store::save(file, state.files.iter().map(|(p, s)| (p, &s.hash)));
         }
     }
 
     /// Files the agent saw that changed on disk (or were deleted) since, as seen by the
     /// watcher; each change is reported once. Empty without a watcher.
     pub fn changed_on_disk(&self) -> Vec<PathBuf> {
+        let meanwhile: Vec<PathBuf> = std::mem::take(
+            &mut *self
+                .changed_meanwhile
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
         let Some(watch) = &self.watch else {
-            return Vec::new();
+            return meanwhile;
         };
         let mut dirty = watch.take_dirty();
+        dirty.extend(meanwhile);
         dirty.sort();
         dirty.dedup();
         let mut changed = Vec::new();
@@ -113,6 +166,7 @@ impl ConflictGuard {
         );
         let removed = old.and_then(|s| s.text).map_or(0, |t| t.len());
         state.kept_bytes = (state.kept_bytes + added).saturating_sub(removed);
+        self.persist(&state);
         drop(state);
         if let Some(w) = &self.watch {
             w.track(path);
@@ -131,6 +185,7 @@ impl ConflictGuard {
         );
         let removed = old.and_then(|s| s.text).map_or(0, |t| t.len());
         state.kept_bytes = state.kept_bytes.saturating_sub(removed);
+        self.persist(&state);
         drop(state);
         if let Some(w) = &self.watch {
             w.track(path);
@@ -143,6 +198,7 @@ impl ConflictGuard {
         if let Some(old) = state.files.remove(path) {
             let removed = old.text.map_or(0, |t| t.len());
             state.kept_bytes = state.kept_bytes.saturating_sub(removed);
+            self.persist(&state);
         }
     }
 
@@ -239,6 +295,28 @@ mod tests {
         assert!(e.contains("-two"), "{e}");
         let e = g.check(p, "a.txt", None).unwrap_err().to_string();
         assert!(e.contains("deleted"), "{e}");
+    }
+
+    #[test]
+    fn a_persisted_guard_remembers_across_processes_and_reports_changes_made_meanwhile() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("seen.json");
+        let a = tmp.path().join("a.txt");
+        let b = tmp.path().join("b.txt");
+        std::fs::write(&a, "v1").unwrap();
+        std::fs::write(&b, "same").unwrap();
+        {
+            let g = ConflictGuard::new().persisted(file.clone());
+            g.record(&a, b"v1");
+            g.record(&b, b"same");
+        }
+        std::fs::write(&a, "v2 by the user").unwrap();
+        let g = ConflictGuard::new().persisted(file);
+        assert_eq!(g.changed_on_disk(), vec![a.clone()]);
+        assert!(g.changed_on_disk().is_empty(), "reported once");
+        let e = g.check(&a, "a.txt", Some(b"v2 by the user")).unwrap_err();
+        assert!(e.to_string().contains("changed on disk"), "{e}");
+        assert!(g.check(&b, "b.txt", Some(b"same")).is_ok());
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod describe;
 mod diff;
 pub mod git;
 pub mod guard;
+mod guard_store;
 pub mod guard_watch;
 pub mod image;
 pub mod interact;
@@ -85,6 +86,9 @@ pub struct ToolOptions {
     pub terminals: Option<(Arc<dyn TerminalSource>, String)>,
     /// Tools whose `description` call argument is switched off.
     pub no_call_description: Vec<String>,
+    /// Where the conflict guard keeps what the agent saw, across the session's processes;
+    /// `None`: in memory only.
+    pub seen_file: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for ToolOptions {
@@ -99,6 +103,7 @@ impl std::fmt::Debug for ToolOptions {
             .field("ffprobe", &self.ffprobe)
             .field("terminals", &self.terminals.as_ref().map(|(_, p)| p))
             .field("no_call_description", &self.no_call_description)
+            .field("seen_file", &self.seen_file)
             .finish()
     }
 }
@@ -107,13 +112,17 @@ impl std::fmt::Debug for ToolOptions {
 /// session state: the conflict guard, the background shell tasks and the command sessions
 /// (tasks and sessions are killed when the last of these handles is dropped: the session ends).
 pub fn core_tools() -> Vec<ToolHandle> {
-    core_with(WebFetchConfig::default())
+    core_with(WebFetchConfig::default(), None)
 }
 
-fn core_with(web_fetch: WebFetchConfig) -> Vec<ToolHandle> {
+fn core_with(web_fetch: WebFetchConfig, seen_file: Option<std::path::PathBuf>) -> Vec<ToolHandle> {
     let tasks = Arc::new(ShellTasks::new());
     let sessions = Arc::new(CommandSessions::new());
-    let guard = Arc::new(ConflictGuard::watching());
+    let guard = match seen_file {
+        Some(file) => ConflictGuard::watching().persisted(file),
+        None => ConflictGuard::watching(),
+    };
+    let guard = Arc::new(guard);
     let tools: Vec<ToolHandle> = vec![
         Arc::new(ReadFile::new(guard.clone())),
         Arc::new(ListFiles),
@@ -147,7 +156,7 @@ fn core_with(web_fetch: WebFetchConfig) -> Vec<ToolHandle> {
 /// describe_image by the session model's vision, terminal tools),
 /// with call descriptions switched off where asked.
 pub fn builtin_tools(opts: ToolOptions) -> Result<Vec<ToolHandle>, web::WebError> {
-    let mut tools = core_with(opts.web_fetch);
+    let mut tools = core_with(opts.web_fetch, opts.seen_file.clone());
     if let Some(t) = web_search_tool(opts.web_search.as_ref())? {
         tools.push(t);
     }
