@@ -157,3 +157,20 @@ async fn failures_are_clear() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn line_anchors_work_in_files_with_windows_line_endings() {
+    let ws = Ws::new();
+    ws.write("crlf.txt", "first\r\nneedle crlf\r\nlast\r\n");
+    ws.write("lf.txt", "needle lf\n");
+    let grep = tool(&core_tools(), "grep");
+    let out = ws
+        .call(&grep, json!({"pattern": "^needle (crlf|lf)$"}))
+        .await
+        .unwrap()
+        .content;
+    assert_eq!(
+        out,
+        "crlf.txt:2:needle crlf\nlf.txt:1:needle lf\n[2 matching lines in 2 files]\n"
+    );
+}

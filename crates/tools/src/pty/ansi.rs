@@ -5,10 +5,11 @@
 pub fn clean(raw: &[u8]) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut line = Line::default();
-    // Escape sequences never contain CR, BS or LF: strip them from the runs in between.
-    for piece in raw.split_inclusive(|b| matches!(b, b'\r' | b'\x08' | b'\n')) {
+    // Escape sequences never contain CR, BS, TAB or LF: strip them from the runs in between
+    // (the stripper would drop a tab).
+    for piece in raw.split_inclusive(|b| matches!(b, b'\r' | b'\x08' | b'\n' | b'\t')) {
         let (body, ctl) = match piece.last() {
-            Some(c @ (b'\r' | b'\x08' | b'\n')) => (&piece[..piece.len() - 1], Some(*c)),
+            Some(c @ (b'\r' | b'\x08' | b'\n' | b'\t')) => (&piece[..piece.len() - 1], Some(*c)),
             _ => (piece, None),
         };
         let text = strip_ansi_escapes::strip(body);
@@ -18,6 +19,7 @@ pub fn clean(raw: &[u8]) -> String {
             }
         }
         match ctl {
+            Some(b'\t') => line.put('\t'),
             Some(b'\r') => line.col = 0,
             Some(b'\x08') => line.col = line.col.saturating_sub(1),
             Some(_) => {
@@ -71,6 +73,12 @@ mod tests {
     fn strips_colours_and_cursor_moves() {
         assert_eq!(clean(b"\x1b[1;31merror\x1b[0m: x\r\n"), "error: x\n");
         assert_eq!(clean(b"\x1b]0;title\x07$ ls\r\n"), "$ ls\n");
+    }
+
+    #[test]
+    fn tabs_are_kept() {
+        assert_eq!(clean(b"a\tb\r\ncol1\tcol2\n"), "a\tb\ncol1\tcol2\n");
+        assert_eq!(clean(b"\x1b[32mx\x1b[0m\ty\n"), "x\ty\n");
     }
 
     #[test]

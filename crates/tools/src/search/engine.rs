@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::overrides::OverrideBuilder;
@@ -96,9 +97,12 @@ pub enum GrepError {
 
 /// Builds the matcher ripgrep would build for `pattern`.
 pub fn matcher(pattern: &str, ignore_case: bool) -> Result<RegexMatcher, GrepError> {
+    // `$` also matches before `\r\n` (files with Windows line endings), as `rg --crlf`
+    // (the searcher uses the same line terminator).
     RegexMatcherBuilder::new()
         .case_insensitive(ignore_case)
-        .line_terminator(Some(b'\n'))
+        .multi_line(true)
+        .crlf(true)
         .build(pattern)
         .map_err(|e| GrepError::BadPattern {
             pattern: pattern.to_string(),
@@ -182,6 +186,7 @@ impl<'a, 's: 'a> ParallelVisitorBuilder<'a> for Builder<'a, 's> {
             shared: self.shared,
             matcher: self.matcher.clone(),
             searcher: SearcherBuilder::new()
+                .line_terminator(LineTerminator::crlf())
                 .binary_detection(BinaryDetection::quit(b'\x00'))
                 .line_number(true)
                 .build(),
