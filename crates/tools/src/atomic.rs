@@ -30,7 +30,14 @@ pub(crate) fn write_atomic_mode(
                 path.display()
             )))
         }
-        Ok(m) => Some(m.permissions()),
+        Ok(m) if m.permissions().readonly() => {
+            return Err(ToolError::Failed(format!(
+                "`{}` is read-only (no write permission for anyone): make it writable first if \
+                 it is meant to change",
+                path.display()
+            )))
+        }
+        Ok(m) => Some(m),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(ToolError::io(format!("cannot stat {}", path.display()), e)),
     };
@@ -39,8 +46,15 @@ pub(crate) fn write_atomic_mode(
         create_temp_beside(path).map_err(|e| ToolError::io(ctx("create a temp file for"), e))?;
     let result = (|| {
         file.write_all(bytes)?;
-        if let Some(perms) = mode.as_ref().or(existing.as_ref()) {
+        let perms = existing.as_ref().map(|m| m.permissions());
+        if let Some(perms) = mode.as_ref().or(perms.as_ref()) {
             file.set_permissions(perms.clone())?;
+        }
+        // Keep the owner and group (a failure, e.g. not allowed to give the file away, leaves
+        // the process's own).
+        if let Some(m) = &existing {
+            use std::os::unix::fs::MetadataExt;
+            let _ = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()));
         }
         file.sync_all()?;
         drop(file);

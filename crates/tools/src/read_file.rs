@@ -162,6 +162,7 @@ fn read_window(
     let keep = MAX_LINE_CHARS * 4 + 4;
     let mut out = String::new();
     let mut line_no = 0u64;
+    let mut not_utf8 = 0u64;
     let mut buf = Vec::new();
     loop {
         if line_no.is_multiple_of(4096) && cancel.is_cancelled() {
@@ -175,8 +176,8 @@ fn read_window(
             break;
         };
         line_no += 1;
-        if in_window {
-            format_line(&mut out, line_no, &buf, len);
+        if in_window && !format_line(&mut out, line_no, &buf, len) {
+            not_utf8 += 1;
         }
     }
     let total = line_no;
@@ -190,6 +191,13 @@ fn read_window(
         return Err(ToolError::Failed(format!(
             "offset {offset} is past the end of `{shown}`, which has {total} lines"
         )));
+    }
+    if not_utf8 > 0 {
+        out.push_str(&format!(
+            "\n[note: {not_utf8} line(s) shown are not valid UTF-8 (`{shown}` may be Latin-1 or \
+             another encoding); their other bytes show as \u{FFFD}. The editing tools refuse \
+             such files; change them with a command that keeps their encoding.]\n"
+        ));
     }
     let shown_last = last.min(total);
     if shown_last < total || offset > 1 {
@@ -259,7 +267,14 @@ fn next_line(
     }
 }
 
-fn format_line(out: &mut String, n: u64, bytes: &[u8], full_len: u64) {
+/// Appends line `n`; false when its bytes are not valid UTF-8 (a character cut by the
+/// length cap does not count).
+fn format_line(out: &mut String, n: u64, bytes: &[u8], full_len: u64) -> bool {
+    let utf8 = match std::str::from_utf8(bytes) {
+        Ok(_) => true,
+        // Incomplete at the end only because the line was cut here.
+        Err(e) => e.error_len().is_none() && (bytes.len() as u64) < full_len,
+    };
     let mut text = String::from_utf8_lossy(bytes).into_owned();
     let cut_bytes = (bytes.len() as u64) < full_len;
     if !cut_bytes && text.ends_with('\r') {
@@ -278,6 +293,7 @@ fn format_line(out: &mut String, n: u64, bytes: &[u8], full_len: u64) {
         None => out.push_str(&text),
     }
     out.push('\n');
+    utf8
 }
 
 #[cfg(test)]
@@ -340,6 +356,8 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_shown_lossily() {
-        assert_eq!(window(b"a\xffb\n", 1, 1).unwrap(), "     1\ta\u{fffd}b\n");
+        let shown = window(b"a\xffb\n", 1, 1).unwrap();
+        assert!(shown.starts_with("     1\ta\u{fffd}b\n"), "{shown}");
+        assert!(shown.contains("[note: 1 line(s) shown are not valid UTF-8"), "{shown}");
     }
 }

@@ -92,6 +92,13 @@ fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOu
         ));
     }
     let shown = &target.rel;
+    if args.path.ends_with('/') || args.path.ends_with(std::path::MAIN_SEPARATOR) {
+        return Err(ToolError::Failed(format!(
+            "`{}` ends with a slash: give a file path (write_file creates missing folders \
+             itself)",
+            args.path
+        )));
+    }
     let before = match std::fs::symlink_metadata(&target.abs) {
         Ok(_) => {
             let mut bytes = Vec::new();
@@ -103,6 +110,14 @@ fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOu
                 return Err(ToolError::Failed(format!(
                     "`{shown}` is a binary file (it contains NUL bytes); write_file does not \
                      overwrite binary files"
+                )));
+            }
+            if std::str::from_utf8(&bytes).is_err() && args.content.contains('\u{FFFD}') {
+                return Err(ToolError::Failed(format!(
+                    "write refused: `{shown}` is not UTF-8 text (Latin-1 or another encoding) and \
+                     your content has U+FFFD replacement characters, which read_file shows in \
+                     place of its non-UTF-8 bytes: writing it would destroy them. Change the file \
+                     with a command that keeps its encoding (iconv, sed)."
                 )));
             }
             Some(String::from_utf8_lossy(&bytes).into_owned())

@@ -483,3 +483,71 @@ async fn list_files_can_show_ignored_entries_marked() {
         "build.log [ignored]\nsrc/\nsrc/main.rs\ntarget/ [ignored]\n"
     );
 }
+
+#[tokio::test]
+async fn read_only_files_are_refused_and_nothing_changes() {
+    let ws = Ws::new();
+    let p = ws.write("ro.txt", "ro\n");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let tools = core_tools();
+    for (name, args) in [
+        ("write_file", json!({"path": "ro.txt", "content": "RW\n"})),
+        (
+            "replace_in_file",
+            json!({"path": "ro.txt", "old_string": "ro", "new_string": "RW"}),
+        ),
+    ] {
+        let e = ws.call(&tool(&tools, name), args).await.unwrap_err();
+        assert!(e.to_string().contains("is read-only"), "{name}: {e}");
+        assert_eq!(ws.read("ro.txt"), "ro\n");
+    }
+}
+
+#[tokio::test]
+async fn a_file_in_another_encoding_is_flagged_on_read_and_not_corrupted_on_write() {
+    let ws = Ws::new();
+    std::fs::write(ws.root.join("latin1.txt"), b"caf\xe9\nplain\n").unwrap();
+    let tools = core_tools();
+    let out = ws
+        .call(&tool(&tools, "read_file"), json!({"path": "latin1.txt"}))
+        .await
+        .unwrap()
+        .content;
+    assert!(out.contains("caf\u{FFFD}"), "{out}");
+    assert!(out.contains("1 line(s) shown are not valid UTF-8"), "{out}");
+    // Writing back what was shown would turn the é byte into U+FFFD for good.
+    let e = ws
+        .call(
+            &tool(&tools, "write_file"),
+            json!({"path": "latin1.txt", "content": "caf\u{FFFD}\nchanged\n"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("not UTF-8 text"), "{e}");
+    assert_eq!(
+        std::fs::read(ws.root.join("latin1.txt")).unwrap(),
+        b"caf\xe9\nplain\n"
+    );
+    // A plain UTF-8 file reads without the note.
+    ws.write("utf8.txt", "café\n");
+    let out = ws
+        .call(&tool(&tools, "read_file"), json!({"path": "utf8.txt"}))
+        .await
+        .unwrap()
+        .content;
+    assert!(!out.contains("not valid UTF-8"), "{out}");
+}
+
+#[tokio::test]
+async fn write_file_refuses_a_path_that_names_a_folder() {
+    let ws = Ws::new();
+    let e = ws
+        .call(
+            &tool(&core_tools(), "write_file"),
+            json!({"path": "newdir/", "content": "x"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("ends with a slash"), "{e}");
+    assert!(!ws.root.join("newdir").exists());
+}
