@@ -86,14 +86,19 @@ pub fn turn_input(
             .map_err(|e| e.to_string())?;
         save_attachments(&dir, &images).map_err(|e| e.to_string())?
     };
-    Ok(TurnInput::Attached(
-        text,
-        Box::new(TurnAttachments {
-            attachments: images,
-            refs,
-            files,
-        }),
-    ))
+    let mut attached = TurnAttachments {
+        attachments: images,
+        refs,
+        files,
+    };
+    let held = cairn_runtime::tooling::hold_back_images(&runtime.session().model(), &mut attached);
+    if held > 0 {
+        tracing::info!(
+            held,
+            "the model does not accept images: they are referenced, not sent"
+        );
+    }
+    Ok(TurnInput::Attached(text, Box::new(attached)))
 }
 
 /// A stored image of the session in `session_dir` as a `data:` URL; only

@@ -92,6 +92,9 @@ fn execute(command: AgentsCommand) -> Result<(), String> {
             provider,
             state_dir,
         } => {
+            if let Some(p) = &provider {
+                cairn_runtime::agents::check_role_provider(p).map_err(|e| e.to_string())?;
+            }
             let dir = dir(state_dir);
             let mut agents = load_agents(&dir).map_err(|e| e.to_string())?;
             let mut def = AgentDef::new(&name, &description, &prompt);

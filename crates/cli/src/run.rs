@@ -194,6 +194,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
         eprintln!("error: --max-iterations must be at least 1");
         return ExitCode::from(EXIT_USAGE);
     }
+    if args.context_window == Some(0) {
+        eprintln!("error: --context-window must be a number of tokens above 0");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let opts = RunOptions {
         workspace: args.workspace.clone(),
         state_dir: args.state_dir.clone(),
@@ -285,7 +289,18 @@ pub async fn run(args: RunArgs) -> ExitCode {
                 .map_err(|e| e.to_string())
                 .and_then(|dir| crate::attach::store(&dir, attachments));
             match stored {
-                Ok(a) => session.run_with_attachments(prompt, a),
+                Ok(mut a) => {
+                    let model = session.model();
+                    let held = cairn_runtime::tooling::hold_back_images(&model, &mut a);
+                    if held > 0 {
+                        eprintln!(
+                            "note: {model} does not accept images: {held} image(s) saved and \
+                             referenced in the prompt, not sent (the agent can describe them \
+                             with its media tool)"
+                        );
+                    }
+                    session.run_with_attachments(prompt, a)
+                }
                 Err(e) => {
                     eprintln!("error: {e}");
                     assembled.close_mcp().await;

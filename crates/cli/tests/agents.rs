@@ -349,3 +349,53 @@ async fn agents_list_add_remove() {
     assert_eq!(output(rm).await.code, 0);
     assert_eq!(output(list(true)).await.events.len(), 2);
 }
+
+/// A role's provider must be one a run can reach, and needs a model; a damaged roles file
+/// stops only the runs that ask for a role (and is never overwritten).
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_roles_are_refused_early_and_a_damaged_roles_file_stops_only_role_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    for (args, expect) in [
+        (
+            vec!["--model", "m", "--provider", "bogus"],
+            "unknown provider `bogus`",
+        ),
+        (vec!["--provider", "anthropic"], "--model <ID>"),
+    ] {
+        let mut add = cairn(state.path());
+        add.args(["agents", "add", "r", "--prompt", "p", "--state-dir"])
+            .arg(state.path())
+            .args(&args);
+        let r = output(add).await;
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(expect), "{args:?}: {}", r.stderr);
+    }
+    assert!(!state.path().join("agents.json").exists());
+
+    std::fs::write(state.path().join("agents.json"), "[{\"name\": \"x\",]").unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text("fine")])
+        .await
+        .unwrap();
+    let r = output(run_cmd(
+        ws.path(),
+        state.path(),
+        &server,
+        &["--model", "m", "hi"],
+    ))
+    .await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("not a valid roles file"), "{}", r.stderr);
+    let r = output(run_cmd(
+        ws.path(),
+        state.path(),
+        &server,
+        &["--model", "m", "--agent", "x", "hi"],
+    ))
+    .await;
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(state.path().join("agents.json")).unwrap(),
+        "[{\"name\": \"x\",]"
+    );
+}

@@ -460,6 +460,22 @@ async fn bad_flags_and_workspaces_are_usage_errors() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("the prompt is empty"));
     }
     assert!(!state.path().join("sessions").exists());
+    // Limits of 0 are refused, not ignored.
+    for flag in ["--max-iterations", "--context-window"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["run", "--model", "m", "--state-dir"])
+            .arg(state.path())
+            .args([flag, "0", "hi"])
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(flag),
+            "{flag}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -224,6 +224,40 @@ async fn run_attach_sends_the_image_once_and_keeps_a_stored_copy() {
     assert!(second.contains(&path), "the reference stays in history");
 }
 
+/// A model that cannot see images (here declared so with `CAIRN_MODEL_VISION=0`) gets the
+/// reference to the stored image, not the image: a text-only endpoint would refuse it.
+#[tokio::test(flavor = "multi_thread")]
+async fn images_are_referenced_not_sent_to_a_model_that_cannot_see() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let png: Vec<u8> = b"\x89PNG\r\n\x1a\n-text-only-model-image-bytes-0123456789".to_vec();
+    let shot = files.path().join("shot.png");
+    std::fs::write(&shot, &png).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+    let server = MockLlmServer::with_script(vec![Reply::text("no eyes")])
+        .await
+        .unwrap();
+    let mut cmd = run_cmd(
+        ws.path(),
+        state.path(),
+        &server,
+        &["--attach", shot.to_str().unwrap(), "what is this?"],
+    );
+    cmd.env("CAIRN_MODEL_VISION", "0");
+    let (code, events, stderr) = output(cmd).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("does not accept images"), "{stderr}");
+    let path = events[0]["data"]["attachments"][0]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body = server.requests()[0].body.to_string();
+    assert!(!body.contains(&b64), "no image data");
+    assert!(!body.contains("image_url"), "no image part");
+    assert!(body.contains(&path), "the stored copy is referenced");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_attachments_are_usage_errors_before_anything_runs() {
     let ws = tempfile::tempdir().unwrap();

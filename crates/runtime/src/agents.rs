@@ -26,7 +26,12 @@ pub fn load_agents(state_dir: &Path) -> Result<AgentRegistry, RuntimeError> {
             )));
         }
     };
-    let defs: Vec<AgentDef> = serde_json::from_str(&text).map_err(|e| {
+    // An editor's byte-order mark, or an empty file, is not damage.
+    let text = text.trim_start_matches('\u{feff}');
+    if text.trim().is_empty() {
+        return Ok(AgentRegistry::new());
+    }
+    let defs: Vec<AgentDef> = serde_json::from_str(text).map_err(|e| {
         RuntimeError::Config(format!(
             "{} is not a valid roles file ({e}); fix or remove it",
             path.display()
@@ -34,6 +39,19 @@ pub fn load_agents(state_dir: &Path) -> Result<AgentRegistry, RuntimeError> {
     })?;
     AgentRegistry::with_user_agents(defs)
         .map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))
+}
+
+/// Refuses a role provider no run could reach: a role has no base URL of its own, so its
+/// provider must be a known one.
+pub fn check_role_provider(provider: &str) -> Result<(), RuntimeError> {
+    if cairn_providers::preset(provider).is_some() {
+        return Ok(());
+    }
+    let known: Vec<&str> = cairn_providers::PRESETS.iter().map(|p| p.name).collect();
+    Err(RuntimeError::Config(format!(
+        "unknown provider `{provider}`: use one of {}",
+        known.join(", ")
+    )))
 }
 
 /// Saves the user roles of `agents` to `state_dir` (atomic replace).
@@ -89,5 +107,23 @@ mod tests {
         std::fs::write(agents_file(dir.path()), r#"[{"name":"code","prompt":"x"}]"#).unwrap();
         let err = load_agents(dir.path()).unwrap_err().to_string();
         assert!(err.contains("built-in"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_file_or_a_byte_order_mark_is_not_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(agents_file(dir.path()), "  \n").unwrap();
+        assert_eq!(load_agents(dir.path()).unwrap().list().len(), 2);
+        std::fs::write(
+            agents_file(dir.path()),
+            "\u{feff}[{\"name\":\"analyst\",\"prompt\":\"p\"}]",
+        )
+        .unwrap();
+        assert!(load_agents(dir.path()).unwrap().get("analyst").is_some());
+        assert!(check_role_provider("anthropic").is_ok());
+        assert!(check_role_provider("bogus")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown provider `bogus`"));
     }
 }

@@ -377,7 +377,15 @@ pub fn open_session(
             resolve_workspace(&cwd)?
         }
     };
-    let mut agents = agents::load_agents(&state_dir)?;
+    // A damaged roles file only matters to a run that asks for a role.
+    let mut agents = match agents::load_agents(&state_dir) {
+        Ok(a) => a,
+        Err(e) if opts.agent.is_none() => {
+            tracing::warn!("{e}; using the built-in roles");
+            cairn_engine::agents::AgentRegistry::new()
+        }
+        Err(e) => return Err(e),
+    };
     let role_name = opts.agent.clone().unwrap_or_else(|| {
         match agent_type_from_env() {
             cairn_engine::prompt::AgentType::Code => "code",

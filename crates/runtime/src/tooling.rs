@@ -107,6 +107,33 @@ pub fn model_has_vision(env: Lookup<'_>, model: &str) -> bool {
     }
 }
 
+/// Keeps attached images out of the request when `model` is known not to see them (a
+/// text-only endpoint rejects image parts): the saved copies stay referenced in the message, where the
+/// agent's `media` tool can describe them. Returns how many images were held back.
+pub fn hold_back_images(
+    model: &str,
+    attachments: &mut cairn_engine::attachments::TurnAttachments,
+) -> usize {
+    // Only a model known to be text-only (or CAIRN_MODEL_VISION=0): an unknown model (a
+    // local one) may well see images.
+    let text_only = match get(&process_env, "CAIRN_MODEL_VISION").as_deref() {
+        Some("1") | Some("true") => false,
+        Some("0") | Some("false") => true,
+        _ => {
+            let info = cairn_providers::model_info(model);
+            info.is_known() && !info.vision
+        }
+    };
+    if !text_only {
+        return 0;
+    }
+    let before = attachments.attachments.len();
+    attachments
+        .attachments
+        .retain(|a| !a.mime_type.starts_with("image/"));
+    before - attachments.attachments.len()
+}
+
 /// The model used when the session model cannot see images: `CAIRN_VISION_MODEL`, on the
 /// session's provider.
 pub fn vision_model(env: Lookup<'_>, llm: &Arc<dyn LlmClient>) -> Option<VisionConfig> {
@@ -272,6 +299,39 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`bing`"), "{e}");
+    }
+
+    #[test]
+    fn images_are_held_back_only_from_models_known_to_be_text_only() {
+        use cairn_engine::attachments::{MessageAttachment, TurnAttachments};
+        if std::env::var_os("CAIRN_MODEL_VISION").is_some() {
+            return;
+        }
+        let attached = || TurnAttachments {
+            attachments: vec![
+                MessageAttachment {
+                    name: "a.png".into(),
+                    mime_type: "image/png".into(),
+                    data_url: "data:image/png;base64,AAAA".into(),
+                },
+                MessageAttachment {
+                    name: "b.mp3".into(),
+                    mime_type: "audio/mpeg".into(),
+                    data_url: "data:audio/mpeg;base64,AAAA".into(),
+                },
+            ],
+            refs: Vec::new(),
+            files: Vec::new(),
+        };
+        let mut a = attached();
+        assert_eq!(hold_back_images("deepseek-chat", &mut a), 1);
+        assert_eq!(a.attachments.len(), 1);
+        assert_eq!(a.attachments[0].name, "b.mp3");
+        for model in ["gpt-4o", "some-local-model"] {
+            let mut a = attached();
+            assert_eq!(hold_back_images(model, &mut a), 0, "{model}");
+            assert_eq!(a.attachments.len(), 2);
+        }
     }
 
     #[test]
