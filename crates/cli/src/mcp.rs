@@ -161,10 +161,14 @@ async fn list(ws: &WorkspaceArg, no_start: bool, json: bool) -> Result<ExitCode,
         }
         let detail = match &s.status {
             ServerStatus::Ready { tools } => format!(
-                "{tools} tool(s){}",
+                "{tools} tool(s){}{}",
                 s.startup_ms
                     .map(|ms| format!(", started in {ms} ms"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                match s.warnings.len() {
+                    0 => String::new(),
+                    n => format!(", {n} warning(s) (see cairn mcp test {})", s.name),
+                }
             ),
             ServerStatus::Failed { reason } | ServerStatus::Disabled { reason } => {
                 first_line(reason)
@@ -230,6 +234,7 @@ async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, Str
             "startMs": ms(total),
             "shutdownMs": ms(shutdown),
             "tools": info.tools,
+            "warnings": info.warnings,
         });
         outln!("{v}");
     } else {
@@ -245,6 +250,9 @@ async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, Str
                 );
                 for t in &info.tools {
                     outln!("  {t}");
+                }
+                for w in &info.warnings {
+                    outln!("  warning: {w}");
                 }
             }
             Err(e) => outln!("{}: failed after {} ms\n{e}", info.name, ms(total)),

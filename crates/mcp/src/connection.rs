@@ -7,9 +7,9 @@ use futures::StreamExt;
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, JsonObject,
-    Request, ServerResult, Tool,
+    Request, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
+use rmcp::service::{ClientInitializeError, PeerRequestOptions, RoleClient, ServiceError};
 use rmcp::transport::IntoTransport;
 use rmcp::Peer;
 use tokio::sync::watch;
@@ -17,10 +17,16 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::config::TransportConfig;
 use crate::handler::Handler;
+use crate::listing::{self, ListError, Listing};
 use crate::process::{self, ChildProc};
+use crate::stderr_log::clean_lines;
 
-/// Characters of stderr quoted in failure reasons.
-pub const STDERR_IN_REASON: usize = 1500;
+/// Lines of stderr quoted in failure reasons.
+pub const STDERR_LINES_IN_REASON: usize = 20;
+/// Bytes of stderr quoted in failure reasons.
+pub const STDERR_BYTES_IN_REASON: usize = 2048;
+/// Characters of the last stderr line put on a reason's first line.
+const STDERR_IN_FIRST_LINE: usize = 200;
 
 /// A connected server.
 pub struct Connection {
@@ -36,8 +42,8 @@ pub struct Connection {
 pub struct Started {
     /// The connection.
     pub conn: Connection,
-    /// `tools/list`, every page.
-    pub tools: Vec<Tool>,
+    /// `tools/list`, every page, with what was wrong with it.
+    pub listing: Listing,
 }
 
 /// Limits of one call.
@@ -103,7 +109,7 @@ impl Connection {
                 )
                 .await;
                 match result {
-                    Ok((peer, cancel, done, tools)) => Ok(Started {
+                    Ok((peer, cancel, done, listing)) => Ok(Started {
                         conn: Connection {
                             peer,
                             _guard: cancel.clone().drop_guard(),
@@ -112,11 +118,12 @@ impl Connection {
                             progress,
                             done,
                         },
-                        tools,
+                        listing,
                     }),
                     Err(reason) => {
                         child.kill_now();
                         child.wait_exit(Duration::from_millis(500)).await;
+                        child.stderr().wait_closed(Duration::from_millis(200)).await;
                         Err(with_stderr(reason, &child))
                     }
                 }
@@ -156,11 +163,10 @@ impl Connection {
         let _ = rx.wait_for(|d| *d).await;
     }
 
-    /// Lists every tool again.
-    pub async fn list_tools(&self, within: Duration) -> Result<Vec<Tool>, String> {
-        match tokio::time::timeout(within, self.peer.list_all_tools()).await {
-            Ok(Ok(t)) => Ok(t),
-            Ok(Err(e)) => Err(format!("tools/list failed: {e}")),
+    /// Lists every tool again (tolerantly: see [`listing::list_tools`]).
+    pub async fn list_tools(&self, within: Duration) -> Result<Listing, String> {
+        match tokio::time::timeout(within, listing::list_tools(&self.peer)).await {
+            Ok(r) => r.map_err(|e| e.to_string()),
             Err(_) => Err(format!("tools/list did not answer within {}", secs(within))),
         }
     }
@@ -275,7 +281,7 @@ type Established = (
     Peer<RoleClient>,
     CancellationToken,
     watch::Receiver<bool>,
-    Vec<Tool>,
+    Listing,
 );
 
 async fn finish<T, E, A>(
@@ -289,7 +295,7 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let (peer, cancel, done, tools) =
+    let (peer, cancel, done, listing) =
         establish(handler, transport, deadline, startup, None).await?;
     Ok(Started {
         conn: Connection {
@@ -300,8 +306,39 @@ where
             progress,
             done,
         },
-        tools,
+        listing,
     })
+}
+
+/// Why the handshake failed, and whether it was the connection ending (then a stdio server's
+/// exit is the better explanation).
+struct StartFailure {
+    reason: String,
+    closed: bool,
+}
+
+impl From<ClientInitializeError> for StartFailure {
+    fn from(e: ClientInitializeError) -> Self {
+        let closed = matches!(
+            e,
+            ClientInitializeError::ConnectionClosed(_)
+                | ClientInitializeError::TransportError { .. }
+                | ClientInitializeError::ExpectedInitResponse(None)
+        );
+        StartFailure {
+            reason: format!("initialize failed: {e}"),
+            closed,
+        }
+    }
+}
+
+impl From<ListError> for StartFailure {
+    fn from(e: ListError) -> Self {
+        StartFailure {
+            closed: e.is_closed(),
+            reason: e.to_string(),
+        }
+    }
 }
 
 /// `initialize` + `tools/list` before `deadline`; a stdio child's exit ends the wait at once.
@@ -318,15 +355,10 @@ where
 {
     let cancel = CancellationToken::new();
     let work = async {
-        let running = rmcp::service::serve_client_with_ct(handler, transport, cancel.clone())
-            .await
-            .map_err(|e| format!("initialize failed: {e}"))?;
-        let tools = running
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
-        Ok::<_, String>((running, tools))
+        let running =
+            rmcp::service::serve_client_with_ct(handler, transport, cancel.clone()).await?;
+        let listing = listing::list_tools(running.peer()).await?;
+        Ok::<_, StartFailure>((running, listing))
     };
     let exited = async {
         match child {
@@ -337,43 +369,68 @@ where
     let outcome = tokio::select! {
         r = tokio::time::timeout_at(deadline.into(), work) => match r {
             Ok(r) => r,
-            Err(_) => Err(format!("did not finish starting (initialize + tools/list) within {}; stopped", secs(startup))),
+            Err(_) => Err(StartFailure {
+                reason: format!("did not finish starting (initialize + tools/list) within {}; stopped", secs(startup)),
+                closed: false,
+            }),
         },
-        Some(exit) = exited => Err(format!("exited during startup ({})", exit.description)),
+        Some(exit) = exited => Err(StartFailure {
+            reason: format!("exited during startup ({})", exit.description),
+            closed: false,
+        }),
     };
     match outcome {
-        Ok((running, tools)) => {
+        Ok((running, listing)) => {
             let peer = running.peer().clone();
             let (tx, rx) = watch::channel(false);
             tokio::spawn(async move {
                 let _ = running.waiting().await;
                 let _ = tx.send(true);
             });
-            Ok((peer, cancel, rx, tools))
+            Ok((peer, cancel, rx, listing))
         }
-        Err(reason) => {
+        Err(failure) => {
             cancel.cancel();
-            // A stdio server that died mid-handshake: report its exit rather than the pipe error.
-            if let Some(c) = child {
+            // A stdio server that died mid-handshake: report its exit rather than the pipe
+            // error. (Closing the pipe ourselves, after a reply we could not use, makes a
+            // healthy server exit too: that exit is no news, so the reason stays.)
+            if let (true, Some(c)) = (failure.closed, child) {
                 if let Some(exit) = c.wait_exit(Duration::from_millis(300)).await {
-                    if !reason.starts_with("exited") && !reason.starts_with("did not finish") {
-                        return Err(format!("exited during startup ({})", exit.description));
-                    }
+                    return Err(format!("exited during startup ({})", exit.description));
                 }
             }
-            Err(reason)
+            Err(failure.reason)
         }
     }
 }
 
-/// `reason` plus the end of the server's stderr, when there is any.
+/// `reason` plus the end of the server's stderr, when there is any: its last line on the
+/// first line (what one-line listings show), then up to the last 20 lines / 2 KB, with
+/// escape sequences and control characters removed.
 pub fn with_stderr(reason: String, child: &ChildProc) -> String {
-    let tail = child.stderr().tail(STDERR_IN_REASON);
-    if tail.is_empty() {
-        reason
-    } else {
-        format!("{reason}; stderr:\n{tail}")
+    let raw = child.stderr().tail(STDERR_BYTES_IN_REASON * 2);
+    stderr_reason(reason, &raw)
+}
+
+/// See [`with_stderr`].
+pub fn stderr_reason(reason: String, raw_stderr: &str) -> String {
+    let lines = clean_lines(raw_stderr, STDERR_LINES_IN_REASON, STDERR_BYTES_IN_REASON);
+    let Some(last) = lines.last() else {
+        return reason;
+    };
+    let mut first: String = last.chars().take(STDERR_IN_FIRST_LINE).collect();
+    if first.len() < last.len() {
+        first.push('…');
     }
+    let mut out = format!("{reason}; stderr: {first}");
+    if lines.len() > 1 {
+        out.push_str(&format!(
+            "\nstderr (last {} lines):\n{}",
+            lines.len(),
+            lines.join("\n")
+        ));
+    }
+    out
 }
 
 /// `12 s` / `1.5 s` / `250 ms`.

@@ -10,6 +10,8 @@ use cairn_protocol::{ToolMeta, ToolSchema};
 use serde_json::{json, Value};
 
 use crate::manager::{Inner, PlannedTool};
+use crate::naming::server_prefix;
+use crate::options::ServerStatus;
 use crate::tool::{arguments, mcp_meta};
 
 /// Name of the search meta tool.
@@ -140,9 +142,15 @@ impl Tool for SearchTools {
         // Register the loaded tools in attached registries for the next request.
         inner.changed();
         let total = plan.len();
-        Ok(ToolOutput::text(
-            json!({ "matches": results, "total_tools": total }).to_string(),
-        ))
+        let mut out = json!({ "matches": results, "total_tools": total });
+        let starting = starting_servers(&inner);
+        if !starting.is_empty() {
+            out["note"] = Value::String(format!(
+                "still starting, their tools are not searchable yet: {}; search again shortly",
+                starting.join(", ")
+            ));
+        }
+        Ok(ToolOutput::text(out.to_string()))
     }
 }
 
@@ -181,12 +189,49 @@ impl Tool for CallTool {
             .ok_or_else(|| ToolError::InvalidArguments("`name` (string) is required".into()))?
             .to_string();
         let call_args = arguments(args.get("arguments").cloned().unwrap_or(Value::Null))?;
-        let plan = inner.plan();
-        let Some(p) = plan.iter().find(|p| p.registered == name) else {
-            return Err(ToolError::NotFound(format!(
-                "no MCP tool named `{name}`; use {SEARCH_TOOL} to find one"
-            )));
-        };
+        let p = resolve(&inner, &name, &ctx).await?;
         p.slot.call(&p.tool.name, call_args, &ctx).await
     }
+}
+
+/// The tool registered as `name`; when it is not listed (yet), the state of the server its
+/// name points at decides: a starting server is waited for (cancellably, within its startup
+/// timeout), a failed or disabled one is reported as such.
+async fn resolve(
+    inner: &Arc<Inner>,
+    name: &str,
+    ctx: &ToolContext,
+) -> Result<PlannedTool, ToolError> {
+    let find = || inner.plan().into_iter().find(|p| p.registered == name);
+    if let Some(p) = find() {
+        return Ok(p);
+    }
+    let owner = inner
+        .slots()
+        .into_iter()
+        .filter(|s| name.starts_with(&server_prefix(s.name())))
+        .max_by_key(|s| server_prefix(s.name()).len());
+    let Some(slot) = owner else {
+        return Err(ToolError::NotFound(format!(
+            "no MCP tool named `{name}`; use {SEARCH_TOOL} to find one"
+        )));
+    };
+    // Fails with the server's state (starting too long, failed, disabled) when not ready.
+    slot.ready_connection(ctx).await?;
+    find().ok_or_else(|| {
+        ToolError::NotFound(format!(
+            "MCP server `{}` is ready but lists no tool named `{name}`; use {SEARCH_TOOL} to find one",
+            slot.name()
+        ))
+    })
+}
+
+/// Servers still starting, for search results (their tools are not listed yet).
+fn starting_servers(inner: &Inner) -> Vec<String> {
+    inner
+        .slots()
+        .iter()
+        .filter(|s| matches!(s.status(), ServerStatus::Starting))
+        .map(|s| s.name().to_string())
+        .collect()
 }

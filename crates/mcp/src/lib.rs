@@ -9,6 +9,7 @@ pub mod connection;
 pub mod handler;
 pub mod http;
 pub mod lazy;
+pub mod listing;
 pub mod manager;
 pub mod naming;
 pub mod ocr_model;

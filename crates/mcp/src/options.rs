@@ -179,6 +179,9 @@ pub struct ServerInfo {
     pub status: ServerStatus,
     /// Tool names as the server lists them.
     pub tools: Vec<String>,
+    /// Problems with the last tool listing: entries skipped or repaired (one line each).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Process id of a stdio server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,

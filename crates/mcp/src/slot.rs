@@ -13,6 +13,7 @@ use crate::builtin::BuiltinServer;
 use crate::config::{ServerConfig, TransportConfig};
 use crate::connection::{secs, with_stderr, CallFailure, CallTimeouts, Connection};
 use crate::handler::Handler;
+use crate::listing::Listing;
 use crate::options::{ManagerOptions, ServerInfo, ServerStatus};
 use crate::result::{is_error, result_text};
 
@@ -26,6 +27,8 @@ const HEALTHY_UPTIME: Duration = Duration::from_secs(60);
 struct SlotState {
     conn: Option<Arc<Connection>>,
     tools: Vec<Tool>,
+    /// What was wrong with the last tool listing (skipped or repaired entries).
+    warnings: Vec<String>,
     generation: u64,
     restarts: u32,
     restart_pending: bool,
@@ -154,8 +157,11 @@ impl Slot {
             .startup_timeout
             .unwrap_or(self.opts.startup_timeout);
         if let Some(b) = &self.builtin {
-            let tools = b.tools();
-            return self.became_ready(gen, None, tools, started);
+            let listing = Listing {
+                tools: b.tools(),
+                warnings: Vec::new(),
+            };
+            return self.became_ready(gen, None, listing, started);
         }
         let Some(transport) = self.config.transport.clone() else {
             return Err("nothing to start".into());
@@ -178,7 +184,7 @@ impl Slot {
         match result {
             Ok(s) => {
                 let conn = Arc::new(s.conn);
-                self.became_ready(gen, Some(conn), s.tools, started)
+                self.became_ready(gen, Some(conn), s.listing, started)
             }
             Err(reason) => {
                 let still_ours = {
@@ -200,10 +206,10 @@ impl Slot {
         self: &Arc<Self>,
         gen: u64,
         conn: Option<Arc<Connection>>,
-        tools: Vec<Tool>,
+        listing: Listing,
         started: Instant,
     ) -> Result<(), String> {
-        let tools = dedupe(&self.config.name, tools);
+        let (tools, warnings) = self.checked(listing);
         let count = tools.len();
         {
             let mut st = self.state();
@@ -216,6 +222,7 @@ impl Slot {
             st.pid = conn.as_ref().and_then(|c| c.child().map(|p| p.pid()));
             st.conn = conn.clone();
             st.tools = tools;
+            st.warnings = warnings;
             st.ready_at = Some(Instant::now());
             st.startup_ms = Some(started.elapsed().as_millis() as u64);
             st.restart_pending = false;
@@ -330,8 +337,8 @@ impl Slot {
             .startup_timeout
             .unwrap_or(self.opts.startup_timeout);
         match conn.list_tools(within).await {
-            Ok(tools) => {
-                let tools = dedupe(&self.config.name, tools);
+            Ok(listing) => {
+                let (tools, warnings) = self.checked(listing);
                 let n = tools.len();
                 {
                     let mut st = self.state();
@@ -339,6 +346,7 @@ impl Slot {
                         return;
                     }
                     st.tools = tools;
+                    st.warnings = warnings;
                 }
                 self.set_status(ServerStatus::Ready { tools: n });
             }
@@ -348,9 +356,22 @@ impl Slot {
         }
     }
 
+    /// The listing's tools without repeated names, and its warnings (each logged).
+    fn checked(&self, listing: Listing) -> (Vec<Tool>, Vec<String>) {
+        let Listing {
+            tools,
+            mut warnings,
+        } = listing;
+        let tools = dedupe(tools, &mut warnings);
+        for w in &warnings {
+            tracing::warn!(server = %self.config.name, "MCP tool list: {w}");
+        }
+        (tools, warnings)
+    }
+
     /// A connection to call through, waiting (cancellably, up to the startup timeout) while
     /// the server is starting or restarting.
-    async fn ready_connection(
+    pub(crate) async fn ready_connection(
         &self,
         ctx: &ToolContext,
     ) -> Result<Option<Arc<Connection>>, ToolError> {
@@ -545,6 +566,7 @@ impl Slot {
                 .unwrap_or_default(),
             status: self.status(),
             tools: st.tools.iter().map(|t| t.name.to_string()).collect(),
+            warnings: st.warnings.clone(),
             pid: st.conn.as_ref().and_then(|_| st.pid),
             restarts: st.restarts,
             startup_ms: st.startup_ms,
@@ -589,14 +611,17 @@ fn finish(
 }
 
 /// Keeps the first of tools listed twice under one name (a server bug), with a warning.
-fn dedupe(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
+fn dedupe(tools: Vec<Tool>, warnings: &mut Vec<String>) -> Vec<Tool> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(tools.len());
     for t in tools {
         if seen.insert(t.name.to_string()) {
             out.push(t);
         } else {
-            tracing::warn!(server, tool = %t.name, "MCP server lists a tool name twice; the first is used");
+            warnings.push(format!(
+                "tool `{}` is listed twice; the first is used",
+                t.name
+            ));
         }
     }
     out

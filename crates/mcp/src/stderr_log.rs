@@ -3,13 +3,16 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
 
 /// Shared handle on one server's stderr tail.
 #[derive(Clone, Debug)]
 pub struct StderrLog {
     inner: Arc<Mutex<Ring>>,
+    closed: Arc<watch::Sender<bool>>,
 }
 
 #[derive(Debug)]
@@ -28,7 +31,14 @@ impl StderrLog {
                 cap: cap.max(1),
                 dropped: 0,
             })),
+            closed: Arc::new(watch::channel(false).0),
         }
+    }
+
+    /// Waits up to `within` for the stream to end (so a dead server's last words are in).
+    pub async fn wait_closed(&self, within: Duration) {
+        let mut rx = self.closed.subscribe();
+        let _ = tokio::time::timeout(within, rx.wait_for(|c| *c)).await;
     }
 
     /// Appends bytes, dropping the oldest beyond the cap.
@@ -100,11 +110,86 @@ impl StderrLog {
         let mut buf = vec![0u8; 8192];
         loop {
             match reader.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
+                Ok(0) | Err(_) => break,
                 Ok(n) => self.push(&buf[..n]),
             }
         }
+        self.closed.send_replace(true);
     }
+}
+
+/// The last non-blank lines of `text` as a terminal would show them (escape sequences and
+/// control characters removed, a `\r` keeping only what follows it), at most `max_lines`
+/// lines and `max_bytes` bytes (the oldest line cut at its start when needed).
+pub fn clean_lines(text: &str, max_lines: usize, max_bytes: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut bytes = 0;
+    for line in text.split('\n').rev() {
+        if out.len() >= max_lines || bytes >= max_bytes {
+            break;
+        }
+        let shown = line
+            .rsplit('\r')
+            .find(|s| !s.trim().is_empty())
+            .unwrap_or("");
+        let clean = strip_controls(shown);
+        let clean = clean.trim();
+        if clean.is_empty() || clean.starts_with("[… ") && clean.ends_with("not shown]") {
+            continue;
+        }
+        let room = max_bytes - bytes;
+        let kept = if clean.len() > room {
+            let mut start = clean.len() - room;
+            while !clean.is_char_boundary(start) {
+                start += 1;
+            }
+            format!("…{}", &clean[start..])
+        } else {
+            clean.to_string()
+        };
+        bytes += kept.len() + 1;
+        out.push(kept);
+    }
+    out.reverse();
+    out
+}
+
+/// `s` without ANSI escape sequences (CSI, OSC, two-byte) or other control characters; a tab
+/// becomes a space.
+fn strip_controls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates up to a final byte in @..~.
+                Some('[') => {
+                    for n in chars.by_ref() {
+                        if ('@'..='~').contains(&n) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ESC \.
+                Some(']') => {
+                    while let Some(n) = chars.next() {
+                        if n == '\u{7}' {
+                            break;
+                        }
+                        if n == '\u{1b}' {
+                            chars.next_if_eq(&'\\');
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -140,5 +225,25 @@ mod tests {
         let log = StderrLog::new(1024);
         log.clone().drain(&b"hello\nworld\n"[..]).await;
         assert_eq!(log.tail(100), "hello\nworld");
+        log.wait_closed(Duration::from_secs(5)).await;
+        assert!(*log.closed.borrow());
+    }
+
+    #[test]
+    fn clean_lines_strip_escapes_and_keep_the_newest() {
+        let text =
+            "\u{1b}[31mred\u{1b}[0m\u{7}\n\n\u{1b}]0;title\u{7}tab\there\r\n10%\r50%\rdone\n  \n";
+        assert_eq!(clean_lines(text, 20, 2048), ["red", "tab here", "done"]);
+        let many: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        let last = clean_lines(&many, 20, 2048);
+        assert_eq!(last.len(), 20);
+        assert_eq!(last[0], "line 10");
+        let capped = clean_lines(&"x".repeat(5000), 20, 100);
+        assert_eq!(capped.len(), 1);
+        assert!(
+            capped[0].starts_with('…') && capped[0].len() <= 103,
+            "{capped:?}"
+        );
+        assert!(clean_lines("[… 12 earlier bytes not shown]\nlast", 5, 100) == ["last"]);
     }
 }
