@@ -83,7 +83,8 @@ fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
 
-fn sanitize(id: &str) -> String {
+/// A call id made safe as a file name.
+pub(crate) fn sanitize(id: &str) -> String {
     let s: String = id
         .chars()
         .map(|c| {

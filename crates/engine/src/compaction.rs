@@ -4,13 +4,24 @@
 //! repeated reads of one file deduplicated, without an LLM call. Hard threshold (or a
 //! provider overflow error): older messages are summarised by the model and replaced by a
 //! pinned block (first goal, latest plan, todo list, user instructions) plus the summary;
-//! the most recent messages stay verbatim.
+//! the most recent messages stay verbatim. A tool result too large for the window on its
+//! own is cut to head + tail (full text saved), recent or not; after a provider overflow
+//! each further retry cuts harder.
 
-use cairn_protocol::{Compacted, Compacting, ContentPart, Event, Message, ToolStatus};
+use cairn_protocol::{Compacted, Compacting, ContentPart, Event, Message, ToolSchema};
 
 use crate::llm::LlmRequest;
 use crate::session::{lock, read};
+use crate::shrink::{local_tokens, MIN_RESULT_TOKENS};
+use crate::tokens::TokenCounter;
 use crate::turn::TurnRunner;
+
+pub use crate::shrink::CUT_MARKER;
+
+/// Overflow compactions (each harder than the last) tried within one LLM call.
+const MAX_OVERFLOW_ROUNDS: u32 = 4;
+/// Tokens kept free for the summary's answer.
+const SUMMARY_OUTPUT_TOKENS: u64 = 1_000;
 
 /// Compaction thresholds.
 #[derive(Debug, Clone)]
@@ -27,7 +38,7 @@ pub struct CompactionConfig {
     pub keep_recent_pct: f64,
     /// Tool results shorter than this (chars) are never elided.
     pub elide_min_chars: usize,
-    /// The most recent tool results never elided.
+    /// The most recent tool results never elided (still cut when too large for the window).
     pub keep_recent_tool_results: usize,
 }
 
@@ -109,7 +120,29 @@ pub fn estimate_tokens(messages: &[Message]) -> (u64, bool) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Trigger {
     Threshold,
-    Overflow,
+    /// The provider rejected the request as too long; the round (1-based) sets how hard.
+    Overflow(u32),
+}
+
+/// Largest tokens one tool result may keep: a quarter of the hard threshold, and after an
+/// overflow at most a quarter of what was rejected (so less after each rejected retry).
+fn result_cap(cfg: &CompactionConfig, overflow: bool, sent: u64) -> u64 {
+    let mut cap = (cfg.hard_tokens() as f64 * cfg.keep_recent_pct) as u64;
+    if overflow {
+        cap = cap.min((sent as f64 * cfg.keep_recent_pct) as u64);
+    }
+    cap.max(MIN_RESULT_TOKENS)
+}
+
+/// Tokens the summary request's input may use: the hard threshold less room for the answer,
+/// and after an overflow at most half of what was rejected, halved on each further round.
+fn summary_input_budget(cfg: &CompactionConfig, level: u32, sent: u64) -> u64 {
+    let hard = cfg.hard_tokens();
+    let mut budget = hard.saturating_sub(SUMMARY_OUTPUT_TOKENS).max(hard / 2);
+    if level > 0 {
+        budget = budget.min((sent / 2) >> (level - 1).min(63));
+    }
+    budget.max(256)
 }
 
 impl TurnRunner<'_> {
@@ -117,9 +150,13 @@ impl TurnRunner<'_> {
     pub(crate) async fn maybe_compact(&mut self, trigger: Trigger) {
         let cfg = read(&self.inner.config).compaction.clone();
         // Real tokenizer for OpenAI families, calibrated estimate otherwise (lazy BPE).
-        let counter = crate::tokens::TokenCounter::for_model(&read(&self.inner.config).model);
+        let counter = TokenCounter::for_model(&read(&self.inner.config).model);
         let (tokens, estimated) = counter.count_history(&self.state.messages);
-        let forced = trigger == Trigger::Overflow;
+        let level = match trigger {
+            Trigger::Overflow(round) => round.max(1),
+            Trigger::Threshold => 0,
+        };
+        let forced = level > 0;
         if !forced && tokens < cfg.soft_tokens() {
             return;
         }
@@ -140,8 +177,23 @@ impl TurnRunner<'_> {
         let before = self.state.messages.len();
         let ev = compacting(if forced { "overflow" } else { "soft" }, tokens, before);
         self.emit(ev).await;
-        let elided = self.elide_old_tool_results(&cfg);
-        let (after_soft, _) = counter.count_history(&self.state.messages);
+        // The reported usage predates any rewrite: what compaction removes is subtracted.
+        let (elided, saved) = self.elide_old_tool_results(&cfg, &counter);
+        let mut after_soft = tokens.saturating_sub(saved);
+        let mut note = String::new();
+        let mut cut = 0;
+        if forced || after_soft >= cfg.hard_tokens() {
+            // Still too big: results too large on their own are cut too, recent ones included.
+            let cap = result_cap(&cfg, forced, tokens);
+            let dir = self.results_dir();
+            let (n, saved) =
+                crate::shrink::shrink_tool_results(&mut self.state.messages, cap, &counter, &dir);
+            cut = n;
+            if cut > 0 {
+                after_soft = after_soft.saturating_sub(saved);
+                note = format!("{cut} oversized tool result(s) cut to ~{cap} tokens; ");
+            }
+        }
         self.emit(Event::Compacted(Compacted {
             req_id: String::new(),
             task_id: self.task_id.clone(),
@@ -151,13 +203,19 @@ impl TurnRunner<'_> {
             boundary_index: None,
             model: None,
             summary_preview: Some(format!(
-                "{elided} old tool result(s) elided; ~{tokens} → ~{after_soft} tokens"
+                "{elided} old tool result(s) elided; {note}~{tokens} → ~{after_soft} tokens"
             )),
             kept_user_messages: None,
             dropped_user_messages: None,
         }))
         .await;
-        if forced || after_soft >= cfg.hard_tokens() {
+        // After an overflow, a cut result is tried first: a summary costs a call and detail.
+        let summary_needed = if forced {
+            cut == 0
+        } else {
+            after_soft >= cfg.hard_tokens()
+        };
+        if summary_needed {
             let ev = compacting(
                 if forced { "overflow" } else { "hard" },
                 after_soft,
@@ -165,19 +223,72 @@ impl TurnRunner<'_> {
             );
             self.emit(ev).await;
             // After an overflow the configured window is evidently wrong: keep a quarter of
-            // what was actually sent instead.
+            // what was actually sent instead (less on each further round).
             let budget = if forced {
-                (after_soft as f64 * cfg.keep_recent_pct) as u64
+                ((after_soft as f64 * cfg.keep_recent_pct) as u64) >> (level - 1).min(63)
             } else {
                 (cfg.hard_tokens() as f64 * cfg.keep_recent_pct) as u64
             };
-            self.summarise(budget).await;
+            self.summarise(budget, summary_input_budget(&cfg, level, tokens))
+                .await;
         }
     }
 
+    /// Where saved tool results go.
+    fn results_dir(&self) -> std::path::PathBuf {
+        let c = read(&self.inner.config);
+        c.budget.dir_for(&c.state_dir)
+    }
+
+    /// Compacts after a provider overflow, harder each round, until the history shrinks;
+    /// false when nothing more can be shrunk (`round` carries over between retries).
+    pub(crate) async fn recover_from_overflow(&mut self, round: &mut u32) -> bool {
+        let counter = TokenCounter::for_model(&read(&self.inner.config).model);
+        while *round < MAX_OVERFLOW_ROUNDS && !self.cancel.is_cancelled() {
+            *round += 1;
+            let before = (
+                self.state.messages.len(),
+                local_tokens(&self.state.messages, &counter),
+            );
+            self.maybe_compact(Trigger::Overflow(*round)).await;
+            let after = (
+                self.state.messages.len(),
+                local_tokens(&self.state.messages, &counter),
+            );
+            if after.0 < before.0 || after.1 < before.1 {
+                return true;
+            }
+            // A later round only helps if a result can be cut further or more summarised.
+            if !crate::shrink::can_shrink_more(&self.state.messages, &counter)
+                && self.state.messages.len() <= 3
+            {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// The error for a request the provider still rejects as too long: what is too big.
+    pub(crate) fn overflow_message(&self, tools: &[ToolSchema], reason: &str) -> String {
+        let c = read(&self.inner.config);
+        let counter = TokenCounter::for_model(&c.model);
+        let what = crate::shrink::describe_oversize(
+            &self.state.messages,
+            tools,
+            &counter,
+            c.compaction.context_window,
+        );
+        format!("{what} ({reason})")
+    }
+
     /// Replaces old, large tool results by a reference to a saved copy; dedupes re-reads.
-    fn elide_old_tool_results(&mut self, cfg: &CompactionConfig) -> usize {
-        let state_dir = read(&self.inner.config).state_dir.clone();
+    /// Returns how many and the tokens saved.
+    fn elide_old_tool_results(
+        &mut self,
+        cfg: &CompactionConfig,
+        counter: &TokenCounter,
+    ) -> (usize, u64) {
+        let dir = self.results_dir();
         let tool_idx: Vec<usize> = self
             .state
             .messages
@@ -187,7 +298,7 @@ impl TurnRunner<'_> {
             .map(|(i, _)| i)
             .collect();
         let keep_from = tool_idx.len().saturating_sub(cfg.keep_recent_tool_results);
-        let mut n = 0;
+        let (mut n, mut saved_tokens) = (0, 0);
         for &i in &tool_idx[..keep_from] {
             let Message::Tool(r) = &mut self.state.messages[i] else {
                 continue;
@@ -195,34 +306,31 @@ impl TurnRunner<'_> {
             if r.content.len() < cfg.elide_min_chars || r.content.starts_with("[elided") {
                 continue;
             }
-            let dir = state_dir.join("tool-results");
-            let file = dir.join(format!("{}.txt", safe_name(&r.call_id)));
-            let saved = file.exists()
-                || std::fs::create_dir_all(&dir)
-                    .and_then(|_| std::fs::write(&file, r.content.as_bytes()))
-                    .is_ok();
-            let head: String = r.content.chars().take(200).collect();
-            r.content = if saved {
-                format!(
+            let before = counter.count_text(&r.content);
+            let (full, saved) = crate::shrink::full_text_and_copy(&dir, &r.call_id, &r.content);
+            let head: String = full.chars().take(200).collect();
+            r.content = match saved {
+                Some(file) => format!(
                     "[elided to save context: {} chars from {}; full text at {} — read it again if needed]\n{head}…",
-                    r.content.len(),
+                    full.len(),
                     r.name,
                     file.display()
-                )
-            } else {
-                format!(
+                ),
+                None => format!(
                     "[elided to save context: {} chars from {}]\n{head}…",
-                    r.content.len(),
+                    full.len(),
                     r.name
-                )
+                ),
             };
+            saved_tokens += before.saturating_sub(counter.count_text(&r.content));
             n += 1;
         }
-        n
+        (n, saved_tokens)
     }
 
-    /// Summarises everything before the recent window with one LLM call.
-    async fn summarise(&mut self, budget: u64) {
+    /// Summarises everything before the recent window (`budget` tokens) with one LLM call
+    /// whose input is fitted to `input_budget` tokens.
+    async fn summarise(&mut self, budget: u64, input_budget: u64) {
         let msgs = &self.state.messages;
         let before = msgs.len();
         let cut = recent_boundary(msgs, budget);
@@ -237,16 +345,23 @@ impl TurnRunner<'_> {
         }
         let model = read(&self.inner.config).model.clone();
         let old: Vec<Message> = msgs[1..cut].to_vec();
+        let counter = TokenCounter::for_model(&model);
         let mut request_msgs = vec![Message::system(
             "You compress a coding-agent conversation so the agent can continue without it. \
              Write a dense summary: the user's goals and constraints, decisions made, files \
              read and changed (paths), commands run and their outcomes, open problems and the \
              next steps. Keep exact identifiers, paths and error messages. No preamble.",
         )];
-        request_msgs.extend(old.iter().cloned().map(strip_images));
-        request_msgs.push(Message::user(
-            "Summarise the conversation above now, in at most ~600 words.",
-        ));
+        let ask = Message::user("Summarise the conversation above now, in at most ~600 words.");
+        // The summary request must itself fit the window.
+        let frame = local_tokens(&request_msgs, &counter) + counter.count_message(&ask);
+        let fitted = crate::shrink::fit_summary_input(
+            &old,
+            input_budget.saturating_sub(frame).max(1),
+            &counter,
+        );
+        request_msgs.extend(fitted);
+        request_msgs.push(ask);
         let req_id = uuid::Uuid::new_v4().to_string();
         let llm = read(&self.inner.llm).clone();
         let (answer, usage) = crate::llm::answer_text_and_usage(llm.stream(
@@ -399,44 +514,10 @@ fn recent_boundary(messages: &[Message], budget: u64) -> usize {
     cut
 }
 
-fn strip_images(m: Message) -> Message {
-    match m {
-        Message::User { content } => Message::User {
-            content: content
-                .into_iter()
-                .map(|p| match p {
-                    ContentPart::Image { .. } => ContentPart::Text {
-                        text: "[image]".into(),
-                    },
-                    other => other,
-                })
-                .collect(),
-        },
-        Message::Tool(mut r) if r.status != ToolStatus::Ok => {
-            r.content.truncate(2_000);
-            Message::Tool(r)
-        }
-        other => other,
-    }
-}
-
-fn safe_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(100)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_protocol::{TokenUsage, ToolCall, ToolResult};
+    use cairn_protocol::{TokenUsage, ToolCall, ToolResult, ToolStatus};
 
     #[test]
     fn thresholds() {

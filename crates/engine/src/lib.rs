@@ -21,6 +21,7 @@ pub mod resume;
 pub mod retry;
 pub mod rewind;
 pub mod session;
+mod shrink;
 pub mod subagent;
 pub mod testing;
 pub mod tokens;

@@ -71,6 +71,7 @@ impl FakeReply {
 pub struct FakeLlm {
     script: Arc<Mutex<VecDeque<FakeReply>>>,
     requests: Arc<Mutex<Vec<LlmRequest>>>,
+    context_limit: Arc<Mutex<Option<u64>>>,
 }
 
 impl FakeLlm {
@@ -79,6 +80,7 @@ impl FakeLlm {
         FakeLlm {
             script: Arc::new(Mutex::new(script.into())),
             requests: Arc::default(),
+            context_limit: Arc::default(),
         }
     }
 
@@ -91,6 +93,22 @@ impl FakeLlm {
     pub fn requests(&self) -> Vec<LlmRequest> {
         lock(&self.requests).clone()
     }
+
+    /// Rejects (context overflow, script untouched) every request estimated over `limit` tokens.
+    pub fn set_context_limit(&self, limit: Option<u64>) {
+        *lock(&self.context_limit) = limit;
+    }
+
+    /// Estimated tokens of a request: its messages and its tool definitions.
+    pub fn request_tokens(request: &LlmRequest) -> u64 {
+        let tools = serde_json::to_string(&request.tools).map_or(0, |s| s.len() as u64 / 4);
+        let messages: u64 = request
+            .messages
+            .iter()
+            .map(crate::compaction::estimate_message_tokens)
+            .sum();
+        messages + tools
+    }
 }
 
 impl LlmClient for FakeLlm {
@@ -99,7 +117,22 @@ impl LlmClient for FakeLlm {
         request: LlmRequest,
         cancel: CancellationToken,
     ) -> BoxStream<'static, LlmChunk> {
+        let limit = *lock(&self.context_limit);
+        let tokens = Self::request_tokens(&request);
         lock(&self.requests).push(request);
+        if let Some(limit) = limit.filter(|l| tokens > *l) {
+            return futures::stream::iter(vec![LlmChunk::End(
+                LlmOutcome::new(
+                    OutcomeStatus::Failed,
+                    Some(format!(
+                        "context_length_exceeded: {tokens} tokens > limit {limit}"
+                    )),
+                )
+                .with_kind(crate::llm::FailureKind::ContextOverflow)
+                .with_http_status(400),
+            )])
+            .boxed();
+        }
         let next = lock(&self.script).pop_front();
         let Some(reply) = next else {
             return futures::stream::iter(vec![LlmChunk::End(LlmOutcome::new(

@@ -406,7 +406,8 @@ impl<'a> TurnRunner<'a> {
             (c.model.clone(), c.reasoning_effort, c.retry.clone())
         };
         let mut attempt: u32 = 0;
-        let mut compacted_for_overflow = false;
+        // Overflow compaction rounds so far: each one cuts harder than the last.
+        let mut overflow_round: u32 = 0;
         loop {
             let req_id = uuid::Uuid::new_v4().to_string();
             self.emit(Event::LlmRequest(LlmRequestEvent {
@@ -498,14 +499,17 @@ impl<'a> TurnRunner<'a> {
                     req_id,
                 };
             }
-            // A prompt too long for the model: compact once and send it again.
-            if outcome.kind == Some(FailureKind::ContextOverflow) && !compacted_for_overflow {
-                compacted_for_overflow = true;
-                let before = self.state.messages.len();
-                self.maybe_compact(Trigger::Overflow).await;
-                if self.state.messages.len() < before {
-                    continue;
-                }
+            // A prompt too long for the model: compact (harder each time) and send it again;
+            // give up, naming what is too big, once nothing more can be shrunk.
+            let overflow = outcome.kind == Some(FailureKind::ContextOverflow);
+            if overflow && self.recover_from_overflow(&mut overflow_round).await {
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                return LlmResult::Interrupted {
+                    partial: String::new(),
+                    req_id,
+                };
             }
             let retriable = RetryPolicy::is_retriable(&outcome);
             if retriable && attempt < policy.max_retries {
@@ -529,6 +533,7 @@ impl<'a> TurnRunner<'a> {
             }
             let error_type = error_type_of(&outcome);
             let message = match outcome.status {
+                _ if overflow => self.overflow_message(&tools, &outcome.describe()),
                 OutcomeStatus::Auth => format!(
                     "the provider rejected the API key ({}); set a valid key and try again",
                     outcome.describe()
