@@ -1,5 +1,6 @@
 //! The one place where failures of every provider become [`LlmOutcome`]s: HTTP errors,
-//! errors reported inside a stream, transport failures. The engine's retry policy then only
+//! errors reported inside a stream, transport failures (success answers that are not a
+//! stream: [`crate::answer`]). The engine's retry policy then only
 //! looks at the outcome (status and kind).
 
 use std::time::{Duration, SystemTime};
@@ -194,23 +195,109 @@ fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     parts.join(": ")
 }
 
-/// The outcome of a request that got no HTTP answer.
+/// [`chain`] of a reqwest error without the request URL (which names an API path, such as
+/// `/responses`, that the user never configured) and without the generic wrappers.
+fn chain_without_url(err: &reqwest::Error) -> String {
+    let mut full = chain(err);
+    if let Some(url) = err.url() {
+        full = full.replacen(&format!(" for url ({url})"), "", 1);
+    }
+    let mut rest = full.as_str();
+    for wrapper in ["error sending request: ", "client error (Connect): "] {
+        rest = rest.strip_prefix(wrapper).unwrap_or(rest);
+    }
+    rest.to_string()
+}
+
+/// The innermost source of `err` (usually the OS error: "Connection refused (os error 111)").
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = err;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// The kind of the first I/O error among `err`'s sources.
+fn io_kind(err: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        cur = e.source();
+    }
+    None
+}
+
+/// The host of `base_url`, for messages.
+fn host_of(base_url: &str) -> String {
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_else(|| "of the base URL".to_string())
+}
+
+/// The outcome of a request that got no HTTP answer. `proxy` is the SOCKS5 proxy in use
+/// (credentials removed). A failure to connect (refused, DNS, unreachable) is `failed`
+/// with kind `Network` — retried by the policy, but never labelled a timeout; messages
+/// name the base URL, not the API path that happened to be tried.
 pub(crate) fn outcome_for_transport(
     err: &reqwest::Error,
     base_url: &str,
+    proxy: Option<&str>,
     redactor: &Redactor,
 ) -> LlmOutcome {
     let base = display_base(base_url);
-    let detail = redactor.scrub_truncated(&chain(err), MAX_PROVIDER_MESSAGE);
+    let detail = redactor.scrub_truncated(&chain_without_url(err), MAX_PROVIDER_MESSAGE);
+    let reason = redactor.scrub_truncated(&root_cause(err), MAX_PROVIDER_MESSAGE);
+    let network = |text: String| {
+        LlmOutcome::new(OutcomeStatus::Failed, Some(text)).with_kind(FailureKind::Network)
+    };
     if err.is_timeout() {
+        let what = if err.is_connect() {
+            "timed out connecting to"
+        } else {
+            "timed out talking to"
+        };
         return LlmOutcome::new(
             OutcomeStatus::Timeout,
-            Some(format!("timed out talking to {base}: {detail}")),
+            Some(format!("{what} {base}: {detail}")),
         );
+    }
+    let refused = io_kind(err) == Some(std::io::ErrorKind::ConnectionRefused);
+    match proxy {
+        Some(proxy) if refused => {
+            return network(format!(
+                "could not connect to the SOCKS5 proxy {proxy}: connection refused — is the proxy running?"
+            ))
+        }
+        Some(proxy) if err.is_connect() => {
+            return network(format!(
+                "could not connect to {base} through the SOCKS5 proxy {proxy}: {detail} — is the proxy running?"
+            ))
+        }
+        _ => {}
+    }
+    if err.is_dns() {
+        let host = host_of(base_url);
+        return network(format!(
+            "could not resolve host {host} (base URL {base}): {reason} — is the host name right and the network up?"
+        ));
+    }
+    if refused {
+        return network(format!(
+            "could not connect to {base}: connection refused — is the server running?"
+        ));
+    }
+    if err.is_connect() {
+        return network(format!("could not connect to {base}: {detail}"));
     }
     LlmOutcome::new(
         OutcomeStatus::Timeout,
-        Some(format!("could not reach {base}: {detail}")),
+        Some(format!(
+            "lost the connection to {base} before it answered: {detail}"
+        )),
     )
     .with_kind(FailureKind::Network)
 }
@@ -351,6 +438,72 @@ mod tests {
             &Redactor::default(),
         );
         assert!(o.message.unwrap_or_default().len() < 700);
+    }
+
+    /// A resolver that knows no name, so DNS failures are tested without the network.
+    struct NoNames;
+
+    impl reqwest::dns::Resolve for NoNames {
+        fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+            let msg = format!(
+                "failed to lookup address information: {} not known",
+                name.as_str()
+            );
+            Box::pin(async move { Err(msg.into()) })
+        }
+    }
+
+    /// The error of one POST to `url` with `client`.
+    async fn send_error(client: reqwest::Client, url: &str) -> reqwest::Error {
+        match client.post(url).body("{}").send().await {
+            Err(e) => e,
+            Ok(r) => panic!("unexpected answer {}", r.status()),
+        }
+    }
+
+    #[tokio::test]
+    async fn dns_failure_names_the_host_not_the_api_path() {
+        let client = reqwest::Client::builder().dns_resolver(NoNames).build();
+        let Ok(client) = client else { panic!("client") };
+        let base = "http://llm.nowhere.test:8080/v1";
+        let err = send_error(client, &format!("{base}/responses")).await;
+        let o = outcome_for_transport(&err, base, None, &Redactor::default());
+        assert_eq!(
+            (o.status, o.kind),
+            (OutcomeStatus::Failed, Some(FailureKind::Network))
+        );
+        let m = o.message.unwrap_or_default();
+        assert!(
+            m.starts_with("could not resolve host llm.nowhere.test (base URL http://llm.nowhere.test:8080/v1): "),
+            "{m}"
+        );
+        assert!(
+            m.ends_with("is the host name right and the network up?"),
+            "{m}"
+        );
+        assert!(!m.contains("/responses") && !m.contains("timeout"), "{m}");
+    }
+
+    #[tokio::test]
+    async fn connection_refused_names_the_base_url() {
+        let Ok(listener) = std::net::TcpListener::bind("127.0.0.1:0") else {
+            panic!("bind")
+        };
+        let base = match listener.local_addr() {
+            Ok(a) => format!("http://{a}/v1"),
+            Err(e) => panic!("{e}"),
+        };
+        drop(listener);
+        let err = send_error(reqwest::Client::new(), &format!("{base}/chat/completions")).await;
+        let o = outcome_for_transport(&err, &base, None, &Redactor::default());
+        assert_eq!(
+            o.message.as_deref(),
+            Some(
+                format!("could not connect to {base}: connection refused — is the server running?")
+                    .as_str()
+            )
+        );
+        assert_eq!(o.status, OutcomeStatus::Failed);
     }
 
     #[test]

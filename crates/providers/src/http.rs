@@ -94,6 +94,8 @@ pub(crate) struct Transport {
     request_timeout: Duration,
     auth: Auth,
     redactor: Redactor,
+    /// The SOCKS5 proxy in use, credentials removed, for messages.
+    proxy: Option<String>,
 }
 
 impl Transport {
@@ -127,8 +129,10 @@ impl Transport {
             .connect_timeout(cfg.request_timeout)
             .default_headers(headers)
             .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")));
+        let mut proxy_shown = None;
         if let Some(p) = cfg.proxy.filter(|p| !p.trim().is_empty()) {
             let url = socks_proxy_url(p)?;
+            proxy_shown = Some(display_base(&url));
             let proxy = reqwest::Proxy::all(&url).map_err(|_| {
                 ProviderError::InvalidConfig(format!(
                     "unusable SOCKS5_PROXY `{}`",
@@ -150,6 +154,7 @@ impl Transport {
             request_timeout: cfg.request_timeout,
             auth: cfg.auth,
             redactor,
+            proxy: proxy_shown,
         })
     }
 
@@ -211,6 +216,7 @@ impl Transport {
                 return Err(Failure::Outcome(outcome_for_transport(
                     &e,
                     &self.base,
+                    self.proxy.as_deref(),
                     &self.redactor,
                 )))
             }

@@ -9,6 +9,7 @@
 //! and a request audit log ([`AuditLog`]) to any client. The model table
 //! (`data/models.toml`) gives context windows, capabilities and prices ([`cost_usd`]).
 
+mod answer;
 mod anthropic;
 mod args;
 mod audit;

@@ -18,6 +18,9 @@ use futures::StreamExt;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use crate::answer::{
+    is_completion_like, not_a_completion, not_a_stream, sniff, Answer, Shape, EXCERPT_BYTES,
+};
 use crate::classify::outcome_for_body_error;
 use crate::parser::{Flow, StreamParser};
 use crate::redact::Redactor;
@@ -25,6 +28,9 @@ use crate::sse::SseDecoder;
 
 /// Body reads decoded after one wait before the cancellation token is looked at again.
 const BATCH: usize = 16;
+
+/// Longest wait for the rest of an excerpt once a body is known not to be a stream.
+const EXCERPT_WAIT: Duration = Duration::from_millis(500);
 
 /// An accepted response and the parser for its wire format.
 pub(crate) struct Opened {
@@ -67,46 +73,106 @@ enum Input {
 /// What the body gave next: input, a failure, or `None` at its end.
 type Next = Option<Result<Input, TransportError>>;
 
+/// A body's reads (idle watchdog included).
+type Reads = BoxStream<'static, Result<Bytes, TransportError>>;
+
 /// Where a response's events come from.
 enum Body {
-    /// An event stream: body reads (idle watchdog included) and their decoder.
-    Sse(
-        BoxStream<'static, Result<Bytes, TransportError>>,
-        Box<SseDecoder>,
-    ),
+    /// An event stream: body reads and their decoder.
+    Sse(Reads, Box<SseDecoder>),
     /// A whole JSON body (a server that ignored `stream: true`, or answered an error with a
-    /// success status), handed over as one event; `None` once read.
-    Json(Option<BoxFuture<'static, Result<String, TransportError>>>),
+    /// success status), handed over as one event.
+    Json {
+        /// The read of the whole body; `None` once read.
+        read: Option<BoxFuture<'static, Result<String, TransportError>>>,
+        /// Who answered, for messages.
+        answer: Answer,
+        /// The body, once read.
+        seen: String,
+    },
 }
 
 impl Body {
-    /// The response's body, by content type.
-    fn new(response: reqwest::Response, idle: Duration) -> Body {
-        let is_json = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.trim_start().starts_with("application/json"));
-        if !is_json {
-            return Body::Sse(watchdog(response, idle), Box::default());
-        }
-        Body::Json(Some(
-            async move {
-                match tokio::time::timeout(idle, response.text()).await {
-                    Ok(Ok(data)) => Ok(data),
-                    Ok(Err(e)) => Err(TransportError::Body(e)),
-                    Err(_) => Err(TransportError::Idle(idle)),
-                }
+    /// The response's body, by declared content type, else by its first bytes. A success
+    /// answer that is neither an event stream nor JSON ends the request here.
+    async fn open(
+        response: reqwest::Response,
+        idle: Duration,
+        redactor: &Redactor,
+    ) -> Result<Body, LlmOutcome> {
+        let answer = Answer::of(&response);
+        match answer.declared() {
+            Some(Shape::Sse) => return Ok(Body::Sse(watchdog(response, idle), Box::default())),
+            Some(Shape::Json) => {
+                let read = async move {
+                    match tokio::time::timeout(idle, response.text()).await {
+                        Ok(Ok(data)) => Ok(data),
+                        Ok(Err(e)) => Err(TransportError::Body(e)),
+                        Err(_) => Err(TransportError::Idle(idle)),
+                    }
+                };
+                return Ok(Body::json(read.boxed(), answer));
             }
-            .boxed(),
-        ))
+            Some(Shape::Other) | None => {}
+        }
+        let mut reads = watchdog(response, idle);
+        let mut head = Vec::new();
+        let (shape, ended) = loop {
+            match reads.next().await {
+                Some(Ok(bytes)) => {
+                    head.extend_from_slice(&bytes);
+                    if let Some(shape) = sniff(&head, false) {
+                        break (shape, false);
+                    }
+                }
+                Some(Err(e)) => return Err(read_outcome(e.into(), redactor)),
+                None => break (sniff(&head, true).unwrap_or(Shape::Sse), true),
+            }
+        };
+        match shape {
+            Shape::Sse => {
+                let first = futures::stream::iter([Ok(Bytes::from(head))]);
+                Ok(Body::Sse(first.chain(reads).boxed(), Box::default()))
+            }
+            Shape::Json => {
+                let read = async move {
+                    while let Some(bytes) = reads.next().await {
+                        head.extend_from_slice(&bytes?);
+                    }
+                    Ok::<_, TransportError>(String::from_utf8_lossy(&head).into_owned())
+                };
+                Ok(Body::json(read.boxed(), answer))
+            }
+            Shape::Other => {
+                if !ended {
+                    let more = async {
+                        while head.len() < EXCERPT_BYTES {
+                            match reads.next().await {
+                                Some(Ok(bytes)) => head.extend_from_slice(&bytes),
+                                _ => break,
+                            }
+                        }
+                    };
+                    let _ = tokio::time::timeout(EXCERPT_WAIT, more).await;
+                }
+                Err(not_a_stream(&answer, &head, redactor))
+            }
+        }
+    }
+
+    fn json(read: BoxFuture<'static, Result<String, TransportError>>, answer: Answer) -> Body {
+        Body::Json {
+            read: Some(read),
+            answer,
+            seen: String::new(),
+        }
     }
 
     /// The next input; `None` at the end of the body.
     async fn next(&mut self) -> Next {
         match self {
             Body::Sse(reads, _) => reads.next().await.map(|r| r.map(Input::Read)),
-            Body::Json(read) => match read.take() {
+            Body::Json { read, .. } => match read.take() {
                 Some(read) => Some(read.await.map(Input::Whole)),
                 None => None,
             },
@@ -128,8 +194,11 @@ fn feed_event(
     }
 }
 
+/// A connected response: its body and parser.
+type Connected = (Body, Box<dyn StreamParser>);
+
 enum State {
-    Connect(BoxFuture<'static, Result<Opened, LlmOutcome>>),
+    Connect(BoxFuture<'static, Result<Connected, LlmOutcome>>),
     Streaming(Body, Box<dyn StreamParser>),
     Done,
 }
@@ -139,7 +208,6 @@ struct Run {
     pending: VecDeque<LlmChunk>,
     /// Registered once, polled across events (cheaper than a new waiter per event).
     cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
-    idle: Duration,
     redactor: Redactor,
     req_id: String,
 }
@@ -152,11 +220,16 @@ pub(crate) fn drive(
     redactor: Redactor,
     req_id: String,
 ) -> BoxStream<'static, LlmChunk> {
+    let opening = redactor.clone();
+    let connect = async move {
+        let opened = open.await?;
+        let body = Body::open(opened.response, idle, &opening).await?;
+        Ok((body, opened.parser))
+    };
     let run = Run {
-        state: State::Connect(open),
+        state: State::Connect(connect.boxed()),
         pending: VecDeque::new(),
         cancelled: Box::pin(cancel.cancelled_owned()),
-        idle,
         redactor,
         req_id,
     };
@@ -203,6 +276,24 @@ fn watchdog(
     .boxed()
 }
 
+/// The outcome of a failure while reading events.
+fn read_outcome(err: ReadError, redactor: &Redactor) -> LlmOutcome {
+    match err {
+        ReadError::Transport(TransportError::Idle(d)) => LlmOutcome::new(
+            OutcomeStatus::Timeout,
+            Some(format!(
+                "stream idle timeout: no data from the provider for {} ms",
+                d.as_millis()
+            )),
+        ),
+        ReadError::Transport(TransportError::Body(e)) => outcome_for_body_error(&e, redactor),
+        ReadError::Utf8(e) => LlmOutcome::new(
+            OutcomeStatus::Malformed,
+            Some(format!("the stream is not valid UTF-8: {e}")),
+        ),
+    }
+}
+
 fn aborted() -> LlmOutcome {
     LlmOutcome::new(OutcomeStatus::Aborted, Some("cancelled".to_string()))
 }
@@ -221,33 +312,13 @@ impl Run {
         self.end(outcome);
     }
 
-    /// The outcome of a failure while reading events.
-    fn stream_error(&self, err: ReadError) -> LlmOutcome {
-        match err {
-            ReadError::Transport(TransportError::Idle(d)) => LlmOutcome::new(
-                OutcomeStatus::Timeout,
-                Some(format!(
-                    "stream idle timeout: no data from the provider for {} ms",
-                    d.as_millis()
-                )),
-            ),
-            ReadError::Transport(TransportError::Body(e)) => {
-                outcome_for_body_error(&e, &self.redactor)
-            }
-            ReadError::Utf8(e) => LlmOutcome::new(
-                OutcomeStatus::Malformed,
-                Some(format!("the stream is not valid UTF-8: {e}")),
-            ),
-        }
-    }
-
     /// Ends the stream after a read failure (a normal end if the response was complete).
     fn read_failed(&mut self, parser: Box<dyn StreamParser>, err: ReadError) {
         if parser.is_complete() {
             tracing::debug!(req_id = %self.req_id, error = %err, "stream error after the response finished");
             self.finish(parser);
         } else {
-            let outcome = self.stream_error(err);
+            let outcome = read_outcome(err, &self.redactor);
             self.end(outcome);
         }
     }
@@ -263,19 +334,24 @@ impl Run {
                 (Some(Ok(Input::Read(bytes))), Body::Sse(_, decoder)) => {
                     decoder.feed(&bytes, &mut on_event)
                 }
-                (Some(Ok(Input::Read(_))), Body::Json(_)) => Ok(ControlFlow::Continue(())),
-                (Some(Ok(Input::Whole(data))), _) => Ok(on_event("", &data)),
+                (Some(Ok(Input::Read(_))), Body::Json { .. }) => Ok(ControlFlow::Continue(())),
+                (Some(Ok(Input::Whole(data))), Body::Json { seen, .. }) => {
+                    let flow = on_event("", &data);
+                    *seen = data;
+                    Ok(flow)
+                }
+                (Some(Ok(Input::Whole(data))), Body::Sse(..)) => Ok(on_event("", &data)),
                 (Some(Err(e)), _) => return self.read_failed(parser, e.into()),
                 (None, body) => {
                     // The end of the body: a last event ended by CR still counts.
                     let last = match body {
                         Body::Sse(_, decoder) => decoder.finish(&mut on_event),
-                        Body::Json(_) => Ok(ControlFlow::Continue(())),
+                        Body::Json { .. } => Ok(ControlFlow::Continue(())),
                     };
                     return match last {
                         Ok(ControlFlow::Break(Err(outcome))) => self.end(outcome),
                         Err(e) => self.read_failed(parser, e.into()),
-                        Ok(_) => self.body_ended(parser),
+                        Ok(_) => self.body_ended(parser, body),
                     };
                 }
             };
@@ -296,10 +372,17 @@ impl Run {
         self.state = State::Streaming(body, parser);
     }
 
-    /// The body ended: a normal end if the response was complete, a dropped stream if not.
-    fn body_ended(&mut self, parser: Box<dyn StreamParser>) {
+    /// The body ended: a normal end if the response was complete; if not, a wrong endpoint
+    /// when a whole JSON body was no completion at all, else a dropped stream.
+    fn body_ended(&mut self, parser: Box<dyn StreamParser>, body: &Body) {
         if parser.is_complete() {
             return self.finish(parser);
+        }
+        if let Body::Json { answer, seen, .. } = body {
+            if !is_completion_like(seen) {
+                let outcome = not_a_completion(answer, seen, &self.redactor);
+                return self.end(outcome);
+            }
         }
         self.end(
             LlmOutcome::new(
@@ -324,10 +407,7 @@ impl Run {
                         r = open => r,
                     };
                     match opened {
-                        Ok(o) => {
-                            self.state =
-                                State::Streaming(Body::new(o.response, self.idle), o.parser)
-                        }
+                        Ok((body, parser)) => self.state = State::Streaming(body, parser),
                         Err(outcome) => self.end(outcome),
                     }
                 }

@@ -169,7 +169,7 @@ async fn every_fault_is_classified_the_same_on_every_protocol() {
 }
 
 #[tokio::test]
-async fn transport_failure_is_a_retriable_network_timeout() {
+async fn connection_refused_is_a_retriable_network_failure() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     drop(listener);
@@ -177,12 +177,12 @@ async fn transport_failure_is_a_retriable_network_timeout() {
         let llm = build_client(&spec(protocol, &url)).unwrap();
         let got = collect(llm.as_ref(), request(model_of(protocol))).await;
         let x = Expect {
-            status: OutcomeStatus::Timeout,
+            status: OutcomeStatus::Failed,
             kind: Some(FailureKind::Network),
             http: None,
             retry_after: None,
             retriable: true,
-            says: "could not reach",
+            says: "connection refused",
         };
         check(protocol, "connection refused", got.outcome(), &x);
     }

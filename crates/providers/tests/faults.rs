@@ -249,7 +249,7 @@ async fn no_headers_within_the_request_timeout_is_a_timeout() {
 }
 
 #[tokio::test]
-async fn connection_refused_is_a_network_timeout() {
+async fn connection_refused_is_a_network_failure() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     drop(listener);
@@ -257,9 +257,10 @@ async fn connection_refused_is_a_network_timeout() {
     let o = got.outcome();
     assert_eq!(
         (o.status, o.kind),
-        (OutcomeStatus::Timeout, Some(FailureKind::Network)),
+        (OutcomeStatus::Failed, Some(FailureKind::Network)),
         "{o:?}"
     );
+    assert!(o.describe().contains("connection refused"), "{o:?}");
     assert!(!o.message.as_deref().unwrap().contains(KEY));
 }
 

@@ -52,7 +52,16 @@ async fn a_dead_proxy_is_a_retriable_network_failure() {
     )
     .await;
     let o = got.outcome();
-    assert_eq!(o.status, OutcomeStatus::Timeout, "{o:?}");
+    assert_eq!(o.status, OutcomeStatus::Failed, "{o:?}");
+    let m = o.message.as_deref().unwrap();
+    assert!(
+        m.starts_with(&format!(
+            "could not connect to {} through the SOCKS5 proxy socks5h://{addr}: error connecting to socks proxy",
+            server.base_url()
+        )),
+        "{m}"
+    );
+    assert!(m.ends_with("is the proxy running?"), "{m}");
     assert!(cairn_engine::RetryPolicy::is_retriable(o));
     assert!(server.requests().is_empty());
 }

@@ -358,6 +358,9 @@ mod tests {
     fn invalid_utf8_is_shown_lossily() {
         let shown = window(b"a\xffb\n", 1, 1).unwrap();
         assert!(shown.starts_with("     1\ta\u{fffd}b\n"), "{shown}");
-        assert!(shown.contains("[note: 1 line(s) shown are not valid UTF-8"), "{shown}");
+        assert!(
+            shown.contains("[note: 1 line(s) shown are not valid UTF-8"),
+            "{shown}"
+        );
     }
 }
