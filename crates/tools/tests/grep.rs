@@ -118,6 +118,20 @@ async fn results_are_capped_with_a_note_of_what_was_cut() {
         "{}",
         out.lines().last().unwrap()
     );
+    assert!(out.contains("or raise max_results (up to 2000)"), "{out}");
+    // At the largest max_results there is nothing to raise.
+    for f in 0..5 {
+        let body: String = (0..500).map(|i| format!("hit {i}\n")).collect();
+        ws.write(&format!("d/f{f}.txt"), &body);
+    }
+    let out = ws
+        .call(&grep, json!({"pattern": "^hit", "max_results": 5000}))
+        .await
+        .unwrap()
+        .content;
+    let last = out.lines().last().unwrap();
+    assert!(last.contains("[showing 2000 of 2500"), "{last}");
+    assert!(!last.contains("raise max_results"), "{last}");
 }
 
 #[tokio::test]

@@ -194,9 +194,14 @@ fn format_report(
     }
     let total_files = report.files.len();
     if (shown_lines as u64) < report.total_lines {
+        let raise = if (max as u64) < MAX_RESULTS {
+            format!(", or raise max_results (up to {MAX_RESULTS})")
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
             "[showing {shown_lines} of {} matching lines in {total_files} files; {} more lines \
-             not shown. Narrow the pattern, path or glob, or raise max_results (up to {MAX_RESULTS}).]\n",
+             not shown. Narrow the pattern, path or glob{raise}.]\n",
             report.total_lines,
             report.total_lines - shown_lines as u64
         ));

@@ -317,17 +317,56 @@ fn sniff(body: &[u8]) -> Option<BodyKind> {
     }
 }
 
-/// Decodes the body with the declared charset (UTF-8 when none or unknown).
+/// Decodes the body as a browser would: the header's charset, else a byte-order mark, else a
+/// `<meta charset>` in the first 1024 bytes, else UTF-8 — or windows-1252 (the web's legacy
+/// default) when the bytes are not UTF-8.
 fn decode(body: &[u8], content_type: &str) -> String {
     let charset = content_type
         .split(';')
         .filter_map(|p| p.trim().strip_prefix("charset="))
         .next()
-        .map(|c| c.trim_matches('"'));
-    match charset.and_then(|c| encoding_rs::Encoding::for_label(c.as_bytes())) {
+        .map(|c| c.trim_matches('"').to_string());
+    let declared = charset
+        .and_then(|c| encoding_rs::Encoding::for_label(c.as_bytes()))
+        .or_else(|| encoding_rs::Encoding::for_bom(body).map(|(enc, _)| enc))
+        .or_else(|| meta_charset(body));
+    match declared {
         Some(enc) => enc.decode(body).0.into_owned(),
-        None => String::from_utf8_lossy(body).into_owned(),
+        None => match std::str::from_utf8(body) {
+            Ok(text) => text.to_string(),
+            Err(_) => encoding_rs::WINDOWS_1252.decode(body).0.into_owned(),
+        },
     }
+}
+
+/// The encoding a page declares in a `<meta>` tag near its start (`<meta charset=…>` or
+/// `<meta http-equiv="Content-Type" content="…; charset=…">`).
+fn meta_charset(body: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase();
+    let mut rest = head.as_str();
+    while let Some(at) = rest.find("<meta") {
+        let tag = &rest[at..];
+        let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+        if let Some(i) = tag.find("charset=") {
+            let value: String = tag[i + "charset=".len()..]
+                .trim_start_matches(['"', '\'', ' '])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+                .collect();
+            if let Some(enc) = encoding_rs::Encoding::for_label(value.as_bytes()) {
+                // A page that says UTF-16 in ASCII is not UTF-16 (the HTML standard's rule).
+                return Some(
+                    if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
+                        encoding_rs::UTF_8
+                    } else {
+                        enc
+                    },
+                );
+            }
+        }
+        rest = &rest[at + "<meta".len()..];
+    }
+    None
 }
 
 #[cfg(test)]
@@ -350,6 +389,15 @@ mod tests {
     fn charset_is_honoured() {
         assert_eq!(decode(b"caf\xe9", "text/plain; charset=iso-8859-1"), "café");
         assert_eq!(decode("café".as_bytes(), "text/plain"), "café");
+        // No header charset: the page's own <meta>, in either form.
+        let page = b"<html><head><meta charset=\"iso-8859-1\"></head><body>caf\xe9</body>";
+        assert!(decode(page, "text/html").contains("café"));
+        let page = b"<meta http-equiv='Content-Type' content='text/html; charset=windows-1251'>\xcf\xf0\xe8";
+        assert!(decode(page, "text/html").ends_with("При"));
+        // Undeclared and not UTF-8: the web's legacy default.
+        assert_eq!(decode(b"caf\xe9", ""), "café");
+        // A byte-order mark wins over nothing declared.
+        assert_eq!(decode(b"\xff\xfec\x00a\x00", ""), "ca");
     }
 
     #[test]
