@@ -197,7 +197,14 @@ fn list(
     let mut out = String::new();
     for e in &entries {
         let rel = e.path.strip_prefix(workspace).unwrap_or(&e.path);
-        out.push_str(&rel.to_string_lossy());
+        let name = rel.to_string_lossy();
+        // A name with a newline or another control character would read as several entries
+        // or garble the list: shown quoted and escaped, as a shell would need it.
+        if name.chars().any(char::is_control) {
+            out.push_str(&format!("{name:?}"));
+        } else {
+            out.push_str(&name);
+        }
         if e.is_dir {
             out.push('/');
         }

@@ -551,3 +551,16 @@ async fn write_file_refuses_a_path_that_names_a_folder() {
     assert!(e.to_string().contains("ends with a slash"), "{e}");
     assert!(!ws.root.join("newdir").exists());
 }
+
+#[tokio::test]
+async fn list_files_shows_a_name_with_a_newline_as_one_quoted_entry() {
+    let ws = Ws::new();
+    ws.write("new\nline.txt", "x");
+    ws.write("plain.txt", "y");
+    let out = ws
+        .call(&tool(&core_tools(), "list_files"), json!({}))
+        .await
+        .unwrap()
+        .content;
+    assert_eq!(out, "\"new\\nline.txt\"\nplain.txt\n");
+}
