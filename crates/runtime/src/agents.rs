@@ -110,6 +110,26 @@ mod tests {
     }
 
     #[test]
+    fn fields_this_version_does_not_know_survive_a_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            agents_file(dir.path()),
+            r#"[{"name":"analyst","prompt":"p","temperature":0.2,"tags":["x"]}]"#,
+        )
+        .unwrap();
+        let mut reg = load_agents(dir.path()).unwrap();
+        reg.add(AgentDef::new("writer", "", "w")).unwrap();
+        save_agents(dir.path(), &reg).unwrap();
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(agents_file(dir.path())).unwrap())
+                .unwrap();
+        assert_eq!(saved[0]["temperature"], 0.2);
+        assert_eq!(saved[0]["tags"][0], "x");
+        assert_eq!(saved[1]["name"], "writer");
+        assert!(saved[1].get("extra").is_none());
+    }
+
+    #[test]
     fn an_empty_file_or_a_byte_order_mark_is_not_damage() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(agents_file(dir.path()), "  \n").unwrap();

@@ -59,6 +59,9 @@ pub struct AgentDef {
     /// Provider of `model`; `None` = the session's provider. Needs `model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    /// Fields this version does not know (another Cairn's), kept when the file is rewritten.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl AgentDef {
@@ -70,6 +73,7 @@ impl AgentDef {
             prompt: prompt.to_string(),
             model: None,
             provider: None,
+            extra: serde_json::Map::new(),
         }
     }
 
@@ -122,6 +126,7 @@ impl AgentRegistry {
             prompt: String::new(),
             model: None,
             provider: None,
+            extra: serde_json::Map::new(),
         };
         AgentRegistry {
             agents: vec![
