@@ -160,7 +160,8 @@ fn read(path: &Path) -> Result<Option<Value>, EditError> {
         return Ok(None);
     }
     let plain = jsonc::strip(&text);
-    if plain != text {
+    // A byte-order mark is not lost content (the rewrite leaves it out).
+    if plain != text.strip_prefix('\u{feff}').unwrap_or(&text) {
         return Err(shape(
             path,
             "the file has comments or trailing commas, which rewriting it would drop",

@@ -1,9 +1,10 @@
 //! JSON with comments (`//`, `/* */`) and trailing commas, as VS Code and the seed's examples
 //! write MCP configs: turned into plain JSON with line and column positions kept.
 
-/// Blanks out comments (newlines kept, so error positions stay right) and drops commas that
-/// directly precede `}` or `]`.
+/// Blanks out comments (newlines kept, so error positions stay right), drops commas that
+/// directly precede `}` or `]`, and a leading byte-order mark (editors on Windows add one).
 pub fn strip(text: &str) -> String {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -79,6 +80,13 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&strip(text)).unwrap();
         assert_eq!(v[0]["u"], "http://x//y /* no */");
         assert_eq!(v[0]["a"], serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped() {
+        let v: serde_json::Value =
+            serde_json::from_str(&strip("\u{feff}{\"mcpServers\": {}}")).unwrap();
+        assert_eq!(v, serde_json::json!({"mcpServers": {}}));
     }
 
     #[test]
