@@ -76,6 +76,8 @@ pub fn bwrap_works() -> bool {
             "/dev",
             "--proc",
             "/proc",
+            "--cap-drop",
+            "ALL",
             "--",
             "true",
         ])
@@ -130,6 +132,9 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     // Own PID namespace: when the command ends, whatever it left running in the background
     // dies with it instead of outliving the protections.
     a.push("--unshare-pid".into());
+    // No capabilities: run as root (containers, CI), a command could otherwise remount the
+    // read-only folders writable or unmount them.
+    a.extend(["--cap-drop".to_string(), "ALL".to_string()]);
     a.extend(["--die-with-parent".to_string(), "--chdir".to_string()]);
     a.push(spec.workspace.display().to_string());
     a.push("--".into());
