@@ -380,7 +380,8 @@ impl PermissionEngine {
             Some(
                 why @ (NotKnownSafe::ReadsOutside(_)
                 | NotKnownSafe::FollowsLinks(_)
-                | NotKnownSafe::WorkspaceCode(_)),
+                | NotKnownSafe::WorkspaceCode(_)
+                | NotKnownSafe::NotReadOnly(_)),
             ) => Decision::ask(format!("{name} {what} ({why})")),
             _ => Decision::ask(format!("{name} {what}")),
         }
@@ -718,6 +719,18 @@ mod tests {
         assert!(ask(&p, "git status && rm x"));
         assert!(ask(&p, "find . -delete"));
         assert!(ask(&p, "cat a > b"));
+        // The ask says which part is not read-only.
+        let reason = p
+            .evaluate(
+                "run_shell",
+                &shell_meta(),
+                &json!({"command": "sort x | uniq -c"}),
+            )
+            .reason;
+        assert!(
+            reason.contains("`uniq` is not a known read-only command"),
+            "{reason}"
+        );
         p.set_shell_policy(ShellPolicy::Sandbox, true);
         assert!(!ask(&p, "make"));
         p.set_shell_policy(ShellPolicy::Sandbox, false);

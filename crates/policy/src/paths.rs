@@ -1,6 +1,7 @@
-//! Where a path argument really lands: lexical normalisation (`.`/`..`), then every symlink
-//! along the existing prefix followed (a dangling last link too), with a missing tail appended
-//! as is. The permission engine decides on this physical path, so a symlink inside the
+//! Where a path argument really lands: every symlink along the existing prefix followed (a
+//! dangling last link too), with a missing tail appended as is. Two readings of `..`: the file
+//! tools fold it lexically first ([`physical_path`], what they then open), a shell command's
+//! kernel goes up from where a link points ([`kernel_path`]). The permission engine decides on this physical path, so a symlink inside the
 //! workspace that points into `.git` or out of the workspace cannot carry a write past it.
 
 use std::collections::VecDeque;
@@ -32,16 +33,26 @@ pub fn canonical_workspace(workspace: &Path) -> PathBuf {
     std::fs::canonicalize(workspace).unwrap_or_else(|_| normalize_lexically(workspace))
 }
 
-/// Where `input` (relative to `workspace`, or absolute) physically lands. `None` when the
+/// Where `input` (relative to `workspace`, or absolute) physically lands for the file tools,
+/// which fold `.` and `..` before following links (as they then open it). `None` when the
 /// symlinks loop or a link cannot be read: callers treat that as "not provably inside".
 pub fn physical_path(workspace: &Path, input: &str) -> Option<PathBuf> {
+    resolve_symlinks(&normalize_lexically(&joined(workspace, input)))
+}
+
+/// Where `input` lands when a program opens it: component by component as the kernel does,
+/// so in `link/../x` the `..` goes up from where the link points. For shell commands.
+pub fn kernel_path(workspace: &Path, input: &str) -> Option<PathBuf> {
+    resolve_symlinks(&joined(workspace, input))
+}
+
+fn joined(workspace: &Path, input: &str) -> PathBuf {
     let given = Path::new(input);
-    let joined = if given.is_absolute() {
+    if given.is_absolute() {
         given.to_path_buf()
     } else {
         workspace.join(given)
-    };
-    resolve_symlinks(&normalize_lexically(&joined))
+    }
 }
 
 fn resolve_symlinks(path: &Path) -> Option<PathBuf> {
@@ -115,6 +126,22 @@ mod tests {
             ws.join(".git/hooks/pre-commit")
         );
         assert_eq!(physical_path(&ws, "a/../b").unwrap(), ws.join("b"));
+        // For a program, `..` after a link goes up from the link's target, as the kernel
+        // does; the file tools fold it first.
+        std::fs::create_dir_all(base.join("out/deep")).unwrap();
+        symlink(base.join("out/deep"), ws.join("d")).unwrap();
+        assert_eq!(
+            kernel_path(&ws, "d/../secret").unwrap(),
+            base.join("out/secret")
+        );
+        assert_eq!(
+            kernel_path(&ws, "sub/../d/../x").unwrap(),
+            base.join("out/x")
+        );
+        assert_eq!(
+            physical_path(&ws, "d/../secret").unwrap(),
+            ws.join("secret")
+        );
         symlink("l2", ws.join("l1")).unwrap();
         symlink("l1", ws.join("l2")).unwrap();
         assert_eq!(physical_path(&ws, "l1/x"), None);

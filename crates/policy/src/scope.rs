@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::paths::{canonical_workspace, normalize_lexically, physical_path};
+use crate::paths::{canonical_workspace, kernel_path, normalize_lexically};
 use crate::safe::is_read_only_form;
 use crate::safe_args::{path_candidates, reads_through_links, HARMLESS_DEVICES};
 use crate::shell::ShellAnalysis;
@@ -107,7 +107,7 @@ impl ReadScope {
             && !words.iter().any(|a| a == "--no-dereference")
             && candidates
                 .iter()
-                .any(|c| physical_path(&self.workspace, c).is_some_and(|p| p.is_dir()))
+                .any(|c| kernel_path(&self.workspace, c).is_some_and(|p| p.is_dir()))
         {
             return Err(NotKnownSafe::FollowsLinks(program.to_string()));
         }
@@ -139,7 +139,7 @@ impl ReadScope {
         if is_harmless_device(&lexical) {
             return Ok(());
         }
-        let Some(physical) = physical_path(&self.workspace, arg) else {
+        let Some(physical) = kernel_path(&self.workspace, arg) else {
             return Err(NotKnownSafe::ReadsOutside(format!(
                 "{arg} (its symbolic links cannot be resolved)"
             )));

@@ -107,6 +107,29 @@ fn collect(node: Node<'_>, src: &[u8], out: &mut Vec<Vec<String>>) -> Result<(),
     }
 }
 
+/// Whether bash would change `text` (an unquoted word): globs, `$`, backquotes, escapes,
+/// a tilde where bash expands one (word start, or after `=` or `:`), and brace expansion
+/// (`{a,b}`, `{1..3}`; `HEAD@{u}` and `{}` are literal).
+fn expands(text: &str) -> bool {
+    text.contains(['*', '?', '[', '$', '`', '\\']) || braces_or_tilde(text)
+}
+
+/// Whether `text` has a tilde bash expands or a brace expansion (see [`expands`]).
+fn braces_or_tilde(text: &str) -> bool {
+    let b = text.as_bytes();
+    let tilde = b
+        .iter()
+        .enumerate()
+        .any(|(i, c)| *c == b'~' && (i == 0 || matches!(b[i - 1], b'=' | b':')));
+    let brace = text.match_indices('{').any(|(at, _)| {
+        text[at + 1..].find('}').is_some_and(|end| {
+            let inside = &text[at + 1..at + 1 + end];
+            inside.contains(',') || inside.contains("..") || inside.contains('{')
+        })
+    });
+    tilde || brace
+}
+
 /// The literal text of one word, or an error when it expands anything.
 fn word(node: Node<'_>, src: &[u8]) -> Result<String, String> {
     let text = node
@@ -114,7 +137,7 @@ fn word(node: Node<'_>, src: &[u8]) -> Result<String, String> {
         .map_err(|_| "contains invalid UTF-8".to_string())?;
     match node.kind() {
         "word" | "number" => {
-            if text.contains(['*', '?', '[', '{', '~', '$', '`', '\\']) {
+            if expands(text) {
                 Err(format!("uses a pattern, expansion or escape in `{text}`"))
             } else {
                 Ok(text.to_string())
@@ -144,6 +167,11 @@ fn word(node: Node<'_>, src: &[u8]) -> Result<String, String> {
                 .to_string())
         }
         "concatenation" => {
+            // Brace expansion and tildes span the pieces (`{`, `a,b`, `}`): judged on the
+            // whole word as written (quoted braces count too, erring towards asking).
+            if braces_or_tilde(text) {
+                return Err(format!("uses a pattern, expansion or escape in `{text}`"));
+            }
             let mut s = String::new();
             let mut cursor = node.walk();
             for child in node.children(&mut cursor) {
@@ -198,6 +226,25 @@ mod tests {
     }
 
     #[test]
+    fn revisions_and_empty_braces_are_literal() {
+        for (c, w) in [
+            (
+                "git diff HEAD~1 -- src",
+                &["git", "diff", "HEAD~1", "--", "src"][..],
+            ),
+            ("git log @{u}..", &["git", "log", "@{u}.."][..]),
+            ("rg --glob='*.rs' x", &["rg", "--glob=*.rs", "x"][..]),
+            ("git show main@{2}", &["git", "show", "main@{2}"][..]),
+            (
+                "git log HEAD~2..HEAD^",
+                &["git", "log", "HEAD~2..HEAD^"][..],
+            ),
+        ] {
+            assert_eq!(ShellAnalysis::of(c), ShellAnalysis::Simple(words(w)), "{c}");
+        }
+    }
+
+    #[test]
     fn anything_that_expands_or_redirects_is_opaque() {
         for c in [
             "ls > out",
@@ -220,6 +267,13 @@ mod tests {
             "! ls",
             "ls 2>&1",
             "ls |& cat",
+            "ls ~/x",
+            "ls x=~/y",
+            "ls a:~/y",
+            "echo {a,b}",
+            "echo x{1..3}",
+            "echo a{b,{c,d}}",
+            "ls ~root",
         ] {
             assert!(
                 matches!(ShellAnalysis::of(c), ShellAnalysis::Opaque(_)),

@@ -17,10 +17,12 @@ const MAX_CONFIG: u64 = 1 << 20;
 /// Largest git index inspected for submodules.
 const MAX_INDEX: u64 = 64 << 20;
 
-/// Repository configuration keys that only describe the repository (section → keys; `*`:
-/// any key). Anything else may name a program git runs (`core.fsmonitor`, `core.pager`,
-/// `diff.*.textconv`, `gpg.program`), a file it reads (`include.path`, `core.worktree`) or a
-/// hook folder, so a command is asked for.
+/// Git config keys (`section` → keys, `*` for all) that make no read-only git command
+/// (status, diff, log, show, blame, grep…) run a program or read outside the repository.
+/// Keys under a subsection (`[remote "origin"]`) count under their section. Left out on
+/// purpose: core.fsmonitor/pager/sshCommand/askPass/gitProxy/worktree, diff.external and
+/// drivers' textconv/command, filters (except git-lfs's own), gpg.program,
+/// log.showSignature, include/includeIf.
 const GIT_CONFIG_ALLOWED: &[(&str, &[&str])] = &[
     (
         "core",
@@ -50,6 +52,12 @@ const GIT_CONFIG_ALLOWED: &[(&str, &[&str])] = &[
             "sparsecheckoutcone",
             "longpaths",
             "preloadindex",
+            "editor",
+            "whitespace",
+            "excludesfile",
+            "commentchar",
+            "commentstring",
+            "hookspath",
         ],
     ),
     (
@@ -65,26 +73,106 @@ const GIT_CONFIG_ALLOWED: &[(&str, &[&str])] = &[
             "mirror",
             "skipdefaultupdate",
             "skipfetchall",
+            "gh-resolved",
+            "promisor",
+            "partialclonefilter",
+            "proxy",
         ],
     ),
     (
         "branch",
-        &["remote", "merge", "rebase", "pushremote", "description"],
+        &[
+            "remote",
+            "merge",
+            "rebase",
+            "pushremote",
+            "description",
+            "vscode-merge-base",
+            "autosetupmerge",
+            "autosetuprebase",
+            "sort",
+        ],
     ),
-    ("user", &["name", "email"]),
+    ("user", &["*"]),
     (
         "extensions",
         &["objectformat", "refstorage", "worktreeconfig"],
     ),
     ("gc", &["*"]),
     ("color", &["*"]),
-    ("pull", &["rebase", "ff"]),
-    ("push", &["default", "autosetupremote", "followtags"]),
-    ("fetch", &["prune", "prunetags"]),
+    ("pull", &["*"]),
+    ("push", &["*"]),
+    ("fetch", &["*"]),
     ("init", &["defaultbranch"]),
-    ("lfs", &["repositoryformatversion", "access", "locksverify"]),
+    ("lfs", &["*"]),
     ("submodule", &["url", "active"]),
     ("index", &["version"]),
+    ("credential", &["*"]),
+    ("merge", &["*"]),
+    ("rerere", &["*"]),
+    ("commit", &["*"]),
+    ("tag", &["*"]),
+    ("status", &["*"]),
+    ("alias", &["*"]),
+    ("maintenance", &["*"]),
+    ("advice", &["*"]),
+    ("column", &["*"]),
+    ("url", &["insteadof", "pushinsteadof"]),
+    ("http", &["*"]),
+    ("gpg", &["format", "allowedsignersfile"]),
+    ("rebase", &["*"]),
+    (
+        "blame",
+        &[
+            "ignorerevsfile",
+            "markignoredlines",
+            "markunblamablelines",
+            "date",
+        ],
+    ),
+    (
+        "log",
+        &[
+            "date",
+            "decorate",
+            "abbrevcommit",
+            "follow",
+            "graphcolors",
+            "mailmap",
+            "showroot",
+            "excludedecoration",
+            "initialdecorationset",
+        ],
+    ),
+    (
+        "diff",
+        &[
+            "algorithm",
+            "colormoved",
+            "colormovedws",
+            "renames",
+            "renamelimit",
+            "context",
+            "interhunkcontext",
+            "indentheuristic",
+            "mnemonicprefix",
+            "noprefix",
+            "relative",
+            "statgraphwidth",
+            "statnamewidth",
+            "submodule",
+            "wserrorhighlight",
+            "ignoresubmodules",
+            "suppressblankempty",
+            "dirstat",
+            "tool",
+            "guitool",
+            "binary",
+            "xfuncname",
+            "funcname",
+            "wordregex",
+        ],
+    ),
 ];
 
 /// Why running `program` from the workspace may run a program the workspace controls.
@@ -200,13 +288,43 @@ fn git_dir_hazard(workspace: &Path, git_dir: &Path, args: &[String]) -> Option<S
             ));
         }
     }
+    // A link inside `.git` (objects, refs…) makes git read another repository's data.
+    if let Ok(entries) = std::fs::read_dir(git_dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                return Some(format!(
+                    "`.git/{}` is a symbolic link: git would read another repository's data",
+                    e.file_name().to_string_lossy()
+                ));
+            }
+        }
+    }
     let present = |rel: &str| std::fs::symlink_metadata(git_dir.join(rel)).is_ok();
     if present("commondir") || present("objects/info/alternates") {
         return Some("the repository shares objects or refs with another repository".into());
     }
-    // `git status` may rewrite the index, which runs this hook.
+    // `git status` may rewrite the index, which runs this hook (where core.hooksPath puts
+    // the hooks, e.g. husky's `.husky/_`, too).
     if present("hooks/post-index-change") {
         return Some("`.git/hooks/post-index-change` may run when git refreshes the index".into());
+    }
+    let config = std::fs::read(git_dir.join("config")).unwrap_or_default();
+    if let Some(dir) = hooks_path(&String::from_utf8_lossy(&config)) {
+        let dir = if let Some(rest) = dir.strip_prefix("~/") {
+            std::env::var_os("HOME").map(|h| Path::new(&h).join(rest))
+        } else {
+            Some(workspace.join(&dir))
+        };
+        match dir {
+            Some(d) if std::fs::symlink_metadata(d.join("post-index-change")).is_err() => {}
+            _ => {
+                return Some(
+                    "core.hooksPath holds a post-index-change hook, which may run when git \
+                     refreshes the index"
+                        .into(),
+                )
+            }
+        }
     }
     let sub = args.first().map(String::as_str);
     let recurses = matches!(sub, Some("status" | "diff"))
@@ -240,41 +358,71 @@ fn config_hazard(path: &Path) -> Option<String> {
     first_unlisted_key(&String::from_utf8_lossy(&bytes))
 }
 
-/// The first `section.key` of git config `text` that [`GIT_CONFIG_ALLOWED`] does not list.
-/// Parsing errs on the side of reporting: a continuation line reads as a key.
+/// The first `section.key` of git config `text` that [`GIT_CONFIG_ALLOWED`] does not list, as
+/// written (`filter "x".clean`). git-lfs's own filter (`[filter "lfs"]` running `git-lfs`)
+/// passes. Parsing errs on the side of reporting: a continuation line reads as a key.
 fn first_unlisted_key(text: &str) -> Option<String> {
     let mut section = String::new();
+    let mut subsection: Option<String> = None;
+    let mut header = String::new();
     for raw in text.split('\n') {
         let mut line = raw.trim();
         if line.starts_with('[') {
             let Some(end) = line.find(']') else {
                 return Some(line.to_string());
             };
-            let name = line[1..end]
-                .split(|c: char| c.is_whitespace() || c == '"' || c == '.')
-                .next()
-                .unwrap_or_default();
-            section = name.to_ascii_lowercase();
+            header = line[1..end].trim().to_string();
+            let mut parts = header.splitn(2, |c: char| c.is_whitespace() || c == '.');
+            section = parts.next().unwrap_or_default().to_ascii_lowercase();
+            subsection = parts.next().map(|s| s.trim().trim_matches('"').to_string());
             // git reads a key after the header on the same line.
             line = line[end + 1..].trim();
         }
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
         }
-        let key = line
-            .split(|c: char| c == '=' || c.is_whitespace())
-            .next()
-            .unwrap_or_default()
-            .to_ascii_lowercase();
+        let (key_raw, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => (line.split_whitespace().next().unwrap_or_default(), ""),
+        };
+        let key = key_raw.to_ascii_lowercase();
         let listed = GIT_CONFIG_ALLOWED
             .iter()
             .find(|(s, _)| *s == section)
             .is_some_and(|(_, keys)| keys.contains(&"*") || keys.contains(&key.as_str()));
-        if !listed {
-            return Some(format!("{section}.{key}"));
+        let lfs_filter = section == "filter"
+            && subsection.as_deref() == Some("lfs")
+            && (key == "required"
+                || (matches!(key.as_str(), "clean" | "smudge" | "process")
+                    && value.trim_matches('"').starts_with("git-lfs ")));
+        if !listed && !lfs_filter {
+            return Some(format!("{header}.{key_raw}"));
         }
     }
     None
+}
+
+/// The value of `core.hooksPath` in git config `text`, when set.
+fn hooks_path(text: &str) -> Option<String> {
+    let mut in_core = false;
+    let mut found = None;
+    for raw in text.split('\n') {
+        let mut line = raw.trim();
+        if line.starts_with('[') {
+            let end = line.find(']')?;
+            in_core = line[1..end].trim().eq_ignore_ascii_case("core");
+            line = line[end + 1..].trim();
+        }
+        if !in_core {
+            continue;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            if k.trim().eq_ignore_ascii_case("hookspath") {
+                found = Some(v.trim().trim_matches('"').to_string());
+            }
+        }
+    }
+    found
 }
 
 /// Whether the index may hold a gitlink (a submodule entry, mode 160000). A byte scan: it can
@@ -333,23 +481,45 @@ mod tests {
         let cases: &[(&str, &str)] = &[
             ("[core]\n\tfsmonitor = sh x.sh\n", "core.fsmonitor"),
             ("[core]\n\tpager = sh\n", "core.pager"),
-            ("[Core]\n\tFSMonitor = sh\n", "core.fsmonitor"),
+            ("[Core]\n\tFSMonitor = sh\n", "Core.FSMonitor"),
             ("[core] fsmonitor = sh\n", "core.fsmonitor"),
             ("[core]\r\n\tworktree = /x\r\n", "core.worktree"),
-            ("[core]\n\thooksPath = h\n", "core.hookspath"),
             ("[include]\n\tpath = ../x\n", "include.path"),
-            ("[includeIf \"gitdir:/\"]\n\tpath = x\n", "includeif.path"),
-            ("[diff \"x\"]\n\ttextconv = sh\n", "diff.textconv"),
+            (
+                "[includeIf \"gitdir:/\"]\n\tpath = x\n",
+                "includeIf \"gitdir:/\".path",
+            ),
+            ("[diff \"x\"]\n\ttextconv = sh\n", "diff \"x\".textconv"),
             ("[diff]\n\texternal = sh\n", "diff.external"),
-            ("[filter \"x\"]\n\tclean = sh\n", "filter.clean"),
+            ("[filter \"x\"]\n\tclean = sh\n", "filter \"x\".clean"),
+            (
+                "[filter \"lfs\"]\n\tclean = sh evil\n",
+                "filter \"lfs\".clean",
+            ),
             ("[gpg]\n\tprogram = sh\n", "gpg.program"),
-            ("[log]\n\tshowSignature = true\n", "log.showsignature"),
-            ("[remote \"o\"]\n\tuploadpack = sh\n", "remote.uploadpack"),
+            ("[log]\n\tshowSignature = true\n", "log.showSignature"),
+            (
+                "[remote \"o\"]\n\tuploadpack = sh\n",
+                "remote \"o\".uploadpack",
+            ),
             (
                 "[extensions]\n\tpartialClone = o\n",
-                "extensions.partialclone",
+                "extensions.partialClone",
             ),
         ];
+        // What gh, VS Code, husky, git-lfs and everyday settings write passes.
+        let everyday = "[core]\n\thooksPath = .husky/_\n\teditor = code --wait\n\
+            [remote \"origin\"]\n\tgh-resolved = base\n\tpromisor = true\n\
+            [branch \"main\"]\n\tvscode-merge-base = origin/main\n\
+            [credential]\n\thelper = store\n\
+            [filter \"lfs\"]\n\tclean = git-lfs clean -- %f\n\tsmudge = git-lfs smudge -- %f\n\
+            \tprocess = git-lfs filter-process\n\trequired = true\n\
+            [diff]\n\talgorithm = histogram\n\tcolorMoved = zebra\n\
+            [merge]\n\tconflictstyle = zdiff3\n[commit]\n\tgpgsign = true\n\
+            [gpg]\n\tformat = ssh\n[status]\n\tshowUntrackedFiles = all\n\
+            [alias]\n\tst = status\n[log]\n\tdate = iso\n[rerere]\n\tenabled = true\n\
+            [maintenance]\n\tauto = false\n[pull]\n\trebase = true\n";
+        assert_eq!(first_unlisted_key(everyday), None);
         for (text, key) in cases {
             assert_eq!(first_unlisted_key(text).as_deref(), Some(*key), "{text}");
         }
@@ -380,6 +550,15 @@ mod tests {
             ("status", |ws| {
                 write(&ws.join(".git/hooks/post-index-change"), "")
             }),
+            ("status", |ws| {
+                write(&ws.join(".git/config"), "[core]\n\thooksPath = .husky/_\n");
+                write(&ws.join(".husky/_/post-index-change"), "");
+            }),
+            ("log", |ws| {
+                std::fs::create_dir_all(ws.join("../elsewhere/objects")).unwrap();
+                std::os::unix::fs::symlink("../../elsewhere/objects", ws.join(".git/objects"))
+                    .unwrap();
+            }),
             ("status", |ws| write(&ws.join(".gitmodules"), "")),
             ("diff", |ws| write(&ws.join(".git/modules/x/config"), "")),
             ("status", |ws| {
@@ -395,6 +574,14 @@ mod tests {
             setup(&ws);
             assert!(git_hazard(&ws, &w(sub)).is_some(), "case {i}");
         }
+        // husky's hooksPath without a post-index-change hook is harmless.
+        let ws = base.join("husky");
+        write(
+            &ws.join(".git/config"),
+            &format!("{INIT_CONFIG}[core]\n\thooksPath = .husky/_\n"),
+        );
+        write(&ws.join(".husky/_/pre-commit"), "");
+        assert_eq!(git_hazard(&ws, &w("status")).is_some(), in_repo);
         // Submodules matter only to commands that go into them.
         let ws = base.join("subm");
         write(&ws.join(".git/config"), INIT_CONFIG);
