@@ -112,6 +112,7 @@ fn fail(e: VcsError) -> ExitCode {
         VcsError::NoSuchTurn { .. }
         | VcsError::NoCheckpoints(_)
         | VcsError::InvalidSession(_)
+        | VcsError::PathOutside(_)
         | VcsError::PendingRestore { .. }
         | VcsError::NothingToRecover => ExitCode::from(EXIT_USAGE),
         _ => ExitCode::FAILURE,
@@ -243,12 +244,14 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
     } else {
         print_report(&report, &args.session);
     }
-    if !report.conflicts.is_empty() && !report.dry_run {
-        // A partial restore: paths changed outside the agent's turns were kept. Scripts must
-        // not take it for a full one (the report names them).
+    if !report.conflicts.is_empty() {
+        // A partial restore (or the plan of one): paths were kept. Scripts must not take it
+        // for a full one (the report names them and why).
         if args.json {
+            let verb = if report.dry_run { "would be" } else { "were" };
             eprintln!(
-                "{} path(s) changed outside the agent's turns were left alone (--force overwrites them)",
+                "{} path(s) {verb} left alone (the report says why; --force overwrites those \
+                 changed outside the agent's turns, never the others)",
                 report.conflicts.len()
             );
         }

@@ -296,8 +296,30 @@ async fn shell_turn_listed_diffed_restored_and_redone() {
         vec![json!("agent"), json!("restore"), json!("restore")]
     );
 
-    // A user edit after the last snapshot is reported and kept.
+    // A user edit after the last snapshot is reported and kept; the dry run says so with the
+    // same exit status.
     std::fs::write(w.join("a.txt"), "the user's edit\n").unwrap();
+    let plan = cairn(
+        &[
+            "restore",
+            "--session",
+            &sid,
+            "--to-turn",
+            "0",
+            "--dry-run",
+            "--json",
+            "--state-dir",
+            sd,
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(plan.code, 1, "{}", plan.stderr);
+    assert!(
+        plan.stderr.contains("would be left alone"),
+        "{}",
+        plan.stderr
+    );
     let kept = cairn(
         &[
             "restore",

@@ -123,9 +123,16 @@ async fn a_session_in_use_by_another_process_is_refused_and_loses_nothing() {
 }
 
 /// A `cairn run` killed with SIGKILL cannot stop the command it was running; the next
-/// process to open the session stops it, so it does not go on writing to the workspace.
+/// process to open the session (a run, or a restore, even a dry run) stops it, so it does not
+/// go on writing to the workspace.
 #[tokio::test]
 async fn commands_a_killed_run_left_behind_are_stopped_by_the_next_one() {
+    for next_is_restore in [false, true] {
+        killed_run_then_next(next_is_restore).await;
+    }
+}
+
+async fn killed_run_then_next(next_is_restore: bool) {
     let server = MockLlmServer::with_script(vec![
         Reply::text("first answer"),
         Reply::tool_call(
@@ -182,21 +189,34 @@ async fn commands_a_killed_run_left_behind_are_stopped_by_the_next_one() {
     };
     assert!(alive(shell), "SIGKILL leaves the command running");
 
-    let next = common::run_auto(
-        &url,
-        ws.path(),
-        state.path(),
-        "k",
-        &["--session", &id],
-        "three",
-    )
-    .await;
-    assert!(next.status.success(), "{next:?}");
+    if next_is_restore {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["restore", "--session", &id, "--to-turn", "0", "--dry-run"])
+            .arg("--state-dir")
+            .arg(state.path())
+            .output()
+            .unwrap();
+        // No change-turn may exist yet (the killed turn wrote nothing): any answer but
+        // "in use" will do; what matters is that the lock was taken.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("in use"), "{err}");
+    } else {
+        let next = common::run_auto(
+            &url,
+            ws.path(),
+            state.path(),
+            "k",
+            &["--session", &id],
+            "three",
+        )
+        .await;
+        assert!(next.status.success(), "{next:?}");
+    }
     let deadline = Instant::now() + Duration::from_secs(5);
     while alive(shell) {
         assert!(
             Instant::now() < deadline,
-            "the left-over command was not stopped"
+            "the left-over command was not stopped (next is restore: {next_is_restore})"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -338,20 +338,7 @@ pub fn open_session(
     let mut lock = None;
     let restored = match &opts.session_id {
         Some(id) => {
-            let l = store.lock(id)?;
-            // A killed process could not stop its commands: they would still write to the
-            // workspace while this one works in it.
-            if let Some(pid) = l.previous_holder() {
-                let reaped = cairn_tools::marker::reap_orphans_of(pid);
-                if reaped > 0 {
-                    tracing::warn!(
-                        pid,
-                        reaped,
-                        "stopped commands a killed Cairn process left running"
-                    );
-                }
-            }
-            lock = Some(l);
+            lock = Some(store.lock(id)?);
             Some(store.load(id)?)
         }
         None => None,

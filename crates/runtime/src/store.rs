@@ -309,9 +309,22 @@ impl SessionStore {
             .collect())
     }
 
-    /// Takes session `id`'s lock (see [`SessionLock`]); refused while another process holds it.
+    /// Takes session `id`'s lock (see [`SessionLock`]); refused while another process holds
+    /// it. Commands a killed last holder left running are stopped first: they would still
+    /// write to the workspace while this process works in it (or restores it).
     pub fn lock(&self, id: &str) -> Result<SessionLock, StoreError> {
-        SessionLock::acquire(id, &self.session_dir(id)?)
+        let lock = SessionLock::acquire(id, &self.session_dir(id)?)?;
+        if let Some(pid) = lock.previous_holder() {
+            let reaped = cairn_tools::marker::reap_orphans_of(pid);
+            if reaped > 0 {
+                tracing::warn!(
+                    pid,
+                    reaped,
+                    "stopped commands a killed Cairn process left running"
+                );
+            }
+        }
+        Ok(lock)
     }
 
     /// A hook that appends events to `events.jsonl` and checkpoints the state at safe points;

@@ -21,6 +21,9 @@ pub enum VcsError {
     /// The session id cannot name a file.
     #[error("invalid session id `{0}`: use letters, digits, `-` and `_` only")]
     InvalidSession(String),
+    /// A `--path` that is not inside the workspace.
+    #[error("`{0}` is not inside the workspace: give a path in it (relative or absolute)")]
+    PathOutside(String),
     /// The requested change-turn does not exist.
     #[error("no change-turn {turn}: this session has {count} (valid: {first}..={count})")]
     NoSuchTurn {

@@ -98,16 +98,30 @@ fn display(path: &[u8], dir: bool) -> String {
 }
 
 /// Normalises a user-given path to a workspace-relative one.
-fn normalize(root: &Path, p: &str) -> Vec<u8> {
+fn normalize(root: &Path, p: &str) -> Result<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
     let path = Path::new(p);
     let rel = if path.is_absolute() {
-        path.strip_prefix(root).unwrap_or(path)
+        path.strip_prefix(root)
+            .map_err(|_| VcsError::PathOutside(p.to_string()))?
     } else {
         path
     };
-    let s = rel.to_string_lossy();
-    let s = s.trim_start_matches("./").trim_end_matches('/');
-    s.as_bytes().to_vec()
+    // `./a//b/` → `a/b`; `..` may not climb out of the workspace.
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for c in rel.components() {
+        match c {
+            std::path::Component::Normal(n) => parts.push(n.as_bytes()),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if parts.pop().is_none() {
+                    return Err(VcsError::PathOutside(p.to_string()));
+                }
+            }
+            _ => return Err(VcsError::PathOutside(p.to_string())),
+        }
+    }
+    Ok(parts.join(&b'/'))
 }
 
 fn under(path: &[u8], prefix: &[u8]) -> bool {
@@ -127,7 +141,11 @@ pub(crate) fn plan(
     not_covered: &[Excluded],
     opts: &RestoreOptions,
 ) -> Result<(Vec<Action>, RestoreReport)> {
-    let wanted: Vec<Vec<u8>> = opts.paths.iter().map(|p| normalize(root, p)).collect();
+    let wanted: Vec<Vec<u8>> = opts
+        .paths
+        .iter()
+        .map(|p| normalize(root, p))
+        .collect::<Result<_>>()?;
     let changes = treediff::diff(repo, Some(pre), Some(target))?;
     let mut report = RestoreReport {
         dry_run: opts.dry_run,
@@ -144,6 +162,9 @@ pub(crate) fn plan(
         }
     }
     let mut actions = Vec::new();
+    // Links this restore removes or replaces (parents come before their children): a path
+    // below one is written into a real folder, not through the link.
+    let mut removed_links: HashSet<Vec<u8>> = HashSet::new();
     for c in changes {
         if !wanted.is_empty() && !wanted.iter().any(|w| under(&c.path, w)) {
             continue;
@@ -153,7 +174,9 @@ pub(crate) fn plan(
             &c.path,
             is_dir(&c.new) || (c.new.is_none() && is_dir(&c.old)),
         );
-        if let Some(reason) = unsafe_reason(repo, root, pre, &c.path, &c.old, &c.new)? {
+        if let Some(reason) =
+            unsafe_reason(repo, root, pre, &c.path, &c.old, &c.new, &removed_links)?
+        {
             report
                 .conflicts
                 .push(crate::restore::Conflict { path: name, reason });
@@ -193,6 +216,10 @@ pub(crate) fn plan(
             (Some(_), None) => report.deleted.push(name),
             (None, None) => continue,
         }
+        let is_link = |l: &Option<Leaf>| l.is_some_and(|(_, m)| m == MODE_LINK);
+        if is_link(&c.old) && !is_link(&c.new) {
+            removed_links.insert(c.path.clone());
+        }
         actions.push(Action {
             path: c.path,
             old: leaf_str(c.old),
@@ -210,17 +237,26 @@ fn unsafe_reason(
     path: &[u8],
     old: &Option<Leaf>,
     new: &Option<Leaf>,
+    removed_links: &HashSet<Vec<u8>>,
 ) -> Result<Option<String>> {
     let mut parent = split_last(path).0;
     while !parent.is_empty() {
-        if fs::symlink_metadata(root.join(rel_path(parent)))
-            .is_ok_and(|m| m.file_type().is_symlink())
+        if !removed_links.contains(parent)
+            && fs::symlink_metadata(root.join(rel_path(parent)))
+                .is_ok_and(|m| m.file_type().is_symlink())
         {
             return Ok(Some("a parent folder is a symlink on disk".into()));
         }
         parent = split_last(parent).0;
     }
-    if old.is_none() && new.is_some_and(|(_, m)| m != MODE_TREE) {
+    // What shows at `path` through a link the restore removes is not what will be there.
+    let mut below_removed_link = false;
+    let mut p = split_last(path).0;
+    while !p.is_empty() {
+        below_removed_link |= removed_links.contains(p);
+        p = split_last(p).0;
+    }
+    if old.is_none() && new.is_some_and(|(_, m)| m != MODE_TREE) && !below_removed_link {
         if let Ok(meta) = fs::symlink_metadata(root.join(rel_path(path))) {
             let covered_dir = meta.is_dir()
                 && treediff::lookup(repo, pre, path)?.is_some_and(|(_, m)| m == MODE_TREE);
@@ -330,7 +366,14 @@ pub(crate) fn result_tree(
             Some((_, MODE_TREE)) => Edit::EmptyDir,
             Some((id, mode)) => Edit::Put(oid(id)?, *mode),
         };
-        edits.insert(a.path.clone(), e);
+        // A path that changes type (file ↔ folder) has two actions, a removal and a
+        // creation: the result holds what was created, whichever comes first.
+        match edits.get(&a.path) {
+            Some(_) if e == Edit::Delete => {}
+            _ => {
+                edits.insert(a.path.clone(), e);
+            }
+        }
     }
     let mut keep = |rel: &[u8]| crate::snapshot::is_empty_dir(&root.join(rel_path(rel)));
     tree::apply(repo, Some(base), &edits, &mut keep)

@@ -320,6 +320,20 @@ fn restore_of_chosen_paths_only_and_missing_paths() {
     assert_eq!(report.missing, vec!["nope.txt".to_string()]);
     assert_eq!(read(ws.path(), "src/a.txt"), "a0\n");
     assert_eq!(read(ws.path(), "b.txt"), "b1\n");
+    // Paths are normalised; one that leaves the workspace is a clear error.
+    let dry = |p: &str| RestoreOptions {
+        paths: vec![p.into()],
+        dry_run: true,
+        ..restore_to(0)
+    };
+    let odd = vcs.restore(S, 2, &dry("./src//a.txt")).unwrap();
+    assert!(odd.missing.is_empty(), "{odd:?}");
+    for bad in ["../etc", "src/../../x", "/etc/passwd"] {
+        assert!(
+            matches!(vcs.restore(S, 2, &dry(bad)), Err(VcsError::PathOutside(_))),
+            "{bad}"
+        );
+    }
     let history = vcs.file_history(S, "src/a.txt").unwrap();
     assert_eq!(
         history.iter().map(|t| t.turn).collect::<Vec<_>>(),
@@ -602,4 +616,79 @@ fn a_tracked_folder_with_an_excluded_name_is_covered() {
     vcs.restore(S, 1, &restore_to(0)).unwrap();
     assert_eq!(read(ws.path(), "build/release.sh"), "echo release\n");
     assert!(ws.path().join("dist/bundle.js").exists());
+}
+
+/// A path that turned from an empty folder into a file: restoring and undoing the restore
+/// each leave exactly the state they name, with nothing taken for the user's change.
+#[test]
+fn an_empty_folder_turned_file_restores_and_undoes_exactly() {
+    let ws = tempfile::tempdir().unwrap();
+    let st = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("e")).unwrap();
+    write(ws.path(), "keep", "k\n");
+    let before = state(ws.path());
+    {
+        let mut vcs = open(st.path(), ws.path(), false);
+        turn(&mut vcs, S, 1, "swap", || {
+            std::fs::remove_dir(ws.path().join("e")).unwrap();
+            write(ws.path(), "e", "");
+        })
+        .unwrap();
+    }
+    let after = state(ws.path());
+    // Each command in its own process, as the CLI runs them.
+    let report = open(st.path(), ws.path(), false)
+        .restore(S, 1, &restore_to(0))
+        .unwrap();
+    assert!(report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(state(ws.path()), before);
+    let undo = open(st.path(), ws.path(), false)
+        .restore(S, 1, &restore_to(report.turn.unwrap() - 1))
+        .unwrap();
+    assert!(undo.conflicts.is_empty(), "{undo:?}");
+    assert_eq!(state(ws.path()), after);
+}
+
+/// A folder the agent moved away and replaced with a link to its new place comes back in
+/// one restore: the link is removed before the folder is written (not written through it).
+#[test]
+fn a_folder_replaced_by_a_link_comes_back_in_one_restore() {
+    let ws = tempfile::tempdir().unwrap();
+    let st = tempfile::tempdir().unwrap();
+    write(ws.path(), "d/f", "f\n");
+    let before = state(ws.path());
+    let mut vcs = open(st.path(), ws.path(), false);
+    turn(&mut vcs, S, 1, "move", || {
+        std::fs::rename(ws.path().join("d"), ws.path().join("moved")).unwrap();
+        symlink("moved", ws.path().join("d")).unwrap();
+    })
+    .unwrap();
+    let report = vcs.restore(S, 1, &restore_to(0)).unwrap();
+    assert!(report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(state(ws.path()), before);
+    // And a link pointing outside that stays is still never written through.
+    let outside = tempfile::tempdir().unwrap();
+    let mut vcs = open(st.path(), ws.path(), false);
+    let out = turn(&mut vcs, S, 2, "out", || {
+        write(ws.path(), "o/x", "x\n");
+    })
+    .unwrap()
+    .turn;
+    std::fs::remove_dir_all(ws.path().join("o")).unwrap();
+    symlink(outside.path(), ws.path().join("o")).unwrap();
+    let report = vcs.restore(S, 2, &restore_to(out)).unwrap();
+    assert!(
+        report.conflicts.iter().any(|c| c.path.starts_with('o')),
+        "{report:?}"
+    );
+    assert!(!outside.path().join("x").exists());
+    // Forced, the link is replaced by the folder: still nothing written outside.
+    let forced = RestoreOptions {
+        force: true,
+        ..restore_to(out)
+    };
+    vcs.restore(S, 2, &forced).unwrap();
+    assert!(!outside.path().join("x").exists());
+    assert!(!ws.path().join("o").is_symlink());
+    assert_eq!(read(ws.path(), "o/x"), "x\n");
 }
