@@ -130,9 +130,3 @@ export const DiffView = memo(function DiffView({ diff, testId, path, mode = "uni
   );
 });
 
-/** A diff made from a replacement (old lines removed, new lines added). */
-export function replacementDiff(path: string, oldText: string, newText: string): string {
-  const minus = oldText.split("\n").map((l) => `-${l}`);
-  const plus = newText.split("\n").map((l) => `+${l}`);
-  return [`--- a/${path}`, `+++ b/${path}`, "@@", ...minus, ...plus].join("\n");
-}

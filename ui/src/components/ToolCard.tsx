@@ -4,7 +4,8 @@ import { useT, type MessageKey } from "../i18n";
 import { describeError, editPreview, toolResult } from "../ipc";
 import type { Item } from "../transcript";
 import { previewIsWhole } from "../toolOutput";
-import { DiffView, looksLikeDiff, replacementDiff } from "./DiffView";
+import { contentDiff, replacementDiff } from "../editDiff";
+import { DiffView, looksLikeDiff } from "./DiffView";
 
 type Tool = Extract<Item, { kind: "tool" }>;
 
@@ -92,10 +93,7 @@ function EditDiff({ item }: { item: Tool }) {
   const patch = str(item.args, "patch") ?? str(item.args, "diff");
   if (patch !== null) return <DiffView diff={patch} testId="edit-diff" />;
   const content = str(item.args, "content");
-  if (content !== null) {
-    const shown = content.split("\n").slice(0, 40);
-    return <DiffView diff={[`+++ b/${path}`, ...shown.map((l) => `+${l}`)].join("\n")} testId="edit-diff" />;
-  }
+  if (content !== null) return <DiffView diff={contentDiff(path, content)} testId="edit-diff" />;
   return null;
 }
 
