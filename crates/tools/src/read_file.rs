@@ -133,6 +133,9 @@ pub(crate) fn open_regular_file(path: &Path, shown: &str) -> Result<File, ToolEr
     File::open(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), e))
 }
 
+/// Largest UTF-16 file read_file decodes (it is read whole).
+const MAX_DECODED_BYTES: u64 = 32 * 1024 * 1024;
+
 fn read_window(
     path: &Path,
     shown: &str,
@@ -147,13 +150,40 @@ fn read_window(
         .take(text::BINARY_PROBE as u64)
         .read_to_end(&mut probe)
         .map_err(io_err)?;
-    if text::looks_binary(&probe) {
-        return Err(ToolError::Failed(format!(
-            "`{shown}` looks like a binary file (it contains NUL bytes); read_file only reads text"
-        )));
-    }
+    // UTF-16 text (with its byte-order mark, as Windows tools write it) is shown decoded.
+    let utf16 = encoding_rs::Encoding::for_bom(&probe)
+        .map(|(enc, _)| enc)
+        .filter(|enc| *enc == encoding_rs::UTF_16LE || *enc == encoding_rs::UTF_16BE);
+    let (inner, raw_hash): (Box<dyn Read>, Option<ContentHash>) = match utf16 {
+        Some(enc) => {
+            let mut raw = probe;
+            (&mut file)
+                .take(MAX_DECODED_BYTES)
+                .read_to_end(&mut raw)
+                .map_err(io_err)?;
+            if raw.len() as u64 >= MAX_DECODED_BYTES {
+                return Err(ToolError::Failed(format!(
+                    "`{shown}` is UTF-16 text too large to decode (over {} MB); read it with a \
+                     command such as iconv",
+                    MAX_DECODED_BYTES / (1024 * 1024)
+                )));
+            }
+            let hash = crate::guard::hash(&raw);
+            let text = enc.decode(&raw).0.into_owned();
+            (
+                Box::new(std::io::Cursor::new(text.into_bytes())),
+                Some(hash),
+            )
+        }
+        None if text::looks_binary(&probe) => {
+            return Err(ToolError::Failed(format!(
+                "`{shown}` looks like a binary file (it contains NUL bytes); read_file only reads text"
+            )));
+        }
+        None => (Box::new(std::io::Cursor::new(probe).chain(file)), None),
+    };
     let hashing = HashingReader {
-        inner: std::io::Cursor::new(probe).chain(file),
+        inner,
         hasher: sha2::Sha256::default(),
         copy: Some(Vec::new()),
     };
@@ -182,8 +212,11 @@ fn read_window(
     }
     let total = line_no;
     let hashing = reader.into_inner();
-    let hash = sha2::Digest::finalize(hashing.hasher).into();
-    let whole = hashing.copy;
+    // Decoded text is not the file's bytes: the guard gets the raw hash only.
+    let (hash, whole) = match raw_hash {
+        Some(raw) => (raw, None),
+        None => (sha2::Digest::finalize(hashing.hasher).into(), hashing.copy),
+    };
     if total == 0 {
         return Ok((format!("[`{shown}` is empty]"), hash, whole));
     }
@@ -191,6 +224,13 @@ fn read_window(
         return Err(ToolError::Failed(format!(
             "offset {offset} is past the end of `{shown}`, which has {total} lines"
         )));
+    }
+    if let Some(enc) = utf16 {
+        out.push_str(&format!(
+            "\n[note: `{shown}` is {} text, shown decoded. The editing tools refuse it; change \
+             it with a command that keeps its encoding (iconv).]\n",
+            enc.name()
+        ));
     }
     if not_utf8 > 0 {
         out.push_str(&format!(

@@ -564,3 +564,31 @@ async fn list_files_shows_a_name_with_a_newline_as_one_quoted_entry() {
         .content;
     assert_eq!(out, "\"new\\nline.txt\"\nplain.txt\n");
 }
+
+#[tokio::test]
+async fn utf16_text_with_a_byte_order_mark_is_read_decoded() {
+    let ws = Ws::new();
+    let mut bytes = vec![0xFF, 0xFE];
+    for u in "héllo\r\nwörld\r\n".encode_utf16() {
+        bytes.extend_from_slice(&u.to_le_bytes());
+    }
+    std::fs::write(ws.root.join("win.txt"), &bytes).unwrap();
+    let tools = core_tools();
+    let out = ws
+        .call(&tool(&tools, "read_file"), json!({"path": "win.txt"}))
+        .await
+        .unwrap()
+        .content;
+    assert!(out.starts_with("     1\théllo\n     2\twörld\n"), "{out}");
+    assert!(out.contains("is UTF-16LE text, shown decoded"), "{out}");
+    // Editing it is still refused, and nothing changes.
+    let e = ws
+        .call(
+            &tool(&tools, "write_file"),
+            json!({"path": "win.txt", "content": "x\n"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ToolError::Failed(_)), "{e}");
+    assert_eq!(std::fs::read(ws.root.join("win.txt")).unwrap(), bytes);
+}
