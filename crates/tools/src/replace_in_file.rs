@@ -158,26 +158,35 @@ fn replace(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<Tool
 }
 
 /// `old` as it occurs in the file (with `\r\n` when the file uses CRLF and only that form
-/// matches), and `new` with the file's line ending, so an edit never mixes line endings in.
+/// matches), and `new` with the line ending where it goes (the first line end at or after the
+/// match; the file's own when there is none), so an edit never mixes line endings in.
 fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
-    let eol = crate::text::line_ending(content);
-    let new = {
-        let lf = new.replace("\r\n", "\n");
-        if eol == "\r\n" {
-            lf.replace('\n', "\r\n")
+    let old = if content.contains(old) || old.contains('\r') || !old.contains('\n') {
+        old.to_string()
+    } else {
+        let crlf_old = old.replace('\n', "\r\n");
+        if content.contains(&crlf_old) {
+            crlf_old
         } else {
-            lf
+            old.to_string()
         }
     };
-    if content.contains(old) || old.contains('\r') || !old.contains('\n') {
-        return (old.to_string(), new);
-    }
-    let crlf_old = old.replace('\n', "\r\n");
-    if content.contains(&crlf_old) {
-        (crlf_old, new)
+    let local = content.find(&old).and_then(|at| {
+        let nl = content[at..].find('\n')? + at;
+        Some(if nl > 0 && content.as_bytes()[nl - 1] == b'\r' {
+            "\r\n"
+        } else {
+            "\n"
+        })
+    });
+    let eol = local.unwrap_or_else(|| crate::text::line_ending(content));
+    let lf = new.replace("\r\n", "\n");
+    let new = if eol == "\r\n" {
+        lf.replace('\n', "\r\n")
     } else {
-        (old.to_string(), new)
-    }
+        lf
+    };
+    (old, new)
 }
 
 fn closest_line_hint(content: &str, old: &str) -> Option<String> {
@@ -251,5 +260,11 @@ mod tests {
         // CRLF text put into an LF file becomes LF.
         let (_, n) = match_line_endings("a\nb\nc\n", "b\n", "B1\r\nB2\r\n");
         assert_eq!(n, "B1\nB2\n");
+        // A file mixing both: the line ending where the edit goes wins.
+        let mixed = "w1\r\nw2\r\nw3\r\nunix\n";
+        let (_, n) = match_line_endings(mixed, "unix", "U\nV");
+        assert_eq!(n, "U\nV");
+        let (_, n) = match_line_endings(mixed, "w2", "X\nY");
+        assert_eq!(n, "X\r\nY");
     }
 }
