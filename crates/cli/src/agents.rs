@@ -57,7 +57,7 @@ pub fn run(command: AgentsCommand) -> ExitCode {
     match execute(command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -103,7 +103,7 @@ fn execute(command: AgentsCommand) -> Result<(), String> {
             }
             agents.add(def).map_err(|e| e.to_string())?;
             save_agents(&dir, &agents).map_err(|e| e.to_string())?;
-            eprintln!("added agent {name}");
+            errln!("added agent {name}");
             Ok(())
         }
         AgentsCommand::Remove { name, state_dir } => {
@@ -111,7 +111,7 @@ fn execute(command: AgentsCommand) -> Result<(), String> {
             let mut agents = load_agents(&dir).map_err(|e| e.to_string())?;
             agents.remove(&name).map_err(|e| e.to_string())?;
             save_agents(&dir, &agents).map_err(|e| e.to_string())?;
-            eprintln!("removed agent {name}");
+            errln!("removed agent {name}");
             Ok(())
         }
     }

@@ -33,7 +33,7 @@ impl Approver for TerminalApprover {
         match handle.await {
             Ok(Ok(d)) => d,
             Ok(Err(e)) => {
-                eprintln!("cannot ask for approval on the terminal ({e}); denied");
+                errln!("cannot ask for approval on the terminal ({e}); denied");
                 ApprovalDecision::Deny
             }
             Err(_) => ApprovalDecision::Deny,

@@ -101,13 +101,13 @@ fn state_dir(d: Option<PathBuf>) -> PathBuf {
 }
 
 fn fail_open(e: RuntimeError) -> ExitCode {
-    eprintln!("error: {e}");
+    errln!("error: {e}");
     ExitCode::from(EXIT_USAGE)
 }
 
 /// Usage-type errors (bad turn, unknown session) exit 2; everything else 1.
 fn fail(e: VcsError) -> ExitCode {
-    eprintln!("error: {e}");
+    errln!("error: {e}");
     match e {
         VcsError::NoSuchTurn { .. }
         | VcsError::NoCheckpoints(_)
@@ -175,7 +175,7 @@ pub fn turns(args: TurnsArgs) -> ExitCode {
         }
     }
     if list.is_empty() && !args.json {
-        eprintln!("no change-turns recorded for session {}", args.session);
+        errln!("no change-turns recorded for session {}", args.session);
     }
     ExitCode::SUCCESS
 }
@@ -225,7 +225,7 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
             vcs.restore(&args.session, turns, &opts)
         }
         (None, None) => {
-            eprintln!("error: --to-turn N is required");
+            errln!("error: --to-turn N is required");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -237,7 +237,7 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
         match serde_json::to_string(&report) {
             Ok(line) => outln!("{line}"),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 return ExitCode::FAILURE;
             }
         }
@@ -249,7 +249,7 @@ pub fn restore(args: RestoreArgs) -> ExitCode {
         // for a full one (the report names them and why).
         if args.json {
             let verb = if report.dry_run { "would be" } else { "were" };
-            eprintln!(
+            errln!(
                 "{} path(s) {verb} left alone (the report says why; --force overwrites those \
                  changed outside the agent's turns, never the others)",
                 report.conflicts.len()
@@ -301,13 +301,13 @@ fn print_report(r: &RestoreReport, session: &str) {
         }
     }
     if let Some(t) = r.turn {
-        eprintln!(
+        errln!(
             "recorded as change-turn {t}; undo with: cairn restore --session {session} --to-turn {}",
             t - 1
         );
     }
     if !r.conflicts.is_empty() {
-        eprintln!(
+        errln!(
             "{} path(s) changed outside the agent's turns were left alone (--force overwrites them; still undoable)",
             r.conflicts.len()
         );
@@ -352,7 +352,7 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
     {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("error: cannot read the current dir: {e}");
+            errln!("error: cannot read the current dir: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -377,7 +377,7 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
     let mut vcs = match cairn_vcs::Vcs::open(&state, &ws, config) {
         Ok(v) => v,
         Err(e @ VcsError::Workspace { .. }) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
         Err(e) => return fail(e),
@@ -429,7 +429,7 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
         match value {
             Ok(v) => outln!("{v}"),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 return ExitCode::FAILURE;
             }
         }

@@ -104,7 +104,7 @@ fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            errln!("error: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -141,13 +141,13 @@ fn sessions(
     match store.search(&query) {
         Ok(list) => {
             if list.is_empty() && !json {
-                eprintln!("no sessions in {}", dir.display());
+                errln!("no sessions in {}", dir.display());
             }
             for s in list {
                 if json {
                     match serde_json::to_string(&s) {
                         Ok(line) => outln!("{line}"),
-                        Err(e) => eprintln!("error: {e}"),
+                        Err(e) => errln!("error: {e}"),
                     }
                 } else {
                     let name = if s.name.is_empty() {
@@ -168,7 +168,7 @@ fn sessions(
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             ExitCode::FAILURE
         }
     }

@@ -117,7 +117,7 @@ pub async fn run(cmd: McpCommand) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(msg) => {
-            eprintln!("error: {msg}");
+            errln!("error: {msg}");
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -142,7 +142,7 @@ fn config_file(ws: &WorkspaceArg, user: bool) -> Result<PathBuf, String> {
 fn load(ws: &Path) -> cairn_mcp::LoadedConfig {
     let loaded = cairn_runtime::mcp::load_config(ws);
     for w in &loaded.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     loaded
 }

@@ -31,3 +31,20 @@ macro_rules! outln {
         $crate::out::write(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
+
+/// Writes to stderr, ignoring failures: a closed stderr (`2>&1 | head`) must neither panic,
+/// as `eprintln!` does, nor change the exit status.
+pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.flush());
+}
+
+/// `eprintln!` through [`write_err`].
+macro_rules! errln {
+    () => {
+        $crate::out::write_err(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::out::write_err(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}

@@ -73,7 +73,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
                 "ask" => RuleDecision::Ask,
                 "deny" => RuleDecision::Deny,
                 other => {
-                    eprintln!("error: --decision `{other}`: expected allow, ask or deny");
+                    errln!("error: --decision `{other}`: expected allow, ask or deny");
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
@@ -94,7 +94,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    errln!("error: {e}");
                     ExitCode::from(EXIT_USAGE)
                 }
             }
@@ -105,7 +105,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
             ..
         } => match revoke_user_rule(&rule) {
             Ok(0) => {
-                eprintln!("no user-level rule `{rule}` (project rules live in <workspace>/.agent/permissions.toml)");
+                errln!("no user-level rule `{rule}` (project rules live in <workspace>/.agent/permissions.toml)");
                 ExitCode::FAILURE
             }
             Ok(n) => {
@@ -113,7 +113,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 ExitCode::from(EXIT_USAGE)
             }
         },
@@ -127,7 +127,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
             let mut saved = match store.load(&id) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    errln!("error: {e}");
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
@@ -135,7 +135,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
                 | saved.permissions.allow_commands.remove(&rule)
                 | saved.permissions.granted_dirs.remove(&rule).is_some();
             if !removed {
-                eprintln!("session {id} has no allowance `{rule}`");
+                errln!("session {id} has no allowance `{rule}`");
                 return ExitCode::FAILURE;
             }
             match store.save(&saved) {
@@ -144,7 +144,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    errln!("error: {e}");
                     ExitCode::FAILURE
                 }
             }
@@ -161,14 +161,14 @@ fn list(
     let ws = match workspace.map(Ok).unwrap_or_else(std::env::current_dir) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
     let rules = match load_rules(&ws) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -192,7 +192,7 @@ fn list(
         let saved = match cairn_runtime::SessionStore::new(&dir).load(&id) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 return ExitCode::from(EXIT_USAGE);
             }
         };

@@ -166,7 +166,7 @@ async fn drive(
             _ = sigint.recv() => {
                 interrupts += 1;
                 if interrupts > 1 {
-                    eprintln!("\ninterrupted again: exiting now");
+                    errln!("\ninterrupted again: exiting now");
                     return Driven::Abort;
                 }
                 session.interrupt();
@@ -191,11 +191,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
         ApprovePolicy::Deny => Arc::new(FixedApprover(ApprovalDecision::Deny)),
     };
     if args.max_iterations == 0 {
-        eprintln!("error: --max-iterations must be at least 1");
+        errln!("error: --max-iterations must be at least 1");
         return ExitCode::from(EXIT_USAGE);
     }
     if args.context_window == Some(0) {
-        eprintln!("error: --context-window must be a number of tokens above 0");
+        errln!("error: --context-window must be a number of tokens above 0");
         return ExitCode::from(EXIT_USAGE);
     }
     let opts = RunOptions {
@@ -215,25 +215,25 @@ pub async fn run(args: RunArgs) -> ExitCode {
         shell_policy: args.shell_policy.map(Into::into),
     };
     if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
-        eprintln!("error: the prompt is empty: say what the agent should do");
+        errln!("error: the prompt is empty: say what the agent should do");
         return ExitCode::from(EXIT_USAGE);
     }
     if args.prompt.is_none() && !args.attach.is_empty() {
-        eprintln!("error: --attach needs a prompt to attach the files to");
+        errln!("error: --attach needs a prompt to attach the files to");
         return ExitCode::from(EXIT_USAGE);
     }
     // Attachments are validated before a session is created or touched.
     let attachments = match crate::attach::read_files(&args.attach) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
     let assembled = match open_session(opts, None, approver) {
         Ok(a) => a,
         Err(e @ RuntimeError::Config(_)) | Err(e @ RuntimeError::Store(_)) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -243,15 +243,15 @@ pub async fn run(args: RunArgs) -> ExitCode {
     ) {
         (Ok(i), Ok(t)) => (i, t),
         _ => {
-            eprintln!("error: cannot install signal handlers");
+            errln!("error: cannot install signal handlers");
             return ExitCode::FAILURE;
         }
     };
     let session = assembled.session.clone();
     if !args.json {
         match session.sandbox() {
-            Some(s) => eprintln!("sandbox: enforced, commands run inside {s}"),
-            None => eprintln!("sandbox: off, commands are not confined"),
+            Some(s) => errln!("sandbox: enforced, commands run inside {s}"),
+            None => errln!("sandbox: off, commands are not confined"),
         }
     }
     let mut renderer = Renderer::new(args.json);
@@ -260,11 +260,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if args.resume {
         if pending == 0 {
             if !args.json {
-                eprintln!("resume: no tool calls were open in this session");
+                errln!("resume: no tool calls were open in this session");
             }
         } else {
             if !args.json {
-                eprintln!("resume: finishing {pending} open tool call(s)");
+                errln!("resume: finishing {pending} open tool call(s)");
             }
             let stream = session.resume();
             match drive(&session, stream, &mut renderer, &mut sigint, &mut sigterm).await {
@@ -273,7 +273,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
             }
         }
     } else if pending > 0 && !args.json {
-        eprintln!(
+        errln!(
             "note: {pending} tool call(s) were open when this session stopped; they are closed as \
              interrupted (run with --resume to finish them)"
         );
@@ -293,7 +293,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
                     let model = session.model();
                     let held = cairn_runtime::tooling::hold_back_images(&model, &mut a);
                     if held > 0 {
-                        eprintln!(
+                        errln!(
                             "note: {model} does not accept images: {held} image(s) saved and \
                              referenced in the prompt, not sent (the agent can describe them \
                              with its media tool)"
@@ -302,7 +302,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
                     session.run_with_attachments(prompt, a)
                 }
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    errln!("error: {e}");
                     assembled.close_mcp().await;
                     return ExitCode::FAILURE;
                 }
@@ -318,11 +318,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
     }
     let _ = std::io::stdout().flush();
     if let Err(e) = assembled.checkpoint().await {
-        eprintln!("warning: could not save the session: {e}");
+        errln!("warning: could not save the session: {e}");
     }
     assembled.close_mcp().await;
     if !args.json {
-        eprintln!("session: {}", assembled.session.id());
+        errln!("session: {}", assembled.session.id());
     }
     ExitCode::from(match status {
         Some(TurnStatus::Completed) => 0,

@@ -60,3 +60,40 @@ async fn reasoning_tool_lines_and_the_answer_each_start_on_their_own_line() {
         "no colour codes when stderr is not a terminal: {stderr:?}"
     );
 }
+
+/// A reader that goes away (`cairn run … 2>&1 | head -c 5`) must not change the exit status:
+/// writing to a closed stderr is no panic (exit 101), the completed turn still exits 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_stderr_does_not_change_the_exit_status() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "list_files", json!({})),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["run", "--mode", "auto", "--model", "m", "--base-url"])
+        .arg(server.base_url())
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("look")
+        .env("OPENAI_API_KEY", "k")
+        .env("CAIRN_SANDBOX", "off")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Close the read end at once: every later write to stderr fails with EPIPE.
+    drop(child.stderr.take());
+    let status = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}

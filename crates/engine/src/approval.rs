@@ -56,6 +56,8 @@ impl Approver for FixedApprover {
     }
 
     fn deny_reason(&self) -> String {
-        "denied: nobody can approve it in this run, and this run denies every approval".into()
+        "denied: this run denies every approval (--approve deny, the default without a \
+         terminal)"
+            .into()
     }
 }

@@ -57,6 +57,8 @@ pub enum FailureKind {
     BadRequest,
     /// Network-level failure (connect refused, reset, DNS).
     Network,
+    /// The account's quota or credits are used up: no retry helps until the user acts.
+    QuotaExhausted,
 }
 
 /// How an LLM request ended; `message` never contains a credential.

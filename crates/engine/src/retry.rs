@@ -50,7 +50,9 @@ impl RetryPolicy {
             OutcomeStatus::Timeout | OutcomeStatus::Malformed => true,
             OutcomeStatus::Failed => !matches!(
                 outcome.kind,
-                Some(FailureKind::ContextOverflow) | Some(FailureKind::BadRequest)
+                Some(FailureKind::ContextOverflow)
+                    | Some(FailureKind::BadRequest)
+                    | Some(FailureKind::QuotaExhausted)
             ),
             OutcomeStatus::Completed | OutcomeStatus::Aborted | OutcomeStatus::Auth => false,
         }

@@ -547,7 +547,10 @@ impl<'a> TurnRunner<'a> {
             };
             // Context overflow is retriable once compaction has run; auth needs a new key.
             let retriable_later = outcome.status != OutcomeStatus::Auth
-                && outcome.kind != Some(FailureKind::BadRequest);
+                && !matches!(
+                    outcome.kind,
+                    Some(FailureKind::BadRequest | FailureKind::QuotaExhausted)
+                );
             self.emit_error(message, error_type, retriable_later, req_id)
                 .await;
             self.state.retry_pending = retriable_later;
@@ -615,6 +618,7 @@ fn error_type_of(outcome: &LlmOutcome) -> &'static str {
         (_, Some(FailureKind::Server)) => "server_error",
         (_, Some(FailureKind::BadRequest)) => "bad_request",
         (_, Some(FailureKind::Network)) => "network",
+        (_, Some(FailureKind::QuotaExhausted)) => "quota_exhausted",
         (OutcomeStatus::Timeout, _) => "timeout",
         (OutcomeStatus::Malformed, _) => "malformed",
         _ => "failed",

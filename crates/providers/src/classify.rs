@@ -85,7 +85,7 @@ pub(crate) fn outcome_for_http(
         ),
         _ if info.is_quota_exhausted(code, hint.is_some()) => (
             OutcomeStatus::Failed,
-            Some(FailureKind::BadRequest),
+            Some(FailureKind::QuotaExhausted),
             quota_text(&base, &detail),
             None,
         ),
@@ -100,6 +100,13 @@ pub(crate) fn outcome_for_http(
             Some(FailureKind::RateLimited),
             format!("rate limited by {base}: {detail}"),
             hint,
+        ),
+        // Not implemented / version not supported: retrying cannot help.
+        501 | 505 => (
+            OutcomeStatus::Failed,
+            Some(FailureKind::BadRequest),
+            format!("{base} does not support this request (is the base URL right?): {detail}"),
+            None,
         ),
         500..=599 if code == 529 || info.is_overloaded() => (
             OutcomeStatus::Failed,
@@ -153,7 +160,7 @@ pub(crate) fn outcome_for_stream_error(info: &ErrorInfo, redactor: &Redactor) ->
             OutcomeStatus::Failed,
             Some(quota_text("the provider", &detail)),
         )
-        .with_kind(FailureKind::BadRequest);
+        .with_kind(FailureKind::QuotaExhausted);
     }
     let (kind, what) = if info.is_context_overflow() {
         (FailureKind::ContextOverflow, "an error")
@@ -413,6 +420,18 @@ mod tests {
             (o.kind, o.http_status, o.retry_after),
             (Some(FailureKind::Server), Some(502), None)
         );
+        // A web server's error page is summarised, not quoted whole; 501 is not retried.
+        let page = "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head>\n\
+                    <body><h1>Error response</h1><p>Error code: 501</p>\n<p>Message: \
+                    Unsupported method ('POST').</p></body></html>";
+        let mut not_implemented = fail(501, page);
+        not_implemented.retry_after = None;
+        let o = outcome_for_http(&not_implemented, base, true, &r);
+        assert_eq!(o.kind, Some(FailureKind::BadRequest));
+        let m = o.message.unwrap_or_default();
+        assert!(m.contains("an HTML page: Error response"), "{m}");
+        assert!(!m.contains('<') && !m.contains('\n'), "{m}");
+        assert!(m.contains("is the base URL right?"), "{m}");
         let o = outcome_for_http(
             &fail(
                 400,

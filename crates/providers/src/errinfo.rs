@@ -34,8 +34,13 @@ impl ErrorInfo {
             Ok(v) => Self::from_value(&v),
             Err(_) => {
                 let text = body.trim();
+                let message = if looks_like_html(text) {
+                    Some(html_summary(text))
+                } else {
+                    (!text.is_empty()).then(|| text.to_string())
+                };
                 ErrorInfo {
-                    message: (!text.is_empty()).then(|| text.to_string()),
+                    message,
                     ..ErrorInfo::default()
                 }
             }
@@ -228,6 +233,49 @@ pub(crate) fn parse_duration_text(s: &str) -> Option<Duration> {
     (any && total.is_finite()).then(|| Duration::from_secs_f64(total))
 }
 
+/// Whether an error body is a web page (a proxy's or web server's error page).
+fn looks_like_html(text: &str) -> bool {
+    let head: String = text
+        .chars()
+        .take(200)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html") || head.contains("<body")
+}
+
+/// A web page reduced to what a person needs: its title (or first text), one line.
+fn html_summary(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    let title = lower.find("<title>").and_then(|start| {
+        let from = start + "<title>".len();
+        let end = lower[from..].find("</title>")? + from;
+        html.get(from..end)
+    });
+    let text = match title {
+        Some(t) => t.to_string(),
+        None => {
+            // The page's text without its tags.
+            let mut out = String::new();
+            let mut in_tag = false;
+            for c in html.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' => {
+                        in_tag = false;
+                        out.push(' ');
+                    }
+                    c if !in_tag => out.push(c),
+                    _ => {}
+                }
+            }
+            out
+        }
+    };
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line: String = line.chars().take(160).collect();
+    format!("an HTML page: {line}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,7 +300,11 @@ mod tests {
         );
         assert_eq!(
             ErrorInfo::parse("<html>bad</html>").message.as_deref(),
-            Some("<html>bad</html>")
+            Some("an HTML page: bad")
+        );
+        assert_eq!(
+            ErrorInfo::parse("plain text error").message.as_deref(),
+            Some("plain text error")
         );
     }
 

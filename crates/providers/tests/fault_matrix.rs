@@ -123,7 +123,7 @@ fn rows() -> Vec<Row> {
             reply: || Reply::fault(Fault::insufficient_quota()),
             expect: e(
                 Failed,
-                Some(BadRequest),
+                Some(QuotaExhausted),
                 None,
                 None,
                 false,
