@@ -98,6 +98,18 @@ pub fn estimate_message_tokens(m: &Message) -> u64 {
     ((chars + calls) as u64).div_ceil(4) + 4
 }
 
+/// The provider's reported size of the history up to and including `messages[i]`, unless it
+/// is implausibly small next to a character estimate (a server that reports a fixed or no
+/// real count, or leaves cached tokens out): then the estimate, so compaction still runs.
+pub(crate) fn reported_or_estimated(messages: &[Message], i: usize, reported: u64) -> u64 {
+    let estimated: u64 = messages[..=i].iter().map(estimate_message_tokens).sum();
+    if reported.saturating_mul(2) < estimated {
+        estimated
+    } else {
+        reported
+    }
+}
+
 /// Token count of a history: the provider's last reported usage plus estimates after it.
 pub fn estimate_tokens(messages: &[Message]) -> (u64, bool) {
     let last_usage = messages.iter().rposition(
@@ -109,6 +121,7 @@ pub fn estimate_tokens(messages: &[Message]) -> (u64, bool) {
                 Message::Assistant { usage: Some(u), .. } => u.input_tokens + u.output_tokens,
                 _ => 0,
             };
+            let base = reported_or_estimated(messages, i, base);
             let rest: u64 = messages[i + 1..].iter().map(estimate_message_tokens).sum();
             (base + rest, rest > 0)
         }
@@ -553,6 +566,29 @@ mod tests {
         let (t, est) = estimate_tokens(&msgs);
         assert_eq!(t, 5010 + 104);
         assert!(est);
+    }
+
+    #[test]
+    fn an_implausibly_small_reported_usage_gives_way_to_the_estimate() {
+        // A server that always reports 100 prompt tokens, under 40 KB of history.
+        let msgs = vec![
+            Message::system("s"),
+            Message::user("x".repeat(40_000)),
+            Message::Assistant {
+                content: vec![],
+                tool_calls: vec![],
+                usage: Some(TokenUsage {
+                    input_tokens: 100,
+                    output_tokens: 20,
+                    ..Default::default()
+                }),
+            },
+        ];
+        let (t, _) = estimate_tokens(&msgs);
+        assert!(t > 9_000, "{t}");
+        let (t, _) =
+            crate::tokens::TokenCounter::for_model("some-local-model").count_history(&msgs);
+        assert!(t > 9_000, "{t}");
     }
 
     #[test]

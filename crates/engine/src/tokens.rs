@@ -100,6 +100,7 @@ impl TokenCounter {
                     Message::Assistant { usage: Some(u), .. } => u.input_tokens + u.output_tokens,
                     _ => 0,
                 };
+                let base = crate::compaction::reported_or_estimated(messages, i, base);
                 let rest: u64 = messages[i + 1..]
                     .iter()
                     .map(|m| self.count_message(m))
