@@ -28,11 +28,7 @@ async fn a_file_the_user_edited_between_turns_is_not_overwritten() {
     let url = server.base_url();
     let first = common::run_auto(&url, ws.path(), state.path(), "k", &[], "read b").await;
     assert!(first.status.success(), "{first:?}");
-    let id = cairn_runtime::SessionStore::new(state.path())
-        .list()
-        .unwrap()[0]
-        .id
-        .clone();
+    let id = common::only_session_id(state.path());
 
     std::fs::write(ws.path().join("b.txt"), "orig\nUSER LINE\n").unwrap();
     let second = common::run_auto(

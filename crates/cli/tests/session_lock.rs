@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use cairn_testkit::{MockLlmServer, Reply};
@@ -30,28 +29,10 @@ async fn a_session_in_use_by_another_process_is_refused_and_loses_nothing() {
     let url = server.base_url();
     let first = common::run_auto(&url, ws.path(), state.path(), "k", &[], "one").await;
     assert!(first.status.success(), "{first:?}");
-    let id = cairn_runtime::SessionStore::new(state.path())
-        .list()
-        .unwrap()[0]
-        .id
-        .clone();
+    let id = common::only_session_id(state.path());
 
     // Turn 2 runs a slow command in the session…
-    let slow = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["run", "--mode", "auto", "--model", "m", "--base-url", &url])
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--state-dir")
-        .arg(state.path())
-        .args(["--session", &id, "two"])
-        .env("OPENAI_API_KEY", "k")
-        .env("CAIRN_SANDBOX", "off")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let slow = common::spawn_turn(&url, ws.path(), state.path(), &id, "two");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !ws.path().join("started.txt").exists() {
         assert!(
@@ -149,26 +130,8 @@ async fn killed_run_then_next(next_is_restore: bool) {
     let url = server.base_url();
     let first = common::run_auto(&url, ws.path(), state.path(), "k", &[], "one").await;
     assert!(first.status.success(), "{first:?}");
-    let id = cairn_runtime::SessionStore::new(state.path())
-        .list()
-        .unwrap()[0]
-        .id
-        .clone();
-    let mut doomed = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["run", "--mode", "auto", "--model", "m", "--base-url", &url])
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--state-dir")
-        .arg(state.path())
-        .args(["--session", &id, "two"])
-        .env("OPENAI_API_KEY", "k")
-        .env("CAIRN_SANDBOX", "off")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let id = common::only_session_id(state.path());
+    let mut doomed = common::spawn_turn(&url, ws.path(), state.path(), &id, "two");
     let pid_file = ws.path().join("pid.txt");
     let deadline = Instant::now() + Duration::from_secs(20);
     let shell: i32 = loop {

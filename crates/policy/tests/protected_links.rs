@@ -8,16 +8,13 @@ use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 use std::process::Command;
 
-use cairn_policy::sandbox::{bwrap_guarded, bwrap_path, bwrap_works, SandboxSpec};
+use cairn_policy::sandbox::{bwrap_guarded, SandboxSpec};
+
+mod common;
 
 #[test]
 fn a_replaced_protected_link_is_put_back_after_the_command() {
-    let Some(bwrap) = bwrap_path().filter(|_| bwrap_works()) else {
-        assert!(
-            std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
-            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
-        );
-        eprintln!("bubblewrap cannot run here; skipped");
+    let Some(bwrap) = common::bwrap_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();

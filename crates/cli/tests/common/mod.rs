@@ -44,3 +44,43 @@ pub async fn run_auto(
         .expect("cairn finished in time")
         .expect("cairn ran")
 }
+
+/// The id of the only session under `state`.
+pub fn only_session_id(state: &Path) -> String {
+    let list = cairn_runtime::SessionStore::new(state).list().unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    list[0].id.clone()
+}
+
+/// Starts `cairn run --mode auto --session ID PROMPT` in the background, its output discarded.
+pub fn spawn_turn(
+    base_url: &str,
+    ws: &Path,
+    state: &Path,
+    session: &str,
+    prompt: &str,
+) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "run",
+            "--mode",
+            "auto",
+            "--model",
+            "m",
+            "--base-url",
+            base_url,
+        ])
+        .arg("--workspace")
+        .arg(ws)
+        .arg("--state-dir")
+        .arg(state)
+        .args(["--session", session, prompt])
+        .env("OPENAI_API_KEY", "k")
+        .env("CAIRN_SANDBOX", "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
