@@ -76,7 +76,19 @@ impl Renderer {
                 }
                 if f.status != ToolStatus::Ok {
                     if let Some(r) = &f.reason {
-                        line.push_str(&format!(" — {}", inert(first_line(r))));
+                        // The first line inline, a few more below (a regex error's caret).
+                        let mut lines = r.lines().filter(|l| !l.trim().is_empty());
+                        line.push_str(&format!(" — {}", inert(lines.next().unwrap_or(""))));
+                        let rest: Vec<&str> = lines.collect();
+                        for l in rest.iter().take(REASON_LINES) {
+                            line.push_str(&format!("\n    {}", inert(l)));
+                        }
+                        if rest.len() > REASON_LINES {
+                            line.push_str(&format!(
+                                "\n    … ({} more lines)",
+                                rest.len() - REASON_LINES
+                            ));
+                        }
                     }
                 }
                 self.err_colored(color, &line, true);
@@ -165,9 +177,8 @@ pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
-}
+/// Lines of a failed tool's reason shown below its first.
+const REASON_LINES: usize = 5;
 
 /// A one-line summary of a tool call's arguments (path, command, pattern, ...).
 pub fn summarize_args(args: &serde_json::Value, max: usize) -> String {

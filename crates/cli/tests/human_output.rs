@@ -97,3 +97,36 @@ async fn a_closed_stderr_does_not_change_the_exit_status() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// A failed tool's reason keeps the lines that explain it (a regex error's caret), not only
+/// its first line.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_multi_line_tool_error_is_shown_below_its_tool_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("g", "grep", json!({"pattern": "fn ("})),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = common::run_auto(
+        &server.base_url(),
+        ws.path(),
+        state.path(),
+        "k",
+        &[],
+        "search",
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("✗ grep"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        lines.get(at + 1).is_some_and(|l| l.starts_with("    ")),
+        "the explanation follows, indented: {stderr}"
+    );
+}
