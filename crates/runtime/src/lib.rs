@@ -258,7 +258,7 @@ pub fn build_llm(
 
 /// The file in a session's folder where the file tools' conflict guard keeps what the agent
 /// last saw of each file.
-pub const SEEN_FILES: &str = "seen-files.json";
+pub const SEEN_FILES: &str = "seen-files.jsonl";
 
 /// The built-in tools plus the `explore` subagent (whose children get the read-only tools).
 pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> ToolRegistry {

@@ -106,9 +106,10 @@ impl ConflictGuard {
         self
     }
 
-    fn persist(&self, state: &State) {
+    /// Saves what the agent now knows of `path` (`None`: forgotten) for later processes.
+    fn persist(&self, path: &Path, hash: Option<&ContentHash>) {
         if let Some(file) = &self.store {
-            crate::guard_store::save(file, state.files.iter().map(|(p, s)| (p, &s.hash)));
+            crate::guard_store::append(file, path, hash);
         }
     }
 
@@ -157,16 +158,15 @@ impl ConflictGuard {
             .then(|| std::str::from_utf8(content).ok().map(Arc::<str>::from))
             .flatten();
         let added = text.as_ref().map_or(0, |t| t.len());
-        let old = state.files.insert(
-            path.to_path_buf(),
-            Seen {
-                hash: hash(content),
-                text,
-            },
-        );
+        let seen = hash(content);
+        let old = state
+            .files
+            .insert(path.to_path_buf(), Seen { hash: seen, text });
+        if old.as_ref().map(|s| s.hash) != Some(seen) {
+            self.persist(path, Some(&seen));
+        }
         let removed = old.and_then(|s| s.text).map_or(0, |t| t.len());
         state.kept_bytes = (state.kept_bytes + added).saturating_sub(removed);
-        self.persist(&state);
         drop(state);
         if let Some(w) = &self.watch {
             w.track(path);
@@ -183,9 +183,11 @@ impl ConflictGuard {
                 text: None,
             },
         );
+        if old.as_ref().map(|s| s.hash) != Some(content_hash) {
+            self.persist(path, Some(&content_hash));
+        }
         let removed = old.and_then(|s| s.text).map_or(0, |t| t.len());
         state.kept_bytes = state.kept_bytes.saturating_sub(removed);
-        self.persist(&state);
         drop(state);
         if let Some(w) = &self.watch {
             w.track(path);
@@ -198,7 +200,7 @@ impl ConflictGuard {
         if let Some(old) = state.files.remove(path) {
             let removed = old.text.map_or(0, |t| t.len());
             state.kept_bytes = state.kept_bytes.saturating_sub(removed);
-            self.persist(&state);
+            self.persist(path, None);
         }
     }
 
