@@ -73,22 +73,18 @@ async fn a_closed_stderr_does_not_change_the_exit_status() {
     ])
     .await
     .unwrap();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["run", "--mode", "auto", "--model", "m", "--base-url"])
-        .arg(server.base_url())
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--state-dir")
-        .arg(state.path())
-        .arg("look")
-        .env("OPENAI_API_KEY", "k")
-        .env("CAIRN_SANDBOX", "off")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = common::auto_cmd(
+        &server.base_url(),
+        ws.path(),
+        state.path(),
+        "k",
+        &[],
+        "look",
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     // Close the read end at once: every later write to stderr fails with EPIPE.
     drop(child.stderr.take());
     let status = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait())

@@ -10,6 +10,20 @@ use std::time::{Duration, Instant};
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::json;
 
+/// A workspace and state dir holding one session after a first turn ("one"), the server's
+/// URL and the session id.
+async fn first_turn(
+    server: &MockLlmServer,
+) -> (tempfile::TempDir, tempfile::TempDir, String, String) {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let url = server.base_url();
+    let first = common::run_auto(&url, ws.path(), state.path(), "k", &[], "one").await;
+    assert!(first.status.success(), "{first:?}");
+    let id = common::only_session_id(state.path());
+    (ws, state, url, id)
+}
+
 #[tokio::test]
 async fn a_session_in_use_by_another_process_is_refused_and_loses_nothing() {
     let server = MockLlmServer::with_script(vec![
@@ -24,12 +38,7 @@ async fn a_session_in_use_by_another_process_is_refused_and_loses_nothing() {
     ])
     .await
     .unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let url = server.base_url();
-    let first = common::run_auto(&url, ws.path(), state.path(), "k", &[], "one").await;
-    assert!(first.status.success(), "{first:?}");
-    let id = common::only_session_id(state.path());
+    let (ws, state, url, id) = first_turn(&server).await;
 
     // Turn 2 runs a slow command in the session…
     let slow = common::spawn_turn(&url, ws.path(), state.path(), &id, "two");
@@ -125,12 +134,7 @@ async fn killed_run_then_next(next_is_restore: bool) {
     ])
     .await
     .unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let url = server.base_url();
-    let first = common::run_auto(&url, ws.path(), state.path(), "k", &[], "one").await;
-    assert!(first.status.success(), "{first:?}");
-    let id = common::only_session_id(state.path());
+    let (ws, state, url, id) = first_turn(&server).await;
     let mut doomed = common::spawn_turn(&url, ws.path(), state.path(), &id, "two");
     let pid_file = ws.path().join("pid.txt");
     let deadline = Instant::now() + Duration::from_secs(20);

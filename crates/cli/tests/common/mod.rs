@@ -8,7 +8,40 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 /// `cairn run --mode auto --model m <extra…> <prompt>` against `base_url` in `ws` / `state`
-/// with the API key `key`; its output once it ended (at most 60 s).
+/// with the API key `key`, sandbox off, stdin closed; stdout and stderr are the caller's.
+pub fn auto_cmd(
+    base_url: &str,
+    ws: &Path,
+    state: &Path,
+    key: &str,
+    extra: &[&str],
+    prompt: &str,
+) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    c.args([
+        "run",
+        "--mode",
+        "auto",
+        "--model",
+        "m",
+        "--base-url",
+        base_url,
+    ])
+    .arg("--workspace")
+    .arg(ws)
+    .arg("--state-dir")
+    .arg(state)
+    .args(extra)
+    .arg(prompt)
+    .env("OPENAI_API_KEY", key)
+    .env("CAIRN_SANDBOX", "off")
+    .env_remove("OPENAI_FORCE_API_MODE")
+    .stdin(Stdio::null())
+    .kill_on_drop(true);
+    c
+}
+
+/// [`auto_cmd`]'s output once it ended (at most 60 s).
 pub async fn run_auto(
     base_url: &str,
     ws: &Path,
@@ -17,28 +50,7 @@ pub async fn run_auto(
     extra: &[&str],
     prompt: &str,
 ) -> Output {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args([
-            "run",
-            "--mode",
-            "auto",
-            "--model",
-            "m",
-            "--base-url",
-            base_url,
-        ])
-        .arg("--workspace")
-        .arg(ws)
-        .arg("--state-dir")
-        .arg(state)
-        .args(extra)
-        .arg(prompt)
-        .env("OPENAI_API_KEY", key)
-        .env("CAIRN_SANDBOX", "off")
-        .env_remove("OPENAI_FORCE_API_MODE")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
+    let out = auto_cmd(base_url, ws, state, key, extra, prompt).output();
     tokio::time::timeout(Duration::from_secs(60), out)
         .await
         .expect("cairn finished in time")
@@ -60,27 +72,9 @@ pub fn spawn_turn(
     session: &str,
     prompt: &str,
 ) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args([
-            "run",
-            "--mode",
-            "auto",
-            "--model",
-            "m",
-            "--base-url",
-            base_url,
-        ])
-        .arg("--workspace")
-        .arg(ws)
-        .arg("--state-dir")
-        .arg(state)
-        .args(["--session", session, prompt])
-        .env("OPENAI_API_KEY", "k")
-        .env("CAIRN_SANDBOX", "off")
-        .stdin(Stdio::null())
+    auto_cmd(base_url, ws, state, "k", &["--session", session], prompt)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .unwrap()
 }
