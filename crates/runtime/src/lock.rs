@@ -12,10 +12,18 @@ use crate::store::StoreError;
 pub const LOCK_FILE: &str = "lock";
 
 /// A held session lock; dropping it (or the process ending, however it ends) releases it.
+/// A clean release also clears the holder's pid, so the file names a previous holder only
+/// when that process was killed (and the next one looks for what it left running).
 #[derive(Debug)]
 pub struct SessionLock {
-    _file: File,
+    file: File,
     previous: Option<u32>,
+}
+
+impl Drop for SessionLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
 }
 
 impl SessionLock {
@@ -58,13 +66,10 @@ impl SessionLock {
             .set_len(0)
             .and_then(|_| file.seek(SeekFrom::Start(0)))
             .and_then(|_| file.write_all(pid.as_bytes()));
-        Ok(SessionLock {
-            _file: file,
-            previous,
-        })
+        Ok(SessionLock { file, previous })
     }
 
-    /// The process that held the lock last (it has ended), when the file says.
+    /// The process that held the lock last and was killed holding it, when the file says.
     pub fn previous_holder(&self) -> Option<u32> {
         self.previous
     }
@@ -88,8 +93,14 @@ mod tests {
             other => panic!("expected InUse, got {other:?}"),
         }
         drop(first);
+        // Released cleanly: no previous holder to clean up after.
         let again = SessionLock::acquire("s1", &dir).unwrap();
-        assert_eq!(again.previous_holder(), Some(std::process::id()));
+        assert_eq!(again.previous_holder(), None);
+        // Killed while holding it: its pid stays in the file for the next holder.
+        drop(again);
+        std::fs::write(dir.join(LOCK_FILE), "4242").unwrap();
+        let after_kill = SessionLock::acquire("s1", &dir).unwrap();
+        assert_eq!(after_kill.previous_holder(), Some(4242));
         // Another session is independent.
         assert!(SessionLock::acquire("s2", &tmp.path().join("s2")).is_ok());
     }
