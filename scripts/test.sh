@@ -17,8 +17,8 @@ started=$SECONDS
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "UI: type check, unit tests (vitest) and build (the app embeds ui/dist)"
-(cd ui && npm run build && npm test)
+step "UI: type check, lint (ESLint), unit tests (vitest) and build (the app embeds ui/dist)"
+(cd ui && npm run build && npm run lint && npm test)
 
 step "cargo clippy -D warnings"
 cargo clippy "${FEATURES[@]}" -- -D warnings

@@ -1,4 +1,4 @@
-import { useCallback, useRef, useState, type KeyboardEvent } from "react";
+import { useCallback, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
 import { mentionAt, pickMention, rankFiles, type MentionQuery } from "../mentions";
@@ -18,7 +18,11 @@ export function useMentions(setText: (text: string, caret: number) => void) {
   const dismissed = useRef<number | null>(null);
   const loading = useRef(false);
 
-  const matches = open !== null && files !== null ? rankFiles(files, open.at.query) : [];
+  const query = open?.at.query;
+  const matches = useMemo(
+    () => (query !== undefined && files !== null ? rankFiles(files, query) : []),
+    [files, query],
+  );
 
   /** Follows the text and caret after each edit or caret move. */
   const track = useCallback((text: string, caret: number) => {

@@ -153,6 +153,7 @@ export function Transcript({ items, actions }: { items: Item[]; actions: Transcr
     if (follow.pinned && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
   }, [items, virtualizer, follow]);
   // Keep following while rows grow after measuring (streamed text, expanded output).
+  const empty = items.length === 0;
   useEffect(() => {
     const el = scroller.current;
     if (el === null || typeof ResizeObserver === "undefined") return;
@@ -163,7 +164,7 @@ export function Transcript({ items, actions }: { items: Item[]; actions: Transcr
     });
     observer.observe(inner);
     return () => observer.disconnect();
-  }, [items.length === 0, follow]);
+  }, [empty, follow]);
 
   if (items.length === 0) {
     return (

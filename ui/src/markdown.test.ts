@@ -1,0 +1,84 @@
+// @vitest-environment jsdom
+import { describe, expect, it } from "vitest";
+import { highlight, renderMarkdown } from "./markdown";
+
+/** The rendered HTML parsed back, to assert on elements rather than on strings. */
+function dom(markdown: string): HTMLElement {
+  const el = document.createElement("div");
+  el.innerHTML = renderMarkdown(markdown);
+  return el;
+}
+
+/** Every attribute of every element whose name starts with "on" (event handlers). */
+function handlers(el: HTMLElement): string[] {
+  return [...el.querySelectorAll("*")].flatMap((n) => [...n.attributes].map((a) => a.name).filter((a) => a.startsWith("on")));
+}
+
+describe("renderMarkdown (model output is untrusted)", () => {
+  it("renders ordinary markdown", () => {
+    const el = dom("# Title\n\nSome **bold** and `code`.\n\n- one\n- two\n\n```rust\nfn main() {}\n```");
+    expect(el.querySelector("h1")?.textContent).toBe("Title");
+    expect(el.querySelector("strong")?.textContent).toBe("bold");
+    expect(el.querySelectorAll("li")).toHaveLength(2);
+    expect(el.querySelector("pre code")?.textContent).toContain("fn main() {}");
+    expect(el.querySelector("pre code span")).not.toBeNull();
+  });
+
+  const attacks: [string, string][] = [
+    ["a script tag", "<script>window.pwned = 1</script>"],
+    ["an img with onerror", '<img src=x onerror="window.pwned = 1">'],
+    ["an svg with onload", '<svg onload="window.pwned = 1"><circle r="1"/></svg>'],
+    ["an iframe", '<iframe src="https://evil.example"></iframe>'],
+    ["a style tag", "<style>body { display: none }</style>"],
+    ["a form", '<form action="https://evil.example"><input name=x></form>'],
+    ["inline html in a paragraph", 'hello <b onclick="alert(1)">there</b>'],
+    ["html inside a list item", "- <a href=\"javascript:alert(1)\">x</a>"],
+    ["a details/summary toggle", "<details open ontoggle=alert(1)><summary>x</summary></details>"],
+  ];
+  for (const [name, source] of attacks) {
+    it(`keeps ${name} inert`, () => {
+      const el = dom(source);
+      for (const tag of ["script", "img", "svg", "iframe", "style", "form", "input", "b", "details"]) {
+        expect(el.querySelector(tag), tag).toBeNull();
+      }
+      expect(handlers(el)).toEqual([]);
+      expect(el.querySelector("a[href^='javascript']")).toBeNull();
+    });
+  }
+
+  it("keeps only http(s) and mailto links, marks them and shows their target", () => {
+    const el = dom("[ok](https://example.com/a) [mail](mailto:a@b.c) [bad](javascript:alert(1)) [data](data:text/html,<b>x</b>) [vb](vbscript:x)");
+    const links = [...el.querySelectorAll("a")];
+    expect(links.map((a) => a.getAttribute("href"))).toEqual(["https://example.com/a", "mailto:a@b.c"]);
+    for (const a of links) {
+      expect(a.getAttribute("class")).toBe("md-link");
+      expect(a.getAttribute("title")).toBe(a.getAttribute("href"));
+    }
+    expect(el.textContent).toContain("[bad](javascript:alert(1))");
+  });
+
+  it("shows images as text and never loads them", () => {
+    const el = dom("![tracking pixel](https://evil.example/p.png)");
+    expect(el.querySelector("img")).toBeNull();
+    expect(el.textContent).toContain("tracking pixel");
+  });
+
+  it("renders the same text the same way twice (cache) and still sanitised", () => {
+    const source = "<img src=x onerror=alert(1)> and *em*";
+    expect(renderMarkdown(source)).toBe(renderMarkdown(source));
+    expect(dom(source).querySelector("img")).toBeNull();
+  });
+});
+
+describe("highlight", () => {
+  it("escapes code in unknown languages", () => {
+    expect(highlight("<script>x</script>", "nope")).toBe("&lt;script&gt;x&lt;/script&gt;");
+  });
+
+  it("escapes code inside a known language's markup", () => {
+    const el = document.createElement("div");
+    el.innerHTML = highlight('const s = "<img src=x onerror=alert(1)>";', "ts");
+    expect(el.querySelector("img")).toBeNull();
+    expect(el.textContent).toContain("<img src=x onerror=alert(1)>");
+  });
+});

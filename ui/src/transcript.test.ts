@@ -1,0 +1,153 @@
+import { describe, expect, it } from "vitest";
+import type { Event } from "./bindings/Event";
+import type { TokenUsage } from "./bindings/TokenUsage";
+import { applyEvents, closeStaleTools, emptyChat, markAnswered, type ChatState, type Item } from "./transcript";
+
+const task = "t1";
+const usage = (input: number, output: number, cached = 0): TokenUsage => ({
+  input_tokens: input,
+  output_tokens: output,
+  cached_input_tokens: cached,
+  reasoning_tokens: 0,
+  cache_write_tokens: 0,
+});
+const turnStart = (input: string, turn = 1): Event => ({
+  type: "turn_start",
+  data: { taskId: task, input, sessionId: "s1", turn },
+});
+const delta = (reqId: string, text: string): Event => ({ type: "assistant_delta", data: { text, reqId, taskId: task } });
+const message = (reqId: string, text: string, u?: TokenUsage): Event => ({
+  type: "assistant_message",
+  data: { text, reasoning: "", tool_calls: [], usage: u, reqId, taskId: task, logTime: "2026-01-01T00:00:00Z" },
+});
+const proposed = (reqId: string, name = "write_file"): Event => ({
+  type: "tool_proposed",
+  data: { reqId, name, arguments: { path: "a.txt" }, taskId: task },
+});
+const permission = (reqId: string): Event => ({
+  type: "permission_required",
+  data: { taskId: task, reqId, name: "write_file", arguments: { path: "a.txt" }, reason: "writes a file", category: "edit" },
+});
+const started = (reqId: string): Event => ({
+  type: "tool_started",
+  data: { taskId: task, reqId, name: "write_file", startTime: "2026-01-01T00:00:01Z" },
+});
+const finished = (reqId: string, status: "ok" | "error" | "denied" | "interrupted"): Event => ({
+  type: "tool_finished",
+  data: { taskId: task, reqId, name: "write_file", status, duration: 12, result_preview: "done" },
+});
+const turnEnd = (status: "completed" | "interrupted" | "error" = "completed"): Event => ({
+  type: "turn_end",
+  data: { status, iterations: 2, produced_files: [], taskId: task },
+});
+
+const fold = (events: Event[], state: ChatState = emptyChat) => applyEvents(state, events, null);
+const kinds = (s: ChatState) => s.items.map((i) => i.kind);
+function only<K extends Item["kind"]>(s: ChatState, kind: K): Extract<Item, { kind: K }> {
+  const found = s.items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind);
+  expect(found).toHaveLength(1);
+  return found[0] as Extract<Item, { kind: K }>;
+}
+
+describe("applyEvents", () => {
+  it("streams deltas into one assistant item that the final message replaces", () => {
+    const s = fold([turnStart("hi"), delta("r1", "Hel"), delta("r1", "lo")]);
+    expect(s.running).toBe(true);
+    expect(only(s, "assistant")).toMatchObject({ text: "Hello", streaming: true });
+    const done = fold([message("r1", "Hello!"), turnEnd()], s);
+    expect(only(done, "assistant")).toMatchObject({ text: "Hello!", streaming: false });
+    expect(kinds(done)).toEqual(["user", "assistant", "turn_end"]);
+    expect(done.running).toBe(false);
+  });
+
+  it("is pure: folding does not change the state it started from", () => {
+    const s = fold([turnStart("hi"), delta("r1", "a")]);
+    const snapshot = JSON.stringify(s);
+    fold([delta("r1", "b"), turnEnd()], s);
+    fold([delta("r1", "c")], s);
+    expect(JSON.stringify(s)).toBe(snapshot);
+    expect(fold([], s)).toBe(s);
+  });
+
+  it("folds one batch the same as the same events one by one", () => {
+    const events = [turnStart("go"), proposed("c1"), permission("c1"), started("c1"), finished("c1", "ok"), message("r1", "ok"), turnEnd()];
+    const batched = fold(events);
+    let single: ChatState = emptyChat;
+    for (const e of events) single = fold([e], single);
+    expect(single).toEqual(batched);
+  });
+
+  it("walks a tool call through approval, running and its result", () => {
+    let s = fold([turnStart("edit"), proposed("c1"), permission("c1")]);
+    expect(only(s, "tool")).toMatchObject({ state: "awaiting", approval: { state: "pending", reason: "writes a file" } });
+    s = fold([started("c1")], s);
+    expect(only(s, "tool")).toMatchObject({ state: "running", approval: { state: "answered" } });
+    s = fold([finished("c1", "denied")], s);
+    expect(only(s, "tool")).toMatchObject({ state: "denied", durationMs: 12, preview: "done" });
+  });
+
+  it("ends whatever still waited when the turn ends", () => {
+    const s = fold([
+      turnStart("q"),
+      { type: "ask_user_question", data: { taskId: task, question: "Which?", options: ["a"], allowText: false, multi: false } },
+      proposed("c1"),
+      permission("c1"),
+      delta("r1", "partial"),
+      turnEnd("interrupted"),
+    ]);
+    expect(only(s, "question").state).toBe("expired");
+    expect(only(s, "tool")).toMatchObject({ state: "interrupted", approval: { state: "expired" } });
+    expect(only(s, "assistant").streaming).toBe(false);
+    expect(only(s, "turn_end")).toMatchObject({ status: "interrupted", turn: 1 });
+  });
+
+  it("counts tokens and cost, and replies without a price as unpriced", () => {
+    const priced = applyEvents(emptyChat, [turnStart("x"), message("r1", "a", usage(1_000_000, 500_000, 200_000))], {
+      input: 2,
+      cachedInput: 1,
+      output: 10,
+    });
+    // 800k fresh × $2 + 200k cached × $1 + 500k × $10 per million.
+    expect(priced.meter.cost).toBeCloseTo(1.6 + 0.2 + 5);
+    expect(priced.meter).toMatchObject({ input: 1_000_000, output: 500_000, cached: 200_000, unpriced: 0, context: 1_500_000 });
+    const unpriced = fold([turnStart("x"), message("r1", "a", usage(10, 5))]);
+    expect(unpriced.meter).toMatchObject({ cost: 0, unpriced: 1 });
+  });
+
+  it("marks queued steering injected when the engine injects it", () => {
+    const queued: ChatState = { ...emptyChat, steering: [{ text: "also add tests", state: "queued" }] };
+    const s = fold([turnStart("go"), { type: "queue_steering", data: { text: "also add tests", taskId: task } }], queued);
+    expect(s.steering).toEqual([{ text: "also add tests", state: "injected" }]);
+    expect(s.items.filter((i) => i.kind === "user").map((i) => (i.kind === "user" ? i.steering : null))).toEqual([false, true]);
+  });
+
+  it("shows an error as a notice and remembers whether it can be retried", () => {
+    const s = fold([turnStart("x"), {
+        type: "error",
+        data: { error: "rate limited", error_type: "rate_limit", retriable: true, iteration: 1, reqId: "r1", logTime: "", taskId: task },
+      }, turnEnd("error")]);
+    expect(only(s, "notice")).toMatchObject({ tone: "error", text: "rate limited" });
+    expect(only(s, "turn_end").retriable).toBe(true);
+  });
+
+  it("ignores an event type it does not know instead of breaking the stream", () => {
+    const s = fold([turnStart("x"), { type: "from_the_future", data: {} } as unknown as Event, delta("r1", "still here")]);
+    expect(only(s, "assistant").text).toBe("still here");
+  });
+});
+
+describe("closeStaleTools and markAnswered", () => {
+  it("interrupts calls of a turn that never ended and keeps finished ones", () => {
+    const s = fold([turnStart("x"), proposed("c1"), permission("c1"), proposed("c2"), started("c2"), finished("c2", "ok")]);
+    const closed = closeStaleTools(s);
+    const tools = closed.items.filter((i) => i.kind === "tool");
+    expect(tools.map((t) => (t.kind === "tool" ? t.state : null))).toEqual(["interrupted", "ok"]);
+    const clean = closeStaleTools(fold([turnEnd()], s));
+    expect(closeStaleTools(clean)).toBe(clean);
+  });
+
+  it("marks an approval answered by its id", () => {
+    const s = fold([turnStart("x"), proposed("c1"), permission("c1")]);
+    expect(only(markAnswered(s, "c1", "answered"), "tool").approval?.state).toBe("answered");
+  });
+});
