@@ -32,7 +32,7 @@ pub fn open_window<R: Runtime>(
     WebviewWindowBuilder::new(app, &label, WebviewUrl::App("index.html".into()))
         .title("Cairn")
         .inner_size(1200.0, 800.0)
-        .min_inner_size(720.0, 480.0)
+        .min_inner_size(640.0, 480.0)
         .build()
         .map_err(|e| {
             app.state::<AppState>().take_slot(&label);

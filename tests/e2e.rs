@@ -12,6 +12,8 @@
 mod files;
 #[path = "e2e/follow.rs"]
 mod follow;
+#[path = "e2e/layout.rs"]
+mod layout;
 #[path = "e2e/mcp_trust.rs"]
 mod mcp_trust;
 #[path = "e2e/resume.rs"]

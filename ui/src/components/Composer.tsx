@@ -1,4 +1,4 @@
-import { forwardRef, useCallback, useEffect, useImperativeHandle, useRef, useState, type KeyboardEvent } from "react";
+import { forwardRef, useCallback, useEffect, useImperativeHandle, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import type { ImageUpload } from "../bindings/app/ImageUpload";
 import { useT } from "../i18n";
 import { mentionText } from "../mentions";
@@ -50,6 +50,14 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
     setText(next);
   }, []);
   const mentions = useMentions(replace);
+
+  // The box grows with its text up to its CSS max-height, then scrolls.
+  useLayoutEffect(() => {
+    const el = area.current;
+    if (el === null) return;
+    el.style.height = "auto";
+    el.style.height = `${el.scrollHeight}px`;
+  }, [text]);
 
   // Put the caret where a pick or an insertion left it.
   useEffect(() => {
@@ -159,7 +167,7 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
         data-testid="composer"
         aria-label="Message Cairn"
         placeholder={t(running ? "composer.steerPlaceholder" : "composer.placeholder")}
-        rows={3}
+        rows={2}
         value={text}
         disabled={disabled}
         onChange={(event) => {

@@ -18,6 +18,8 @@ export function relativeTime(iso: string, lang: string): string {
 }
 
 type Props = {
+  /** Shown over the chat (a narrow window) rather than beside it. */
+  drawer?: boolean;
   workspaceName: string;
   workspacePath: string;
   sessions: SessionEntry[];
@@ -38,7 +40,7 @@ export function Sessions(p: Props) {
   const [draft, setDraft] = useState("");
   const [confirm, setConfirm] = useState<string | null>(null);
   return (
-    <nav className="sidebar" aria-label={t("sidebar.sessions")}>
+    <nav className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`} aria-label={t("sidebar.sessions")} data-testid="sidebar">
       <div className="workspace-card" title={p.workspacePath}>
         <div className="workspace-name" data-testid="workspace-name">{p.workspaceName}</div>
         <div className="workspace-path">{p.workspacePath}</div>

@@ -8,11 +8,14 @@ const marks = { pending: "○", in_progress: "◐", completed: "●" } as const;
 
 /** Todo list, the latest proposed plan and further sections (`children`), beside the chat. */
 export function SidePanel({
+  drawer = false,
   todos,
   plan,
   answerPlan,
   children,
 }: {
+  /** Shown over the chat (a narrow window) rather than beside it. */
+  drawer?: boolean;
   todos: TodoItem[];
   plan: Extract<Item, { kind: "plan" }> | null;
   answerPlan: Answerers["plan"];
@@ -21,7 +24,7 @@ export function SidePanel({
   const t = useT();
   const done = todos.filter((x) => x.status === "completed").length;
   return (
-    <aside className="side-panel" aria-label={t("todos.title")}>
+    <aside className={`side-panel ${drawer ? "drawer drawer-right" : ""}`} aria-label={t("todos.title")} data-testid="side-panel">
       <section className="panel-section" data-testid="todo-panel">
         <h2 className="sidebar-title">
           {t("todos.title")} {todos.length > 0 && <span className="count">{done}/{todos.length}</span>}

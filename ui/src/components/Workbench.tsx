@@ -8,6 +8,8 @@ import type { SettingsView } from "../bindings/app/SettingsView";
 import type { WorkspaceView } from "../bindings/app/WorkspaceView";
 import { useT } from "../i18n";
 import { Icon } from "./Icons";
+import { HeaderActions, type HeaderAction } from "./HeaderMenu";
+import { HEADER_COMPACT_MAX, panelPlace, SIDE_DOCK_MIN, SIDEBAR_DOCK_MIN, useViewportWidth } from "../layout";
 import * as ipc from "../ipc";
 import {
   applyEvents,
@@ -136,6 +138,12 @@ export function Workbench(p: Props) {
   const [terminal, setTerminal] = useState(false);
   // The files panel (shown by default) and what it or a failed send puts into the prompt.
   const [filesOpen, setFilesOpen] = useState(true);
+  // Side panels: collapsed by the user on a wide window, or opened as drawers on a narrow one.
+  const width = useViewportWidth();
+  const [sidebarCollapsed, setSidebarCollapsed] = useState(false);
+  const [sidebarDrawer, setSidebarDrawer] = useState(false);
+  const [sideCollapsed, setSideCollapsed] = useState(false);
+  const [sideDrawer, setSideDrawer] = useState(false);
   const [draft, setDraft] = useState<ComposerDraft | null>(null);
   const mention = useCallback((path: string) => setDraft({ kind: "mention", path, at: Date.now() }), []);
   const checkpoints = timeline.actions.timeline?.checkpoints;
@@ -355,10 +363,46 @@ export function Workbench(p: Props) {
   const plan = latestPlan(chat);
   const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0 || (timeline.actions.timeline?.rewinds.length ?? 0) > 0;
   const blocked = session !== null ? session.blocked : preBlocked(p.settings);
+  const sidebarAt = panelPlace(width, SIDEBAR_DOCK_MIN, sidebarCollapsed, sidebarDrawer);
+  const sideAt = showSide ? panelPlace(width, SIDE_DOCK_MIN, sideCollapsed, sideDrawer) : "hidden";
+  const toggleSidebar = () => (width >= SIDEBAR_DOCK_MIN ? setSidebarCollapsed((v) => !v) : setSidebarDrawer((v) => !v));
+  const toggleSide = () => (width >= SIDE_DOCK_MIN ? setSideCollapsed((v) => !v) : setSideDrawer((v) => !v));
+  const closeDrawers = () => {
+    setSidebarDrawer(false);
+    setSideDrawer(false);
+  };
+  const compact = width < HEADER_COMPACT_MAX;
+  const headerActions: HeaderAction[] = [
+    { testId: "toggle-terminal", icon: "terminal", label: t("terminal.toggle"), shortcut: "Ctrl+`", pressed: terminal, onClick: () => setTerminal((v) => !v) },
+    { testId: "toggle-files", icon: "files", label: t("files.toggle"), pressed: filesOpen, onClick: () => setFilesOpen((v) => !v) },
+    { testId: "new-window", icon: "newWindow", label: t("header.newWindow"), shortcut: "Ctrl+Shift+N", onClick: () => void ipc.newWindow().catch(fail) },
+    { testId: "open-usage", icon: "usage", label: t("header.usage"), shortcut: "Ctrl+U", onClick: p.onOpenUsage },
+    { testId: "open-help", icon: "help", label: t("header.help"), shortcut: "Ctrl+/", onClick: p.onOpenHelp },
+  ];
+  const layout = [sidebarAt === "docked" ? "with-sidebar" : "", sideAt === "docked" ? "with-side" : "", compact ? "compact" : ""];
   return (
-    <div className={`workbench ${showSide ? "with-side" : ""}`}>
+    <div
+      className={`workbench ${layout.join(" ")}`}
+      data-testid="workbench"
+      data-sidebar={sidebarAt}
+      data-side={sideAt}
+      onKeyDown={(e) => {
+        if (e.key === "Escape" && (sidebarAt === "drawer" || sideAt === "drawer")) closeDrawers();
+      }}
+    >
       <header className="app-header">
         <div className="brand">
+          <button
+            type="button"
+            className={`icon-button ${sidebarAt !== "hidden" ? "icon-button-on" : ""}`}
+            title={t("header.sidebar")}
+            aria-label={t("header.sidebar")}
+            aria-pressed={sidebarAt !== "hidden"}
+            data-testid="toggle-sidebar"
+            onClick={toggleSidebar}
+          >
+            <Icon name="sidebar" />
+          </button>
           <span className="brand-name" data-testid="app-name">Cairn</span>
           <span className="crumb">/</span>
           <span className="crumb-workspace" title={p.workspace.path}>{p.workspace.name}</span>
@@ -382,53 +426,45 @@ export function Workbench(p: Props) {
               {session.model.id}
             </span>
           )}
-          <button
-            type="button"
-            className={`icon-button ${terminal ? "icon-button-on" : ""}`}
-            title={`${t("terminal.toggle")} (Ctrl+\`)`}
-            data-testid="toggle-terminal"
-            aria-pressed={terminal}
-            onClick={() => setTerminal((v) => !v)}
-          >
-            <Icon name="terminal" />
-          </button>
-          <button
-            type="button"
-            className={`icon-button ${filesOpen ? "icon-button-on" : ""}`}
-            title={t("files.toggle")}
-            data-testid="toggle-files"
-            aria-pressed={filesOpen}
-            onClick={() => setFilesOpen((v) => !v)}
-          >
-            <Icon name="files" />
-          </button>
-          <button type="button" className="icon-button" title={`${t("header.newWindow")} (Ctrl+Shift+N)`} data-testid="new-window" onClick={() => ipc.newWindow().catch(fail)}>
-            <Icon name="newWindow" />
-          </button>
-          <button type="button" className="icon-button" title={`${t("header.usage")} (Ctrl+U)`} data-testid="open-usage" onClick={p.onOpenUsage}>
-            <Icon name="usage" />
-          </button>
-          <button type="button" className="icon-button" title={`${t("header.settings")} (Ctrl+,)`} data-testid="open-settings" onClick={p.onOpenSettings}>
+          <HeaderActions actions={headerActions} compact={compact} />
+          {showSide && (
+            <button
+              type="button"
+              className={`icon-button ${sideAt !== "hidden" ? "icon-button-on" : ""}`}
+              title={t("header.sidePanel")}
+              aria-label={t("header.sidePanel")}
+              aria-pressed={sideAt !== "hidden"}
+              data-testid="toggle-side"
+              onClick={toggleSide}
+            >
+              <Icon name="panel" />
+            </button>
+          )}
+          <button type="button" className="icon-button" title={`${t("header.settings")} (Ctrl+,)`} aria-label={t("header.settings")} data-testid="open-settings" onClick={p.onOpenSettings}>
             <Icon name="settings" />
-          </button>
-          <button type="button" className="icon-button" title={`${t("header.help")} (Ctrl+/)`} data-testid="open-help" onClick={p.onOpenHelp}>
-            <Icon name="help" />
           </button>
         </div>
       </header>
-      <Sessions
-        workspaceName={p.workspace.name}
-        workspacePath={p.workspace.path}
-        sessions={p.workspace.sessions}
-        activeId={session?.id ?? null}
-        busy={running}
-        lang={p.lang}
-        onNew={newChat}
-        onOpen={open}
-        onRename={rename}
-        onDelete={remove}
-        onCloseWorkspace={p.onCloseWorkspace}
-      />
+      {(sidebarAt === "drawer" || sideAt === "drawer") && <div className="drawer-backdrop" data-testid="drawer-backdrop" onClick={closeDrawers} />}
+      {sidebarAt !== "hidden" && (
+        <Sessions
+          drawer={sidebarAt === "drawer"}
+          workspaceName={p.workspace.name}
+          workspacePath={p.workspace.path}
+          sessions={p.workspace.sessions}
+          activeId={session?.id ?? null}
+          busy={running}
+          lang={p.lang}
+          onNew={newChat}
+          onOpen={(id) => {
+            setSidebarDrawer(false);
+            open(id);
+          }}
+          onRename={rename}
+          onDelete={remove}
+          onCloseWorkspace={p.onCloseWorkspace}
+        />
+      )}
       <main className="chat">
         {/* Keyed by session: another session opens pinned to its bottom. */}
         <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} />
@@ -472,8 +508,8 @@ export function Workbench(p: Props) {
           draft={draft}
         />
       </main>
-      {showSide && (
-        <SidePanel todos={chat.todos} plan={plan} answerPlan={answerers.plan}>
+      {sideAt !== "hidden" && (
+        <SidePanel drawer={sideAt === "drawer"} todos={chat.todos} plan={plan} answerPlan={answerers.plan}>
           <ChangesPanel actions={timeline.actions} busy={running} />
           <RewoundPanel actions={timeline.actions} onReuse={(text) => setDraft({ kind: "restore", text, images: [], at: Date.now() })} />
           {filesOpen && <FilesPanel changed={changedFiles} onMention={mention} />}
