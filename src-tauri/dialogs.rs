@@ -32,7 +32,8 @@ pub struct ApprovalPrompt {
 
 /// Native dialogs of the desktop app.
 pub trait NativeDialogs: Send + Sync {
-    /// Shows a modal approval dialog; `done` gets the answer (closing it = deny).
+    /// Shows an approval dialog that does not block the window; `done` gets the answer
+    /// (closing it = deny).
     fn approval(&self, prompt: ApprovalPrompt, done: DecisionCallback);
     /// Closes an approval dialog answered elsewhere (in the chat, or by an interrupt).
     fn dismiss(&self, title: &str);
@@ -49,6 +50,38 @@ pub fn shown(text: &str) -> String {
     let mut cut: String = clean.chars().take(MAX_SHOWN).collect();
     cut.push('…');
     cut
+}
+
+/// Lines of an edit's diff a dialog shows (the chat card has the whole diff).
+const DIFF_LINES_SHOWN: usize = 14;
+
+/// "Changes: +a −b lines" and the first changed lines of a unified diff.
+fn diff_summary(diff: &str) -> String {
+    let is_header = |l: &str| l.starts_with("+++") || l.starts_with("---") || l.starts_with("***");
+    let added = diff
+        .lines()
+        .filter(|l| l.starts_with('+') && !is_header(l))
+        .count();
+    let removed = diff
+        .lines()
+        .filter(|l| l.starts_with('-') && !is_header(l))
+        .count();
+    let changed: Vec<&str> = diff
+        .lines()
+        .filter(|l| (l.starts_with('+') || l.starts_with('-')) && !is_header(l))
+        .collect();
+    let mut out = format!("Changes: +{added} −{removed} lines");
+    for line in changed.iter().take(DIFF_LINES_SHOWN) {
+        out.push_str("\n    ");
+        out.push_str(&shown(&line.chars().take(120).collect::<String>()));
+    }
+    if changed.len() > DIFF_LINES_SHOWN {
+        out.push_str(&format!(
+            "\n    … {} more",
+            changed.len() - DIFF_LINES_SHOWN
+        ));
+    }
+    out
 }
 
 /// Builds the dialog for one approval request: names the tool, the command or path and the
@@ -85,6 +118,9 @@ pub fn approval_prompt(
         if let Some(content) = args.get("content").and_then(|v| v.as_str()) {
             body.push(format!("Writes {} line(s).", content.lines().count()));
         }
+    }
+    if let Some(diff) = crate::preview::edit_preview(workspace, req) {
+        body.push(diff_summary(&diff));
     }
     if body.is_empty() {
         let text = serde_json::to_string_pretty(args).unwrap_or_default();
@@ -141,27 +177,86 @@ fn mnemonic(label: &str, key: char) -> String {
     }
 }
 
-impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
-    fn approval(&self, prompt: ApprovalPrompt, done: DecisionCallback) {
-        use tauri_plugin_dialog::{
-            DialogExt, MessageDialogButtons, MessageDialogKind, MessageDialogResult,
+/// Builds and shows one non-modal approval dialog (on the GTK main thread); `done` is called
+/// once, with the button pressed (closing the dialog, or its dismissal, denies).
+#[cfg(target_os = "linux")]
+fn show_approval(
+    prompt: ApprovalPrompt,
+    done: std::sync::Arc<std::sync::Mutex<Option<DecisionCallback>>>,
+) {
+    use gtk::prelude::*;
+    let dialog = gtk::MessageDialog::new(
+        None::<&gtk::Window>,
+        gtk::DialogFlags::empty(),
+        gtk::MessageType::Warning,
+        gtk::ButtonsType::None,
+        &prompt.title,
+    );
+    dialog.set_title(&prompt.title);
+    dialog.set_secondary_text(Some(&prompt.message));
+    dialog.set_modal(false);
+    dialog.set_keep_above(true);
+    dialog.add_button(&mnemonic(&prompt.allow_once, 'A'), gtk::ResponseType::Yes);
+    let always = prompt.always.map(|(label, decision)| {
+        dialog.add_button(&mnemonic(&label, 'l'), gtk::ResponseType::No);
+        decision
+    });
+    dialog.add_button(&mnemonic(&prompt.deny, 'D'), gtk::ResponseType::Cancel);
+    dialog.connect_response(move |d, response| {
+        let decision = match (response, always) {
+            (gtk::ResponseType::Yes, _) => ApprovalDecision::Once,
+            (gtk::ResponseType::No, Some(always)) => always,
+            _ => ApprovalDecision::Deny,
         };
-        let once = mnemonic(&prompt.allow_once, 'A');
-        let deny = mnemonic(&prompt.deny, 'D');
-        let always = prompt
-            .always
-            .map(|(label, decision)| (mnemonic(&label, 'l'), decision));
+        // Closing emits one more response (delete): only the first one answers and closes.
+        let Some(f) = done.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        f(decision);
+        d.close();
+    });
+    dialog.show_all();
+}
+
+impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
+    /// On Linux a GTK message dialog of Cairn's own, not modal: the window behind it stays
+    /// usable (scroll the transcript, press Stop, answer the chat card, which closes this).
+    #[cfg(target_os = "linux")]
+    fn approval(&self, prompt: ApprovalPrompt, done: DecisionCallback) {
         let Some(app) = self.app() else {
             done(ApprovalDecision::Deny);
             return;
         };
-        let o = once.clone();
-        let (buttons, a) = match always {
+        let done = std::sync::Arc::new(std::sync::Mutex::new(Some(done)));
+        let fallback = done.clone();
+        let shown = app.run_on_main_thread(move || show_approval(prompt, done));
+        if let Err(e) = shown {
+            tracing::warn!(error = %e, "cannot show the approval dialog; denied");
+            if let Some(f) = fallback.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                f(ApprovalDecision::Deny);
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn approval(&self, prompt: ApprovalPrompt, done: DecisionCallback) {
+        use tauri_plugin_dialog::{
+            DialogExt, MessageDialogButtons, MessageDialogKind, MessageDialogResult,
+        };
+        let Some(app) = self.app() else {
+            done(ApprovalDecision::Deny);
+            return;
+        };
+        let once = prompt.allow_once.clone();
+        let (buttons, a) = match prompt.always {
             Some((label, decision)) => (
-                MessageDialogButtons::YesNoCancelCustom(once, label.clone(), deny),
+                MessageDialogButtons::YesNoCancelCustom(once.clone(), label.clone(), prompt.deny),
                 Some((label, decision)),
             ),
-            None => (MessageDialogButtons::OkCancelCustom(once, deny), None),
+            None => (
+                MessageDialogButtons::OkCancelCustom(once.clone(), prompt.deny),
+                None,
+            ),
         };
         app.dialog()
             .message(prompt.message)
@@ -174,7 +269,9 @@ impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
                         ApprovalDecision::Once
                     }
                     (MessageDialogResult::No, Some((_, always))) => *always,
-                    (MessageDialogResult::Custom(label), _) if label == o => ApprovalDecision::Once,
+                    (MessageDialogResult::Custom(label), _) if label == once => {
+                        ApprovalDecision::Once
+                    }
                     (MessageDialogResult::Custom(label), Some((l, always))) if label == *l => {
                         *always
                     }
@@ -298,6 +395,7 @@ pub mod testing {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn req(name: &str, args: serde_json::Value) -> ApprovalRequest {
@@ -366,6 +464,26 @@ mod tests {
         );
         let long = "x".repeat(5000);
         assert!(shown(&long).chars().count() == MAX_SHOWN + 1);
+    }
+
+    #[test]
+    fn an_edit_shows_a_short_summary_of_its_diff() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "keep\nold line\n").unwrap();
+        let lines: String = (0..30).map(|i| format!("new {i}\n")).collect();
+        let p = approval_prompt(
+            &req(
+                "write_file",
+                serde_json::json!({"path": "notes.txt", "content": format!("keep\n{lines}")}),
+            ),
+            "proj",
+            dir.path(),
+        );
+        assert!(p.message.contains("Changes: +30 −1 lines"), "{}", p.message);
+        assert!(p.message.contains("-old line"), "{}", p.message);
+        assert!(p.message.contains("+new 0"), "{}", p.message);
+        assert!(p.message.contains("… 17 more"), "{}", p.message);
+        assert!(!p.message.contains("+new 29"), "{}", p.message);
     }
 
     #[test]

@@ -214,7 +214,8 @@ pub fn apply_prompt_language() {
 /// Starts the desktop app and blocks until its last window closes.
 pub fn run() {
     let config = AppConfig::from_env();
-    let _log_guard = logging::init(&config.state_dir);
+    // Dropped in the exit handler, so the log's last lines are flushed before the process ends.
+    let log_guard = std::sync::Mutex::new(logging::init(&config.state_dir));
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         state_dir = %config.state_dir.display(),
@@ -234,7 +235,7 @@ pub fn run() {
             std::process::exit(1);
         }
     };
-    app.run(|handle, event| {
+    app.run(move |handle, event| {
         if let tauri::RunEvent::Exit = event {
             // Save every session still open (their turns are interrupted first).
             let state = handle.state::<AppState>();
@@ -245,6 +246,7 @@ pub fn run() {
                 }
             });
             tracing::info!("Cairn desktop stopped");
+            drop(log_guard.lock().unwrap_or_else(|e| e.into_inner()).take());
         }
     });
 }

@@ -55,6 +55,11 @@ pub struct Settings {
     pub recent: Vec<RecentEntry>,
     /// Workspaces of the extra windows open at the last exit (reopened at start).
     pub windows: Vec<String>,
+    /// The main window's workspace at the last exit (reopened at start; none after the user
+    /// closed it).
+    pub main_workspace: Option<String>,
+    /// The session last shown per workspace (reopened with it).
+    pub last_sessions: BTreeMap<String, String>,
 }
 
 impl Settings {
@@ -90,6 +95,17 @@ impl Settings {
             },
         );
         self.recent.truncate(MAX_RECENT);
+    }
+
+    /// Remembers `session` as the one to reopen with `workspace`.
+    pub fn remember_session(&mut self, workspace: &str, session: &str) {
+        self.last_sessions
+            .insert(workspace.to_string(), session.to_string());
+    }
+
+    /// Forgets `session` wherever it was the one to reopen.
+    pub fn forget_session(&mut self, session: &str) {
+        self.last_sessions.retain(|_, s| s != session);
     }
 
     /// Drops `path` from the recent list; false when it was not there.

@@ -82,6 +82,8 @@ pub struct WorkspaceView {
     pub name: String,
     /// Sessions of this workspace, newest first.
     pub sessions: Vec<SessionEntry>,
+    /// The session shown last in this workspace (one of `sessions`), reopened with it.
+    pub last_session: Option<String>,
 }
 
 /// One row of the sessions sidebar.

@@ -42,6 +42,17 @@ pub fn open_window<R: Runtime>(
     Ok(label)
 }
 
+/// Titles a window after its workspace ("name — Cairn"), or "Cairn" without one.
+pub fn set_title<R: Runtime>(window: &tauri::Window<R>, workspace: Option<&std::path::Path>) {
+    let title = match workspace {
+        Some(ws) => format!("{} — Cairn", crate::settings::folder_name(ws)),
+        None => "Cairn".to_string(),
+    };
+    if let Err(e) = window.set_title(&title) {
+        tracing::warn!(error = %e, "cannot set the window title");
+    }
+}
+
 /// Saves which workspaces the extra windows have open (what the next start reopens).
 pub fn remember(state: &AppState) {
     let open = state.extra_workspaces(MAIN);
@@ -51,9 +62,21 @@ pub fn remember(state: &AppState) {
     }
 }
 
-/// Reopens the extra windows open at the last exit (their folders must still exist).
+/// Reopens the main window's workspace and the extra windows open at the last exit (their
+/// folders must still exist).
 pub fn restore<R: Runtime>(app: &AppHandle<R>) {
-    let remembered = app.state::<AppState>().settings().windows;
+    let settings = app.state::<AppState>().settings();
+    if let Some(main) = settings.main_workspace.as_deref() {
+        match cairn_runtime::resolve_workspace(std::path::Path::new(main)) {
+            Ok(ws) => app
+                .state::<AppState>()
+                .with_slot(MAIN, |slot| slot.workspace = Some(ws)),
+            Err(e) => {
+                tracing::info!(workspace = main, error = %e, "not reopening the last workspace")
+            }
+        }
+    }
+    let remembered = settings.windows;
     for path in remembered {
         let path = PathBuf::from(path);
         if !path.is_dir() {

@@ -8,6 +8,12 @@
 //! are skipped with a message, unless `CAIRN_E2E=1` (CI), where any of those is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "e2e/approvals.rs"]
+mod approvals;
+#[path = "e2e/cards.rs"]
+mod cards;
+#[path = "e2e/chrome.rs"]
+mod chrome;
 #[path = "e2e/files.rs"]
 mod files;
 #[path = "e2e/follow.rs"]
@@ -69,8 +75,19 @@ fn with_var(
     env
 }
 
+/// Opens the most recent workspace from the welcome screen; after a restart the window has
+/// reopened it by itself, and then there is nothing to click.
 async fn open_recent(client: &Client) {
-    click(client, "[data-testid=recent-workspace]").await;
+    wait_js(
+        client,
+        "the welcome screen or the reopened workspace",
+        "return document.querySelector('[data-testid=recent-workspace]') !== null \
+             || document.querySelector('[data-testid=composer]') !== null",
+    )
+    .await;
+    if count(client, "[data-testid=composer]").await == 0 {
+        click(client, "[data-testid=recent-workspace]").await;
+    }
     find(client, "[data-testid=composer]").await;
 }
 

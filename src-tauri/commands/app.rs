@@ -24,6 +24,7 @@ pub async fn bootstrap<R: Runtime>(
 ) -> Result<Bootstrap, String> {
     let started = std::time::Instant::now();
     let slot = state.slot(window.label());
+    crate::windows::set_title(&window, slot.workspace.as_deref());
     let workspace = match &slot.workspace {
         Some(w) => Some(super::workspace::workspace_view(&state, w)?),
         None => None,

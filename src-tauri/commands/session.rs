@@ -45,7 +45,16 @@ pub async fn new_session<R: Runtime>(
     let choice = state.provider_choice();
     let runtime = tokio::task::block_in_place(|| open_runtime(&state, &workspace, None, &choice))?;
     state.with_slot(label, |slot| slot.session = Some(runtime.clone()));
+    remember_session(&state, &workspace, &runtime.id());
     runtime.view()
+}
+
+/// Remembers the session a workspace shows, to reopen it at the next start.
+fn remember_session(state: &AppState, workspace: &Path, id: &str) {
+    let ws = workspace.display().to_string();
+    if let Err(e) = state.update_settings(|s| s.remember_session(&ws, id)) {
+        tracing::warn!(error = %e, "cannot remember the open session");
+    }
 }
 
 /// Resumes a saved session in this window (its workspace becomes the window's).
@@ -87,6 +96,7 @@ pub async fn open_session<R: Runtime>(
     };
     let runtime =
         tokio::task::block_in_place(|| open_runtime(&state, &workspace, Some(id), &choice))?;
+    remember_session(&state, &workspace, &runtime.id());
     state.with_slot(label, |slot| {
         slot.workspace = Some(workspace);
         slot.session = Some(runtime.clone());
@@ -151,6 +161,9 @@ pub async fn delete_session<R: Runtime>(
         return Err(format!("There is no session `{id}`."));
     }
     std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot delete {}: {e}", dir.display()))?;
+    if let Err(e) = state.update_settings(|s| s.forget_session(&id)) {
+        tracing::warn!(error = %e, "cannot forget the deleted session");
+    }
     tracing::info!(session = %id, "session deleted");
     Ok(())
 }

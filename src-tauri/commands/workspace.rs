@@ -26,11 +26,18 @@ pub(crate) fn workspace_view(state: &AppState, workspace: &Path) -> Result<Works
             turns: s.turns,
             model: s.model,
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let last_session = state
+        .settings()
+        .last_sessions
+        .get(&path)
+        .filter(|id| sessions.iter().any(|s| &s.id == *id))
+        .cloned();
     Ok(WorkspaceView {
         name: folder_name(workspace),
         path,
         sessions,
+        last_session,
     })
 }
 
@@ -73,8 +80,15 @@ pub async fn open_workspace<R: Runtime>(
         slot.files = None;
     });
     let now = cairn_runtime::store::now();
-    state.update_settings(|s| s.remember_workspace(&canon, &now))?;
+    let main = window.label() == crate::windows::MAIN;
+    state.update_settings(|s| {
+        s.remember_workspace(&canon, &now);
+        if main {
+            s.main_workspace = Some(canon.display().to_string());
+        }
+    })?;
     crate::windows::remember(&state);
+    crate::windows::set_title(&window, Some(&canon));
     tracing::info!(workspace = %canon.display(), window = window.label(), "workspace opened");
     workspace_view(&state, &canon)
 }
@@ -102,7 +116,11 @@ pub async fn close_workspace<R: Runtime>(
         slot.workspace = None;
         slot.files = None;
     });
+    if window.label() == crate::windows::MAIN {
+        state.update_settings(|s| s.main_workspace = None)?;
+    }
     crate::windows::remember(&state);
+    crate::windows::set_title(&window, None);
     Ok(state.settings().recent_view())
 }
 

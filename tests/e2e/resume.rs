@@ -16,26 +16,6 @@ fn resume_script() -> Vec<Reply> {
     ]
 }
 
-/// The pid of the `cairn-app` process whose environment names `state_dir`.
-fn app_pid(state_dir: &Path) -> Option<u32> {
-    let needle = format!("CAIRN_STATE_DIR={}", state_dir.display());
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
-            if !comm.trim().starts_with("cairn-app") {
-                return None;
-            }
-            let environ = std::fs::read(entry.path().join("environ")).ok()?;
-            environ
-                .split(|b| *b == 0)
-                .any(|var| var == needle.as_bytes())
-                .then_some(pid)
-        })
-}
-
 /// Kills the app hard (SIGKILL: no shutdown, no save on close) and waits until it is gone.
 async fn kill_app(state_dir: &Path) {
     let pid = app_pid(state_dir).expect("the running cairn-app process");

@@ -337,7 +337,8 @@ pub async fn screenshot(client: &Client, name: &str) {
     tokio::time::sleep(Duration::from_millis(400)).await;
     let path = screenshot_path(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let window = xdotool(&["search", "--onlyvisible", "--name", "^Cairn$"])
+    // The window is titled "<workspace> — Cairn" (or "Cairn" without a workspace).
+    let window = xdotool(&["search", "--onlyvisible", "--name", "Cairn$"])
         .and_then(|ids| ids.lines().last().map(str::to_string));
     if let Some(id) = window {
         let ok = Command::new("import")
@@ -433,4 +434,24 @@ pub fn seed_recent(state_dir: &Path, workspace: &Path, extra: serde_json::Value)
         serde_json::to_vec_pretty(&settings).unwrap(),
     )
     .unwrap();
+}
+
+/// The pid of the `cairn-app` process whose environment names `state_dir`.
+pub fn app_pid(state_dir: &Path) -> Option<u32> {
+    let needle = format!("CAIRN_STATE_DIR={}", state_dir.display());
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
+            if !comm.trim().starts_with("cairn-app") {
+                return None;
+            }
+            let environ = std::fs::read(entry.path().join("environ")).ok()?;
+            environ
+                .split(|b| *b == 0)
+                .any(|var| var == needle.as_bytes())
+                .then_some(pid)
+        })
 }

@@ -195,6 +195,7 @@ export function App() {
         ) : workbench === null ? null : (
           <workbench.Workbench
             workspace={workspace}
+            initialSession={boot.workspace !== null && boot.workspace.path === workspace.path ? boot.workspace.lastSession : null}
             settings={settings}
             onSession={setSessionId}
             approvals={boot.approvals}

@@ -70,6 +70,7 @@ function Duration({ item }: { item: Tool }) {
 
 /** What a file edit changes: from its arguments, or the backend's preview while it waits. */
 function EditDiff({ item }: { item: Tool }) {
+  const t = useT();
   const [preview, setPreview] = useState<string | null>(null);
   const waiting = item.approval !== null && item.approval.state === "pending";
   useEffect(() => {
@@ -84,6 +85,7 @@ function EditDiff({ item }: { item: Tool }) {
     };
   }, [item.id, waiting]);
   const path = str(item.args, "path") ?? "";
+  if (preview === "") return <div className="tool-empty" data-testid="edit-diff">{t("tool.noChange")}</div>;
   if (preview !== null) return <DiffView diff={preview} testId="edit-diff" />;
   const oldText = str(item.args, "old_string");
   const newText = str(item.args, "new_string");
@@ -109,6 +111,8 @@ function Arguments({ item }: { item: Tool }) {
     );
   }
   const isEdit = ["write_file", "replace_in_file", "apply_patch", "apply_unified_diff"].includes(item.name);
+  // Once applied, the result's own diff (shown as the output) is the real change: one diff.
+  if (isEdit && item.state === "ok" && item.preview !== null && looksLikeDiff(item.preview)) return null;
   if (isEdit) return <EditDiff item={item} />;
   return (
     <details className="tool-args">
@@ -168,6 +172,10 @@ function Output({ item }: { item: Tool }) {
   const [error, setError] = useState<string | null>(null);
   const done = item.state !== "running" && item.state !== "proposed" && item.state !== "awaiting";
   const streamed = item.output;
+  // A refused or interrupted call's result is the model's error payload: the card shows its
+  // reason instead.
+  const stopped = item.state === "denied" || item.state === "interrupted";
+  if (stopped && streamed === "" && item.reason !== null) return null;
   const base = streamed !== "" ? streamed : (item.preview ?? "");
   if (base === "" && !done) return null;
   const lines = base.replace(/\n$/, "").split("\n");
@@ -225,7 +233,7 @@ export const ToolCard = memo(function ToolCard({
   const summary = toolSummary(item);
   const stateKey = `tool.${item.state}` as MessageKey;
   return (
-    <article className={`tool-card tool-${item.state}`} data-testid="tool-card" data-tool={item.name} data-state={item.state}>
+    <article className={`tool-card tool-${item.state}`} data-testid="tool-card" data-tool={item.name} data-state={item.state} data-call-id={item.id}>
       <header className="tool-head">
         <span className="tool-icon" aria-hidden="true">
           {icon(item.name)}

@@ -74,6 +74,8 @@ function reduce(state: ChatState, action: Action): ChatState {
 
 type Props = {
   workspace: WorkspaceView;
+  /** The session to show at once (the one open when the app last stopped). */
+  initialSession?: string | null;
   settings: SettingsView;
   onSession: (id: string | null) => void;
   approvals: ApprovalHost;
@@ -209,6 +211,14 @@ export function Workbench(p: Props) {
     },
     [chat.running, show, fail],
   );
+
+  // After a restart the window reopens the conversation it showed.
+  const initial = useRef(p.initialSession ?? null);
+  useEffect(() => {
+    const id = initial.current;
+    initial.current = null;
+    if (id !== null) ipc.openSession(id).then(show, fail);
+  }, [show, fail]);
 
   const newChat = useCallback(() => {
     if (chat.running) return;

@@ -16,4 +16,8 @@ name: string,
 /**
  * Sessions of this workspace, newest first.
  */
-sessions: Array<SessionEntry>, };
+sessions: Array<SessionEntry>, 
+/**
+ * The session shown last in this workspace (one of `sessions`), reopened with it.
+ */
+lastSession: string | null, };

@@ -1,0 +1,123 @@
+//! E2E: a native approval dialog does not lock the window. With the dialog open, real X
+//! input (xdotool, as a user's mouse) still scrolls the transcript and presses Stop, which
+//! interrupts the turn and closes the dialog. The dialog shows a short diff of the edit.
+
+use super::*;
+
+/// Geometry `(x, y, width, height)` of an X window.
+fn geometry(id: &str) -> (i64, i64, i64, i64) {
+    let out = xdotool(&["getwindowgeometry", "--shell", id]).unwrap_or_default();
+    let get = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    (get("X"), get("Y"), get("WIDTH"), get("HEIGHT"))
+}
+
+/// The screen position of the centre of the element matching `css` in the window `win`
+/// (the page sits at the bottom of the window, under its menu bar).
+async fn screen_point(c: &Client, win: &str, css: &str) -> (i64, i64) {
+    let js = format!(
+        "const r = document.querySelector({}).getBoundingClientRect(); \
+         return [r.left + r.width / 2, r.top + r.height / 2, window.innerHeight]",
+        serde_json::to_string(css).unwrap()
+    );
+    let v = c.execute(&js, vec![]).await.unwrap();
+    let n = |i: usize| v[i].as_f64().unwrap().round() as i64;
+    let (x, y, _, h) = geometry(win);
+    (x + n(0), y + (h - n(2)) + n(1))
+}
+
+async fn scroll_top(c: &Client) -> f64 {
+    c.execute(
+        "return document.querySelector('[data-testid=transcript]').scrollTop",
+        vec![],
+    )
+    .await
+    .unwrap()
+    .as_f64()
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_window_stays_usable_while_a_native_approval_is_open() {
+    let essay: String = (0..160)
+        .map(|i| format!("Line {i} of a long answer.\n\n"))
+        .collect();
+    let server = Arc::new(
+        MockLlmServer::with_script(vec![
+            Reply::text(&essay),
+            Reply::tool_call(
+                "call_edit",
+                "write_file",
+                json!({"path": "plan.md", "content": "# Plan\nstep one\nstep two\n"}),
+            ),
+        ])
+        .await
+        .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("usable");
+    std::fs::write(ws.join("plan.md"), "# Plan\nold step\n").unwrap();
+    seed_recent(state.path(), &ws, json!({}));
+    // Native approvals: no test hook.
+    let env = with_var(
+        app_env(state.path(), &server, "mock-model"),
+        "CAIRN_TEST_APPROVER",
+        None,
+    );
+    let w = ws.clone();
+    let ran = with_app(env, move |c| async move {
+        open_recent(&c).await;
+        send(&c, "Write a long answer").await;
+        wait_turns(&c, "completed", 1).await;
+        send(&c, "Now edit the plan").await;
+
+        let dialog = wait_window("allow write_file").await;
+        find(&c, &format!("{} [data-testid=approval]", card("write_file", "awaiting"))).await;
+        let main = wait_window("^usable — Cairn$").await;
+        // No window manager under Xvfb: put it over the side panel, clear of the transcript
+        // and of the Stop button.
+        let _ = xdotool(&["windowmove", &dialog, "790", "80"]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        screen_shot("approval-window-usable.png");
+
+        // The wheel over the transcript scrolls it back, with the dialog still open.
+        let before = scroll_top(&c).await;
+        let (x, y) = screen_point(&c, &main, "[data-testid=transcript]").await;
+        xdotool(&["mousemove", &x.to_string(), &(y + 120).to_string()]).unwrap();
+        for _ in 0..8 {
+            xdotool(&["click", "4"]).unwrap();
+        }
+        wait_js(
+            &c,
+            "the transcript to scroll up under the wheel",
+            &format!(
+                "return document.querySelector('[data-testid=transcript]').scrollTop < {before} - 40"
+            ),
+        )
+        .await;
+        assert!(window_visible("allow write_file"), "the dialog is still open");
+
+        // Stop, clicked like a user: the turn ends interrupted and the dialog goes away.
+        let (sx, sy) = screen_point(&c, &main, "[data-testid=stop]").await;
+        xdotool(&["mousemove", &sx.to_string(), &sy.to_string()]).unwrap();
+        xdotool(&["click", "1"]).unwrap();
+        wait_turns(&c, "interrupted", 1).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while window_visible("allow write_file") {
+            assert!(std::time::Instant::now() < deadline, "the dialog stayed open after Stop");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    if ran {
+        assert_eq!(
+            std::fs::read_to_string(w.join("plan.md")).unwrap(),
+            "# Plan\nold step\n",
+            "nothing was written"
+        );
+    }
+}
