@@ -39,6 +39,7 @@ pub const COMMANDS: &[&str] = &[
     "remove_api_key",
     "trust_mcp_server",
     "usage_report",
+    "check_endpoint",
     "session_timeline",
     "checkpoint_diff",
     "restore_checkpoint",

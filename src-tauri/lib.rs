@@ -98,6 +98,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::settings::remove_api_key,
             commands::settings::trust_mcp_server,
             commands::settings::usage_report,
+            commands::endpoint::check_endpoint,
             commands::timeline::session_timeline,
             commands::timeline::checkpoint_diff,
             commands::timeline::restore_checkpoint,

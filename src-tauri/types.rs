@@ -311,6 +311,22 @@ pub struct McpServerView {
     pub untrusted: bool,
 }
 
+/// What an endpoint check found: the models it serves, or why it could not be reached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct EndpointCheck {
+    /// Whether the endpoint answered with a model list.
+    pub ok: bool,
+    /// The model ids it serves, sorted.
+    pub models: Vec<String>,
+    /// What failed, for the user.
+    pub error: Option<String>,
+    /// How long the check took.
+    #[ts(type = "number")]
+    pub ms: u64,
+}
+
 /// A settings change from the UI.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

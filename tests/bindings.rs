@@ -23,6 +23,7 @@ fn export_app_types(cfg: &Config) {
     export::<PermissionRules>(cfg);
     export::<SettingsUpdate>(cfg);
     export::<UsageReport>(cfg);
+    export::<EndpointCheck>(cfg);
     export::<TimelineView>(cfg);
     export::<RestoreRequest>(cfg);
     export::<RestoreView>(cfg);

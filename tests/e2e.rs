@@ -26,6 +26,8 @@ mod mcp_trust;
 mod resume;
 #[path = "e2e/rewind.rs"]
 mod rewind;
+#[path = "e2e/setup.rs"]
+mod setup;
 mod support;
 #[path = "e2e/terminal.rs"]
 mod terminal;

@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod clipboard;
+pub mod endpoint;
 pub mod files;
 pub mod session;
 pub mod settings;

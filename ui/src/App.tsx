@@ -191,6 +191,9 @@ export function App() {
             onPick={pick}
             onOpen={open}
             onForget={(path) => ipc.forgetWorkspace(path).then(setRecent, () => undefined)}
+            settings={settings}
+            onSettings={settingsChanged}
+            onOpenSettings={() => setOverlay("settings")}
           />
         ) : workbench === null ? null : (
           <workbench.Workbench

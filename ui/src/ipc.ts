@@ -2,6 +2,7 @@
 // bindings in ./bindings (protocol types) and ./bindings/app (the app's own types); never
 // declare one by hand.
 import { Channel, invoke } from "@tauri-apps/api/core";
+import type { EndpointCheck } from "./bindings/app/EndpointCheck";
 import type { ApprovalDecision } from "./bindings/ApprovalDecision";
 import type { DirectoryGrant } from "./bindings/DirectoryGrant";
 import type { Event } from "./bindings/Event";
@@ -122,6 +123,8 @@ export const removeApiKey = (provider: string) => invoke<SettingsView>("remove_a
 export const trustMcpServer = (name: string) => invoke<SettingsView>("trust_mcp_server", { name });
 /** The usage center's report. */
 export const usageReport = () => invoke<UsageReport>("usage_report");
+export const checkEndpoint = (provider: string, baseUrl: string, key: string | null) =>
+  invoke<EndpointCheck>("check_endpoint", { provider, baseUrl, key });
 
 /** The session's checkpoints and its changes since it started. */
 export const sessionTimeline = () => invoke<TimelineView>("session_timeline");

@@ -15,6 +15,7 @@ mod args;
 mod audit;
 mod catalog;
 mod classify;
+mod endpoint;
 mod errinfo;
 mod error;
 mod factory;
@@ -38,6 +39,7 @@ pub use catalog::{
     context_window_for, cost_usd, model_info, ModelCatalog, ModelEntry, ModelInfo, Pricing,
     ThinkingStyle, UNKNOWN_CONTEXT_WINDOW,
 };
+pub use endpoint::{list_models, parse_models, EndpointError, CHECK_TIMEOUT};
 pub use error::ProviderError;
 pub use factory::{build_client, ProviderSpec, Resolved};
 pub use ids::{ToolCallIds, UniqueToolCallIds};

@@ -299,3 +299,83 @@ async fn the_final_message_after_retries_says_connection_refused() {
         "{errors:?}"
     );
 }
+
+/// `list_models`: the picker's list and the settings' connection test.
+mod model_listing {
+    use cairn_providers::{list_models, EndpointError, ProviderSpec};
+    use cairn_testkit::MockLlmServer;
+
+    fn spec(base: &str, key: Option<&str>) -> ProviderSpec {
+        ProviderSpec {
+            provider: "compatible".into(),
+            base_url: Some(base.into()),
+            api_key: key.map(str::to_string),
+            ..ProviderSpec::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn lists_the_served_models_sending_the_key() {
+        let server = MockLlmServer::start().await.unwrap();
+        server.serve_models(&["zeta-coder", "alpha-chat"]);
+        let ids = list_models(&spec(&server.base_url(), Some("sk-list-0123456789")))
+            .await
+            .unwrap();
+        assert_eq!(ids, ["alpha-chat", "zeta-coder"]);
+        let asked = server.model_list_requests();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].bearer(), Some("sk-list-0123456789"));
+        assert!(server.requests().is_empty(), "no model request was made");
+    }
+
+    #[tokio::test]
+    async fn a_dead_port_says_connection_refused() {
+        let dead = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let err = list_models(&spec(&format!("http://127.0.0.1:{dead}/v1"), None))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, EndpointError::Unreachable { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("connection refused"), "{text}");
+        assert!(text.contains(&format!("127.0.0.1:{dead}")), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_missing_listing_and_a_web_page_point_at_the_base_url() {
+        let server = MockLlmServer::start().await.unwrap();
+        let err = list_models(&spec(&server.base_url(), None))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, EndpointError::Status { status: 404, .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("base URL"), "{err}");
+        let err = list_models(&spec("not a url", None)).await.unwrap_err();
+        assert!(matches!(err, EndpointError::Config(_)), "{err:?}");
+        let (_task, portal) = super::fixed_server(
+            "200 OK",
+            Some("text/html"),
+            "<!DOCTYPE html><html><body>Sign in to the Wi-Fi</body></html>".into(),
+        )
+        .await;
+        let err = list_models(&spec(&portal, None)).await.unwrap_err();
+        assert!(matches!(err, EndpointError::NotAnApi { .. }), "{err:?}");
+        assert!(err.to_string().contains("a web page"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_key_never_appears_in_an_error() {
+        let dead = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let key = "sk-secret-abcdef0123456789";
+        let base = format!("http://user:{key}@127.0.0.1:{dead}/v1");
+        let err = list_models(&spec(&base, Some(key))).await.unwrap_err();
+        assert!(!err.to_string().contains(key), "{err}");
+    }
+}

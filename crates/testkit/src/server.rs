@@ -77,6 +77,8 @@ struct Shared {
     count: watch::Sender<usize>,
     responses_on: AtomicBool,
     next_id: AtomicU64,
+    models: Mutex<Option<Vec<String>>>,
+    model_lists: Mutex<Vec<CapturedRequest>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -114,6 +116,8 @@ impl MockLlmServer {
             count: watch::channel(0).0,
             responses_on: AtomicBool::new(false),
             next_id: AtomicU64::new(1),
+            models: Mutex::new(None),
+            model_lists: Mutex::new(Vec::new()),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -147,6 +151,17 @@ impl MockLlmServer {
     /// When on, `/v1/responses` serves the script too (else it answers 404).
     pub fn enable_responses_api(&self, on: bool) {
         self.shared.responses_on.store(on, Ordering::SeqCst);
+    }
+
+    /// Makes `GET /v1/models` list these ids (until then it answers 404, as some servers do).
+    pub fn serve_models(&self, ids: &[&str]) {
+        *lock(&self.shared.models) = Some(ids.iter().map(|s| s.to_string()).collect());
+    }
+
+    /// The `GET …/models` requests received (kept apart from [`Self::requests`], which
+    /// holds model requests only).
+    pub fn model_list_requests(&self) -> Vec<CapturedRequest> {
+        lock(&self.shared.model_lists).clone()
     }
 
     /// Every request received so far, in order.
@@ -190,6 +205,18 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             .collect(),
         body,
     };
+    if parts.method == Method::GET && captured.path.trim_end_matches('/').ends_with("/models") {
+        lock(&shared.model_lists).push(captured.clone());
+        let Some(ids) = lock(&shared.models).clone() else {
+            return not_found(&captured.path);
+        };
+        let data: Vec<serde_json::Value> = ids
+            .iter()
+            .map(|id| serde_json::json!({"id": id, "object": "model", "owned_by": "mock"}))
+            .collect();
+        let body = serde_json::json!({"object": "list", "data": data}).to_string();
+        return plain(StatusCode::OK, body, None);
+    }
     lock(&shared.requests).push(captured.clone());
     shared.count.send_modify(|c| *c += 1);
 

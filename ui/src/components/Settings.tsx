@@ -16,6 +16,7 @@ import {
   setApiKey,
   trustMcpServer,
 } from "../ipc";
+import { ConnectionResult, useConnectionTest } from "./Connection";
 import { compact } from "./Meter";
 import { Overlay } from "./Overlay";
 
@@ -138,6 +139,8 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
 
+  const conn = useConnectionTest();
+  const served = conn.result?.ok ? conn.result.models : [];
   const providerView = settings.providers.find((p) => p.id === provider) ?? null;
   const modelView = useMemo(
     () => settings.models.find((m) => m.id.toLowerCase() === model.trim().toLowerCase()) ?? null,
@@ -190,9 +193,14 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
               onChange={(e) => setModel(e.target.value)}
             />
             <datalist id="model-list">
-              {settings.models.map((m) => (
-                <option key={m.id} value={m.id} />
+              {served.map((m) => (
+                <option key={`served:${m}`} value={m} />
               ))}
+              {settings.models
+                .filter((m) => !served.includes(m.id))
+                .map((m) => (
+                  <option key={m.id} value={m.id} />
+                ))}
             </datalist>
             <Capabilities model={modelView} />
           </div>
@@ -223,7 +231,11 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
             <option value="zh">简体中文</option>
           </select>
         </div>
+        <ConnectionResult result={conn.result} />
         <div className="form-actions">
+          <button type="button" className="btn" data-testid="settings-test" disabled={conn.testing} onClick={() => conn.test(provider, baseUrl, key)}>
+            {conn.testing ? t("setup.testing") : t("setup.test")}
+          </button>
           {saved && <span className="saved">{t("settings.saved")}</span>}
           <button type="button" className="btn btn-primary" data-testid="settings-save" disabled={busy} onClick={save}>
             {t("settings.save")}
@@ -231,10 +243,13 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
         </div>
       </section>
 
-      {providerView !== null && providerView.needsKey && (
-        <section className="form-section">
+      {/* Every provider can take a key: required for cloud ones, optional for a gateway or a
+          local server behind a proxy (vLLM, LiteLLM). */}
+      {providerView !== null && (
+        <section className="form-section" data-testid="api-key-section">
           <h3>
             {t("settings.apiKey")} · {providerView.label}
+            {!providerView.needsKey && <span className="hint"> · {t("settings.keyOptional")}</span>}
           </h3>
           <KeyLine status={providerView.key} />
           <div className="key-row">

@@ -1,5 +1,8 @@
+import { useState } from "react";
 import type { RecentWorkspace } from "../bindings/app/RecentWorkspace";
+import type { SettingsView } from "../bindings/app/SettingsView";
 import { useT } from "../i18n";
+import { SetupCard, setupComplete } from "./Connection";
 import { relativeTime } from "./Sessions";
 import { StoneMark } from "./StoneMark";
 
@@ -12,6 +15,10 @@ type Props = {
   onPick: () => void;
   onOpen: (path: string) => void;
   onForget: (path: string) => void;
+  /** The settings (none on the splash screen, before the backend answered). */
+  settings?: SettingsView;
+  onSettings?: (s: SettingsView) => void;
+  onOpenSettings?: () => void;
 };
 
 function FolderIcon() {
@@ -25,6 +32,8 @@ function FolderIcon() {
 /** The start screen: "Open folder…" (native picker) and recent workspaces. */
 export function Welcome(p: Props) {
   const t = useT();
+  const [changing, setChanging] = useState(false);
+  const settings = p.settings;
   return (
     <main className="welcome" data-testid="welcome">
       <div className="welcome-card">
@@ -35,6 +44,27 @@ export function Welcome(p: Props) {
           {t("welcome.open")}
         </button>
         <span className="kbd-hint">Ctrl+O</span>
+        {settings === undefined ? null : !setupComplete(settings) || changing ? (
+          <SetupCard
+            settings={settings}
+            onChanged={(s) => {
+              setChanging(false);
+              p.onSettings?.(s);
+            }}
+          />
+        ) : (
+          <div className="setup-summary" data-testid="setup-summary">
+            <span>
+              {t("setup.using")} <code>{settings.model}</code> · {settings.providers.find((x) => x.id === settings.provider)?.label ?? settings.provider}
+            </span>
+            <button type="button" className="link-button" data-testid="setup-change" onClick={() => setChanging(true)}>
+              {t("setup.change")}
+            </button>
+            <button type="button" className="link-button" data-testid="welcome-settings" onClick={p.onOpenSettings}>
+              {t("header.settings")}
+            </button>
+          </div>
+        )}
         {p.error !== null && (
           <div className="welcome-error" role="alert" data-testid="workspace-error">
             <strong>{t("welcome.refused")}</strong>
