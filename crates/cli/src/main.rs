@@ -133,7 +133,7 @@ fn main() -> ExitCode {
 }
 
 /// How long the exiting process waits for abandoned background work.
-const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 fn sessions(
     state_dir: Option<PathBuf>,
