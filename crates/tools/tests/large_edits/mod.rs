@@ -121,3 +121,27 @@ async fn an_interrupted_edit_writes_nothing() {
         assert_eq!(ws.read("a.txt"), "one\ntwo\n", "{name}");
     }
 }
+
+#[tokio::test]
+async fn a_patch_of_a_50_mb_file_answers_within_seconds_without_a_diff() {
+    let ws = Ws::new();
+    let before = big_text(50);
+    ws.write("big.txt", &before);
+    let last = before.lines().last().unwrap().to_string();
+    let patch = tool(&core_tools(), "apply_patch");
+    let started = Instant::now();
+    let out = ws
+        .call(
+            &patch,
+            json!({"patch": format!("*** Begin Patch\n*** Update File: big.txt\n-{last}\n+the end\n*** End of File\n*** End Patch\n")}),
+        )
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(
+        out.content,
+        "Applied: 1 file changed.\nM big.txt (too large to diff, applied without a diff)\n"
+    );
+    assert!(took < BOUND, "took {took:?}");
+    assert!(ws.read("big.txt").ends_with("\nthe end\n"));
+}
