@@ -91,7 +91,8 @@ mod tests {
         let log = WriteLog::default();
         let a = vec!["a".to_string()];
         assert_eq!(log.run(true, &a, || Ok(1)).unwrap(), 1);
-        let failed: Result<(), _> = log.run(true, &["b".into()], || Err(ToolError::Failed("x".into())));
+        let failed: Result<(), _> =
+            log.run(true, &["b".into()], || Err(ToolError::Failed("x".into())));
         assert!(failed.is_err());
         assert!(matches!(
             log.run(false, &["c".into()], || Ok(())),

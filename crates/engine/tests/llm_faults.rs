@@ -324,7 +324,10 @@ async fn a_tool_stuck_in_blocking_code_cannot_hold_an_interrupted_turn() {
     let s = session(&dir, Mode::Interactive, &llm, reg);
     let (ev, took) = interrupt_when(&s, started).await;
     drop(release);
-    assert!(took < Duration::from_secs(2), "the turn took {took:?} to end");
+    assert!(
+        took < Duration::from_secs(2),
+        "the turn took {took:?} to end"
+    );
     assert_eq!(finished(&ev)[0].status, ToolStatus::Interrupted);
     let t = types(&ev);
     assert_eq!(&t[t.len() - 2..], &["interrupted", "turn_end"]);
@@ -369,7 +372,10 @@ async fn an_edit_interrupted_after_its_write_reports_it_and_a_late_write_is_refu
     }));
     let s = session(&dir, Mode::Interactive, &llm, reg);
     let (ev, took) = interrupt_when(&s, written).await;
-    assert!(took < Duration::from_secs(2), "the turn took {took:?} to end");
+    assert!(
+        took < Duration::from_secs(2),
+        "the turn took {took:?} to end"
+    );
     assert_eq!(finished(&ev)[0].status, ToolStatus::Interrupted);
     assert_eq!(turn_end(&ev).status, TurnStatus::Interrupted);
     assert_eq!(turn_end(&ev).produced_files, ["a.txt"]);
@@ -380,5 +386,8 @@ async fn an_edit_interrupted_after_its_write_reports_it_and_a_late_write_is_refu
         .unwrap();
     assert!(matches!(late, Err(ToolError::Interrupted)), "{late:?}");
     assert!(!dir.0.join("b.txt").exists());
-    assert_eq!(std::fs::read_to_string(dir.0.join("a.txt")).unwrap(), "edited");
+    assert_eq!(
+        std::fs::read_to_string(dir.0.join("a.txt")).unwrap(),
+        "edited"
+    );
 }

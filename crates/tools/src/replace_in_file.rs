@@ -248,8 +248,8 @@ mod tests {
     #[test]
     fn hint_finds_whitespace_only_difference() {
         let live = tokio_util::sync::CancellationToken::new();
-        let h = closest_line_hint("fn a() {\n    let x = 1;\n}\n", "let x = 1;\n  y", &live)
-            .unwrap();
+        let h =
+            closest_line_hint("fn a() {\n    let x = 1;\n}\n", "let x = 1;\n  y", &live).unwrap();
         assert!(h.contains("Line 2"), "{h}");
     }
 

@@ -68,7 +68,9 @@ async fn interrupt_edit(
             // A line when one comes, else look at the condition again (it may be on disk).
             if let Ok(line) = tokio::time::timeout(Duration::from_millis(20), out.next_line()).await
             {
-                let line = line.unwrap().expect("cairn ended before the edit was interrupted");
+                let line = line
+                    .unwrap()
+                    .expect("cairn ended before the edit was interrupted");
                 events.push(serde_json::from_str(&line).unwrap());
             }
         }
@@ -153,15 +155,31 @@ async fn sigint_during_a_slow_diff_keeps_the_edit_in_the_turn_and_restorable() {
         r.events.last().unwrap()["data"]["produced_files"],
         json!(["f.txt"])
     );
-    let sid = r.events[0]["data"]["sessionId"].as_str().unwrap().to_string();
+    let sid = r.events[0]["data"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let sd = s.to_str().unwrap();
-    let turns = cairn(&["turns", "--session", &sid, "--state-dir", sd, "--json"], &[]).await;
+    let turns = cairn(
+        &["turns", "--session", &sid, "--state-dir", sd, "--json"],
+        &[],
+    )
+    .await;
     assert_eq!(turns.code, 0, "{}", turns.stderr);
     let t = lines(&turns.stdout);
     assert_eq!(t.len(), 1, "{}", turns.stdout);
     assert_eq!(t[0]["files"], json!(["f.txt"]));
     let restored = cairn(
-        &["restore", "--session", &sid, "--to-turn", "0", "--json", "--state-dir", sd],
+        &[
+            "restore",
+            "--session",
+            &sid,
+            "--to-turn",
+            "0",
+            "--json",
+            "--state-dir",
+            sd,
+        ],
         &[],
     )
     .await;

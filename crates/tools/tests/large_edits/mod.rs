@@ -46,11 +46,16 @@ async fn replace_all_on_a_50_mb_file_answers_within_seconds_without_a_diff() {
         .unwrap();
     let took = started.elapsed();
     assert!(
-        out.content.contains("too large to diff, applied without a diff"),
+        out.content
+            .contains("too large to diff, applied without a diff"),
         "{}",
         &out.content[..out.content.len().min(500)]
     );
-    assert!(out.content.len() < 1000, "no diff body: {}", out.content.len());
+    assert!(
+        out.content.len() < 1000,
+        "no diff body: {}",
+        out.content.len()
+    );
     assert!(took < BOUND, "took {took:?}");
     assert_eq!(out.produced_files, ["big.txt"]);
     assert_eq!(ws.read("big.txt"), before.replace("item", "entry"));
@@ -69,7 +74,8 @@ async fn overwriting_a_50_mb_file_answers_within_seconds_without_a_diff() {
         .unwrap();
     let took = started.elapsed();
     assert!(
-        out.content.contains("too large to diff, applied without a diff"),
+        out.content
+            .contains("too large to diff, applied without a diff"),
         "{}",
         &out.content[..out.content.len().min(500)]
     );
@@ -93,7 +99,12 @@ async fn changing_every_line_of_20000_still_shows_a_diff_and_answers_quickly() {
         .await
         .unwrap();
     let took = started.elapsed();
-    assert!(out.content.starts_with("Replaced 20000 occurrences in f.txt (+20000 −20000 lines).\n--- a/f.txt"), "{}", &out.content[..300]);
+    assert!(
+        out.content
+            .starts_with("Replaced 20000 occurrences in f.txt (+20000 −20000 lines).\n--- a/f.txt"),
+        "{}",
+        &out.content[..300]
+    );
     assert!(out.content.contains("diff cut"), "{}", out.content);
     assert!(took < BOUND, "took {took:?}");
 }
@@ -116,7 +127,10 @@ async fn an_interrupted_edit_writes_nothing() {
         ),
     ] {
         let t = tool(&core_tools(), name);
-        let e = t.execute(args, ws.ctx_with(cancel.clone())).await.unwrap_err();
+        let e = t
+            .execute(args, ws.ctx_with(cancel.clone()))
+            .await
+            .unwrap_err();
         assert!(matches!(e, ToolError::Interrupted), "{name}: {e}");
         assert_eq!(ws.read("a.txt"), "one\ntwo\n", "{name}");
     }
