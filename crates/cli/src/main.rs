@@ -108,7 +108,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Run(args) => runtime.block_on(run::run(args)),
         Command::Turns(args) => checkpoints::turns(args),
         Command::Diff(args) => checkpoints::diff(args),
@@ -124,8 +124,16 @@ fn main() -> ExitCode {
         Command::Mcp { command } => runtime.block_on(mcp::run(command)),
         Command::Permissions { command } => permissions::run(command),
         Command::Agents { command } => agents::run(command),
-    }
+    };
+    // A tool the turn stopped waiting for (interrupted while it ran blocking work) cannot
+    // keep the process alive: dropping the runtime would wait for it without a limit. Such a
+    // tool can no longer write (the engine closed its write log).
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    code
 }
+
+/// How long the exiting process waits for abandoned background work.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 fn sessions(
     state_dir: Option<PathBuf>,

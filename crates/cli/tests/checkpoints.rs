@@ -14,6 +14,8 @@ use tokio::process::Command;
 
 const KEY: &str = "sk-test-checkpoints-0123456789";
 
+mod interrupted_edits;
+
 fn git(dir: &Path, args: &[&str]) {
     let ok = std::process::Command::new("git")
         .current_dir(dir)

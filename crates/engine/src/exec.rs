@@ -17,6 +17,9 @@ use crate::turn::{now, TurnRunner};
 
 /// Grace period for a tool to stop after its cancellation fired (timeout path).
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// Grace period for a tool to stop after the user interrupted the turn; a tool still running
+/// then is abandoned (it can no longer write: see `produced.rs`) and the call is interrupted.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 /// Characters of a result shown in `tool_finished.result_preview`.
 const PREVIEW_CHARS: usize = 300;
 
@@ -318,6 +321,7 @@ impl TurnRunner<'_> {
             cancel: cancel.clone(),
             host: ToolHost::attached(self.host.clone(), &p.call.id, &p.call.name),
         };
+        let writes = ctx.host.writes().clone();
         let started = Instant::now();
         let result = run_with_timeout(
             tool,
@@ -326,6 +330,9 @@ impl TurnRunner<'_> {
             tool.meta.timeout_ms.or(default_timeout),
         )
         .await;
+        // What the call wrote counts whatever its outcome; a call still running can no longer
+        // write (closing waits for a write in progress).
+        let written = writes.close();
         let duration_ms = Some(started.elapsed().as_millis() as u64);
         match result {
             Ok(out) => {
@@ -335,7 +342,7 @@ impl TurnRunner<'_> {
                     content: budget.apply(content, &state_dir, &p.call.id),
                     reason: None,
                     duration_ms,
-                    produced: out.produced_files,
+                    produced: crate::produced::merged(out.produced_files, written),
                     images: out.images,
                 }
             }
@@ -344,7 +351,7 @@ impl TurnRunner<'_> {
                 content: error_json("interrupted by the user", "interrupted"),
                 reason: Some("interrupted".into()),
                 duration_ms,
-                produced: Vec::new(),
+                produced: written,
                 images: Vec::new(),
             },
             Err(e) if self.cancel.is_cancelled() => Finished {
@@ -352,7 +359,7 @@ impl TurnRunner<'_> {
                 content: error_json(&format!("interrupted by the user ({e})"), "interrupted"),
                 reason: Some("interrupted".into()),
                 duration_ms,
-                produced: Vec::new(),
+                produced: written,
                 images: Vec::new(),
             },
             Err(e) => {
@@ -369,7 +376,7 @@ impl TurnRunner<'_> {
                         PREVIEW_CHARS,
                     )),
                     duration_ms,
-                    produced: Vec::new(),
+                    produced: written,
                     images: Vec::new(),
                 }
             }
@@ -377,7 +384,9 @@ impl TurnRunner<'_> {
     }
 }
 
-/// Runs a tool; on timeout cancels it and waits a grace period for it to clean up.
+/// Runs a tool; on timeout cancels it and waits a grace period for it to clean up; when the
+/// turn is interrupted waits a short grace for it to stop, then abandons it (a tool blocked in
+/// non-async work cannot hold the turn).
 async fn run_with_timeout(
     tool: &RegisteredTool,
     args: serde_json::Value,
@@ -387,12 +396,25 @@ async fn run_with_timeout(
     let cancel = ctx.cancel.clone();
     let fut = tool.handle.execute(args, ctx);
     tokio::pin!(fut);
-    let Some(ms) = timeout_ms.filter(|ms| *ms > 0) else {
-        return fut.await;
+    let limit = async {
+        match timeout_ms.filter(|ms| *ms > 0) {
+            Some(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+            None => std::future::pending().await,
+        }
     };
     tokio::select! {
         r = &mut fut => r,
-        _ = tokio::time::sleep(Duration::from_millis(ms)) => {
+        _ = cancel.cancelled() => {
+            match tokio::time::timeout(INTERRUPT_GRACE, fut).await {
+                Ok(r) => r,
+                Err(_) => {
+                    tracing::warn!(tool = %tool.schema.name, "abandoned: the tool did not stop within {INTERRUPT_GRACE:?} of the interrupt");
+                    Err(ToolError::Interrupted)
+                }
+            }
+        }
+        _ = limit => {
+            let ms = timeout_ms.unwrap_or_default();
             cancel.cancel();
             let _ = tokio::time::timeout(CANCEL_GRACE, fut).await;
             Err(ToolError::Timeout {

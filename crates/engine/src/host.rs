@@ -38,6 +38,8 @@ pub struct ToolHost {
     shared: Option<Arc<HostShared>>,
     req_id: String,
     name: String,
+    /// What this call wrote so far (shared by the clones a tool hands to blocking code).
+    writes: Arc<crate::produced::WriteLog>,
 }
 
 impl std::fmt::Debug for ToolHost {
@@ -77,7 +79,13 @@ impl ToolHost {
             shared: Some(shared),
             req_id: req_id.to_string(),
             name: name.to_string(),
+            writes: Arc::default(),
         }
+    }
+
+    /// The call's write log (see [`crate::ToolContext::write_files`]).
+    pub(crate) fn writes(&self) -> &Arc<crate::produced::WriteLog> {
+        &self.writes
     }
 
     /// Whether this host reaches a real session.

@@ -144,7 +144,10 @@ pub trait Tool: Send + Sync {
     fn write_targets(&self, _args: &serde_json::Value) -> Option<Vec<String>> {
         None
     }
-    /// Runs one call. Long-running tools must stop promptly when `ctx.cancel` fires.
+    /// Runs one call. Long-running tools must stop promptly when `ctx.cancel` fires: one still
+    /// running a second after the user interrupted is abandoned. File changes go through
+    /// [`ToolContext::write_files`], so an abandoned call writes nothing more and what it wrote
+    /// is still reported.
     async fn execute(
         &self,
         args: serde_json::Value,

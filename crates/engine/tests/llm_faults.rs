@@ -262,3 +262,132 @@ async fn turns_of_one_session_never_overlap() {
         "the second turn saw the first one's reply"
     );
 }
+
+/// A sequential tool without approval.
+fn blocking_meta() -> ToolMeta {
+    let mut meta = ToolMeta::read_only("t");
+    meta.mutating = true;
+    meta.requires_approval = false;
+    meta
+}
+
+/// Runs a turn, interrupting it once `ready` fires; returns its events and how long the
+/// turn took to end after the interrupt.
+async fn interrupt_when(
+    s: &cairn_engine::Session,
+    ready: tokio::sync::oneshot::Receiver<()>,
+) -> (Vec<Event>, Duration) {
+    let mut stream = s.run("x");
+    let mut ev = Vec::new();
+    let mut ready = Some(ready);
+    let mut at = None;
+    loop {
+        tokio::select! {
+            e = stream.recv() => match e {
+                Some(e) => ev.push(e),
+                None => break,
+            },
+            _ = async { ready.as_mut().unwrap().await }, if ready.is_some() => {
+                ready = None;
+                at = Some(Instant::now());
+                s.interrupt();
+            }
+        }
+    }
+    (ev, at.expect("the tool got ready").elapsed())
+}
+
+#[tokio::test]
+async fn a_tool_stuck_in_blocking_code_cannot_hold_an_interrupted_turn() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::tools(&[("a", "stuck", json!({}))])]);
+    let (release, hold) = std::sync::mpsc::channel::<()>();
+    let hold = Arc::new(std::sync::Mutex::new(hold));
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let started_tx = Arc::new(std::sync::Mutex::new(Some(started_tx)));
+    let mut reg = ToolRegistry::new();
+    reg.register(FnTool::new("stuck", blocking_meta(), move |_, _ctx| {
+        let (hold, started_tx) = (hold.clone(), started_tx.clone());
+        async move {
+            // Ignores the cancellation: blocking work the runtime cannot stop.
+            tokio::task::spawn_blocking(move || {
+                if let Some(tx) = started_tx.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+                let _ = hold.lock().unwrap().recv_timeout(Duration::from_secs(20));
+            })
+            .await
+            .ok();
+            Ok(cairn_engine::ToolOutput::text("finished after all"))
+        }
+    }));
+    let s = session(&dir, Mode::Interactive, &llm, reg);
+    let (ev, took) = interrupt_when(&s, started).await;
+    drop(release);
+    assert!(
+        took < Duration::from_secs(2),
+        "the turn took {took:?} to end"
+    );
+    assert_eq!(finished(&ev)[0].status, ToolStatus::Interrupted);
+    let t = types(&ev);
+    assert_eq!(&t[t.len() - 2..], &["interrupted", "turn_end"]);
+    assert_eq!(turn_end(&ev).status, TurnStatus::Interrupted);
+}
+
+#[tokio::test]
+async fn an_edit_interrupted_after_its_write_reports_it_and_a_late_write_is_refused() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::tools(&[("a", "edit", json!({}))])]);
+    // The call writes a.txt, then is stuck (building its diff, say) past the interrupt.
+    let (release, hold) = std::sync::mpsc::channel::<()>();
+    let hold = Arc::new(std::sync::Mutex::new(hold));
+    let (written_tx, written) = tokio::sync::oneshot::channel();
+    let written_tx = Arc::new(std::sync::Mutex::new(Some(written_tx)));
+    let (late_tx, late) = std::sync::mpsc::channel::<Result<(), ToolError>>();
+    let late_tx = Arc::new(std::sync::Mutex::new(late_tx));
+    let mut reg = ToolRegistry::new();
+    reg.register(FnTool::new("edit", blocking_meta(), move |_, ctx| {
+        let (hold, written_tx, late_tx) = (hold.clone(), written_tx.clone(), late_tx.clone());
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let a = ctx.workspace.join("a.txt");
+                ctx.write_files(&["a.txt".to_string()], || {
+                    std::fs::write(&a, "edited").map_err(|e| ToolError::io("write", e))
+                })?;
+                if let Some(tx) = written_tx.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+                let _ = hold.lock().unwrap().recv_timeout(Duration::from_secs(20));
+                // Too late: the turn gave up on this call.
+                let b = ctx.workspace.join("b.txt");
+                let r = ctx.write_files(&["b.txt".to_string()], || {
+                    std::fs::write(&b, "late").map_err(|e| ToolError::io("write", e))
+                });
+                let _ = late_tx.lock().unwrap().send(r);
+                Ok(cairn_engine::ToolOutput::text("done"))
+            })
+            .await
+            .map_err(|e| ToolError::Failed(e.to_string()))?
+        }
+    }));
+    let s = session(&dir, Mode::Interactive, &llm, reg);
+    let (ev, took) = interrupt_when(&s, written).await;
+    assert!(
+        took < Duration::from_secs(2),
+        "the turn took {took:?} to end"
+    );
+    assert_eq!(finished(&ev)[0].status, ToolStatus::Interrupted);
+    assert_eq!(turn_end(&ev).status, TurnStatus::Interrupted);
+    assert_eq!(turn_end(&ev).produced_files, ["a.txt"]);
+    drop(release);
+    let late = tokio::task::spawn_blocking(move || late.recv_timeout(Duration::from_secs(20)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(late, Err(ToolError::Interrupted)), "{late:?}");
+    assert!(!dir.0.join("b.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.0.join("a.txt")).unwrap(),
+        "edited"
+    );
+}

@@ -16,6 +16,8 @@ use crate::{args, atomic, diff, text};
 
 /// Lines of a file scanned for the "closest line" hint.
 const HINT_SCAN_LINES: usize = 5000;
+/// Time the "closest line" hint may take (the scan stops there with what it found).
+const HINT_SCAN_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Replaces an exact string in a file.
 #[derive(Debug, Default, Clone)]
@@ -120,7 +122,7 @@ fn replace(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<Tool
     let replace_all = args.replace_all.unwrap_or(false);
     if count == 0 {
         let mut msg = format!("old_string was not found in `{shown}`.");
-        if let Some(hint) = closest_line_hint(&before, &args.old_string) {
+        if let Some(hint) = closest_line_hint(&before, &args.old_string, &ctx.cancel) {
             msg.push(' ');
             msg.push_str(&hint);
         }
@@ -138,8 +140,14 @@ fn replace(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<Tool
     } else {
         before.replacen(old.as_str(), &new, 1)
     };
-    atomic::write_atomic(&target.abs, after.as_bytes())?;
-    guard.record(&target.abs, after.as_bytes());
+    // The write counts as this call's the moment it happens (the diff below may be cut short
+    // by an interrupt); nothing is written once the call was interrupted.
+    ctx.write_files(std::slice::from_ref(&target.rel), || {
+        atomic::write_atomic(&target.abs, after.as_bytes())?;
+        guard.record(&target.abs, after.as_bytes());
+        Ok(())
+    })?;
+    let described = diff::describe(shown, &before, &after);
     let replaced = if replace_all { count } else { 1 };
     let noun = if replaced == 1 {
         "occurrence"
@@ -149,8 +157,7 @@ fn replace(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<Tool
     Ok(ToolOutput {
         content: format!(
             "Replaced {replaced} {noun} in {shown} ({}).\n{}",
-            text::change_summary(&before, &after),
-            diff::snippet(shown, &before, &after)
+            described.summary, described.snippet
         ),
         produced_files: vec![target.rel.clone()],
         images: Vec::new(),
@@ -189,10 +196,18 @@ fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
     (old, new)
 }
 
-fn closest_line_hint(content: &str, old: &str) -> Option<String> {
+fn closest_line_hint(
+    content: &str,
+    old: &str,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Option<String> {
     let first = old.lines().map(str::trim).find(|l| !l.is_empty())?;
     let mut best: Option<(f32, usize, &str)> = None;
+    let until = std::time::Instant::now() + HINT_SCAN_TIME;
     for (i, line) in content.lines().take(HINT_SCAN_LINES).enumerate() {
+        if cancel.is_cancelled() || std::time::Instant::now() > until {
+            break;
+        }
         let t = line.trim();
         if t == first {
             return Some(format!(
@@ -206,7 +221,10 @@ fn closest_line_hint(content: &str, old: &str) -> Option<String> {
         if a == 0 || a.min(b) * 2 < a.max(b) || a.max(b) > 500 {
             continue;
         }
-        let ratio = similar::TextDiff::from_chars(t, first).ratio();
+        let ratio = similar::TextDiff::configure()
+            .deadline(until)
+            .diff_chars(t, first)
+            .ratio();
         if best.is_none_or(|(r, _, _)| ratio > r) {
             best = Some((ratio, i + 1, line));
         }
@@ -229,19 +247,23 @@ mod tests {
 
     #[test]
     fn hint_finds_whitespace_only_difference() {
-        let h = closest_line_hint("fn a() {\n    let x = 1;\n}\n", "let x = 1;\n  y").unwrap();
+        let live = tokio_util::sync::CancellationToken::new();
+        let h =
+            closest_line_hint("fn a() {\n    let x = 1;\n}\n", "let x = 1;\n  y", &live).unwrap();
         assert!(h.contains("Line 2"), "{h}");
     }
 
     #[test]
     fn hint_finds_similar_line() {
+        let live = tokio_util::sync::CancellationToken::new();
         let h = closest_line_hint(
             "alpha\nlet value = compute(1);\n",
             "let value = compute(2);",
+            &live,
         )
         .unwrap();
         assert!(h.contains("closest line is 2"), "{h}");
-        assert!(closest_line_hint("alpha\n", "zzzzzzzzzzzz").is_none());
+        assert!(closest_line_hint("alpha\n", "zzzzzzzzzzzz", &live).is_none());
     }
 
     #[test]

@@ -44,20 +44,6 @@ pub(crate) fn with_line_ending(content: &str, eol: &str) -> String {
     }
 }
 
-/// `+added −removed lines` between two texts.
-pub(crate) fn change_summary(before: &str, after: &str) -> String {
-    let diff = similar::TextDiff::from_lines(before, after);
-    let (mut added, mut removed) = (0usize, 0usize);
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            similar::ChangeTag::Insert => added += 1,
-            similar::ChangeTag::Delete => removed += 1,
-            similar::ChangeTag::Equal => {}
-        }
-    }
-    format!("+{added} −{removed} lines")
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -75,11 +61,6 @@ mod tests {
         assert_eq!(with_line_ending("a\nb\n", "\r\n"), "a\r\nb\r\n");
         assert_eq!(with_line_ending("a\r\nb\n", "\r\n"), "a\r\nb\n");
         assert_eq!(with_line_ending("a\nb", "\n"), "a\nb");
-    }
-
-    #[test]
-    fn summarises_changes() {
-        assert_eq!(change_summary("a\nb\n", "a\nc\nd\n"), "+2 −1 lines");
     }
 
     #[test]

@@ -132,8 +132,13 @@ fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOu
         Some(old) => text::with_line_ending(&args.content, text::line_ending(old)),
         None => args.content.clone(),
     };
-    atomic::write_atomic(&target.abs, content.as_bytes())?;
-    guard.record(&target.abs, content.as_bytes());
+    // The write counts as this call's the moment it happens; nothing is written once the
+    // call was interrupted.
+    ctx.write_files(std::slice::from_ref(&target.rel), || {
+        atomic::write_atomic(&target.abs, content.as_bytes())?;
+        guard.record(&target.abs, content.as_bytes());
+        Ok(())
+    })?;
     let lines = count_lines(&content);
     tracing::debug!(path = %shown, existed = before.is_some(), "write_file");
     let text = match &before {
@@ -141,12 +146,15 @@ fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOu
         Some(old) if *old == content => {
             format!("{shown} already had exactly this content ({lines} lines); nothing changed.")
         }
-        Some(old) => format!(
-            "Overwrote {shown} ({} bytes, {lines} lines; {}).\n{}",
-            content.len(),
-            text::change_summary(old, &content),
-            diff::snippet(shown, old, &content)
-        ),
+        Some(old) => {
+            let described = diff::describe(shown, old, &content);
+            format!(
+                "Overwrote {shown} ({} bytes, {lines} lines; {}).\n{}",
+                content.len(),
+                described.summary,
+                described.snippet
+            )
+        }
     };
     Ok(ToolOutput {
         content: text,

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod large_edits;
 
 use std::os::unix::fs::PermissionsExt;
 

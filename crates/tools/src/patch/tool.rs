@@ -12,7 +12,7 @@ use super::commit::{self, Change, Kind, RealFs};
 use super::model::{FileOp, ParseError};
 use super::{envelope, unified};
 use crate::guard::ConflictGuard;
-use crate::{args, text};
+use crate::{args, diff};
 
 /// Applies a `*** Begin Patch` envelope: add, update (with context hunks), delete and move
 /// files, all or nothing.
@@ -191,16 +191,22 @@ async fn run(
                 "{tool}: the patch changes nothing (the files already have this content)."
             )));
         }
-        commit::commit(&RealFs, &changes)?;
-        for c in &changes {
-            match &c.after {
-                Some(bytes) => guard.record(&c.abs, bytes),
-                None => guard.forget(&c.abs),
+        // The files count as this call's the moment they are written; nothing is written
+        // once the call was interrupted.
+        let shown: Vec<String> = changes.iter().map(|c| c.shown.clone()).collect();
+        ctx.write_files(&shown, || {
+            commit::commit(&RealFs, &changes)?;
+            for c in &changes {
+                match &c.after {
+                    Some(bytes) => guard.record(&c.abs, bytes),
+                    None => guard.forget(&c.abs),
+                }
             }
-        }
+            Ok(())
+        })?;
         Ok(ToolOutput {
             content: summary(&changes),
-            produced_files: changes.iter().map(|c| c.shown.clone()).collect(),
+            produced_files: shown,
             images: Vec::new(),
         })
     })
@@ -242,7 +248,7 @@ fn summary(changes: &[Change]) -> String {
             (_, Some(from)) => format!(
                 "R {from} → {} ({})",
                 c.shown,
-                text::change_summary(&original_of(from), &after)
+                diff::summary(&original_of(from), &after)
             ),
             (Kind::Added, None) => format!("A {} ({} lines)", c.shown, after.lines().count()),
             (Kind::Modified, None) => {
@@ -251,7 +257,7 @@ fn summary(changes: &[Change]) -> String {
                     .as_deref()
                     .map(String::from_utf8_lossy)
                     .unwrap_or_default();
-                format!("M {} ({})", c.shown, text::change_summary(&before, &after))
+                format!("M {} ({})", c.shown, diff::summary(&before, &after))
             }
         };
         out.push_str(&line);
