@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cairn_engine::{PermissionEngine, ToolHandle};
 use cairn_protocol::Mode;
@@ -16,6 +14,8 @@ use cairn_tools::core_tools;
 use cairn_tools::testing::{before_fs_op, FsOp};
 use serde_json::{json, Value};
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+use crate::common::LinkFlipper;
 use crate::common::{tool, Ws};
 
 /// Where the swapped-in link `d` points.
@@ -279,26 +279,12 @@ async fn in_workspace_links_and_named_protected_paths_still_work() {
     assert!(!ws.root.join(".git/hooks/y").exists());
 }
 
-/// Exchanges `d` (a folder) and `d_alt` (a link to `to`) atomically until `stop`.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn flipper(ws: &Ws, to: &Path, stop: Arc<AtomicBool>, flips: Arc<AtomicUsize>) -> std::thread::JoinHandle<()> {
-    use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
-    let d = ws.root.join("d");
-    let alt = ws.root.join("d_alt");
-    symlink(to, &alt).unwrap();
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            renameat2(AT_FDCWD, &d, AT_FDCWD, &alt, RenameFlags::RENAME_EXCHANGE).unwrap();
-            flips.fetch_add(1, Ordering::Relaxed);
-        }
-    })
-}
-
 /// Thousands of flips while the tools write and read in a loop: nothing ever lands outside or
 /// in `.git`, and nothing is ever read from outside.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_flipping_under_load_never_lets_a_write_out() {
+    use std::time::{Duration, Instant};
     const CALLS: usize = 1500;
     let tools = core_tools();
     let (write, read) = (tool(&tools, "write_file"), tool(&tools, "read_file"));
@@ -307,9 +293,11 @@ async fn a_link_flipping_under_load_never_lets_a_write_out() {
         std::fs::write(target.dir(&ws).join("f.txt"), "OTHER SECRET\n").unwrap();
         let outside = tree(&ws.outside);
         let git = tree(&ws.root.join(".git"));
-        let stop = Arc::new(AtomicBool::new(false));
-        let flips = Arc::new(AtomicUsize::new(0));
-        let handle = flipper(&ws, &target.dir(&ws), stop.clone(), flips.clone());
+        let flipper = LinkFlipper::start(
+            &ws.root.join("d"),
+            &ws.root.join("d_alt"),
+            &target.dir(&ws),
+        );
         let started = Instant::now();
         let (mut ok, mut refused, mut calls) = (0usize, 0usize, 0usize);
         while calls < CALLS && started.elapsed() < Duration::from_secs(30) {
@@ -329,9 +317,7 @@ async fn a_link_flipping_under_load_never_lets_a_write_out() {
             }
             calls += 1;
         }
-        stop.store(true, Ordering::Relaxed);
-        handle.join().unwrap();
-        let flips = flips.load(Ordering::Relaxed);
+        let flips = flipper.stop();
         eprintln!("{target:?}: {calls} writes ({ok} written, {refused} refused), {flips} flips");
         assert!(flips >= 1000, "only {flips} flips");
         assert_eq!(tree(&ws.outside), outside, "{target:?}: outside changed");
