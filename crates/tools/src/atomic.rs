@@ -55,8 +55,8 @@ pub(crate) fn write_atomic_mode(
         None => None,
     };
     let ctx = |what: &str| format!("cannot {what} {}", path.display());
-    let (tmp_name, mut file) = create_temp_in(&dir, &name)
-        .map_err(|e| e.into_tool(ctx("create a temp file for")))?;
+    let (tmp_name, mut file) =
+        create_temp_in(&dir, &name).map_err(|e| e.into_tool(ctx("create a temp file for")))?;
     let result = (|| -> Result<(), AtError> {
         file.write_all(bytes)?;
         let perms = existing.as_ref().map(fsat::permissions);

@@ -168,7 +168,9 @@ pub(crate) fn is_file(st: &FileStat) -> bool {
     kind(st) == SFlag::S_IFREG
 }
 
-/// The permission bits of `st` as `std` permissions.
+/// The permission bits of `st` as `std` permissions (`st_mode` is narrower than `u32` on
+/// some systems).
+#[allow(clippy::useless_conversion)]
 pub(crate) fn permissions(st: &FileStat) -> std::fs::Permissions {
     use std::os::unix::fs::PermissionsExt;
     std::fs::Permissions::from_mode(u32::from(st.st_mode) & 0o7777)
@@ -321,7 +323,10 @@ fn step(dir: &OwnedFd, name: &OsStr) -> nix::Result<OwnedFd> {
 
 /// A failed open of `name` in `dir`: a link there is a swap, anything else an I/O error.
 fn classify(dir: &OwnedFd, name: &OsStr, at: &Path, e: Errno) -> AtError {
-    if matches!(e, Errno::ELOOP | Errno::ENOTDIR | Errno::EMLINK | Errno::ENXIO) {
+    if matches!(
+        e,
+        Errno::ELOOP | Errno::ENOTDIR | Errno::EMLINK | Errno::ENXIO
+    ) {
         if let Ok(st) = stat::fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
             if is_link(&st) {
                 return AtError::Swapped(at.to_path_buf());

@@ -80,7 +80,9 @@ pub fn resolve_granted(
 ) -> Result<WorkspacePath, ToolError> {
     let first = match resolve(workspace, input) {
         Err(ToolError::OutsideWorkspace(m)) => m,
-        Ok(p) if access == Access::Write => return refuse_protected_through_link(workspace, input, p),
+        Ok(p) if access == Access::Write => {
+            return refuse_protected_through_link(workspace, input, p)
+        }
         other => return other,
     };
     let ws_lexical = normalize(&absolute(workspace));

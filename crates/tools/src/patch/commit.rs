@@ -30,7 +30,8 @@ impl CommitFs for RealFs {
         atomic::write_atomic_mode(path, bytes, mode).map(|_| ())
     }
     fn remove(&self, path: &Path) -> Result<(), ToolError> {
-        fsat::remove_file(path).map_err(|e| e.into_tool(format!("cannot delete {}", path.display())))
+        fsat::remove_file(path)
+            .map_err(|e| e.into_tool(format!("cannot delete {}", path.display())))
     }
 }
 

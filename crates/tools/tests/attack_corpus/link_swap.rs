@@ -50,11 +50,9 @@ const CASE_TIME_LIMIT: Duration = Duration::from_secs(60);
 fn numbered(v: &Value, n: usize) -> Value {
     match v {
         Value::String(s) => Value::String(s.replace("{n}", &n.to_string())),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), numbered(x, n)))
-                .collect(),
-        ),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, x)| (k.clone(), numbered(x, n))).collect())
+        }
         Value::Array(a) => Value::Array(a.iter().map(|x| numbered(x, n)).collect()),
         other => other.clone(),
     }

@@ -169,7 +169,9 @@ async fn a_folder_swapped_for_a_link_just_before_the_write_is_never_followed() {
             assert_eq!(tree(&ws.outside), outside, "{label}: outside changed");
             assert_eq!(tree(&ws.root.join(".git")), git, "{label}: .git changed");
             assert!(
-                std::fs::symlink_metadata(ws.root.join("d")).unwrap().is_symlink(),
+                std::fs::symlink_metadata(ws.root.join("d"))
+                    .unwrap()
+                    .is_symlink(),
                 "{label}: the hook did not swap"
             );
             // The real folder and the rest of the workspace are as they were.
@@ -208,7 +210,10 @@ async fn a_folder_swapped_for_a_link_just_before_a_read_is_never_followed() {
 async fn a_link_swapped_in_after_the_permission_check_is_refused() {
     let tools = core_tools();
     let cases: Vec<(&str, Value)> = vec![
-        ("write_file", json!({"path": "d/pre-commit", "content": "pwned\n"})),
+        (
+            "write_file",
+            json!({"path": "d/pre-commit", "content": "pwned\n"}),
+        ),
         (
             "apply_patch",
             json!({"patch": "*** Begin Patch\n*** Add File: d/pre-commit\n+pwned\n*** End Patch\n"}),
@@ -275,8 +280,21 @@ async fn in_workspace_links_and_named_protected_paths_still_work() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(e.contains("protected `.git`") && e.contains(".git/hooks/y"), "{e}");
+    assert!(
+        e.contains("protected `.git`") && e.contains(".git/hooks/y"),
+        "{e}"
+    );
     assert!(!ws.root.join(".git/hooks/y").exists());
+    // So is a link into a nested repository's `.git`.
+    ws.write("vendor/lib/.git/config", "[core]\n");
+    symlink("vendor/lib/.git", ws.root.join("nested")).unwrap();
+    let e = ws
+        .call(&w, json!({"path": "nested/config", "content": "x\n"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("protected `.git`"), "{e}");
+    assert_eq!(ws.read("vendor/lib/.git/config"), "[core]\n");
 }
 
 /// Thousands of flips while the tools write and read in a loop: nothing ever lands outside or
@@ -293,11 +311,8 @@ async fn a_link_flipping_under_load_never_lets_a_write_out() {
         std::fs::write(target.dir(&ws).join("f.txt"), "OTHER SECRET\n").unwrap();
         let outside = tree(&ws.outside);
         let git = tree(&ws.root.join(".git"));
-        let flipper = LinkFlipper::start(
-            &ws.root.join("d"),
-            &ws.root.join("d_alt"),
-            &target.dir(&ws),
-        );
+        let flipper =
+            LinkFlipper::start(&ws.root.join("d"), &ws.root.join("d_alt"), &target.dir(&ws));
         let started = Instant::now();
         let (mut ok, mut refused, mut calls) = (0usize, 0usize, 0usize);
         while calls < CALLS && started.elapsed() < Duration::from_secs(30) {
@@ -313,7 +328,10 @@ async fn a_link_flipping_under_load_never_lets_a_write_out() {
             if let (Target::Outside, Ok(out)) =
                 (target, ws.call(&read, json!({"path": "d/f.txt"})).await)
             {
-                assert!(!out.content.contains("OTHER SECRET"), "read through the link");
+                assert!(
+                    !out.content.contains("OTHER SECRET"),
+                    "read through the link"
+                );
             }
             calls += 1;
         }
