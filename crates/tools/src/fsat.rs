@@ -57,6 +57,17 @@ impl AtError {
     }
 }
 
+/// How folder handles are opened: on Linux `O_PATH`, which needs only search (`x`) permission
+/// along the way, like any path lookup; elsewhere for reading.
+#[cfg(target_os = "linux")]
+const DIR_FLAGS: OFlag = OFlag::O_PATH
+    .union(OFlag::O_DIRECTORY)
+    .union(OFlag::O_CLOEXEC);
+#[cfg(not(target_os = "linux"))]
+const DIR_FLAGS: OFlag = OFlag::O_RDONLY
+    .union(OFlag::O_DIRECTORY)
+    .union(OFlag::O_CLOEXEC);
+
 fn io_err(e: Errno) -> AtError {
     AtError::Io(io::Error::from(e))
 }
@@ -255,7 +266,7 @@ fn open_beneath(path: &Path) -> Option<OwnedFd> {
         return Some(root);
     }
     let how = OpenHow::new()
-        .flags(OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC)
+        .flags(DIR_FLAGS)
         .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_BENEATH);
     fcntl::openat2(&root, rel, how).ok()
 }
@@ -266,12 +277,7 @@ fn open_beneath(_path: &Path) -> Option<OwnedFd> {
 }
 
 fn open_root() -> Result<OwnedFd, AtError> {
-    fcntl::open(
-        "/",
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(io_err)
+    fcntl::open("/", DIR_FLAGS, Mode::empty()).map_err(io_err)
 }
 
 /// Opens `path` one component at a time with `O_NOFOLLOW`, creating missing folders when
@@ -316,7 +322,7 @@ fn step(dir: &OwnedFd, name: &OsStr) -> nix::Result<OwnedFd> {
     fcntl::openat(
         dir,
         name,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        DIR_FLAGS | OFlag::O_NOFOLLOW,
         Mode::empty(),
     )
 }
@@ -388,6 +394,12 @@ mod tests {
             AtError::Swapped(_)
         ));
         assert!(p.join("real/f").exists());
+        // The component walk (used where openat2 is unavailable) decides the same way.
+        assert!(walk(&p.join("real/inner"), None).is_ok());
+        assert!(matches!(
+            walk(&p.join("link/inner"), None).unwrap_err(),
+            AtError::Swapped(at) if at == p.join("link")
+        ));
     }
 
     #[test]
