@@ -319,12 +319,7 @@ fn walk(path: &Path, mut created: Option<&mut Vec<PathBuf>>) -> Result<OwnedFd, 
 }
 
 fn step(dir: &OwnedFd, name: &OsStr) -> nix::Result<OwnedFd> {
-    fcntl::openat(
-        dir,
-        name,
-        DIR_FLAGS | OFlag::O_NOFOLLOW,
-        Mode::empty(),
-    )
+    fcntl::openat(dir, name, DIR_FLAGS | OFlag::O_NOFOLLOW, Mode::empty())
 }
 
 /// A failed open of `name` in `dir`: a link there is a swap, anything else an I/O error.
