@@ -77,7 +77,7 @@ pub struct PermissionState {
 }
 
 /// Paths inside the workspace that always need the user, in every mode.
-const PROTECTED: &[&str] = &[".git", ".agent", ".cairn"];
+pub const PROTECTED: &[&str] = &[".git", ".agent", ".cairn"];
 
 /// Evaluates tool calls against mode, workspace, rules and allowlists.
 #[derive(Debug, Clone)]

@@ -1,10 +1,15 @@
-//! Atomic file replacement: a temp file in the same directory, then `rename`.
+//! Atomic file replacement: a temp file in the same folder, then `rename`, all through a
+//! handle on that folder opened without following links ([`crate::fsat`]).
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cairn_engine::ToolError;
+use nix::fcntl::OFlag;
+
+use crate::fsat::{self, AtError, DirHandle};
 
 /// Writes `bytes` to `path` atomically, creating parent directories and keeping the
 /// permissions of an existing file. Returns whether the file existed before.
@@ -13,84 +18,90 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<bool, ToolError>
 }
 
 /// Like [`write_atomic`], with explicit permissions (`None`: keep the existing file's).
+/// `path` is a resolved path (no symbolic link in it): a link found along it now was swapped
+/// in after the check, and the write is refused.
 pub(crate) fn write_atomic_mode(
     path: &Path,
     bytes: &[u8],
     mode: Option<std::fs::Permissions>,
 ) -> Result<bool, ToolError> {
-    let parent = path.parent().ok_or_else(|| {
-        ToolError::Failed(format!("`{}` has no parent directory", path.display()))
-    })?;
-    std::fs::create_dir_all(parent)
-        .map_err(|e| ToolError::io(format!("cannot create directory {}", parent.display()), e))?;
-    let existing = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => {
+    #[cfg(feature = "test-support")]
+    crate::testing::run(crate::testing::FsOp::Write, path);
+    let parent = path.parent().unwrap_or(path);
+    let mut created = Vec::new();
+    let (dir, name) = DirHandle::parent_of(path, Some(&mut created))
+        .map_err(|e| e.into_tool(format!("cannot create directory {}", parent.display())))?;
+    let existing = match dir
+        .stat(&name)
+        .map_err(|e| e.into_tool(format!("cannot stat {}", path.display())))?
+    {
+        Some(st) if fsat::is_dir(&st) => {
             return Err(ToolError::Failed(format!(
                 "`{}` is a directory, not a file",
                 path.display()
             )))
         }
-        Ok(m) if m.permissions().readonly() => {
+        Some(st) if fsat::is_link(&st) => {
+            return Err(AtError::Swapped(path.to_path_buf()).into_tool(""));
+        }
+        Some(st) if fsat::permissions(&st).readonly() => {
             return Err(ToolError::Failed(format!(
                 "`{}` is read-only (no write permission for anyone): make it writable first if \
                  it is meant to change",
                 path.display()
             )))
         }
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(ToolError::io(format!("cannot stat {}", path.display()), e)),
+        Some(st) => Some(st),
+        None => None,
     };
     let ctx = |what: &str| format!("cannot {what} {}", path.display());
-    let (tmp_path, mut file) =
-        create_temp_beside(path).map_err(|e| ToolError::io(ctx("create a temp file for"), e))?;
-    let result = (|| {
+    let (tmp_name, mut file) =
+        create_temp_in(&dir, &name).map_err(|e| e.into_tool(ctx("create a temp file for")))?;
+    let result = (|| -> Result<(), AtError> {
         file.write_all(bytes)?;
-        let perms = existing.as_ref().map(|m| m.permissions());
+        let perms = existing.as_ref().map(fsat::permissions);
         if let Some(perms) = mode.as_ref().or(perms.as_ref()) {
             file.set_permissions(perms.clone())?;
         }
         // Keep the owner and group (a failure, e.g. not allowed to give the file away, leaves
         // the process's own).
-        if let Some(m) = &existing {
-            use std::os::unix::fs::MetadataExt;
-            let _ = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()));
+        if let Some(st) = &existing {
+            let _ = std::os::unix::fs::fchown(&file, Some(st.st_uid), Some(st.st_gid));
         }
         file.sync_all()?;
         drop(file);
-        std::fs::rename(&tmp_path, path)
+        // The folder still is the one checked (not moved away and replaced meanwhile).
+        dir.still_there()?;
+        dir.rename(&tmp_name, &name)
     })();
     if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp_path);
-        return Err(ToolError::io(ctx("write"), e));
+        let _ = dir.unlink(&tmp_name);
+        return Err(e.into_tool(ctx("write")));
     }
     Ok(existing.is_some())
 }
 
-/// Creates a fresh temp file next to `path` (mode 0o666 minus the umask, like `File::create`).
-fn create_temp_beside(path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// Creates a fresh temp file beside `name` in `dir` (`O_CREAT | O_EXCL`, mode 0o666 minus the
+/// umask, like `File::create`).
+fn create_temp_in(dir: &DirHandle, name: &OsStr) -> Result<(OsString, std::fs::File), AtError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let shown = name.to_string_lossy();
     let mut last_err = None;
     for _ in 0..16 {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = path.with_file_name(format!(".{name}.cairn-tmp-{}-{n}", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .open(&tmp)
-        {
+        let tmp = OsString::from(format!(".{shown}.cairn-tmp-{}-{n}", std::process::id()));
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL;
+        match dir.open_file(&tmp, flags, 0o666) {
             Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_err = Some(e),
+            Err(AtError::Io(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                last_err = Some(e)
+            }
             Err(e) => return Err(e),
         }
     }
-    Err(last_err.unwrap_or_else(|| std::io::Error::other("no free temp file name")))
+    Err(AtError::Io(last_err.unwrap_or_else(|| {
+        std::io::Error::other("no free temp file name")
+    })))
 }
 
 #[cfg(test)]

@@ -15,12 +15,14 @@
 //!
 //! Every path argument goes through [`paths::resolve_for`], the workspace boundary (widened
 //! by directories the user granted with `request_directory`). The file-writing tools of one
-//! session share a [`ConflictGuard`].
+//! session share a [`ConflictGuard`]. They touch the disk only through folder handles opened
+//! without following links (`fsat`), so a link swapped in after the check cannot redirect them.
 
 mod args;
 mod atomic;
 pub mod describe;
 mod diff;
+mod fsat;
 pub mod git;
 pub mod guard;
 mod guard_store;
@@ -38,6 +40,8 @@ pub mod replace_in_file;
 pub mod search;
 pub mod shell;
 pub mod terminal;
+#[cfg(feature = "test-support")]
+pub mod testing;
 mod text;
 pub mod web;
 pub mod write_file;

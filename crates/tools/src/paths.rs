@@ -80,6 +80,9 @@ pub fn resolve_granted(
 ) -> Result<WorkspacePath, ToolError> {
     let first = match resolve(workspace, input) {
         Err(ToolError::OutsideWorkspace(m)) => m,
+        Ok(p) if access == Access::Write => {
+            return refuse_protected_through_link(workspace, input, p)
+        }
         other => return other,
     };
     let ws_lexical = normalize(&absolute(workspace));
@@ -125,6 +128,48 @@ pub fn resolve_granted(
                 .join(", ")
         ))),
     }
+}
+
+/// Refuses a write that reaches a protected folder (`.git`, `.agent`, `.cairn`, nested ones
+/// too) only through a symbolic link. The permission check asks the user for any path that
+/// names one; a link can be swapped in between that check and this resolution, so the file
+/// tools write into a protected folder only by a path that names it.
+fn refuse_protected_through_link(
+    workspace: &Path,
+    input: &str,
+    resolved: WorkspacePath,
+) -> Result<WorkspacePath, ToolError> {
+    let protected = |rel: &Path| {
+        rel.components().find_map(|c| match c {
+            Component::Normal(s) => {
+                let s = s.to_string_lossy().to_lowercase();
+                cairn_engine::permission::PROTECTED
+                    .iter()
+                    .copied()
+                    .find(|p| s == *p)
+            }
+            _ => None,
+        })
+    };
+    let Some(folder) = protected(Path::new(&resolved.rel)) else {
+        return Ok(resolved);
+    };
+    let ws_lexical = normalize(&absolute(workspace));
+    let lexical = normalize(&ws_lexical.join(input));
+    let ws = std::fs::canonicalize(&ws_lexical).unwrap_or_else(|_| ws_lexical.clone());
+    let as_written = lexical
+        .strip_prefix(&ws_lexical)
+        .or_else(|_| lexical.strip_prefix(&ws))
+        .ok();
+    if as_written.and_then(protected).is_some() {
+        return Ok(resolved);
+    }
+    Err(ToolError::Failed(format!(
+        "`{input}` leads through a symbolic link into the protected `{folder}` folder (to \
+         `{}`); file tools write there only by a path that names it, which the user is asked \
+         about. Nothing was written.",
+        resolved.rel
+    )))
 }
 
 /// Resolves a path argument for a tool call: the workspace, then the session's granted

@@ -111,26 +111,28 @@ impl Tool for ReadFile {
     }
 }
 
-/// Opens `path` for reading, mapping "missing", "directory" and "not a file" to clear errors.
+/// Opens `path` (resolved) for reading, mapping "missing", "directory" and "not a file" to
+/// clear errors. Opened through its folder's handle without following links: a folder swapped
+/// for a link after the check fails the read instead of redirecting it.
 pub(crate) fn open_regular_file(path: &Path, shown: &str) -> Result<File, ToolError> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let (file, st) = match crate::fsat::open_read(path) {
+        Ok(opened) => opened,
+        Err(e) if e.is_not_found() => {
             return Err(ToolError::NotFound(format!("{shown} (no such file)")))
         }
-        Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), e)),
+        Err(e) => return Err(e.into_tool(format!("cannot read {shown}"))),
     };
-    if meta.is_dir() {
+    if crate::fsat::is_dir(&st) {
         return Err(ToolError::Failed(format!(
             "`{shown}` is a directory, not a file; use list_files to see what it contains"
         )));
     }
-    if !meta.is_file() {
+    if !crate::fsat::is_file(&st) {
         return Err(ToolError::Failed(format!(
             "`{shown}` is not a regular file (device, socket or pipe)"
         )));
     }
-    File::open(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), e))
+    Ok(file)
 }
 
 /// Largest UTF-16 file read_file decodes (it is read whole).

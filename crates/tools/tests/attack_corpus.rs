@@ -8,6 +8,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[path = "attack_corpus/link_swap.rs"]
+mod link_swap;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{symlink, MetadataExt};

@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "boundary/race.rs"]
+mod race;
 
 use std::os::unix::fs::symlink;
 

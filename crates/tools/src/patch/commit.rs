@@ -12,7 +12,7 @@ use super::apply::{apply_hunks, TextFile};
 use super::model::FileOp;
 use crate::guard::ConflictGuard;
 use crate::paths::{self, Access};
-use crate::{atomic, text};
+use crate::{atomic, fsat, text};
 
 /// The file-system operations of a commit (a seam for failure-injection tests).
 pub(crate) trait CommitFs {
@@ -30,8 +30,8 @@ impl CommitFs for RealFs {
         atomic::write_atomic_mode(path, bytes, mode).map(|_| ())
     }
     fn remove(&self, path: &Path) -> Result<(), ToolError> {
-        std::fs::remove_file(path)
-            .map_err(|e| ToolError::io(format!("cannot delete {}", path.display()), e))
+        fsat::remove_file(path)
+            .map_err(|e| e.into_tool(format!("cannot delete {}", path.display())))
     }
 }
 
@@ -249,23 +249,30 @@ fn load(
             "`{path}` is the workspace root, not a file"
         )));
     }
-    let (original, mode) = match std::fs::metadata(&target.abs) {
-        Ok(m) if m.is_dir() => {
+    // Read through the folder's handle, never following a link swapped in since the check.
+    let (original, mode) = match fsat::open_read(&target.abs) {
+        Ok((_, st)) if fsat::is_dir(&st) => {
             return Err(ToolError::Failed(format!(
                 "`{shown}` is a directory, not a file. Nothing was changed."
             )))
         }
-        Ok(m) => {
-            let bytes = std::fs::read(&target.abs)
+        Ok((_, st)) if !fsat::is_file(&st) => {
+            return Err(ToolError::Failed(format!(
+                "`{shown}` is not a regular file (device, socket or pipe). Nothing was changed."
+            )))
+        }
+        Ok((mut file, st)) => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes)
                 .map_err(|e| ToolError::io(format!("cannot read {shown}"), e))?;
             guard.check(&target.abs, &shown, Some(&bytes))?;
-            (Some(bytes), Some(m.permissions()))
+            (Some(bytes), Some(fsat::permissions(&st)))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() => {
             guard.check(&target.abs, &shown, None)?;
             (None, None)
         }
-        Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), e)),
+        Err(e) => return Err(e.into_tool(format!("cannot read {shown}"))),
     };
     files.insert(
         target.abs.clone(),
@@ -326,7 +333,7 @@ fn rollback(fs: &dyn CommitFs, done: &[Change], created_dirs: &[PathBuf]) -> Vec
         }
     }
     for d in created_dirs.iter().rev() {
-        let _ = std::fs::remove_dir(d);
+        let _ = fsat::remove_dir(d);
     }
     errors
 }
@@ -336,7 +343,7 @@ fn missing_ancestors(path: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = path
         .ancestors()
         .skip(1)
-        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .take_while(|p| !p.as_os_str().is_empty() && matches!(fsat::lstat(p), Ok(None)))
         .map(Path::to_path_buf)
         .collect();
     out.reverse();

@@ -159,3 +159,38 @@ pub fn tool_results(llm: &cairn_engine::testing::FakeLlm) -> Vec<(String, String
         })
         .unwrap_or_default()
 }
+
+/// A thread exchanging a folder and a symbolic link (`renameat2(RENAME_EXCHANGE)`) as fast as
+/// it can, so the name is always there, a folder one moment and a link the next.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub struct LinkFlipper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<usize>,
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+impl LinkFlipper {
+    /// Creates the link `alt` to `to`, then keeps exchanging it with the folder `dir`.
+    pub fn start(dir: &Path, alt: &Path, to: &Path) -> Self {
+        use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
+        use std::sync::atomic::Ordering;
+        std::os::unix::fs::symlink(to, alt).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (dir, alt, flag) = (dir.to_path_buf(), alt.to_path_buf(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let mut flips = 0usize;
+            while !flag.load(Ordering::Relaxed) {
+                renameat2(AT_FDCWD, &dir, AT_FDCWD, &alt, RenameFlags::RENAME_EXCHANGE).unwrap();
+                flips += 1;
+            }
+            flips
+        });
+        LinkFlipper { stop, thread }
+    }
+
+    /// Stops flipping; returns how many exchanges were made.
+    pub fn stop(self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}
