@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod mcp_trust;
 pub mod naming;
 pub mod permissions;
+pub mod reserve;
 pub mod rewind;
 pub mod rewind_read;
 pub mod sandbox;
