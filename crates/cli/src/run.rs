@@ -248,6 +248,9 @@ pub async fn run(args: RunArgs) -> ExitCode {
         }
     };
     let session = assembled.session.clone();
+    if let Some(note) = &assembled.notice {
+        errln!("note: {note}");
+    }
     if !args.json {
         match session.sandbox() {
             Some(s) => errln!("sandbox: enforced, commands run inside {s}"),

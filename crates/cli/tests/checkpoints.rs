@@ -503,10 +503,11 @@ async fn vcs_off_records_nothing_and_bad_requests_exit_2() {
     );
 }
 
-/// Both copies of a session's checkpoint damaged: the session cannot be continued, but its
-/// change-turns stay listable, diffable and restorable from the checkpoint store.
+/// Both copies of a session's checkpoint damaged: the session is rebuilt from its event log
+/// (listed, continued with its history, but `interactive` with no grants), and its
+/// change-turns stay listable, diffable and restorable.
 #[tokio::test]
-async fn a_session_whose_checkpoint_is_unreadable_can_still_be_rolled_back() {
+async fn a_session_whose_checkpoint_is_unreadable_is_rebuilt_from_its_event_log() {
     let ws_dir = tempfile::tempdir().unwrap();
     let ws = ws_dir.path();
     let state = tempfile::tempdir().unwrap();
@@ -531,6 +532,19 @@ async fn a_session_whose_checkpoint_is_unreadable_can_still_be_rolled_back() {
     std::fs::write(dir.join("state.json.bak"), "garbage").unwrap();
     let st = state.path().to_str().unwrap();
 
+    // Still listed.
+    let listed = cairn(&["sessions", "--state-dir", st, "--json"], &[]).await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let rows = lines(&listed.stdout);
+    assert_eq!(rows.len(), 1, "{}", listed.stdout);
+    assert_eq!(rows[0]["id"], id.as_str());
+    assert_eq!(rows[0]["turns"], 1);
+
+    // Continued: the history reaches the model; the mode is not the saved `auto`.
+    let server = MockLlmServer::with_script(vec![Reply::text("going on")])
+        .await
+        .unwrap();
+    let base = server.base_url();
     let run = cairn(
         &[
             "run",
@@ -538,15 +552,46 @@ async fn a_session_whose_checkpoint_is_unreadable_can_still_be_rolled_back() {
             st,
             "--session",
             &id,
-            "--model",
-            "m",
+            "--base-url",
+            &base,
+            "--json",
             "go on",
         ],
         &[],
     )
     .await;
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("corrupt checkpoint"), "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("rebuilt from its event log") && run.stderr.contains("`interactive`"),
+        "{}",
+        run.stderr
+    );
+    let history = server.requests()[0].body["messages"].to_string();
+    for seen in ["change a", "write_file", "a.txt", "done", "go on"] {
+        assert!(history.contains(seen), "{seen} missing: {history}");
+    }
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    assert_eq!(saved["permissions"]["mode"], "interactive", "{saved}");
+    assert_eq!(saved["permissions"]["allow_commands"], json!([]), "{saved}");
+    assert_eq!(saved["turns"], 2);
+    assert_eq!(saved["workspace"], ws.canonicalize().unwrap().to_str().unwrap());
+    // The damaged copies are kept.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("state.json.bak.corrupt")).unwrap(),
+        "garbage"
+    );
+    // Noted once: the next run opens the rebuilt checkpoint as any other.
+    server.push(Reply::text("again"));
+    let again = cairn(
+        &[
+            "run", "--state-dir", st, "--session", &id, "--base-url", &base, "--json", "more",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(!again.stderr.contains("rebuilt"), "{}", again.stderr);
 
     let turns = cairn(&["turns", "--state-dir", st, "--session", &id], &[]).await;
     assert_eq!(turns.code, 0, "{}", turns.stderr);

@@ -193,7 +193,7 @@ impl SessionIndex {
             if known.get(id) == Some(fingerprint) {
                 continue;
             }
-            match store.load(id) {
+            match store.load_or_rebuild(id).map(|(s, _)| s) {
                 Ok(s) => {
                     upsert(&tx, &s, fingerprint).map_err(sql)?;
                     stats.indexed += 1;

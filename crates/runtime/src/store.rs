@@ -253,7 +253,7 @@ impl SessionStore {
             if validate_id(&id).is_err() {
                 continue;
             }
-            match self.load(&id) {
+            match self.load_or_rebuild(&id).map(|(s, _)| s) {
                 Ok(s) => out.push(SessionSummary {
                     id: s.session_id,
                     name: s.name,
