@@ -622,3 +622,103 @@ async fn a_session_whose_checkpoint_is_unreadable_is_rebuilt_from_its_event_log(
         "before\n"
     );
 }
+
+/// Makes a folder immutable (`chattr +i`, as root) until dropped.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    /// `None` (reason printed) where the file system or user cannot; on CI a failure.
+    fn set(dir: &Path) -> Option<Immutable> {
+        let out = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .output();
+        let why = match out {
+            Ok(o) if o.status.success() => return Some(Immutable(dir.to_path_buf())),
+            Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "chattr +i does not work on CI: {why}"
+        );
+        eprintln!("skipped: chattr +i does not work here ({why})");
+        None
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A restore that cannot write one of its files stops half-way, and its first error already
+/// says how to finish or roll it back.
+#[tokio::test]
+async fn the_first_error_of_a_restore_that_stops_half_way_names_recover() {
+    let ws_dir = tempfile::tempdir().unwrap();
+    let ws = ws_dir.path();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("a.txt"), "a before\n").unwrap();
+    std::fs::write(ws.join("sub/b.txt"), "b before\n").unwrap();
+    let id = run_turn(
+        ws,
+        state.path(),
+        vec![
+            Reply::tool_call(
+                "c1",
+                "write_file",
+                json!({"path": "a.txt", "content": "a after\n"}),
+            )
+            .with_tool_call(
+                "c2",
+                "write_file",
+                json!({"path": "sub/b.txt", "content": "b after\n"}),
+            ),
+            Reply::text("done"),
+        ],
+        "change both",
+        &[],
+    )
+    .await;
+    let st = state.path().to_str().unwrap();
+    let restore = |extra: &'static [&'static str]| {
+        let mut args = vec!["restore", "--state-dir", st, "--session", id.as_str()];
+        args.extend_from_slice(extra);
+        args
+    };
+    {
+        let Some(_frozen) = Immutable::set(&ws.join("sub")) else {
+            return;
+        };
+        let first = cairn(&restore(&["--to-turn", "0"]), &[]).await;
+        assert_eq!(first.code, 1, "{}", first.stderr);
+        assert!(
+            first
+                .stderr
+                .contains(&format!("cairn restore --session {id} --recover finish|rollback")),
+            "{}",
+            first.stderr
+        );
+        // Half-restored: a.txt is back, sub/b.txt could not be.
+        assert_eq!(
+            std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+            "a before\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.join("sub/b.txt")).unwrap(),
+            "b after\n"
+        );
+    }
+    let finish = cairn(&restore(&["--recover", "finish"]), &[]).await;
+    assert_eq!(finish.code, 0, "{}", finish.stderr);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("sub/b.txt")).unwrap(),
+        "b before\n"
+    );
+}
