@@ -283,7 +283,7 @@ impl SessionStore {
                 }
             }
             if !words.is_empty() {
-                let Ok(saved) = self.load(&summary.id) else {
+                let Ok((saved, _)) = self.load_or_rebuild(&summary.id) else {
                     continue;
                 };
                 let hay = haystack(&saved);

@@ -1,61 +1,65 @@
-//! Space kept in reserve in a session's folder, so the end of a turn can still be recorded
-//! when the disk is full: a file of incompressible bytes (zeros would be compressed or left
-//! sparse by some file systems) sized to the session's checkpoint. When a save of the turn
-//! failed, the final flush deletes it and writes the turn's record into the room it made.
+//! Space kept in reserve in the state dir's `sessions` folder, so the end of a turn can still
+//! be recorded when the disk is full: one file of incompressible bytes (zeros would be
+//! compressed or left sparse by some file systems), shared by every session and process of
+//! the state dir, sized to twice the biggest checkpoint saved (capped). When a save of a turn
+//! failed, that turn's final flush claims it (an atomic rename: one process wins), deletes it
+//! and writes the turn's record into the room it made; the next successful save re-creates
+//! it.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// File name of the reserve inside a session's folder.
-pub const RESERVE_FILE: &str = "space-reserve";
+/// File name of the reserve inside `<state_dir>/sessions` (not a valid session id).
+pub const RESERVE_FILE: &str = ".space-reserve";
 
 /// Granularity (and minimum) of the reserve: room for the event log lines of a turn's end.
 const STEP: u64 = 1 << 20;
 
-/// The reserve of one session's folder.
+/// The most kept in reserve: a checkpoint bigger than half of it may not fit.
+const CAP: u64 = 64 << 20;
+
+/// The reserve of one state dir.
 #[derive(Debug)]
 pub struct Reserve {
     path: PathBuf,
-    /// Bytes known to be in the file (`None` until first looked at).
-    size: Mutex<Option<u64>>,
+    /// Serialises this process's growing and releasing.
+    busy: Mutex<()>,
 }
 
 impl Reserve {
-    /// The reserve in `session_dir` (nothing is written until [`Reserve::ensure`]).
-    pub fn new(session_dir: &Path) -> Self {
+    /// The reserve in `sessions_dir` (nothing is written until [`Reserve::ensure`]).
+    pub fn new(sessions_dir: &Path) -> Self {
         Reserve {
-            path: session_dir.join(RESERVE_FILE),
-            size: Mutex::new(None),
+            path: sessions_dir.join(RESERVE_FILE),
+            busy: Mutex::new(()),
         }
     }
 
     /// Bytes to keep for a checkpoint of `state_len` bytes: the new copy written beside the
-    /// old one (with room for the turn's growth: twice its size) plus one step for the
-    /// event log, rounded up to whole steps.
+    /// old one (with room for the turn's growth: twice its size, in whole steps) plus one
+    /// step for the event log; at most 64 MiB.
     pub fn wanted(state_len: u64) -> u64 {
         state_len
             .saturating_mul(2)
-            .saturating_add(STEP)
             .div_ceil(STEP)
             .saturating_mul(STEP)
+            .saturating_add(STEP)
+            .min(CAP)
     }
 
     /// Grows the file to [`Reserve::wanted`]`(state_len)` bytes (never shrinks it); an error
     /// when the disk has no room (what was written stays reserved).
     pub fn ensure(&self, state_len: u64) -> io::Result<()> {
         let want = Self::wanted(state_len);
-        let mut size = self.size.lock().unwrap_or_else(|e| e.into_inner());
-        let have = match *size {
-            Some(n) => n,
-            None => match fs::metadata(&self.path) {
-                Ok(m) => m.len(),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
-                Err(e) => return Err(e),
-            },
+        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        // Looked at each time: another process may have used it.
+        let have = match fs::metadata(&self.path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(e),
         };
-        *size = Some(have);
         if have >= want {
             return Ok(());
         }
@@ -69,30 +73,30 @@ impl Reserve {
         while left > 0 {
             let n = left.min(buf.len() as u64) as usize;
             rng.fill(&mut buf[..n]);
-            if let Err(e) = file.write_all(&buf[..n]) {
-                *size = file.metadata().ok().map(|m| m.len());
-                return Err(e);
-            }
+            file.write_all(&buf[..n])?;
             left -= n as u64;
-            *size = Some(want - left);
         }
         Ok(())
     }
 
-    /// Deletes the reserve to make room; the bytes it held.
+    /// Claims the reserve (one process wins) and deletes it to make room; the bytes freed
+    /// (0 when another process took it first or there was none).
     pub fn release(&self) -> u64 {
-        let mut size = self.size.lock().unwrap_or_else(|e| e.into_inner());
-        let held = fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
-        match fs::remove_file(&self.path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        let mut name = self.path.as_os_str().to_os_string();
+        name.push(format!(".{}.claimed", std::process::id()));
+        let claimed = PathBuf::from(name);
+        if fs::rename(&self.path, &claimed).is_err() {
+            return 0;
+        }
+        let held = fs::metadata(&claimed).map(|m| m.len()).unwrap_or(0);
+        match fs::remove_file(&claimed) {
+            Ok(()) => held,
             Err(e) => {
-                tracing::warn!(error = %e, path = %self.path.display(), "could not release the space reserve");
-                return 0;
+                tracing::warn!(error = %e, path = %claimed.display(), "could not release the space reserve");
+                0
             }
         }
-        *size = Some(0);
-        held
     }
 }
 
@@ -126,7 +130,7 @@ mod tests {
         let r = Reserve::new(tmp.path());
         r.ensure(10).unwrap();
         let file = tmp.path().join(RESERVE_FILE);
-        assert_eq!(fs::metadata(&file).unwrap().len(), STEP);
+        assert_eq!(fs::metadata(&file).unwrap().len(), 2 * STEP);
         r.ensure(STEP).unwrap();
         assert_eq!(fs::metadata(&file).unwrap().len(), 3 * STEP);
         // Never shrinks.
@@ -134,6 +138,8 @@ mod tests {
         assert_eq!(fs::metadata(&file).unwrap().len(), 3 * STEP);
         assert_eq!(r.release(), 3 * STEP);
         assert!(!file.exists());
+        assert_eq!(r.release(), 0, "nothing left to claim");
+        assert_eq!(Reserve::wanted(1 << 40), CAP);
         // Incompressible: not a run of one byte.
         r.ensure(0).unwrap();
         let bytes = fs::read(&file).unwrap();

@@ -344,7 +344,7 @@ impl SessionStore {
         let persister = SessionPersister {
             log: self.event_log(&saved.session_id)?,
             store: self.clone(),
-            reserve: crate::reserve::Reserve::new(&dir),
+            reserve: crate::reserve::Reserve::new(&self.root),
             state_file: dir.join("state.json"),
             saved: Mutex::new(saved),
             failure: Mutex::new(None),
@@ -451,7 +451,7 @@ pub struct SessionPersister {
     log: EventLog,
     store: SessionStore,
     saved: Mutex<SavedSession>,
-    /// Room for the turn's final save when the disk is full.
+    /// Room for the turn's final save when the disk is full (shared by the state dir).
     reserve: crate::reserve::Reserve,
     state_file: PathBuf,
     /// The first checkpoint of the current turn that could not be written (sticky until
