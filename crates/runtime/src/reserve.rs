@@ -1,4 +1,4 @@
-//! Space kept in reserve in the state dir's `sessions` folder, so the end of a turn can still
+//! Space kept in reserve in the state dir, so the end of a turn can still
 //! be recorded when the disk is full: one file of incompressible bytes (zeros would be
 //! compressed or left sparse by some file systems), shared by every session and process of
 //! the state dir, sized to twice the biggest checkpoint saved (capped). When a save of a turn
@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// File name of the reserve inside `<state_dir>/sessions` (not a valid session id).
+/// File name of the reserve inside the state dir.
 pub const RESERVE_FILE: &str = ".space-reserve";
 
 /// Granularity (and minimum) of the reserve: room for the event log lines of a turn's end.
@@ -29,10 +29,10 @@ pub struct Reserve {
 }
 
 impl Reserve {
-    /// The reserve in `sessions_dir` (nothing is written until [`Reserve::ensure`]).
-    pub fn new(sessions_dir: &Path) -> Self {
+    /// The reserve of `state_dir` (nothing is written until [`Reserve::ensure`]).
+    pub fn new(state_dir: &Path) -> Self {
         Reserve {
-            path: sessions_dir.join(RESERVE_FILE),
+            path: state_dir.join(RESERVE_FILE),
             busy: Mutex::new(()),
         }
     }

@@ -344,7 +344,7 @@ impl SessionStore {
         let persister = SessionPersister {
             log: self.event_log(&saved.session_id)?,
             store: self.clone(),
-            reserve: crate::reserve::Reserve::new(&self.root),
+            reserve: crate::reserve::Reserve::new(self.root.parent().unwrap_or(&self.root)),
             state_file: dir.join("state.json"),
             saved: Mutex::new(saved),
             failure: Mutex::new(None),

@@ -162,7 +162,7 @@ async fn a_turn_that_cannot_be_saved_is_an_error_and_loses_nothing() {
     assert_eq!(third.status.code(), Some(0), "{third:?}");
     assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "two\n");
     assert!(
-        state.join("sessions/.space-reserve").is_file(),
+        state.join(".space-reserve").is_file(),
         "the reserve is back once there is room"
     );
     let reqs = server.requests();
