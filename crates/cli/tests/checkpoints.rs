@@ -575,7 +575,10 @@ async fn a_session_whose_checkpoint_is_unreadable_is_rebuilt_from_its_event_log(
     assert_eq!(saved["permissions"]["mode"], "interactive", "{saved}");
     assert_eq!(saved["permissions"]["allow_commands"], json!([]), "{saved}");
     assert_eq!(saved["turns"], 2);
-    assert_eq!(saved["workspace"], ws.canonicalize().unwrap().to_str().unwrap());
+    assert_eq!(
+        saved["workspace"],
+        ws.canonicalize().unwrap().to_str().unwrap()
+    );
     // The damaged copies are kept.
     assert_eq!(
         std::fs::read_to_string(dir.join("state.json.bak.corrupt")).unwrap(),
@@ -585,7 +588,15 @@ async fn a_session_whose_checkpoint_is_unreadable_is_rebuilt_from_its_event_log(
     server.push(Reply::text("again"));
     let again = cairn(
         &[
-            "run", "--state-dir", st, "--session", &id, "--base-url", &base, "--json", "more",
+            "run",
+            "--state-dir",
+            st,
+            "--session",
+            &id,
+            "--base-url",
+            &base,
+            "--json",
+            "more",
         ],
         &[],
     )
@@ -699,9 +710,9 @@ async fn the_first_error_of_a_restore_that_stops_half_way_names_recover() {
         let first = cairn(&restore(&["--to-turn", "0"]), &[]).await;
         assert_eq!(first.code, 1, "{}", first.stderr);
         assert!(
-            first
-                .stderr
-                .contains(&format!("cairn restore --session {id} --recover finish|rollback")),
+            first.stderr.contains(&format!(
+                "cairn restore --session {id} --recover finish|rollback"
+            )),
             "{}",
             first.stderr
         );

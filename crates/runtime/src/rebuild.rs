@@ -50,7 +50,10 @@ impl SessionStore {
             let (from, to) = (dir.join(name), dir.join(format!("{name}.corrupt")));
             if from.exists() && !to.exists() {
                 std::fs::copy(&from, &to).map_err(|e| {
-                    StoreError::from_io(format!("keeping {} as {}", from.display(), to.display()), e)
+                    StoreError::from_io(
+                        format!("keeping {} as {}", from.display(), to.display()),
+                        e,
+                    )
                 })?;
             }
         }
@@ -239,23 +242,45 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let store = SessionStore::new(tmp.path());
         let events = vec![
-            ev(r#"{"type":"turn_start","data":{"taskId":"t","input":"make a","sessionId":"s","turn":1}}"#),
-            ev(r#"{"type":"llm_request","data":{"reqId":"r","taskId":"t","logTime":"2026-01-01T00:00:00Z","model":"m1","msgCount":1,"toolCount":1}}"#),
-            ev(r#"{"type":"assistant_message","data":{"text":"","reasoning":"","tool_calls":["write_file"],"reqId":"r","taskId":"t","logTime":"x"}}"#),
-            ev(r#"{"type":"tool_proposed","data":{"reqId":"c1","name":"write_file","arguments":{"path":"a"},"taskId":"t"}}"#),
-            ev(r#"{"type":"tool_finished","data":{"taskId":"t","reqId":"c1","name":"write_file","status":"ok","result_preview":"Created a"}}"#),
-            ev(r#"{"type":"assistant_message","data":{"text":"done","reasoning":"","tool_calls":[],"reqId":"r2","taskId":"t","logTime":"x"}}"#),
-            ev(r#"{"type":"turn_end","data":{"status":"completed","iterations":2,"produced_files":[],"taskId":"t"}}"#),
+            ev(
+                r#"{"type":"turn_start","data":{"taskId":"t","input":"make a","sessionId":"s","turn":1}}"#,
+            ),
+            ev(
+                r#"{"type":"llm_request","data":{"reqId":"r","taskId":"t","logTime":"2026-01-01T00:00:00Z","model":"m1","msgCount":1,"toolCount":1}}"#,
+            ),
+            ev(
+                r#"{"type":"assistant_message","data":{"text":"","reasoning":"","tool_calls":["write_file"],"reqId":"r","taskId":"t","logTime":"x"}}"#,
+            ),
+            ev(
+                r#"{"type":"tool_proposed","data":{"reqId":"c1","name":"write_file","arguments":{"path":"a"},"taskId":"t"}}"#,
+            ),
+            ev(
+                r#"{"type":"tool_finished","data":{"taskId":"t","reqId":"c1","name":"write_file","status":"ok","result_preview":"Created a"}}"#,
+            ),
+            ev(
+                r#"{"type":"assistant_message","data":{"text":"done","reasoning":"","tool_calls":[],"reqId":"r2","taskId":"t","logTime":"x"}}"#,
+            ),
+            ev(
+                r#"{"type":"turn_end","data":{"status":"completed","iterations":2,"produced_files":[],"taskId":"t"}}"#,
+            ),
         ];
         let s = rebuild(&store, "s", &events).unwrap();
         assert_eq!(s.turns, 1);
         assert_eq!(s.model, "m1");
         assert_eq!(s.permissions, PermissionState::default());
         assert_eq!(s.messages.len(), 4);
-        assert!(matches!(&s.messages[1], Message::Assistant { tool_calls, .. } if tool_calls[0].id == "c1"));
+        assert!(
+            matches!(&s.messages[1], Message::Assistant { tool_calls, .. } if tool_calls[0].id == "c1")
+        );
         assert!(matches!(&s.messages[2], Message::Tool(r) if r.content == "Created a"));
         assert_eq!(s.messages[3].text(), "done");
-        assert_eq!(s.turn_marks, vec![TurnMark { turn: 1, messages: 4 }]);
+        assert_eq!(
+            s.turn_marks,
+            vec![TurnMark {
+                turn: 1,
+                messages: 4
+            }]
+        );
         assert!(rebuild(&store, "s", &[]).is_none());
     }
 }

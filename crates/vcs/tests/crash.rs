@@ -88,8 +88,9 @@ fn crash(st: &Path, ws: &Path) -> Vcs {
         "{err}"
     );
     assert!(
-        err.to_string()
-            .contains(&format!("cairn restore --session {S} --recover finish|rollback")),
+        err.to_string().contains(&format!(
+            "cairn restore --session {S} --recover finish|rollback"
+        )),
         "{err}"
     );
     vcs

@@ -128,7 +128,11 @@ async fn a_turn_that_cannot_be_saved_is_an_error_and_loses_nothing() {
     // nothing the agent changed is left without a checkpoint).
     assert!(!evs.iter().any(|e| e["type"] == "tool_started"), "{evs:?}");
     assert!(!ws.join("b.txt").exists());
-    assert_eq!(server.requests().len(), 2, "no LLM call after a failed save");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "no LLM call after a failed save"
+    );
     // The turn's history was saved into the reserve, and its end into the event log.
     let saved = cairn_runtime::SessionStore::new(&state).load(&id).unwrap();
     assert_eq!(saved.turns, 2);

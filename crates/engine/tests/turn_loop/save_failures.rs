@@ -89,7 +89,11 @@ async fn no_tool_runs_after_a_failed_save_and_the_turn_ends_with_error() {
     let errs = errors(&ev);
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert_eq!(errs[0].error_type, "save_failed");
-    assert!(errs[0].error.contains("disk full (save 2)"), "{}", errs[0].error);
+    assert!(
+        errs[0].error.contains("disk full (save 2)"),
+        "{}",
+        errs[0].error
+    );
     assert_eq!(turn_end(&ev).status, TurnStatus::Error);
     assert_eq!(types(&ev).last(), Some(&"turn_end"));
 }
