@@ -248,6 +248,9 @@ pub async fn run(args: RunArgs) -> ExitCode {
         }
     };
     let session = assembled.session.clone();
+    if let Some(note) = &assembled.notice {
+        errln!("note: {note}");
+    }
     if !args.json {
         match session.sandbox() {
             Some(s) => errln!("sandbox: enforced, commands run inside {s}"),
@@ -318,7 +321,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
     }
     let _ = std::io::stdout().flush();
     if let Err(e) = assembled.checkpoint().await {
-        errln!("warning: could not save the session: {e}");
+        errln!("error: could not save the session: {e}");
+        // A turn whose end could not be saved did not complete.
+        if status == Some(TurnStatus::Completed) {
+            status = Some(TurnStatus::Error);
+        }
     }
     assembled.close_mcp().await;
     if !args.json {

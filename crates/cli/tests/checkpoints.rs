@@ -505,10 +505,11 @@ async fn vcs_off_records_nothing_and_bad_requests_exit_2() {
     );
 }
 
-/// Both copies of a session's checkpoint damaged: the session cannot be continued, but its
-/// change-turns stay listable, diffable and restorable from the checkpoint store.
+/// Both copies of a session's checkpoint damaged: the session is rebuilt from its event log
+/// (listed, continued with its history, but `interactive` with no grants), and its
+/// change-turns stay listable, diffable and restorable.
 #[tokio::test]
-async fn a_session_whose_checkpoint_is_unreadable_can_still_be_rolled_back() {
+async fn a_session_whose_checkpoint_is_unreadable_is_rebuilt_from_its_event_log() {
     let ws_dir = tempfile::tempdir().unwrap();
     let ws = ws_dir.path();
     let state = tempfile::tempdir().unwrap();
@@ -533,6 +534,19 @@ async fn a_session_whose_checkpoint_is_unreadable_can_still_be_rolled_back() {
     std::fs::write(dir.join("state.json.bak"), "garbage").unwrap();
     let st = state.path().to_str().unwrap();
 
+    // Still listed.
+    let listed = cairn(&["sessions", "--state-dir", st, "--json"], &[]).await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let rows = lines(&listed.stdout);
+    assert_eq!(rows.len(), 1, "{}", listed.stdout);
+    assert_eq!(rows[0]["id"], id.as_str());
+    assert_eq!(rows[0]["turns"], 1);
+
+    // Continued: the history reaches the model; the mode is not the saved `auto`.
+    let server = MockLlmServer::with_script(vec![Reply::text("going on")])
+        .await
+        .unwrap();
+    let base = server.base_url();
     let run = cairn(
         &[
             "run",
@@ -540,15 +554,57 @@ async fn a_session_whose_checkpoint_is_unreadable_can_still_be_rolled_back() {
             st,
             "--session",
             &id,
-            "--model",
-            "m",
+            "--base-url",
+            &base,
+            "--json",
             "go on",
         ],
         &[],
     )
     .await;
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("corrupt checkpoint"), "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("rebuilt from its event log") && run.stderr.contains("`interactive`"),
+        "{}",
+        run.stderr
+    );
+    let history = server.requests()[0].body["messages"].to_string();
+    for seen in ["change a", "write_file", "a.txt", "done", "go on"] {
+        assert!(history.contains(seen), "{seen} missing: {history}");
+    }
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    assert_eq!(saved["permissions"]["mode"], "interactive", "{saved}");
+    assert_eq!(saved["permissions"]["allow_commands"], json!([]), "{saved}");
+    assert_eq!(saved["turns"], 2);
+    assert_eq!(
+        saved["workspace"],
+        ws.canonicalize().unwrap().to_str().unwrap()
+    );
+    // The damaged copies are kept.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("state.json.bak.corrupt")).unwrap(),
+        "garbage"
+    );
+    // Noted once: the next run opens the rebuilt checkpoint as any other.
+    server.push(Reply::text("again"));
+    let again = cairn(
+        &[
+            "run",
+            "--state-dir",
+            st,
+            "--session",
+            &id,
+            "--base-url",
+            &base,
+            "--json",
+            "more",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(!again.stderr.contains("rebuilt"), "{}", again.stderr);
 
     let turns = cairn(&["turns", "--state-dir", st, "--session", &id], &[]).await;
     assert_eq!(turns.code, 0, "{}", turns.stderr);
@@ -577,5 +633,105 @@ async fn a_session_whose_checkpoint_is_unreadable_can_still_be_rolled_back() {
     assert_eq!(
         std::fs::read_to_string(ws.join("a.txt")).unwrap(),
         "before\n"
+    );
+}
+
+/// Makes a folder immutable (`chattr +i`, as root) until dropped.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    /// `None` (reason printed) where the file system or user cannot; on CI a failure.
+    fn set(dir: &Path) -> Option<Immutable> {
+        let out = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .output();
+        let why = match out {
+            Ok(o) if o.status.success() => return Some(Immutable(dir.to_path_buf())),
+            Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "chattr +i does not work on CI: {why}"
+        );
+        eprintln!("skipped: chattr +i does not work here ({why})");
+        None
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A restore that cannot write one of its files stops half-way, and its first error already
+/// says how to finish or roll it back.
+#[tokio::test]
+async fn the_first_error_of_a_restore_that_stops_half_way_names_recover() {
+    let ws_dir = tempfile::tempdir().unwrap();
+    let ws = ws_dir.path();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("a.txt"), "a before\n").unwrap();
+    std::fs::write(ws.join("sub/b.txt"), "b before\n").unwrap();
+    let id = run_turn(
+        ws,
+        state.path(),
+        vec![
+            Reply::tool_call(
+                "c1",
+                "write_file",
+                json!({"path": "a.txt", "content": "a after\n"}),
+            )
+            .with_tool_call(
+                "c2",
+                "write_file",
+                json!({"path": "sub/b.txt", "content": "b after\n"}),
+            ),
+            Reply::text("done"),
+        ],
+        "change both",
+        &[],
+    )
+    .await;
+    let st = state.path().to_str().unwrap();
+    let restore = |extra: &'static [&'static str]| {
+        let mut args = vec!["restore", "--state-dir", st, "--session", id.as_str()];
+        args.extend_from_slice(extra);
+        args
+    };
+    {
+        let Some(_frozen) = Immutable::set(&ws.join("sub")) else {
+            return;
+        };
+        let first = cairn(&restore(&["--to-turn", "0"]), &[]).await;
+        assert_eq!(first.code, 1, "{}", first.stderr);
+        assert!(
+            first.stderr.contains(&format!(
+                "cairn restore --session {id} --recover finish|rollback"
+            )),
+            "{}",
+            first.stderr
+        );
+        // Half-restored: a.txt is back, sub/b.txt could not be.
+        assert_eq!(
+            std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+            "a before\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.join("sub/b.txt")).unwrap(),
+            "b after\n"
+        );
+    }
+    let finish = cairn(&restore(&["--recover", "finish"]), &[]).await;
+    assert_eq!(finish.code, 0, "{}", finish.stderr);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("sub/b.txt")).unwrap(),
+        "b before\n"
     );
 }

@@ -2,6 +2,10 @@
 //! SIGKILL at random points of scripted turns: every session loads afterwards, its history is
 //! valid for the next request, and no event the process printed before dying is lost.
 
+mod common;
+#[path = "crash/disk_full.rs"]
+mod disk_full;
+
 use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::time::Duration;

@@ -22,6 +22,20 @@ pub trait EngineHook: Send + Sync {
         let _ = rewind;
         Ok(())
     }
+
+    /// The first write this hook could not make since the last [`EngineHook::end_turn`]
+    /// (a failed save is sticky): the engine runs no further LLM call or tool in the turn.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+
+    /// The turn's final flush, after its last state was handed over and before `turn_end`:
+    /// a hook whose writes failed during the turn makes a last attempt to record it (e.g.
+    /// into reserved space) and returns why the turn must end with `error`; it then starts
+    /// the next turn with a clean slate.
+    fn end_turn(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The session state at a safe point: history valid for the next request.
@@ -63,6 +77,30 @@ pub(crate) fn notify_rewind(
         }
     }
     Ok(())
+}
+
+/// The first sticky write failure any hook reports.
+pub(crate) fn failure(hooks: &[Arc<dyn EngineHook>]) -> Option<String> {
+    hooks.iter().find_map(|h| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.failure())).unwrap_or(None)
+    })
+}
+
+/// Runs every hook's final flush of a turn; the reasons of those that failed, joined.
+pub(crate) fn end_turn(hooks: &[Arc<dyn EngineHook>]) -> Result<(), String> {
+    let mut errors = Vec::new();
+    for h in hooks {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.end_turn())) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => errors.push(e),
+            Err(_) => errors.push("a hook panicked while saving the turn".into()),
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
 }
 
 /// Calls each hook, isolating panics.

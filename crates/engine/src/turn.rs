@@ -204,6 +204,15 @@ impl<'a> TurnRunner<'a> {
         let len = self.state.messages.len();
         crate::rewind::record(&mut self.state.turn_marks, self.state.turns, len);
         self.save_state();
+        // A save that failed during the turn (sticky) makes it an error, reported once here.
+        let status = match crate::hook::end_turn(&self.inner.hooks) {
+            Ok(()) => status,
+            Err(reason) => {
+                self.emit_error(reason, "save_failed", false, String::new())
+                    .await;
+                TurnStatus::Error
+            }
+        };
         let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
         // What subagents used for this turn's tool calls is part of its cost.
         let extra = self
@@ -239,6 +248,9 @@ impl<'a> TurnRunner<'a> {
         loop {
             if self.cancel.is_cancelled() {
                 return LoopEnd::Interrupted(String::new());
+            }
+            if self.save_failed() {
+                return LoopEnd::Status(TurnStatus::Error);
             }
             self.inject_steering().await;
             if self.iteration >= max_iterations {
@@ -277,6 +289,10 @@ impl<'a> TurnRunner<'a> {
                     // Checkpoint the calls before running them: a crash while an approval is
                     // open leaves them in the history for `resume()` to ask again.
                     self.save_state();
+                    if self.save_failed() {
+                        // Left open in the saved history: `--resume` runs them later.
+                        return LoopEnd::Status(TurnStatus::Error);
+                    }
                     let interrupted = self.execute_tools(tool_calls).await;
                     self.end_iteration().await;
                     if let Some(msg) = self.fatal.take() {
@@ -295,6 +311,12 @@ impl<'a> TurnRunner<'a> {
     /// Hands the current state to the hooks (checkpointing).
     pub(crate) fn save_state(&self) {
         crate::session::save_state(self.inner, &*self.state);
+    }
+
+    /// Whether a hook could not save the session during this turn: then no further LLM call
+    /// or tool runs (their effects could not be recorded); `end_turn` reports why.
+    fn save_failed(&self) -> bool {
+        crate::hook::failure(&self.inner.hooks).is_some()
     }
 
     async fn end_iteration(&self) {

@@ -2,6 +2,8 @@
 //! The turn loop: event order, tool pairing, permissions, iteration cap, steering.
 
 mod common;
+#[path = "turn_loop/save_failures.rs"]
+mod save_failures;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -193,7 +193,7 @@ impl SessionIndex {
             if known.get(id) == Some(fingerprint) {
                 continue;
             }
-            match store.load(id) {
+            match store.load_or_rebuild(id).map(|(s, _)| s) {
                 Ok(s) => {
                     upsert(&tx, &s, fingerprint).map_err(sql)?;
                     stats.indexed += 1;
@@ -283,7 +283,7 @@ impl SessionStore {
                 }
             }
             if !words.is_empty() {
-                let Ok(saved) = self.load(&summary.id) else {
+                let Ok((saved, _)) = self.load_or_rebuild(&summary.id) else {
                     continue;
                 };
                 let hay = haystack(&saved);

@@ -10,6 +10,8 @@ pub mod mcp;
 pub mod mcp_trust;
 pub mod naming;
 pub mod permissions;
+pub mod rebuild;
+pub mod reserve;
 pub mod rewind;
 pub mod rewind_read;
 pub mod sandbox;
@@ -94,6 +96,9 @@ pub struct Assembled {
     pub agents: Arc<RwLock<AgentRegistry>>,
     /// Language, environment block and project notes the system prompts are built from.
     prompt_context: (Lang, Environment, Vec<ProjectNote>),
+    /// What the user must be told about how the session was opened (e.g. rebuilt from its
+    /// event log, permissions reset): stderr in the CLI, a notice in the app.
+    pub notice: Option<String>,
 }
 
 impl Assembled {
@@ -336,14 +341,25 @@ pub fn open_session(
     let store = SessionStore::new(&state_dir);
     // Held from before loading until the session is dropped: no other process writes it.
     let mut lock = None;
-    let restored = match &opts.session_id {
+    let mut notice = None;
+    let mut restored = match &opts.session_id {
         Some(id) => {
             lock = Some(store.lock(id)?);
-            Some(store.load(id)?)
+            let (saved, rebuilt) = store.load_or_rebuild(id)?;
+            notice = rebuilt;
+            Some(saved)
         }
         None => None,
     };
     let workspace = match (&opts.workspace, &restored) {
+        (None, Some(r)) if r.workspace.is_empty() => {
+            return Err(RuntimeError::Config(format!(
+                "session {} was rebuilt from its event log, but nothing records its                  workspace: pass --workspace DIR",
+                r.session_id
+            )))
+        }
+        // A rebuilt session whose workspace nothing recorded takes the one given.
+        (Some(w), Some(r)) if r.workspace.is_empty() => resolve_workspace(w)?,
         (Some(w), Some(r)) => {
             let w = resolve_workspace(w)?;
             if Path::new(&r.workspace) != w {
@@ -459,6 +475,12 @@ pub fn open_session(
             &prompt_context.2,
         )
         .map_err(|e| RuntimeError::Config(e.to_string()))?;
+    if let (Some(r), Some(_)) = (restored.as_mut(), &notice) {
+        // The rebuilt session replaces the damaged copies (kept aside) at once.
+        r.workspace = workspace.display().to_string();
+        store.keep_corrupt(&r.session_id)?;
+        store.save(r)?;
+    }
     let created = now();
     let saved = match &restored {
         Some(r) => r.clone(),
@@ -535,6 +557,7 @@ pub fn open_session(
         mcp,
         agents,
         prompt_context,
+        notice,
     })
 }
 

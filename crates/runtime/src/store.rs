@@ -216,11 +216,17 @@ impl SessionStore {
             context: "serialising session".into(),
             source: std::io::Error::other(e),
         })?;
-        {
-            let mut f = File::create(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
-            f.write_all(&bytes)
-                .and_then(|_| f.sync_all())
-                .map_err(io(format!("writing {}", tmp.display())))?;
+        let written = File::create(&tmp)
+            .map_err(io(format!("creating {}", tmp.display())))
+            .and_then(|mut f| {
+                f.write_all(&bytes)
+                    .and_then(|_| f.sync_all())
+                    .map_err(io(format!("writing {}", tmp.display())))
+            });
+        if let Err(e) = written {
+            // A half-written copy would only hold on to the space that ran out.
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
         }
         // Keep the previous checkpoint as a fallback, without ever leaving `state.json` absent:
         // hard-link it aside, then atomically replace it.
@@ -247,7 +253,7 @@ impl SessionStore {
             if validate_id(&id).is_err() {
                 continue;
             }
-            match self.load(&id) {
+            match self.load_or_rebuild(&id).map(|(s, _)| s) {
                 Ok(s) => out.push(SessionSummary {
                     id: s.session_id,
                     name: s.name,
@@ -334,12 +340,18 @@ impl SessionStore {
         saved: SavedSession,
         lock: SessionLock,
     ) -> Result<SessionPersister, StoreError> {
-        Ok(SessionPersister {
+        let dir = self.session_dir(&saved.session_id)?;
+        let persister = SessionPersister {
             log: self.event_log(&saved.session_id)?,
             store: self.clone(),
+            reserve: crate::reserve::Reserve::new(self.root.parent().unwrap_or(&self.root)),
+            state_file: dir.join("state.json"),
             saved: Mutex::new(saved),
+            failure: Mutex::new(None),
             _lock: lock,
-        })
+        };
+        persister.keep_reserve();
+        Ok(persister)
     }
 
     /// A hook appending every event (except text deltas) to the session's `events.jsonl`.
@@ -362,6 +374,8 @@ impl SessionStore {
         Ok(EventLog {
             out: Mutex::new(file),
             path,
+            failure: Mutex::new(None),
+            torn: std::sync::atomic::AtomicBool::new(false),
         })
     }
 }
@@ -371,6 +385,28 @@ impl SessionStore {
 pub struct EventLog {
     out: Mutex<File>,
     path: PathBuf,
+    /// The first append that failed since the last turn's end (sticky).
+    failure: Mutex<Option<String>>,
+    /// A failed append may have left part of a line: the next one starts a new line.
+    torn: std::sync::atomic::AtomicBool,
+}
+
+impl EventLog {
+    /// The first append that failed since [`EventLog::take_failure`].
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Reports and clears the sticky append failure.
+    pub fn take_failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
 }
 
 impl EngineHook for EventLog {
@@ -387,9 +423,24 @@ impl EngineHook for EventLog {
             return;
         };
         line.push('\n');
+        use std::sync::atomic::Ordering;
+        if self.torn.load(Ordering::SeqCst) {
+            line.insert(0, '\n');
+        }
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = out.write_all(line.as_bytes()) {
-            tracing::warn!(error = %e, "could not append to the session event log");
+        match out.write_all(line.as_bytes()) {
+            Ok(()) => self.torn.store(false, Ordering::SeqCst),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not append to the session event log");
+                self.torn.store(true, Ordering::SeqCst);
+                let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+                failure.get_or_insert_with(|| {
+                    format!(
+                        "could not append to the session event log {}: {e}",
+                        self.path.display()
+                    )
+                });
+            }
         }
     }
 }
@@ -400,6 +451,12 @@ pub struct SessionPersister {
     log: EventLog,
     store: SessionStore,
     saved: Mutex<SavedSession>,
+    /// Room for the turn's final save when the disk is full (shared by the state dir).
+    reserve: crate::reserve::Reserve,
+    state_file: PathBuf,
+    /// The first checkpoint of the current turn that could not be written (sticky until
+    /// the turn's end reports it).
+    failure: Mutex<Option<String>>,
     _lock: SessionLock,
 }
 
@@ -407,6 +464,15 @@ impl SessionPersister {
     /// The checkpoint as last saved (or about to be).
     pub fn saved(&self) -> SavedSession {
         self.saved.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Keeps the space reserve as big as the checkpoint needs (a warning when the disk has
+    /// no room for it: the next failed save then has less to fall back on).
+    fn keep_reserve(&self) {
+        let len = fs::metadata(&self.state_file).map(|m| m.len()).unwrap_or(0);
+        if let Err(e) = self.reserve.ensure(len) {
+            tracing::warn!(error = %e, "could not keep space in reserve for the session's saves");
+        }
     }
 
     /// Applies a change (e.g. a rename) and saves.
@@ -446,9 +512,57 @@ impl EngineHook for SessionPersister {
                 s.name = derive_name(&s.messages);
             }
         });
-        if let Err(e) = r {
-            tracing::warn!(error = %e, "could not checkpoint the session");
+        match r {
+            Err(e) => {
+                tracing::warn!(error = %e, "could not checkpoint the session");
+                let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+                failure.get_or_insert_with(|| format!("could not save the session: {e}"));
+            }
+            Ok(()) if self.failure().is_none() => self.keep_reserve(),
+            Ok(()) => {}
         }
+    }
+
+    fn failure(&self) -> Option<String> {
+        let own = self
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        own.or_else(|| self.log.failure())
+    }
+
+    fn end_turn(&self) -> Result<(), String> {
+        let own = self
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(reason) = own.or_else(|| self.log.take_failure()) else {
+            return Ok(());
+        };
+        // Make room for the turn's record (and the `error` / `turn_end` lines after it).
+        let freed = self.reserve.release();
+        let saved = self.saved();
+        let dir = self.store.root().parent().unwrap_or(self.store.root());
+        let again = self.store.save(&saved);
+        // The log's last failure, if any, is now in the past: the next lines start afresh.
+        let _ = self.log.take_failure();
+        Err(match again {
+            Ok(()) => format!(
+                "{reason}. The turn was stopped; its history was saved into the space Cairn \
+                 keeps in reserve ({} KiB). Free space in {}, then continue with `cairn run \
+                 --session {}`",
+                freed / 1024,
+                dir.display(),
+                saved.session_id
+            ),
+            Err(e) => format!(
+                "{reason}. Saving it into the reserved space failed too ({e}): this turn's \
+                 history may be lost. Free space in {}",
+                dir.display()
+            ),
+        })
     }
 }
 

@@ -66,6 +66,18 @@ pub enum VcsError {
         /// Why.
         reason: String,
     },
+    /// A restore stopped part-way (a path could not be written): the workspace stays half
+    /// restored until the restore is finished or rolled back.
+    #[error("the restore to turn {to} stopped part-way: {source}. The workspace is partly restored: remove the cause, then finish the restore or roll it back with `cairn restore --session {session} --recover finish|rollback`")]
+    Unfinished {
+        /// The session restored.
+        session: String,
+        /// Its target change-turn.
+        to: u32,
+        /// Why it stopped.
+        #[source]
+        source: Box<VcsError>,
+    },
     /// A restore was stopped by its writer (a crash, or a failure injected by a test).
     #[error("restore interrupted while writing {}: {source}", .path.display())]
     Interrupted {

@@ -491,7 +491,12 @@ impl Vcs {
             &journal.actions,
             true,
             target,
-        )?;
+        )
+        .map_err(|e| VcsError::Unfinished {
+            session: session.to_string(),
+            to: opts.to_turn,
+            source: Box::new(e),
+        })?;
         report.turn = self.finish_restore(&mut log, &journal, session_turn)?;
         Ok(report)
     }

@@ -82,7 +82,17 @@ fn crash(st: &Path, ws: &Path) -> Vcs {
     let err = vcs
         .restore(S, 1, &RestoreOptions::default())
         .expect_err("the restore crashes");
-    assert!(matches!(err, VcsError::Interrupted { .. }), "{err}");
+    // The first error already says how to resolve the half-restored tree.
+    assert!(
+        matches!(&err, VcsError::Unfinished { source, .. } if matches!(**source, VcsError::Interrupted { .. })),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains(&format!(
+            "cairn restore --session {S} --recover finish|rollback"
+        )),
+        "{err}"
+    );
     vcs
 }
 
