@@ -463,14 +463,23 @@ fn risky_after(command: &str, from: usize) -> bool {
 /// plain simple command for shell tools (nothing for a command with operators: no allowance
 /// covers those), else the tool.
 pub fn always_allow(name: &str, args: &serde_json::Value) -> Option<cairn_protocol::AlwaysAllow> {
+    // Without the workspace, judged as if run in `/`: `.` and `*` count as the workspace.
+    always_allow_in(name, args, Path::new("/"))
+}
+
+/// [`always_allow`] for a call in `workspace`: a catastrophic command (removing `/`, home,
+/// the workspace or a folder above it) is never offered one.
+pub fn always_allow_in(
+    name: &str,
+    args: &serde_json::Value,
+    workspace: &Path,
+) -> Option<cairn_protocol::AlwaysAllow> {
     match args.get("command") {
         Some(command) => command
             .as_str()
-            // A catastrophic command is never offered one (judged as if run in `/`: `.`
-            // and `*` are the workspace).
             .filter(|c| {
                 let home = std::env::var_os("HOME").map(PathBuf::from);
-                catastrophic(c, Path::new("/"), home.as_deref()).is_none()
+                catastrophic(c, workspace, home.as_deref()).is_none()
             })
             .and_then(simple_command_program)
             .map(|program| cairn_protocol::AlwaysAllow::Command { program }),
@@ -642,6 +651,9 @@ mod tests {
             assert_eq!(command(compound), None, "{compound}");
         }
         assert_eq!(always_allow("run_shell", &json!({ "command": 7 })), None);
+        for catastrophic in ["rm -rf /", "rm -rf ~", "sudo rm -fr $HOME", "rm -rf .", "chmod -R 777 /"] {
+            assert_eq!(command(catastrophic), None, "{catastrophic}");
+        }
         assert_eq!(
             always_allow("write_file", &json!({"path": "a"})),
             Some(AlwaysAllow::Tool {
@@ -776,6 +788,27 @@ mod tests {
         assert!(!ask(&p, "make"));
         p.set_shell_policy(ShellPolicy::Sandbox, false);
         assert!(ask(&p, "make"));
+        // `workspace` means read-only commands, with or without the sandbox.
+        p.set_shell_policy(ShellPolicy::Workspace, true);
+        assert!(ask(&p, "rm -rf src README.md"));
+        assert!(!ask(&p, "git status"));
+        assert!(!ask(&p, "bash -lc 'git status'"));
+    }
+
+    #[test]
+    fn session_grants_and_allowlists_do_not_cover_risky_options() {
+        let mut p = PermissionEngine::new(PathBuf::from("/w"), Mode::Interactive, vec![]);
+        p.allow_command_for_session("git status");
+        let ask = |p: &PermissionEngine, c: &str| {
+            p.evaluate("run_shell", &shell_meta(), &json!({"command": c}))
+                .needs_user
+        };
+        assert!(!ask(&p, "git log --oneline"));
+        assert!(ask(&p, "git -c core.pager=sh log"));
+        assert!(ask(&p, "git log --output=/tmp/x"));
+        let p = PermissionEngine::new(PathBuf::from("/w"), Mode::Interactive, vec!["git log".into()]);
+        assert!(!ask(&p, "git log -n 1"));
+        assert!(ask(&p, "git log --out=/tmp/x"));
     }
 
     #[test]
