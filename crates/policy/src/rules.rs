@@ -506,6 +506,61 @@ mod tests {
         assert_eq!(d("git push $(echo origin)"), Some(RuleDecision::Deny));
     }
 
+    /// The README's table for `deny run_shell(rm:*)`, exactly.
+    #[test]
+    fn deny_rules_see_through_wrappers_as_the_readme_says() {
+        let s = set(&[("run_shell(rm:*)", RuleDecision::Deny)]);
+        let ws = Path::new("/w");
+        for tool in ["run_shell", "exec_command", "shell"] {
+            for c in [
+                "rm -rf x",
+                "command rm x",
+                "env FOO=1 rm x",
+                "timeout 5 rm x",
+                "echo x | xargs rm",
+                "bash -c 'rm x'",
+                "sh -lc \"cd a && rm x\"",
+                "/bin/rm x",
+                "$'\\x72m' x",
+                "r\\m x",
+                "find . -exec rm {} ';'",
+                "ls; rm x",
+                "echo $(rm x)",
+            ] {
+                let d = s.decide(tool, &json!({ "command": c }), ws);
+                assert_eq!(d.map(|r| r.decision), Some(RuleDecision::Deny), "{tool}: {c}");
+            }
+            for c in ["X=rm; $X x", "$(echo rm) x", "echo 'rm x' | sh", "bash -c \"$CMD\""] {
+                let args = json!({ "command": c });
+                assert!(s.decide(tool, &args, ws).is_none(), "{c}");
+                assert!(s.uncertain(tool, &args, ws).is_some(), "{c}");
+            }
+            for c in ["ls", "rmdir x", "git rm x", "command -v rm", "echo rm"] {
+                let args = json!({ "command": c });
+                assert!(s.decide(tool, &args, ws).is_none(), "{c}");
+                assert!(s.uncertain(tool, &args, ws).is_none(), "{c}");
+            }
+        }
+        // Path tools are not command tools.
+        assert!(s.decide("write_file", &json!({"path": "rm"}), ws).is_none());
+    }
+
+    #[test]
+    fn allow_rules_do_not_cover_risky_options_after_their_words() {
+        let s = set(&[("run_shell(git log:*)", RuleDecision::Allow)]);
+        let ws = Path::new("/w");
+        let d = |c: &str| s.decide("run_shell", &json!({ "command": c }), ws).is_some();
+        assert!(d("git log --oneline -n 5"));
+        assert!(d("git log -p src"));
+        assert!(!d("git log --output=/tmp/x"));
+        assert!(!d("git log --outp=/tmp/x"));
+        assert!(!d("git log --ext-diff"));
+        assert!(
+            s.decide("exec_command", &json!({"command": "git log"}), ws).is_none(),
+            "an allow rule covers only the tool it names"
+        );
+    }
+
     #[test]
     fn path_and_tool_glob_rules() {
         let s = set(&[
