@@ -209,7 +209,13 @@ async fn a_deny_rule_on_rm_holds_behind_wrappers_and_in_every_command_tool() {
     std::fs::write(ws.join("f"), "keep me\n").unwrap();
     let rules = tmp.path().join("permissions.toml");
     let out = cairn(&rules)
-        .args(["permissions", "add", "run_shell(rm:*)", "--decision", "deny"])
+        .args([
+            "permissions",
+            "add",
+            "run_shell(rm:*)",
+            "--decision",
+            "deny",
+        ])
         .output()
         .await
         .unwrap();
@@ -223,7 +229,10 @@ async fn a_deny_rule_on_rm_holds_behind_wrappers_and_in_every_command_tool() {
         ("run_shell", json!({"command": "bash -c 'rm f'"})),
         ("exec_command", json!({"command": "rm f"})),
         ("run_shell", json!({"command": "command rm f"})),
-        ("run_shell", json!({"command": "/bin/rm f", "background": true})),
+        (
+            "run_shell",
+            json!({"command": "/bin/rm f", "background": true}),
+        ),
     ];
     let mut script: Vec<Reply> = calls
         .iter()

@@ -316,7 +316,11 @@ impl PermissionEngine {
         }
         // 2d. Catastrophic commands (removing `/`, home or the workspace, recursive chmod of
         //     them) ask in every mode, sandboxed or not, and no allowance covers them.
-        if let Some(cmd) = args.get("command").and_then(|c| c.as_str()).filter(|_| execs) {
+        if let Some(cmd) = args
+            .get("command")
+            .and_then(|c| c.as_str())
+            .filter(|_| execs)
+        {
             let home = std::env::var_os("HOME").map(PathBuf::from);
             if let Some(why) = catastrophic(cmd, &self.workspace, home.as_deref()) {
                 return Decision::ask(format!(
@@ -651,7 +655,13 @@ mod tests {
             assert_eq!(command(compound), None, "{compound}");
         }
         assert_eq!(always_allow("run_shell", &json!({ "command": 7 })), None);
-        for catastrophic in ["rm -rf /", "rm -rf ~", "sudo rm -fr $HOME", "rm -rf .", "chmod -R 777 /"] {
+        for catastrophic in [
+            "rm -rf /",
+            "rm -rf ~",
+            "sudo rm -fr $HOME",
+            "rm -rf .",
+            "chmod -R 777 /",
+        ] {
             assert_eq!(command(catastrophic), None, "{catastrophic}");
         }
         assert_eq!(
@@ -806,7 +816,11 @@ mod tests {
         assert!(!ask(&p, "git log --oneline"));
         assert!(ask(&p, "git -c core.pager=sh log"));
         assert!(ask(&p, "git log --output=/tmp/x"));
-        let p = PermissionEngine::new(PathBuf::from("/w"), Mode::Interactive, vec!["git log".into()]);
+        let p = PermissionEngine::new(
+            PathBuf::from("/w"),
+            Mode::Interactive,
+            vec!["git log".into()],
+        );
         assert!(!ask(&p, "git log -n 1"));
         assert!(ask(&p, "git log --out=/tmp/x"));
     }

@@ -40,9 +40,9 @@ pub fn catastrophic(command: &str, workspace: &Path, home: Option<&Path>) -> Opt
                 operands(args)
             }
             "chmod" | "chown" | "chgrp"
-                if args.iter().any(|a| {
-                    short_cluster_has(&a.text, 'R') || long_is(&a.text, "recursive")
-                }) =>
+                if args
+                    .iter()
+                    .any(|a| short_cluster_has(&a.text, 'R') || long_is(&a.text, "recursive")) =>
             {
                 let ops = operands(args);
                 if args.iter().any(|a| a.text.starts_with("--reference")) {
@@ -51,23 +51,35 @@ pub fn catastrophic(command: &str, workspace: &Path, home: Option<&Path>) -> Opt
                     ops.into_iter().skip(1).collect()
                 }
             }
-            "find"
-                if args.iter().any(|a| a.text == "-delete")
-                    || exec_removes(args) =>
-            {
+            "find" if args.iter().any(|a| a.text == "-delete") || exec_removes(args) => {
                 let starts: Vec<&Word> = args
                     .iter()
                     .skip_while(|a| matches!(a.text.as_str(), "-H" | "-L" | "-P"))
-                    .take_while(|a| !a.text.starts_with('-') && !matches!(a.text.as_str(), "(" | "!"))
+                    .take_while(|a| {
+                        !a.text.starts_with('-') && !matches!(a.text.as_str(), "(" | "!")
+                    })
                     .collect();
                 // `find . -name '*.o' -delete` in the workspace removes only what matches.
                 let filtered = args.iter().any(|a| {
                     a.text.starts_with('-')
                         && !matches!(
                             a.text.as_str(),
-                            "-delete" | "-depth" | "-H" | "-L" | "-P" | "-xdev" | "-mount"
-                                | "-exec" | "-execdir" | "-ok" | "-okdir" | "-rf" | "-r" | "-f"
-                                | "-fr" | "-R"
+                            "-delete"
+                                | "-depth"
+                                | "-H"
+                                | "-L"
+                                | "-P"
+                                | "-xdev"
+                                | "-mount"
+                                | "-exec"
+                                | "-execdir"
+                                | "-ok"
+                                | "-okdir"
+                                | "-rf"
+                                | "-r"
+                                | "-f"
+                                | "-fr"
+                                | "-R"
                         )
                 });
                 if filtered {
@@ -87,10 +99,7 @@ pub fn catastrophic(command: &str, workspace: &Path, home: Option<&Path>) -> Opt
                     // `find -delete` walks the current folder.
                     match &cwd {
                         Some(c) if roots.is_root(c) => {
-                            return Some(format!(
-                                "`find` deletes everything under {}",
-                                c.display()
-                            ))
+                            return Some(format!("`find` deletes everything under {}", c.display()))
                         }
                         _ => continue,
                     }

@@ -50,7 +50,8 @@ impl Effective {
 
 fn analyse_into(command: &str, depth: usize, out: &mut Effective) {
     if depth > MAX_DEPTH {
-        out.opaque.push("nests shells or wrappers too deeply".into());
+        out.opaque
+            .push("nests shells or wrappers too deeply".into());
         return;
     }
     if command.contains('\0') {
@@ -88,8 +89,11 @@ fn visit(node: Node<'_>, src: &[u8], depth: usize, out: &mut Effective) {
                         words.push(word(part, src));
                     }
                 }
-                "variable_assignment" | "file_redirect" | "heredoc_redirect"
-                | "herestring_redirect" | "comment" => {}
+                "variable_assignment"
+                | "file_redirect"
+                | "heredoc_redirect"
+                | "herestring_redirect"
+                | "comment" => {}
                 _ if child.is_named() => words.push(word(child, src)),
                 _ => {}
             }
@@ -282,7 +286,8 @@ pub fn program_name(text: &str) -> &str {
 /// Records `words` (program path reduced) and, for a known wrapper, what it runs.
 fn unwrap(mut words: Vec<Word>, depth: usize, out: &mut Effective) {
     if depth > MAX_DEPTH {
-        out.opaque.push("nests shells or wrappers too deeply".into());
+        out.opaque
+            .push("nests shells or wrappers too deeply".into());
         return;
     }
     let Some(first) = words.first_mut() else {
@@ -313,16 +318,19 @@ fn unwrap(mut words: Vec<Word>, depth: usize, out: &mut Effective) {
         "time" => Some(skip_options(&args, &["-f", "-o"])),
         "nice" => Some(skip_options(&args, &["-n"])),
         "stdbuf" => Some(skip_options(&args, &["-i", "-o", "-e"])),
-        "sudo" | "doas" => Some(skip_options(&args,
-            &["-u", "-g", "-C", "-h", "-p", "-D", "-R", "-T", "-r", "-t", "-U"])),
+        "sudo" | "doas" => Some(skip_options(
+            &args,
+            &[
+                "-u", "-g", "-C", "-h", "-p", "-D", "-R", "-T", "-r", "-t", "-U",
+            ],
+        )),
         "timeout" => {
             let rest = skip_options(&args, &["-s", "-k"]);
             // The first operand is the duration.
             Some(rest.into_iter().skip(1).collect())
         }
         "xargs" => {
-            let rest = skip_options(&args,
-                &["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"]);
+            let rest = skip_options(&args, &["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"]);
             // Without a command xargs runs `echo`.
             Some(if rest.is_empty() {
                 vec![Word::lit("echo")]
@@ -345,7 +353,9 @@ fn unwrap(mut words: Vec<Word>, depth: usize, out: &mut Effective) {
                     };
                     match script {
                         Some(s) if s.literal => analyse_into(&s.text, depth + 1, out),
-                        _ => out.opaque.push("splits a computed string (`env -S`)".into()),
+                        _ => out
+                            .opaque
+                            .push("splits a computed string (`env -S`)".into()),
                     }
                     return;
                 } else if matches!(a.text.as_str(), "-u" | "-C" | "--unset" | "--chdir") {
@@ -366,7 +376,8 @@ fn unwrap(mut words: Vec<Word>, depth: usize, out: &mut Effective) {
                 let script: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
                 analyse_into(&script.join(" "), depth + 1, out);
             } else {
-                out.opaque.push("evaluates a computed string (`eval`)".into());
+                out.opaque
+                    .push("evaluates a computed string (`eval`)".into());
             }
             None
         }
@@ -566,7 +577,11 @@ mod tests {
             "rm f > /dev/null",
             "busybox rm f",
         ] {
-            assert!(programs(c).iter().any(|p| p == "rm"), "{c}: {:?}", programs(c));
+            assert!(
+                programs(c).iter().any(|p| p == "rm"),
+                "{c}: {:?}",
+                programs(c)
+            );
         }
     }
 
@@ -584,7 +599,12 @@ mod tests {
         ] {
             assert!(!Effective::of(c).opaque.is_empty(), "{c}");
         }
-        for c in ["ls $(cat x)", "git log --oneline", "bash -c 'ls'", "cat \"$f\""] {
+        for c in [
+            "ls $(cat x)",
+            "git log --oneline",
+            "bash -c 'ls'",
+            "cat \"$f\"",
+        ] {
             assert!(Effective::of(c).opaque.is_empty(), "{c}");
         }
         assert!(!programs("command -v rm").contains(&"rm".to_string()));

@@ -150,7 +150,12 @@ impl Rule {
 
     /// Whether the rule applies, and for a deny or ask rule on commands whether it could
     /// apply to a part of the command that cannot be analysed.
-    fn command_match(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> CommandMatch {
+    fn command_match(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        workspace: &Path,
+    ) -> CommandMatch {
         let command = args.get("command").and_then(|c| c.as_str());
         // A deny or ask rule on a command-running tool binds every tool that runs a command
         // (`run_shell(rm:*)` also stops `exec_command`).
@@ -161,7 +166,13 @@ impl Rule {
         if !named {
             return CommandMatch::No;
         }
-        let yes = |b: bool| if b { CommandMatch::Yes } else { CommandMatch::No };
+        let yes = |b: bool| {
+            if b {
+                CommandMatch::Yes
+            } else {
+                CommandMatch::No
+            }
+        };
         match &self.spec {
             Spec::Any => CommandMatch::Yes,
             Spec::Command { words, prefix } => {
@@ -528,9 +539,18 @@ mod tests {
                 "echo $(rm x)",
             ] {
                 let d = s.decide(tool, &json!({ "command": c }), ws);
-                assert_eq!(d.map(|r| r.decision), Some(RuleDecision::Deny), "{tool}: {c}");
+                assert_eq!(
+                    d.map(|r| r.decision),
+                    Some(RuleDecision::Deny),
+                    "{tool}: {c}"
+                );
             }
-            for c in ["X=rm; $X x", "$(echo rm) x", "echo 'rm x' | sh", "bash -c \"$CMD\""] {
+            for c in [
+                "X=rm; $X x",
+                "$(echo rm) x",
+                "echo 'rm x' | sh",
+                "bash -c \"$CMD\"",
+            ] {
                 let args = json!({ "command": c });
                 assert!(s.decide(tool, &args, ws).is_none(), "{c}");
                 assert!(s.uncertain(tool, &args, ws).is_some(), "{c}");
@@ -549,14 +569,18 @@ mod tests {
     fn allow_rules_do_not_cover_risky_options_after_their_words() {
         let s = set(&[("run_shell(git log:*)", RuleDecision::Allow)]);
         let ws = Path::new("/w");
-        let d = |c: &str| s.decide("run_shell", &json!({ "command": c }), ws).is_some();
+        let d = |c: &str| {
+            s.decide("run_shell", &json!({ "command": c }), ws)
+                .is_some()
+        };
         assert!(d("git log --oneline -n 5"));
         assert!(d("git log -p src"));
         assert!(!d("git log --output=/tmp/x"));
         assert!(!d("git log --outp=/tmp/x"));
         assert!(!d("git log --ext-diff"));
         assert!(
-            s.decide("exec_command", &json!({"command": "git log"}), ws).is_none(),
+            s.decide("exec_command", &json!({"command": "git log"}), ws)
+                .is_none(),
             "an allow rule covers only the tool it names"
         );
     }

@@ -459,7 +459,11 @@ async fn run_corpus(file: &str, min: usize) {
         let calls: Vec<(String, Option<String>, String)> = match (&case.tool, &case.path) {
             (Some(t), None) => vec![(t.clone(), None, case.expect.clone())],
             (None, None) if !case.commands.is_empty() => {
-                assert!(!case.tools.is_empty(), "{}: `commands` needs `tools`", case.id);
+                assert!(
+                    !case.tools.is_empty(),
+                    "{}: `commands` needs `tools`",
+                    case.id
+                );
                 case.tools
                     .iter()
                     .flat_map(|t| {
