@@ -320,3 +320,23 @@ async fn catastrophic_commands_ask_in_every_mode_and_are_never_offered_always() 
     }
     assert_eq!(cells, 2 * 5 * 2 * commands.len());
 }
+
+/// A session's "always allow `git`" and `--allow-command "git log"` cover their words, not
+/// an option after them that reconfigures git or writes a file.
+#[test]
+fn session_grants_and_allowlists_do_not_cover_risky_options() {
+    use cairn_engine::PermissionEngine;
+    let meta = ToolMeta::mutating("shell", RiskLevel::High, &["exec"]);
+    let ask = |p: &PermissionEngine, c: &str| {
+        p.evaluate("run_shell", &meta, &json!({ "command": c }))
+            .needs_user
+    };
+    let mut p = PermissionEngine::new("/w".into(), Mode::Interactive, vec![]);
+    p.allow_command_for_session("git status");
+    assert!(!ask(&p, "git log --oneline"));
+    assert!(ask(&p, "git -c core.pager=sh log"));
+    assert!(ask(&p, "git log --output=/tmp/x"));
+    let p = PermissionEngine::new("/w".into(), Mode::Interactive, vec!["git log".into()]);
+    assert!(!ask(&p, "git log -n 1"));
+    assert!(ask(&p, "git log --out=/tmp/x"));
+}
