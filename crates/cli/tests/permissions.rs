@@ -198,3 +198,88 @@ async fn a_deny_rule_blocks_even_in_auto_mode_and_a_repo_cannot_allow_itself() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("permission rules"));
 }
+
+/// `cairn permissions add "run_shell(rm:*)" --decision deny` stops rm in auto mode behind a
+/// shell wrapper, in `exec_command` and as a background task, and the file survives.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deny_rule_on_rm_holds_behind_wrappers_and_in_every_command_tool() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("f"), "keep me\n").unwrap();
+    let rules = tmp.path().join("permissions.toml");
+    let out = cairn(&rules)
+        .args([
+            "permissions",
+            "add",
+            "run_shell(rm:*)",
+            "--decision",
+            "deny",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = [
+        ("run_shell", json!({"command": "bash -c 'rm f'"})),
+        ("exec_command", json!({"command": "rm f"})),
+        ("run_shell", json!({"command": "command rm f"})),
+        (
+            "run_shell",
+            json!({"command": "/bin/rm f", "background": true}),
+        ),
+    ];
+    let mut script: Vec<Reply> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, args))| Reply::tool_call(&format!("c{i}"), tool, args.clone()))
+        .collect();
+    script.push(Reply::text("done"));
+    let server = MockLlmServer::with_script(script).await.unwrap();
+    let out = cairn(&rules)
+        .args(["run", "--json", "--model", "m", "--mode", "auto"])
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--state-dir")
+        .arg(tmp.path().join("state"))
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("go")
+        .env("CAIRN_SANDBOX", "off")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let finished: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_finished")
+        .collect();
+    assert_eq!(finished.len(), calls.len());
+    for (f, (tool, args)) in finished.iter().zip(&calls) {
+        assert_eq!(f["data"]["status"], "denied", "{tool} {args}: {f}");
+        assert!(
+            f["data"]["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("run_shell(rm:*)"),
+            "{tool} {args}: {f}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.join("f")).unwrap(),
+        "keep me\n",
+        "the file survives"
+    );
+}

@@ -239,7 +239,11 @@ impl TurnRunner<'_> {
                 arguments: p.args.clone(),
                 reason: decision.reason.clone(),
                 category: tool.meta.category.clone(),
-                always_allow: crate::permission::always_allow(&p.call.name, &p.args),
+                always_allow: crate::permission::always_allow_in(
+                    &p.call.name,
+                    &p.args,
+                    &read(&self.inner.config).workspace,
+                ),
             };
             self.emit(Event::PermissionRequired(PermissionRequired {
                 task_id: request.task_id.clone(),

@@ -7,7 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
+use cairn_policy::catastrophic::catastrophic;
 use cairn_policy::paths::{canonical_workspace, physical_path};
+use cairn_policy::risky_options::risky_option;
 use cairn_policy::{NotKnownSafe, ReadScope, RuleDecision, RuleSet, ShellAnalysis};
 use cairn_protocol::{Mode, ToolMeta};
 use serde::{Deserialize, Serialize};
@@ -56,7 +58,7 @@ pub enum ShellPolicy {
     Approve,
     /// No prompt only when an OS sandbox is really enforced.
     Sandbox,
-    /// Sandbox enforced → no prompt; otherwise known-safe read-only commands pass.
+    /// Known-safe read-only commands pass (sandboxed or not); everything else asks.
     Workspace,
     /// Never ask for shell commands (auto mode for the shell only).
     All,
@@ -312,6 +314,32 @@ impl PermissionEngine {
                 }
             }
         }
+        // 2d. Catastrophic commands (removing `/`, home or the workspace, recursive chmod of
+        //     them) ask in every mode, sandboxed or not, and no allowance covers them.
+        if let Some(cmd) = args
+            .get("command")
+            .and_then(|c| c.as_str())
+            .filter(|_| execs)
+        {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            if let Some(why) = catastrophic(cmd, &self.workspace, home.as_deref()) {
+                return Decision::ask(format!(
+                    "{name} runs a catastrophic command (asked in every mode): {why}"
+                ));
+            }
+        }
+        // 2e. A deny or ask rule that could apply to a part of the command that cannot be
+        //     analysed asks (a deny is final: the user decides what cannot be checked).
+        if let Some((r, why)) = self
+            .rules
+            .uncertain(name, args, &self.workspace)
+            .filter(|_| rule.is_none_or(|r| r.decision == RuleDecision::Allow))
+        {
+            return Decision::ask(format!(
+                "rule `{}` ({}) may apply: the command {why}",
+                r.text, r.source
+            ));
+        }
         // 2c. An ask rule asks even in auto mode.
         if let Some(r) = rule.filter(|r| r.decision == RuleDecision::Ask) {
             return Decision::ask(format!("rule `{}` ({}) asks for this", r.text, r.source));
@@ -333,7 +361,7 @@ impl PermissionEngine {
         if let Some(cmd) = command {
             match self.shell_policy {
                 ShellPolicy::All => return Decision::allow("shell policy `all`"),
-                ShellPolicy::Sandbox | ShellPolicy::Workspace if self.sandbox_enforced => {
+                ShellPolicy::Sandbox if self.sandbox_enforced => {
                     return Decision::allow("runs inside the OS sandbox");
                 }
                 ShellPolicy::Workspace => match self.known_safe(cmd) {
@@ -355,7 +383,7 @@ impl PermissionEngine {
             {
                 return Decision::allow(format!("command allowlisted (`{prefix}`)"));
             }
-            if let Some(program) = simple_command_program(cmd) {
+            if let Some(program) = simple_command_program(cmd).filter(|_| !risky_after(cmd, 1)) {
                 if self.state.allow_commands.contains(&program) {
                     return Decision::allow(format!("`{program}` allowed for this session"));
                 }
@@ -421,16 +449,42 @@ pub fn command_matches_prefix(command: &str, prefix: &str) -> bool {
     let ShellAnalysis::Simple(prefix_words) = ShellAnalysis::of(prefix) else {
         return false;
     };
-    words.len() >= prefix_words.len() && words[..prefix_words.len()] == prefix_words[..]
+    words.len() >= prefix_words.len()
+        && words[..prefix_words.len()] == prefix_words[..]
+        && risky_option(&words, prefix_words.len()).is_none()
+}
+
+/// Whether a plain command has an option past its first `from` words that writes, runs a
+/// program or changes configuration (no allowance of those words covers it).
+fn risky_after(command: &str, from: usize) -> bool {
+    match ShellAnalysis::of(command) {
+        ShellAnalysis::Simple(words) => risky_option(&words, from).is_some(),
+        _ => true,
+    }
 }
 
 /// What an "always allow" answer to a call of `name` with `args` may grant: the program of a
 /// plain simple command for shell tools (nothing for a command with operators: no allowance
 /// covers those), else the tool.
 pub fn always_allow(name: &str, args: &serde_json::Value) -> Option<cairn_protocol::AlwaysAllow> {
+    // Without the workspace, judged as if run in `/`: `.` and `*` count as the workspace.
+    always_allow_in(name, args, Path::new("/"))
+}
+
+/// [`always_allow`] for a call in `workspace`: a catastrophic command (removing `/`, home,
+/// the workspace or a folder above it) is never offered one.
+pub fn always_allow_in(
+    name: &str,
+    args: &serde_json::Value,
+    workspace: &Path,
+) -> Option<cairn_protocol::AlwaysAllow> {
     match args.get("command") {
         Some(command) => command
             .as_str()
+            .filter(|c| {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                catastrophic(c, workspace, home.as_deref()).is_none()
+            })
             .and_then(simple_command_program)
             .map(|program| cairn_protocol::AlwaysAllow::Command { program }),
         None => Some(cairn_protocol::AlwaysAllow::Tool {
@@ -601,6 +655,15 @@ mod tests {
             assert_eq!(command(compound), None, "{compound}");
         }
         assert_eq!(always_allow("run_shell", &json!({ "command": 7 })), None);
+        for catastrophic in [
+            "rm -rf /",
+            "rm -rf ~",
+            "sudo rm -fr $HOME",
+            "rm -rf .",
+            "chmod -R 777 /",
+        ] {
+            assert_eq!(command(catastrophic), None, "{catastrophic}");
+        }
         assert_eq!(
             always_allow("write_file", &json!({"path": "a"})),
             Some(AlwaysAllow::Tool {
@@ -735,6 +798,11 @@ mod tests {
         assert!(!ask(&p, "make"));
         p.set_shell_policy(ShellPolicy::Sandbox, false);
         assert!(ask(&p, "make"));
+        // `workspace` means read-only commands, with or without the sandbox.
+        p.set_shell_policy(ShellPolicy::Workspace, true);
+        assert!(ask(&p, "rm -rf src README.md"));
+        assert!(!ask(&p, "git status"));
+        assert!(!ask(&p, "bash -lc 'git status'"));
     }
 
     #[test]

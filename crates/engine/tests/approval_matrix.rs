@@ -200,3 +200,143 @@ async fn the_always_offer_reaches_the_event_and_the_approver() {
         .collect();
     assert_eq!(asked, expected, "in the approver's requests");
 }
+
+/// Catastrophic commands (removing `/`, home, the workspace or a folder above it; recursive
+/// chmod/chown of those) ask in every mode and shell policy, sandboxed or not, allowlisted or
+/// not, and are never offered "always allow". The tool is a fake: nothing is removed.
+#[tokio::test]
+async fn catastrophic_commands_ask_in_every_mode_and_are_never_offered_always() {
+    use cairn_engine::PermissionState;
+    let commands = [
+        "rm -rf /",
+        "rm -r -f /",
+        "rm --recursive --force /",
+        "rm -fr /",
+        "rm -rf --no-preserve-root /",
+        "rm -rf /*",
+        "rm -rf ~",
+        "rm -rf ~/",
+        "rm -rf $HOME",
+        "rm -rf \"$HOME\"",
+        "rm -rf ${HOME}/*",
+        "echo $(rm -rf ~)",
+        "cd / && rm -rf *",
+        "cd ~ && rm -rf .",
+        "cd /tmp; cd / ; rm -rf usr/..",
+        "sudo rm -rf /",
+        "bash -c 'rm -rf ~'",
+        "sh -c 'cd / && rm -rf *'",
+        "env rm -rf /",
+        "/bin/rm -rf /",
+        "timeout 9 rm -rf $HOME",
+        "find / -delete",
+        "find ~ -delete",
+        "find / -exec rm -rf {} +",
+        "chmod -R 777 /",
+        "chown -R nobody ~",
+        "chmod --recursive 000 $HOME",
+        "rm -rf {ws}",
+        "rm -rf {ws}/..",
+        "rm -rf .",
+    ];
+    let policies = [
+        (ShellPolicy::Approve, false),
+        (ShellPolicy::Workspace, false),
+        (ShellPolicy::Workspace, true),
+        (ShellPolicy::Sandbox, true),
+        (ShellPolicy::All, false),
+    ];
+    let mut cells = 0;
+    for mode in [Mode::Interactive, Mode::Auto] {
+        for (policy, enforced) in policies {
+            for allowlisted in [false, true] {
+                for command in commands {
+                    let dir = TempDir::new();
+                    let command = command.replace("{ws}", &dir.0.display().to_string());
+                    let ran = Arc::new(AtomicUsize::new(0));
+                    let r = ran.clone();
+                    let mut reg = ToolRegistry::new();
+                    reg.register(FnTool::new(
+                        "run_shell",
+                        ToolMeta::mutating("shell", RiskLevel::High, &["exec"]),
+                        move |_, _| {
+                            let r = r.clone();
+                            async move {
+                                r.fetch_add(1, Ordering::SeqCst);
+                                Ok(ToolOutput::text("ran"))
+                            }
+                        },
+                    ));
+                    let llm = FakeLlm::new(vec![
+                        FakeReply::tool("c", "run_shell", json!({ "command": command })),
+                        FakeReply::text("ok"),
+                    ]);
+                    let mut cfg = config(&dir, mode);
+                    let mut state = PermissionState {
+                        mode,
+                        ..Default::default()
+                    };
+                    if allowlisted {
+                        cfg.allowed_commands = vec!["rm".into(), "chmod".into(), "find".into()];
+                        state.allow_commands =
+                            ["rm", "chmod", "chown", "find", "echo", "cd", "sudo", "bash"]
+                                .map(String::from)
+                                .into_iter()
+                                .collect();
+                    }
+                    let s = Session::builder(cfg, Arc::new(llm))
+                        .tools(reg)
+                        .approver(Arc::new(ScriptedApprover::new(
+                            vec![],
+                            ApprovalDecision::Deny,
+                        )))
+                        .permission_state(state)
+                        .permission_rules(Default::default(), policy, enforced)
+                        .build();
+                    let ev = collect(s.run("go")).await;
+                    let cell = format!(
+                        "{mode:?} {policy:?} sandboxed={enforced} allowlisted={allowlisted}: \
+                         {command}"
+                    );
+                    let asked: Vec<_> = ev
+                        .iter()
+                        .filter_map(|e| match e {
+                            Event::PermissionRequired(p) => Some(p),
+                            _ => None,
+                        })
+                        .collect();
+                    assert_eq!(asked.len(), 1, "{cell}: expected one prompt");
+                    assert!(
+                        asked[0].reason.contains("catastrophic"),
+                        "{cell}: {}",
+                        asked[0].reason
+                    );
+                    assert_eq!(asked[0].always_allow, None, "{cell}: offered always-allow");
+                    assert_eq!(ran.load(Ordering::SeqCst), 0, "{cell}: ran");
+                    cells += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(cells, 2 * 5 * 2 * commands.len());
+}
+
+/// A session's "always allow `git`" and `--allow-command "git log"` cover their words, not
+/// an option after them that reconfigures git or writes a file.
+#[test]
+fn session_grants_and_allowlists_do_not_cover_risky_options() {
+    use cairn_engine::PermissionEngine;
+    let meta = ToolMeta::mutating("shell", RiskLevel::High, &["exec"]);
+    let ask = |p: &PermissionEngine, c: &str| {
+        p.evaluate("run_shell", &meta, &json!({ "command": c }))
+            .needs_user
+    };
+    let mut p = PermissionEngine::new("/w".into(), Mode::Interactive, vec![]);
+    p.allow_command_for_session("git status");
+    assert!(!ask(&p, "git log --oneline"));
+    assert!(ask(&p, "git -c core.pager=sh log"));
+    assert!(ask(&p, "git log --output=/tmp/x"));
+    let p = PermissionEngine::new("/w".into(), Mode::Interactive, vec!["git log".into()]);
+    assert!(!ask(&p, "git log -n 1"));
+    assert!(ask(&p, "git log --out=/tmp/x"));
+}

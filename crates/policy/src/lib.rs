@@ -1,8 +1,11 @@
 //! Cairn's execution policy: what a shell command really does (parsed with tree-sitter-bash,
 //! not regexes), which commands are known to be safe, and persistent allow/ask/deny rules.
 
+pub mod catastrophic;
+pub mod effective;
 pub mod net;
 pub mod paths;
+pub mod risky_options;
 pub mod rules;
 pub mod safe;
 mod safe_args;

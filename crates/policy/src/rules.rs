@@ -7,7 +7,8 @@ use std::path::{Component, Path, PathBuf};
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
 
-use crate::shell::{parse_plain_commands, ShellAnalysis};
+use crate::effective::{program_name, Effective, Word};
+use crate::shell::ShellAnalysis;
 
 /// What a rule decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -144,22 +145,50 @@ impl Rule {
 
     /// Whether the rule applies to a call of `tool` with `args` in `workspace`.
     pub fn matches(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> bool {
-        if !self.tool.is_match(tool) {
-            return false;
+        self.command_match(tool, args, workspace) == CommandMatch::Yes
+    }
+
+    /// Whether the rule applies, and for a deny or ask rule on commands whether it could
+    /// apply to a part of the command that cannot be analysed.
+    fn command_match(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        workspace: &Path,
+    ) -> CommandMatch {
+        let command = args.get("command").and_then(|c| c.as_str());
+        // A deny or ask rule on a command-running tool binds every tool that runs a command
+        // (`run_shell(rm:*)` also stops `exec_command`).
+        let named = self.tool.is_match(tool)
+            || (self.decision != RuleDecision::Allow
+                && command.is_some()
+                && EXEC_TOOLS.iter().any(|t| self.tool.is_match(t)));
+        if !named {
+            return CommandMatch::No;
         }
+        let yes = |b: bool| {
+            if b {
+                CommandMatch::Yes
+            } else {
+                CommandMatch::No
+            }
+        };
         match &self.spec {
-            Spec::Any => true,
+            Spec::Any => CommandMatch::Yes,
             Spec::Command { words, prefix } => {
-                let Some(cmd) = args.get("command").and_then(|c| c.as_str()) else {
-                    return false;
+                let Some(cmd) = command else {
+                    return CommandMatch::No;
                 };
-                self.matches_command(cmd, words, *prefix)
+                match self.decision {
+                    RuleDecision::Allow => yes(allow_matches(cmd, words, *prefix)),
+                    _ => restrict_matches(cmd, words, *prefix),
+                }
             }
             Spec::Path(_) => {
                 let Some(p) = args.get("path").and_then(|c| c.as_str()) else {
-                    return false;
+                    return CommandMatch::No;
                 };
-                self.matches_paths(tool, &[p.to_string()], workspace)
+                yes(self.matches_paths(tool, &[p.to_string()], workspace))
             }
         }
     }
@@ -191,31 +220,6 @@ impl Rule {
         match self.decision {
             RuleDecision::Allow => paths.iter().all(one),
             _ => paths.iter().any(one),
-        }
-    }
-
-    fn matches_command(&self, cmd: &str, words: &[String], prefix: bool) -> bool {
-        let one = |w: &[String]| {
-            if prefix {
-                w.len() >= words.len() && w[..words.len()] == *words
-            } else {
-                w == words
-            }
-        };
-        match (self.decision, ShellAnalysis::of(cmd)) {
-            // Allow rules only ever cover one plain command.
-            (RuleDecision::Allow, ShellAnalysis::Simple(w)) => one(&w),
-            (RuleDecision::Allow, _) => false,
-            // Deny and ask rules catch a matching command anywhere in a compound line, and
-            // an unparsable line that merely starts like it.
-            (_, ShellAnalysis::Simple(w)) => one(&w),
-            (_, ShellAnalysis::Compound(parts)) => parts.iter().any(|w| one(w)),
-            (_, ShellAnalysis::Opaque(_)) => {
-                let joined = words.join(" ");
-                let trimmed = cmd.trim_start();
-                trimmed.starts_with(&joined)
-                    || parse_plain_commands(cmd).is_err() && trimmed.contains(&joined)
-            }
         }
     }
 
@@ -310,6 +314,24 @@ impl RuleSet {
             .max_by_key(|r| r.decision)
     }
 
+    /// The strongest deny or ask rule on commands that could apply to a part of `args`'s
+    /// command that cannot be analysed (a computed program, `eval` of a variable, a shell
+    /// reading a script file), with why: such a command asks, naming the rule.
+    pub fn uncertain(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        workspace: &Path,
+    ) -> Option<(&Rule, String)> {
+        self.rules
+            .iter()
+            .filter_map(|r| match r.command_match(tool, args, workspace) {
+                CommandMatch::Maybe(why) => Some((r, why)),
+                _ => None,
+            })
+            .max_by_key(|(r, _)| r.decision)
+    }
+
     /// Like [`RuleSet::decide`] for a call that writes `targets` (paths from a patch, not
     /// only its `path` argument): path rules are matched against every target.
     pub fn decide_targets(
@@ -341,8 +363,76 @@ impl RuleSet {
     }
 }
 
+/// The tools that run a shell command.
+const EXEC_TOOLS: &[&str] = &["run_shell", "exec_command", "shell"];
+
 fn is_exec_tool(tool: &str) -> bool {
-    matches!(tool, "run_shell" | "exec_command" | "shell")
+    EXEC_TOOLS.contains(&tool)
+}
+
+/// How a command rule relates to a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CommandMatch {
+    /// It applies.
+    Yes,
+    /// It could apply to a part that cannot be analysed (why).
+    Maybe(String),
+    /// It does not apply.
+    No,
+}
+
+/// An allow rule covers one plain command that starts with (or is) its words, without an
+/// option past them that writes, runs a program or changes configuration.
+fn allow_matches(cmd: &str, words: &[String], prefix: bool) -> bool {
+    let ShellAnalysis::Simple(w) = ShellAnalysis::of(cmd) else {
+        return false;
+    };
+    if prefix {
+        w.len() >= words.len()
+            && w[..words.len()] == *words
+            && crate::risky_options::risky_option(&w, words.len()).is_none()
+    } else {
+        w == words
+    }
+}
+
+/// A deny or ask rule applies to every command the line runs, wrappers unwrapped
+/// ([`Effective`]); it could apply wherever a word it compares is computed, or where part of
+/// the line cannot be analysed.
+fn restrict_matches(cmd: &str, words: &[String], prefix: bool) -> CommandMatch {
+    let effective = Effective::of(cmd);
+    let mut maybe = None;
+    for c in &effective.commands {
+        match words_match(words, prefix, c) {
+            CommandMatch::Yes => return CommandMatch::Yes,
+            CommandMatch::Maybe(why) => maybe = maybe.or(Some(why)),
+            CommandMatch::No => {}
+        }
+    }
+    match (maybe, effective.opaque.into_iter().next()) {
+        (Some(why), _) | (None, Some(why)) => CommandMatch::Maybe(why),
+        (None, None) => CommandMatch::No,
+    }
+}
+
+fn words_match(rule: &[String], prefix: bool, cmd: &[Word]) -> CommandMatch {
+    for (i, r) in rule.iter().enumerate() {
+        let Some(c) = cmd.get(i) else {
+            return CommandMatch::No;
+        };
+        if !c.literal {
+            return CommandMatch::Maybe(format!("computes the word `{}`", c.text));
+        }
+        let expected = if i == 0 { program_name(r) } else { r.as_str() };
+        if c.text != expected {
+            return CommandMatch::No;
+        }
+    }
+    if prefix || cmd.len() == rule.len() {
+        CommandMatch::Yes
+    } else {
+        CommandMatch::No
+    }
 }
 
 /// `path` relative to `workspace` after lexical normalisation; `None` when outside.
@@ -425,6 +515,74 @@ mod tests {
         assert_eq!(d("git status && git push"), Some(RuleDecision::Deny));
         assert_eq!(d("git commit -m x"), Some(RuleDecision::Ask));
         assert_eq!(d("git push $(echo origin)"), Some(RuleDecision::Deny));
+    }
+
+    /// The README's table for `deny run_shell(rm:*)`, exactly.
+    #[test]
+    fn deny_rules_see_through_wrappers_as_the_readme_says() {
+        let s = set(&[("run_shell(rm:*)", RuleDecision::Deny)]);
+        let ws = Path::new("/w");
+        for tool in ["run_shell", "exec_command", "shell"] {
+            for c in [
+                "rm -rf x",
+                "command rm x",
+                "env FOO=1 rm x",
+                "timeout 5 rm x",
+                "echo x | xargs rm",
+                "bash -c 'rm x'",
+                "sh -lc \"cd a && rm x\"",
+                "/bin/rm x",
+                "$'\\x72m' x",
+                "r\\m x",
+                "find . -exec rm {} ';'",
+                "ls; rm x",
+                "echo $(rm x)",
+            ] {
+                let d = s.decide(tool, &json!({ "command": c }), ws);
+                assert_eq!(
+                    d.map(|r| r.decision),
+                    Some(RuleDecision::Deny),
+                    "{tool}: {c}"
+                );
+            }
+            for c in [
+                "X=rm; $X x",
+                "$(echo rm) x",
+                "echo 'rm x' | sh",
+                "bash -c \"$CMD\"",
+            ] {
+                let args = json!({ "command": c });
+                assert!(s.decide(tool, &args, ws).is_none(), "{c}");
+                assert!(s.uncertain(tool, &args, ws).is_some(), "{c}");
+            }
+            for c in ["ls", "rmdir x", "git rm x", "command -v rm", "echo rm"] {
+                let args = json!({ "command": c });
+                assert!(s.decide(tool, &args, ws).is_none(), "{c}");
+                assert!(s.uncertain(tool, &args, ws).is_none(), "{c}");
+            }
+        }
+        // Path tools are not command tools.
+        assert!(s.decide("write_file", &json!({"path": "rm"}), ws).is_none());
+    }
+
+    #[test]
+    fn allow_rules_do_not_cover_risky_options_after_their_words() {
+        let s = set(&[("run_shell(git log:*)", RuleDecision::Allow)]);
+        let ws = Path::new("/w");
+        let d = |c: &str| {
+            s.decide("run_shell", &json!({ "command": c }), ws)
+                .is_some()
+        };
+        assert!(d("git log --oneline -n 5"));
+        assert!(d("git log -p src"));
+        assert!(!d("git log --output=/tmp/x"));
+        assert!(!d("git log --outp=/tmp/x"));
+        assert!(!d("git log --ext-diff"));
+        assert!(
+            s.decide("exec_command", &json!({"command": "git log"}), ws)
+                .is_none(),
+            "an allow rule covers only the tool it names"
+        );
     }
 
     #[test]

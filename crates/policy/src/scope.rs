@@ -92,6 +92,18 @@ impl ReadScope {
     /// Checks one plain simple command (its words).
     pub fn check_words(&self, words: &[String]) -> Result<(), NotKnownSafe> {
         let program = words.first().map(String::as_str).unwrap_or_default();
+        // `bash -lc 'git status'` is as read-only as the script it runs.
+        if let Some((shell, script)) = crate::effective::shell_c_script(words) {
+            if let Some(why) = program_hazard(
+                shell,
+                &self.workspace,
+                &self.canonical,
+                self.search_path.as_deref(),
+            ) {
+                return Err(NotKnownSafe::WorkspaceCode(why));
+            }
+            return self.check_command(script);
+        }
         if !is_read_only_form(words) {
             return Err(NotKnownSafe::NotReadOnly(program.to_string()));
         }

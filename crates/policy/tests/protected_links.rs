@@ -11,6 +11,7 @@ use std::process::Command;
 use cairn_policy::sandbox::{bwrap_guarded, SandboxSpec};
 
 mod common;
+mod read_only_corpus;
 
 #[test]
 fn a_replaced_protected_link_is_put_back_after_the_command() {

@@ -59,6 +59,10 @@ struct Case {
     /// One tool call...
     tool: Option<String>,
     args: Option<Value>,
+    /// ...or each of these commands run with each of `tools` (`run_shell`, `exec_command`,
+    /// `run_shell_background`: run_shell with `background: true`).
+    #[serde(default)]
+    commands: Vec<String>,
     /// ...or a path tried with each of these tools (write_file, replace_in_file,
     /// apply_patch, apply_unified_diff).
     #[serde(default)]
@@ -407,11 +411,36 @@ fn check(
     })
 }
 
+/// The tool and arguments that run `command` with `tool` (see [`Case::commands`]).
+fn command_call(tool: &str, command: &str) -> (String, Value) {
+    match tool {
+        "run_shell_background" => (
+            "run_shell".into(),
+            json!({"command": command, "background": true}),
+        ),
+        "run_shell" | "exec_command" => (tool.into(), json!({ "command": command })),
+        other => panic!("no command arguments for {other}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_attack_corpus_yields_no_unapproved_side_effects() {
+    run_corpus("attacks.toml", 150).await;
+}
+
+/// Deny/ask rules × wrappers × command tools, allowlists × risky options, catastrophic
+/// commands × modes (`fixtures/rules_attacks.toml`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rules_corpus_holds_against_wrappers_options_and_catastrophes() {
+    run_corpus("rules_attacks.toml", 150).await;
+}
+
+/// Runs every case of `fixtures/<file>`; at least `min` calls.
+async fn run_corpus(file: &str, min: usize) {
     let text = std::fs::read_to_string(
         Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
-            .join("tests/fixtures/attacks.toml"),
+            .join("tests/fixtures")
+            .join(file),
     )
     .unwrap();
     let corpus: Corpus = toml::from_str(&text).unwrap();
@@ -432,6 +461,22 @@ async fn the_attack_corpus_yields_no_unapproved_side_effects() {
         assert!(ids.insert(case.id.clone()), "duplicate case id {}", case.id);
         let calls: Vec<(String, Option<String>, String)> = match (&case.tool, &case.path) {
             (Some(t), None) => vec![(t.clone(), None, case.expect.clone())],
+            (None, None) if !case.commands.is_empty() => {
+                assert!(
+                    !case.tools.is_empty(),
+                    "{}: `commands` needs `tools`",
+                    case.id
+                );
+                case.tools
+                    .iter()
+                    .flat_map(|t| {
+                        let e = case.expect_for.get(t).unwrap_or(&case.expect).clone();
+                        case.commands
+                            .iter()
+                            .map(move |c| (t.clone(), Some(c.clone()), e.clone()))
+                    })
+                    .collect()
+            }
             (None, Some(p)) => {
                 assert!(!case.tools.is_empty(), "{}: `path` needs `tools`", case.id);
                 case.tools
@@ -459,9 +504,13 @@ async fn the_attack_corpus_yields_no_unapproved_side_effects() {
                     std::fs::remove_file(&p).unwrap();
                 }
             }
-            let args = match &path {
-                Some(p) => path_args(&tool, &fill(p, &w)),
-                None => fill_value(case.args.as_ref().expect("args"), &w),
+            let (tool, args) = match &path {
+                Some(c) if !case.commands.is_empty() => command_call(&tool, &fill(c, &w)),
+                Some(p) => (tool.clone(), path_args(&tool, &fill(p, &w))),
+                None => (
+                    tool.clone(),
+                    fill_value(case.args.as_ref().expect("args"), &w),
+                ),
             };
             let before = snapshot(&w.base);
             let observed = run_case(case, &tool, args, &w, bwrap.as_deref()).await;
@@ -477,6 +526,7 @@ async fn the_attack_corpus_yields_no_unapproved_side_effects() {
                 guarded_diff.push(format!("created {}", home_marker.display()));
             }
             let label = match &path {
+                Some(c) if !case.commands.is_empty() => format!("{} [{tool}] {c}", case.id),
                 Some(_) => format!("{} [{tool}]", case.id),
                 None => case.id.clone(),
             };
@@ -488,7 +538,7 @@ async fn the_attack_corpus_yields_no_unapproved_side_effects() {
         }
     }
     eprintln!(
-        "attack corpus: {ran} calls run, {skipped} skipped (no sandbox); by outcome: {by_outcome:?}"
+        "attack corpus {file}: {ran} calls run, {skipped} skipped (no sandbox); by outcome: {by_outcome:?}"
     );
     assert!(
         failures.is_empty(),
@@ -497,8 +547,8 @@ async fn the_attack_corpus_yields_no_unapproved_side_effects() {
         failures.join("\n")
     );
     assert!(
-        ran + skipped >= 150,
-        "the corpus has only {} calls",
+        ran + skipped >= min,
+        "the corpus {file} has only {} calls",
         ran + skipped
     );
 }
