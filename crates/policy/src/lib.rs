@@ -3,6 +3,7 @@
 
 pub mod net;
 pub mod paths;
+pub mod proc_secrets;
 pub mod rules;
 pub mod safe;
 mod safe_args;
