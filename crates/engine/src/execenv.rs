@@ -202,9 +202,16 @@ mod tests {
         let env = ExecEnvironment::default().without_credentials();
         for (k, v) in vars {
             assert!(env.removed_env.iter().any(|n| n == k), "{k} not removed");
-            assert_eq!(env.scrub(&format!("x{v}y")), "x[redacted credential]y", "{k}");
+            assert_eq!(
+                env.scrub(&format!("x{v}y")),
+                "x[redacted credential]y",
+                "{k}"
+            );
         }
-        assert!(!env.removed_env.iter().any(|n| n == "PATH" || n == "SSH_AUTH_SOCK"));
+        assert!(!env
+            .removed_env
+            .iter()
+            .any(|n| n == "PATH" || n == "SSH_AUTH_SOCK"));
         for (k, _) in vars {
             std::env::remove_var(k);
         }

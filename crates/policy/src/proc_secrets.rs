@@ -54,7 +54,10 @@ pub fn reads_process_secrets(command: &str) -> Option<String> {
             .take_while(|c| !c.is_whitespace() && !";&|<>()`".contains(*c))
             .collect();
         let entry = first.split('/').next().unwrap_or_default();
-        if entry.is_empty() || !HARMLESS_PROC.contains(&entry) || first.contains(['*', '?', '[', '$']) {
+        if entry.is_empty()
+            || !HARMLESS_PROC.contains(&entry)
+            || first.contains(['*', '?', '[', '$'])
+        {
             return Some(format!(
                 "it reads `/proc/{first}`, where processes' environments and memory live"
             ));

@@ -35,7 +35,9 @@ fn key() -> Option<&'static [u8]> {
     KEY.get_or_init(|| match key_path().map(|p| load_or_create(&p)) {
         Some(Ok(k)) => Some(k),
         Some(Err(e)) => {
-            tracing::warn!("cannot read or create the session seal key: {e}; restored sessions will ask again");
+            tracing::warn!(
+                "cannot read or create the session seal key: {e}; restored sessions will ask again"
+            );
             None
         }
         None => None,

@@ -17,7 +17,9 @@ pub fn config_dir() -> Option<PathBuf> {
 /// The state folder used when the system has no data dir: a per-user folder under the
 /// system's temporary folder, never the current folder (which may be the workspace).
 pub fn fallback_state_dir() -> PathBuf {
-    let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0);
+    let uid = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(0);
     std::env::temp_dir().join(format!("cairn-state-{uid}"))
 }
 
@@ -27,7 +29,11 @@ pub fn fallback_state_dir() -> PathBuf {
 pub fn private_dirs(state_dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![absolute(state_dir)];
     out.extend(config_dir());
-    for var in ["CAIRN_MCP_CONFIG", "CAIRN_MCP_TRUST", "CAIRN_PERMISSIONS_FILE"] {
+    for var in [
+        "CAIRN_MCP_CONFIG",
+        "CAIRN_MCP_TRUST",
+        "CAIRN_PERMISSIONS_FILE",
+    ] {
         if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
             out.push(absolute(Path::new(&p)));
         }
@@ -73,7 +79,10 @@ fn resolved(p: &Path) -> PathBuf {
             }
             return out;
         }
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();

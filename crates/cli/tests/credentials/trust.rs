@@ -34,7 +34,7 @@ async fn a_running_cairn_has_no_key_in_its_proc_environ() {
     let state = tempfile::tempdir().unwrap();
     // The model holds its answer: `cairn run` is alive, mid-request, while we look.
     let server = MockLlmServer::with_script(vec![
-        Reply::text("thinking").then_fault(Fault::Stall(Duration::from_secs(30))),
+        Reply::text("thinking").then_fault(Fault::Stall(Duration::from_secs(30)))
     ])
     .await
     .unwrap();
@@ -50,7 +50,10 @@ async fn a_running_cairn_has_no_key_in_its_proc_environ() {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
     let environ = String::from_utf8_lossy(&environ).replace('\0', "\n");
     let _ = child.kill().await;
-    assert!(environ.contains("CAIRN_SANDBOX=off"), "the real block: {environ}");
+    assert!(
+        environ.contains("CAIRN_SANDBOX=off"),
+        "the real block: {environ}"
+    );
     for value in std::iter::once(KEY).chain(SECRETS.iter().map(|(_, v)| *v)) {
         assert!(
             !environ.contains(value) && !environ.contains("PROCLEAK"),
@@ -85,7 +88,10 @@ async fn commands_see_no_secret_variable() {
     let seen = reqs[1].body.to_string();
     assert!(seen.contains("end"), "the command ran: {seen}");
     for (name, value) in SECRETS {
-        assert!(!seen.contains(&format!("{name}=")), "{name} reached the command: {seen}");
+        assert!(
+            !seen.contains(&format!("{name}=")),
+            "{name} reached the command: {seen}"
+        );
         assert!(!seen.contains(value), "{name}'s value reached the model");
     }
 }
@@ -120,7 +126,11 @@ async fn workspaces_containing_home_config_or_state_are_refused() {
     let cases: Vec<(&str, std::path::PathBuf, std::path::PathBuf)> = vec![
         ("home folder", top.join("home"), elsewhere.path().join("s1")),
         ("home folder", top.clone(), elsewhere.path().join("s2")),
-        ("state folder", project.clone(), project.join(".cairn-state")),
+        (
+            "state folder",
+            project.clone(),
+            project.join(".cairn-state"),
+        ),
     ];
     for (what, ws, state) in cases {
         let out = run_cmd(NOWHERE, &ws, &state, &[])
@@ -134,12 +144,17 @@ async fn workspaces_containing_home_config_or_state_are_refused() {
         assert!(stderr.contains(what), "{}: {stderr}", ws.display());
     }
     // The config folder (XDG_CONFIG_HOME inside the workspace).
-    let out = run_cmd(NOWHERE, &top.join("cfg/.."), &elsewhere.path().join("s3"), &[])
-        .env("HOME", elsewhere.path().join("h"))
-        .env("XDG_CONFIG_HOME", &cfg)
-        .output()
-        .await
-        .unwrap();
+    let out = run_cmd(
+        NOWHERE,
+        &top.join("cfg/.."),
+        &elsewhere.path().join("s3"),
+        &[],
+    )
+    .env("HOME", elsewhere.path().join("h"))
+    .env("XDG_CONFIG_HOME", &cfg)
+    .output()
+    .await
+    .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("config folder"), "{stderr}");
@@ -171,7 +186,12 @@ async fn an_edited_saved_session_does_not_come_back_more_permissive() {
         c
     };
     let first = run(&["--mode", "interactive"]).output().await.unwrap();
-    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let id = common::only_session_id(state.path());
     // What a command with write access to the state dir did: auto mode plus a writable grant.
     let file = state.path().join("sessions").join(&id).join("state.json");

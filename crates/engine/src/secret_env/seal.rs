@@ -47,7 +47,9 @@ pub fn seal_process() -> SealReport {
     }
     report.sealed = found.iter().map(|(k, _)| k.clone()).collect();
     if SEALED.set(found).is_err() {
-        report.problems.push("the environment was already sealed".into());
+        report
+            .problems
+            .push("the environment was already sealed".into());
     }
     match wipe_initial_block() {
         Ok(()) => report.wiped = true,
@@ -80,7 +82,12 @@ fn non_dumpable(problems: &mut Vec<String>) -> bool {
 /// `env_start` and `env_end` of this process (fields 50 and 51 of `/proc/self/stat`).
 fn env_bounds() -> std::io::Result<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/self/stat")?;
-    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "unexpected /proc/self/stat");
+    let bad = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "unexpected /proc/self/stat",
+        )
+    };
     // Fields after the command name (field 2, in parentheses) start at field 3.
     let rest = stat.rsplit_once(')').ok_or_else(bad)?.1;
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -152,7 +159,10 @@ mod tests {
         assert!(wipe_entries(&mut block));
         assert_eq!(block.len(), len);
         let text = String::from_utf8_lossy(&block).replace('\0', " ");
-        assert_eq!(text.split_whitespace().collect::<Vec<_>>(), ["PATH=/bin", "HOME=/root"]);
+        assert_eq!(
+            text.split_whitespace().collect::<Vec<_>>(),
+            ["PATH=/bin", "HOME=/root"]
+        );
         let mut plain = b"PATH=/bin\0".to_vec();
         assert!(!wipe_entries(&mut plain));
     }

@@ -42,9 +42,15 @@ fn the_state_and_config_folders_are_never_written_by_tools() {
         // Even a writable grant covering the state dir does not open it.
         p.grant_directory(&base.display().to_string(), true);
         for path in [
-            state_inside.join("sessions/s1/state.json").display().to_string(),
+            state_inside
+                .join("sessions/s1/state.json")
+                .display()
+                .to_string(),
             ".state/sessions/s1/state.json".to_string(),
-            state_outside.join("sessions/s1/state.json").display().to_string(),
+            state_outside
+                .join("sessions/s1/state.json")
+                .display()
+                .to_string(),
             "state_link/sessions/s1/state.json".to_string(),
         ] {
             let decision = p.evaluate("write_file", &write_meta(), &json!({ "path": path }));
@@ -87,7 +93,10 @@ fn reading_a_process_environment_or_memory_always_asks() {
         p.set_shell_policy(ShellPolicy::All, sandboxed);
         for cmd in commands {
             let decision = p.evaluate("run_shell", &shell_meta(), &json!({ "command": cmd }));
-            assert!(is_ask(&decision), "{mode:?} sandboxed={sandboxed} `{cmd}`: {decision:?}");
+            assert!(
+                is_ask(&decision),
+                "{mode:?} sandboxed={sandboxed} `{cmd}`: {decision:?}"
+            );
         }
     }
 }

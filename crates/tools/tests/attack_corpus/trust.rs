@@ -84,7 +84,9 @@ fn fill_state(text: &str, w: &World) -> String {
 
 /// [`fill_value`] plus `{state}`.
 fn fill_state_value(v: &Value, w: &World) -> Value {
-    let text = v.to_string().replace("{state}", &w.state.display().to_string());
+    let text = v
+        .to_string()
+        .replace("{state}", &w.state.display().to_string());
     fill_value(&serde_json::from_str(&text).unwrap(), w)
 }
 
@@ -110,13 +112,9 @@ async fn run_call(call: &Call, w: &World, bwrap: Option<&Path>) -> super::Observ
     } else {
         SandboxMode::Off
     };
-    let exec = cairn_runtime::sandbox::exec_environment(
-        &w.ws,
-        &w.state,
-        sandbox,
-        policy_of(&call.policy),
-    )
-    .unwrap();
+    let exec =
+        cairn_runtime::sandbox::exec_environment(&w.ws, &w.state, sandbox, policy_of(&call.policy))
+            .unwrap();
     let mut state = PermissionState {
         mode: config.mode,
         ..Default::default()
@@ -127,7 +125,10 @@ async fn run_call(call: &Call, w: &World, bwrap: Option<&Path>) -> super::Observ
     }
     let session = Session::builder(config, Arc::new(llm.clone()))
         .tools(registry)
-        .approver(Arc::new(ScriptedApprover::new(vec![], ApprovalDecision::Deny)))
+        .approver(Arc::new(ScriptedApprover::new(
+            vec![],
+            ApprovalDecision::Deny,
+        )))
         .permission_state(state)
         .permission_rules(
             cairn_policy::RuleSet::new(),
@@ -175,9 +176,21 @@ fn import_case(case: &Import) -> Option<String> {
     .unwrap();
     let loaded = cairn_runtime::mcp::load_config(&w.ws);
     match loaded.get("evil") {
-        None => Some(format!("{}: `{import}` imported nothing: {:?}", case.id, loaded.warnings)),
-        Some(s) if s.held.as_deref().is_some_and(|h| h.starts_with(cairn_runtime::mcp_trust::UNTRUSTED)) => None,
-        Some(s) => Some(format!("{}: `{import}` starts untrusted: held = {:?}", case.id, s.held)),
+        None => Some(format!(
+            "{}: `{import}` imported nothing: {:?}",
+            case.id, loaded.warnings
+        )),
+        Some(s)
+            if s.held
+                .as_deref()
+                .is_some_and(|h| h.starts_with(cairn_runtime::mcp_trust::UNTRUSTED)) =>
+        {
+            None
+        }
+        Some(s) => Some(format!(
+            "{}: `{import}` starts untrusted: held = {:?}",
+            case.id, s.held
+        )),
     }
 }
 
@@ -192,12 +205,20 @@ fn workspace_case(case: &WorkspaceCase) -> Result<Option<String>, String> {
             .replace("{data}", &data.display().to_string()),
     );
     if !path.is_dir() {
-        return Err(format!("skipped {}: {} does not exist here", case.id, path.display()));
+        return Err(format!(
+            "skipped {}: {} does not exist here",
+            case.id,
+            path.display()
+        ));
     }
     Ok(match cairn_runtime::resolve_workspace(&path) {
         Err(e) if e.to_string().contains("refusing") => None,
         Err(e) => Some(format!("{}: refused for another reason: {e}", case.id)),
-        Ok(w) => Some(format!("{}: {} accepted as a workspace", case.id, w.display())),
+        Ok(w) => Some(format!(
+            "{}: {} accepted as a workspace",
+            case.id,
+            w.display()
+        )),
     })
 }
 
@@ -210,7 +231,10 @@ async fn the_trust_corpus_yields_no_escape() {
     let corpus: TrustCorpus = toml::from_str(&text).unwrap();
     let bwrap = bwrap_path().filter(|_| bwrap_works());
     let demanded = std::env::var("CAIRN_SANDBOX_TEST").as_deref() == Ok("1");
-    assert!(bwrap.is_some() || !demanded, "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here");
+    assert!(
+        bwrap.is_some() || !demanded,
+        "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+    );
     for (k, v) in SECRETS {
         std::env::set_var(k, v);
     }
@@ -272,7 +296,16 @@ async fn the_trust_corpus_yields_no_escape() {
         std::env::remove_var(k);
     }
     eprintln!("trust corpus: {ran} cases run, {skipped} skipped");
-    assert!(failures.is_empty(), "{} trust cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} trust cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(refused >= 3, "too few workspace cases could run here");
-    assert!(ran + skipped >= 30, "the trust corpus has only {} cases", ran + skipped);
+    assert!(
+        ran + skipped >= 30,
+        "the trust corpus has only {} cases",
+        ran + skipped
+    );
 }
