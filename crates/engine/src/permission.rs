@@ -317,7 +317,11 @@ impl PermissionEngine {
         // 2b''. Reading a process's environment or memory (`/proc/$PPID/environ`) never runs
         //       unasked, whatever the mode, sandbox or allowlist.
         if execs {
-            if let Some(cmd) = args.get("command").and_then(|c| c.as_str()) {
+            // `input` is what `input_command` types into a running shell.
+            let typed = ["command", "input"]
+                .iter()
+                .find_map(|k| args.get(*k).and_then(|c| c.as_str()));
+            if let Some(cmd) = typed {
                 if let Some(why) = cairn_policy::proc_secrets::reads_process_secrets(cmd) {
                     return Decision::ask(format!(
                         "{name} runs a command that may read another process's secrets ({why}; \

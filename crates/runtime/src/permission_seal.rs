@@ -6,7 +6,7 @@
 //!
 //! The key is 32 random bytes in `<config dir>/cairn/session-seal.key` (mode 0600): outside
 //! the state dir, in a folder no workspace may contain, that tools never write and the
-//! sandbox hides. Not the OS keyring: every process of the user can read the keyring too, and
+//! sandbox keeps read-only. Not the OS keyring: every process of the user can read the keyring too, and
 //! where it is unavailable (headless CI) the key would come and go with it.
 
 use std::io::Write;

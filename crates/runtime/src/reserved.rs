@@ -4,7 +4,6 @@
 //! its state folder (saved sessions and their permissions): an agent there could plant
 //! settings that the next run in another project obeys.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::RuntimeError;
@@ -17,10 +16,21 @@ pub fn config_dir() -> Option<PathBuf> {
 /// The state folder used when the system has no data dir: a per-user folder under the
 /// system's temporary folder, never the current folder (which may be the workspace).
 pub fn fallback_state_dir() -> PathBuf {
-    let uid = std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .unwrap_or(0);
-    std::env::temp_dir().join(format!("cairn-state-{uid}"))
+    std::env::temp_dir().join(format!("cairn-state-{}", real_uid()))
+}
+
+/// The real user id, from `/proc/self/status` (`/proc/self` itself belongs to root once the
+/// process is non-dumpable).
+fn real_uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|u| u.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 /// Cairn's private folders for a session whose state lives in `state_dir`: the state dir, the
@@ -109,4 +119,31 @@ fn absolute(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn the_fallback_state_dir_is_never_the_current_folder() {
+        let cwd = std::env::current_dir().unwrap();
+        let d = fallback_state_dir();
+        assert!(d.is_absolute(), "{}", d.display());
+        assert!(!d.starts_with(&cwd), "{}", d.display());
+        assert!(d
+            .display()
+            .to_string()
+            .ends_with(&format!("-{}", real_uid())));
+    }
+
+    #[test]
+    fn a_workspace_containing_the_state_dir_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap();
+        let e = refuse_reserved(&ws, &ws.join("sub/state")).unwrap_err();
+        assert!(e.to_string().contains("state folder"), "{e}");
+        assert!(refuse_reserved(&ws.join("project"), &ws.join("state")).is_ok());
+    }
 }

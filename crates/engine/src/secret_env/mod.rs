@@ -3,11 +3,12 @@
 //! environment block, so neither the commands Cairn runs nor anything reading
 //! `/proc/<pid>/environ` sees them.
 //!
-//! The rule ([`is_secret_name`]): every variable Cairn itself reads as a secret
-//! ([`KNOWN_SECRET_ENV`]), plus any name that is `API_KEY`, `TOKEN`, `SECRET`, `PASSWORD` or
-//! ends in `_API_KEY`, `_APIKEY`, `_KEY`, `_TOKEN`, `_SECRET`, `_PASSWORD`, `_PASSWD`,
-//! `_CREDENTIALS` is not matched (it usually names a file). `SSH_AUTH_SOCK` is a socket
-//! path, not a secret value: it is not matched (hiding the agent socket is the sandbox's job).
+//! The rule ([`is_secret_name`], case-insensitive): every variable Cairn itself reads as a
+//! secret ([`KNOWN_SECRET_ENV`]), plus any name that is `API_KEY`, `APIKEY`, `TOKEN`,
+//! `SECRET`, `PASSWORD` or `PASSWD`, or ends in `_API_KEY`, `_APIKEY`, `_KEY`, `_TOKEN`,
+//! `_SECRET`, `_PASSWORD`, `_PASSWD`. Deliberately not matched: `SSH_AUTH_SOCK` (a socket
+//! path; hiding the agent socket is the sandbox's job), `*_KEY_ID` and `*_CREDENTIALS`
+//! (identifiers and file paths).
 
 mod seal;
 

@@ -92,6 +92,9 @@ fn reading_a_process_environment_or_memory_always_asks() {
         let mut p = PermissionEngine::new(ws.to_path_buf(), mode, allow.clone());
         p.set_shell_policy(ShellPolicy::All, sandboxed);
         for cmd in commands {
+            let typed = json!({ "session_id": "1", "input": format!("{cmd}\n") });
+            let decision = p.evaluate("input_command", &shell_meta(), &typed);
+            assert!(is_ask(&decision), "{mode:?} typed `{cmd}`: {decision:?}");
             let decision = p.evaluate("run_shell", &shell_meta(), &json!({ "command": cmd }));
             assert!(
                 is_ask(&decision),
