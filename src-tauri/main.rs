@@ -4,8 +4,14 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    // Before any thread starts: API keys leave the environment block (commands and
+    // `/proc/<pid>/environ` never see them); the process becomes non-dumpable.
+    let sealed = cairn_engine::secret_env::seal_process();
     cairn_app::bench::mark_process_start();
     cairn_app::prefer_software_rendering();
     cairn_app::apply_prompt_language();
+    for problem in &sealed.problems {
+        eprintln!("cairn: protecting secrets: {problem}");
+    }
     cairn_app::run();
 }

@@ -38,7 +38,7 @@ impl AppConfig {
     /// The configuration the environment gives: `CAIRN_STATE_DIR` (else the data dir
     /// shared with the CLI), `CAIRN_TEST_APPROVER=ui|allow|deny`, `CAIRN_BENCH=1`.
     pub fn from_env() -> AppConfig {
-        let env: Arc<EnvFn> = Arc::new(|k: &str| std::env::var(k).ok());
+        let env: Arc<EnvFn> = Arc::new(|k: &str| cairn_engine::secret_env::var(k));
         let host = match env("CAIRN_TEST_APPROVER").as_deref().map(str::trim) {
             Some("ui") => ApprovalHost::Ui,
             Some("allow") => ApprovalHost::Allow,

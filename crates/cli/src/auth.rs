@@ -71,7 +71,7 @@ impl KeyInput for Terminal {
 
 /// Runs `cairn auth …` against the OS keyring and this process's terminal.
 pub fn run(cmd: AuthCommand) -> ExitCode {
-    let env = |n: &str| std::env::var(n).ok();
+    let env = |n: &str| cairn_engine::secret_env::var(n);
     let code = execute(
         cmd,
         &OsKeyStore::new(),

@@ -85,6 +85,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Before any thread starts: API keys leave the environment block (commands and
+    // `/proc/<pid>/environ` never see them); the process becomes non-dumpable.
+    let sealed = cairn_engine::secret_env::seal_process();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -98,6 +101,10 @@ fn main() -> ExitCode {
         }
     };
     init_tracing();
+    for problem in &sealed.problems {
+        tracing::warn!("protecting secrets: {problem}");
+    }
+    tracing::debug!(sealed = ?sealed.sealed, "secret variables sealed");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

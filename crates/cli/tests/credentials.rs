@@ -5,6 +5,8 @@
 use std::path::Path;
 
 mod common;
+#[path = "credentials/trust.rs"]
+mod trust;
 
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::json;

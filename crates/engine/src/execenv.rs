@@ -55,19 +55,11 @@ pub const HARDENED_ENV: &[&str] = &[
     "BASH_ENV",
 ];
 
-/// Environment variables that hold LLM provider credentials: never passed to the commands the
-/// agent runs (a vault entry of the same name puts one back on purpose), and their values are
-/// scrubbed from tool output.
-pub const CREDENTIAL_ENV: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GEMINI_API_KEY",
-    "CAIRN_TRANSCRIBE_API_KEY",
-    "CAIRN_VISION_API_KEY",
-    "CAIRN_SEARCH_API_KEY",
-];
+/// Environment variables Cairn reads as credentials: never passed to the commands the agent
+/// runs (a vault entry of the same name puts one back on purpose), and their values are
+/// scrubbed from tool output. Every other variable named like a secret
+/// ([`crate::secret_env::is_secret_name`]) is removed and scrubbed too.
+pub const CREDENTIAL_ENV: &[&str] = crate::secret_env::KNOWN_SECRET_ENV;
 
 /// Shortest secret that is scrubbed (shorter values would mangle ordinary text).
 const MIN_SECRET: usize = 8;
@@ -101,14 +93,19 @@ impl std::fmt::Debug for ExecEnvironment {
 
 impl ExecEnvironment {
     /// An environment whose commands do not inherit the credential variables of this process
-    /// ([`CREDENTIAL_ENV`]); their values are scrubbed from tool output.
+    /// ([`CREDENTIAL_ENV`] and every name the secret rule matches, sealed or not); their
+    /// values are scrubbed from tool output.
     pub fn without_credentials(mut self) -> Self {
         let mut found = Vec::new();
-        for name in CREDENTIAL_ENV {
-            self.removed_env.push((*name).to_string());
-            if let Ok(v) = std::env::var(name) {
-                found.push(v);
+        let names = CREDENTIAL_ENV.iter().map(|n| (*n).to_string());
+        let present = crate::secret_env::secret_vars();
+        for name in names.chain(present.iter().map(|(k, _)| k.clone())) {
+            if !self.removed_env.contains(&name) {
+                self.removed_env.push(name);
             }
+        }
+        for (_, v) in present {
+            found.push(v);
         }
         self.add_secrets(found);
         self
@@ -189,5 +186,34 @@ mod tests {
         assert!(!format!("{env:?}").contains("sk-live"));
         let env = ExecEnvironment::default().without_credentials();
         assert!(env.removed_env.iter().any(|n| n == "OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn every_variable_named_like_a_secret_is_removed_and_scrubbed() {
+        let vars = [
+            ("BRAVE_API_KEY", "brave-key-0123456789"),
+            ("TAVILY_API_KEY", "tvly-key-0123456789"),
+            ("CAIRN_TEST_DEPLOY_TOKEN", "deploy-token-0123456789"),
+            ("CAIRN_TEST_DB_PASSWORD", "db-password-0123456789"),
+        ];
+        for (k, v) in vars {
+            std::env::set_var(k, v);
+        }
+        let env = ExecEnvironment::default().without_credentials();
+        for (k, v) in vars {
+            assert!(env.removed_env.iter().any(|n| n == k), "{k} not removed");
+            assert_eq!(
+                env.scrub(&format!("x{v}y")),
+                "x[redacted credential]y",
+                "{k}"
+            );
+        }
+        assert!(!env
+            .removed_env
+            .iter()
+            .any(|n| n == "PATH" || n == "SSH_AUTH_SOCK"));
+        for (k, _) in vars {
+            std::env::remove_var(k);
+        }
     }
 }

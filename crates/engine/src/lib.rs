@@ -21,6 +21,7 @@ pub mod repair;
 pub mod resume;
 pub mod retry;
 pub mod rewind;
+pub mod secret_env;
 pub mod session;
 mod shrink;
 pub mod subagent;

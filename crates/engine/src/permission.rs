@@ -274,6 +274,13 @@ impl PermissionEngine {
                     self.workspace.display()
                 ));
             }
+            // 2a. Cairn's own state and config folders (saved sessions and their permissions,
+            //     MCP and permission settings) are never written by tools, in any mode.
+            if let Some(path) = targets.iter().find(|p| self.in_private_dir(p)) {
+                return Decision::deny(format!(
+                    "{path} is inside Cairn's own state or config folder, which tools never write"
+                ));
+            }
             // 2b. Protected paths (reached directly or through a symlink) always need the user.
             for path in &targets {
                 if let Some(p) = protected_component(&self.workspace, path) {
@@ -294,10 +301,33 @@ impl PermissionEngine {
                 .and_then(|c| c.as_str())
                 .filter(|c| self.known_safe(c).is_err())
             {
+                if let Some(dir) = self.mentioned_private(cmd) {
+                    return Decision::ask(format!(
+                        "{name} runs a command that names Cairn's own folder {} (asked in every \
+                         mode): {cmd}",
+                        dir.display()
+                    ));
+                }
                 if let Some(p) = mentioned_protected(&self.workspace, cmd) {
                     return Decision::ask(format!(
                         "{name} runs a command that names the protected `{p}` folder (asked in \
                          every mode): {cmd}"
+                    ));
+                }
+            }
+        }
+        // 2b''. Reading a process's environment or memory (`/proc/$PPID/environ`) never runs
+        //       unasked, whatever the mode, sandbox or allowlist.
+        if execs {
+            // `input` is what `input_command` types into a running shell.
+            let typed = ["command", "input"]
+                .iter()
+                .find_map(|k| args.get(*k).and_then(|c| c.as_str()));
+            if let Some(cmd) = typed {
+                if let Some(why) = cairn_policy::proc_secrets::reads_process_secrets(cmd) {
+                    return Decision::ask(format!(
+                        "{name} runs a command that may read another process's secrets ({why}; \
+                         asked in every mode): {cmd}"
                     ));
                 }
             }
@@ -417,6 +447,38 @@ impl PermissionEngine {
 }
 
 impl PermissionEngine {
+    /// Whether `path` (as written or where its links lead) is inside a private folder.
+    fn in_private_dir(&self, path: &str) -> bool {
+        let lexical = normalize(&self.workspace, path);
+        let real = physical_path(&self.workspace, path);
+        self.private_dirs.iter().any(|dir| {
+            let canon = canonical_workspace(dir);
+            [lexical.as_ref(), real.as_ref()]
+                .into_iter()
+                .flatten()
+                .any(|p| p.starts_with(dir) || p.starts_with(&canon))
+        })
+    }
+
+    /// The private folder a command line names as a path, if any.
+    fn mentioned_private(&self, command: &str) -> Option<&Path> {
+        let tokens = command
+            .split(|c: char| c.is_whitespace() || ";&|<>()'\"`=,{}".contains(c))
+            .filter(|t| !t.is_empty() && !t.starts_with('-'));
+        for token in tokens {
+            if self.in_private_dir(token) {
+                let lexical = normalize(&self.workspace, token);
+                return self
+                    .private_dirs
+                    .iter()
+                    .find(|d| lexical.as_ref().is_some_and(|p| p.starts_with(d)))
+                    .or(self.private_dirs.first())
+                    .map(PathBuf::as_path);
+            }
+        }
+        None
+    }
+
     /// Whether a write to `path` stays inside the workspace or a writable granted directory,
     /// both lexically and physically (symlinks followed).
     fn may_write_at(&self, path: &str) -> bool {

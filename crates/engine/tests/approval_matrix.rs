@@ -3,6 +3,8 @@
 //! through real sessions (the tool records whether it ran).
 
 mod common;
+#[path = "approval_matrix/trust.rs"]
+mod trust;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

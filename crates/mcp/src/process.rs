@@ -52,7 +52,9 @@ pub fn spawn(
     stderr_cap: usize,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(program);
+    // Servers the user configured (and trusted) still get the secrets Cairn was started with.
     cmd.args(args)
+        .envs(cairn_engine::secret_env::sealed().iter().cloned())
         .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())

@@ -6,6 +6,7 @@ pub mod effective;
 pub mod net;
 pub mod paths;
 pub mod risky_options;
+pub mod proc_secrets;
 pub mod rules;
 pub mod safe;
 mod safe_args;

@@ -40,6 +40,9 @@ pub struct SandboxSpec {
     pub read_only_inside: Vec<String>,
     /// Whether the network stays reachable.
     pub network: bool,
+    /// Folders kept read-only wherever they are, even under a writable bind (Cairn's state
+    /// and config folders).
+    pub read_only: Vec<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -50,6 +53,7 @@ impl SandboxSpec {
             extra_writable: Vec::new(),
             read_only_inside: vec![".git".into(), ".agent".into(), ".cairn".into()],
             network: true,
+            read_only: Vec::new(),
         }
     }
 }
@@ -102,6 +106,10 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
             let s = p.display().to_string();
             a.extend(["--bind".to_string(), s.clone(), s]);
         }
+    }
+    for p in spec.read_only.iter().filter(|p| p.exists()) {
+        let s = p.display().to_string();
+        a.extend(["--ro-bind".to_string(), s.clone(), s]);
     }
     for inside in &spec.read_only_inside {
         let p = spec.workspace.join(inside);
@@ -245,6 +253,9 @@ pub fn macos_profile(spec: &SandboxSpec) -> String {
             quote(&spec.workspace.join(inside))
         ));
     }
+    for p in &spec.read_only {
+        s.push_str(&format!("(deny file-write* (subpath {}))\n", quote(p)));
+    }
     if !spec.network {
         s.push_str("(deny network*)\n");
     }
@@ -293,6 +304,7 @@ mod tests {
             extra_writable: vec![PathBuf::from("/Users/me/cache")],
             read_only_inside: vec![".git".into()],
             network: false,
+            read_only: vec![],
         };
         let p = macos_profile(&spec);
         assert!(p.contains("(deny file-write*)"));

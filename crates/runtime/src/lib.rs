@@ -9,9 +9,11 @@ pub mod lock;
 pub mod mcp;
 pub mod mcp_trust;
 pub mod naming;
+pub mod permission_seal;
 pub mod permissions;
 pub mod rebuild;
 pub mod reserve;
+pub mod reserved;
 pub mod rewind;
 pub mod rewind_read;
 pub mod sandbox;
@@ -185,10 +187,11 @@ pub fn default_state_dir() -> PathBuf {
     }
     dirs::data_dir()
         .map(|d| d.join("dev.cairn.app"))
-        .unwrap_or_else(|| PathBuf::from(".cairn-state"))
+        .unwrap_or_else(reserved::fallback_state_dir)
 }
 
-/// Checks a workspace folder: it must exist, be a directory, and not be `/` or the home folder.
+/// Checks a workspace folder: it must exist, be a directory, and not be `/`, nor contain the
+/// home folder, Cairn's config folder or the default state folder ([`reserved`]).
 pub fn resolve_workspace(path: &Path) -> Result<PathBuf, RuntimeError> {
     let canon = path.canonicalize().map_err(|e| {
         RuntimeError::Config(format!("workspace {} is not usable: {e}", path.display()))
@@ -213,6 +216,7 @@ pub fn resolve_workspace(path: &Path) -> Result<PathBuf, RuntimeError> {
             )));
         }
     }
+    reserved::refuse_reserved(&canon, &default_state_dir())?;
     Ok(canon)
 }
 
@@ -241,14 +245,14 @@ pub fn build_llm(
     let mut spec = ProviderSpec::new(provider, "");
     spec.base_url = base_url.filter(|u| !u.trim().is_empty());
     let mut spec = spec
-        .apply_env(|n| std::env::var(n).ok())
+        .apply_env(cairn_engine::secret_env::var)
         .map_err(|e| config(&e))?;
     let resolved = spec.resolve().map_err(|e| config(&e))?;
     let keyless_preset = !resolved.needs_key
         && resolved.key_env.is_none()
         && cairn_providers::preset(&resolved.provider).is_some();
     if !keyless_preset {
-        let env = |n: &str| std::env::var(n).ok();
+        let env = |n: &str| cairn_engine::secret_env::var(n);
         match resolve_key(&resolved.provider, &env, &OsKeyStore::new()) {
             Ok(Some(found)) => spec.api_key = Some(found.key.expose().to_string()),
             Ok(None) => {}
@@ -380,6 +384,7 @@ pub fn open_session(
             resolve_workspace(&cwd)?
         }
     };
+    reserved::refuse_reserved(&workspace, &state_dir)?;
     // A damaged roles file only matters to a run that asks for a role.
     let mut agents = match agents::load_agents(&state_dir) {
         Ok(a) => a,
@@ -431,17 +436,25 @@ pub fn open_session(
     let mut config = EngineConfig::new(workspace.clone(), session_dir, model.clone());
     config.session_id = session_id.clone();
     config.allowed_commands = opts.allowed_commands.clone();
-    config.private_dirs = vec![state_dir.clone()];
+    config.private_dirs = reserved::private_dirs(&state_dir);
     config.retry = RetryPolicy::from_env();
     config.budget = ResultBudget::from_env();
     if let Some(n) = opts.max_iterations {
         config.max_iterations = n;
     }
     config.compaction = compaction_config(&model, opts.context_window);
-    let mut permissions = restored
-        .as_ref()
-        .map(|r| r.permissions.clone())
-        .unwrap_or_default();
+    // Saved permissions count only when they carry Cairn's seal.
+    let mut permissions = match &restored {
+        Some(r) => {
+            let (p, dropped) =
+                permission_seal::restored_permissions(r, &store.session_dir(&r.session_id)?);
+            if let Some(why) = dropped {
+                tracing::warn!("{why}");
+            }
+            p
+        }
+        None => Default::default(),
+    };
     if let Some(mode) = opts.mode {
         permissions.mode = mode;
     }
@@ -483,7 +496,11 @@ pub fn open_session(
     }
     let created = now();
     let saved = match &restored {
-        Some(r) => r.clone(),
+        // What is saved next carries only the permissions this run really has.
+        Some(r) => SavedSession {
+            permissions: permissions.clone(),
+            ..r.clone()
+        },
         None => SavedSession {
             session_id: session_id.clone(),
             name: String::new(),

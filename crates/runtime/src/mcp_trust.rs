@@ -16,6 +16,9 @@ use sha2::{Digest, Sha256};
 
 type Trusted = BTreeMap<String, BTreeMap<String, String>>;
 
+/// The `source` of the built-in default servers (`cairn_mcp::with_builtin_defaults`).
+const BUILTIN_SOURCE: &str = "(built in)";
+
 /// How the status of a server held back for trust begins.
 pub const UNTRUSTED: &str = "not trusted:";
 
@@ -27,10 +30,21 @@ pub fn trust_path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("cairn").join("mcp-trust.json"))
 }
 
-/// Whether `server` was defined by the project (a file inside the workspace).
-pub fn is_project_server(server: &ServerConfig, workspace: &Path) -> bool {
-    let user = cairn_mcp::user_config_path();
-    user.as_deref() != Some(server.source.as_path()) && server.source.starts_with(workspace)
+/// Whether `server` arrived through the project: decided by provenance, not by where its
+/// file lies. Only the user's own file and the built-in defaults are not project servers;
+/// everything else came in through `.agent/mcp.json`, its imports included (an import may
+/// name any file, in the repository under an alias like `/proc/self/cwd/…`, or another
+/// tool's config outside it).
+pub fn is_project_server(server: &ServerConfig, _workspace: &Path) -> bool {
+    is_project_server_with(server, cairn_mcp::user_config_path().as_deref())
+}
+
+fn is_project_server_with(server: &ServerConfig, user_file: Option<&Path>) -> bool {
+    let builtin = matches!(
+        server.transport,
+        Some(cairn_mcp::TransportConfig::Builtin { .. })
+    ) && server.source == Path::new(BUILTIN_SOURCE);
+    !builtin && user_file != Some(server.source.as_path())
 }
 
 /// A digest of everything that decides what the server runs or where it connects.
@@ -54,14 +68,20 @@ fn read(path: &Path) -> Trusted {
 /// Holds back every project server whose current definition is not trusted (its status
 /// says why and how to trust it).
 pub fn hold_untrusted(loaded: &mut LoadedConfig, workspace: &Path) {
-    hold_untrusted_in(loaded, workspace, trust_path().as_deref());
+    let user = cairn_mcp::user_config_path();
+    hold_untrusted_in(loaded, workspace, trust_path().as_deref(), user.as_deref());
 }
 
-fn hold_untrusted_in(loaded: &mut LoadedConfig, workspace: &Path, file: Option<&Path>) {
+fn hold_untrusted_in(
+    loaded: &mut LoadedConfig,
+    workspace: &Path,
+    file: Option<&Path>,
+    user_file: Option<&Path>,
+) {
     let trusted = file.map(read).unwrap_or_default();
     let here = trusted.get(&key(workspace));
     for s in loaded.servers.iter_mut() {
-        if !s.enabled || s.transport.is_none() || !is_project_server(s, workspace) {
+        if !s.enabled || s.transport.is_none() || !is_project_server_with(s, user_file) {
             continue;
         }
         if here.and_then(|m| m.get(&s.name)) == Some(&fingerprint(s)) {
@@ -97,7 +117,8 @@ pub fn trust(
     names: &[String],
 ) -> Result<Vec<String>, String> {
     let path = trust_path().ok_or("no user config dir on this system")?;
-    trust_in(loaded, workspace, names, &path)
+    let user = cairn_mcp::user_config_path();
+    trust_in(loaded, workspace, names, &path, user.as_deref())
 }
 
 fn trust_in(
@@ -105,12 +126,13 @@ fn trust_in(
     workspace: &Path,
     names: &[String],
     path: &Path,
+    user_file: Option<&Path>,
 ) -> Result<Vec<String>, String> {
     let mut all = read(path);
     let here = all.entry(key(workspace)).or_default();
     let mut done = Vec::new();
     for s in &loaded.servers {
-        if !is_project_server(s, workspace) || s.transport.is_none() {
+        if !is_project_server_with(s, user_file) || s.transport.is_none() {
             continue;
         }
         if names.is_empty() || names.contains(&s.name) {
@@ -165,15 +187,16 @@ mod tests {
         let ws = d.path().join("ws");
         let project = ws.join(".agent/mcp.json");
         let file = d.path().join("trust.json");
+        let user = d.path().join("user-mcp.json");
         let config = |program: &str| LoadedConfig {
             servers: vec![
                 server("repo", &project, program),
-                server("mine", &d.path().join("user-mcp.json"), "mine"),
+                server("mine", &user, "mine"),
             ],
             warnings: vec![],
         };
         let mut loaded = config("sh");
-        hold_untrusted_in(&mut loaded, &ws, Some(&file));
+        hold_untrusted_in(&mut loaded, &ws, Some(&file), Some(&user));
         let held = loaded.servers[0].held.clone().unwrap();
         assert!(
             held.starts_with(UNTRUSTED) && held.contains(".agent/mcp.json"),
@@ -185,19 +208,66 @@ mod tests {
         );
 
         assert_eq!(
-            trust_in(&config("sh"), &ws, &[], &file).unwrap(),
+            trust_in(&config("sh"), &ws, &[], &file, Some(&user)).unwrap(),
             vec!["repo".to_string()]
         );
         let mut loaded = config("sh");
-        hold_untrusted_in(&mut loaded, &ws, Some(&file));
+        hold_untrusted_in(&mut loaded, &ws, Some(&file), Some(&user));
         assert_eq!(loaded.servers[0].held, None);
 
         let mut changed = config("sh-evil");
-        hold_untrusted_in(&mut changed, &ws, Some(&file));
+        hold_untrusted_in(&mut changed, &ws, Some(&file), Some(&user));
         assert!(
             changed.servers[0].held.is_some(),
             "a changed definition is not trusted"
         );
-        assert!(trust_in(&config("sh"), &ws, &["mine".into()], &file).is_err());
+        assert!(trust_in(&config("sh"), &ws, &["mine".into()], &file, Some(&user)).is_err());
+    }
+
+    #[test]
+    fn servers_imported_through_an_alias_of_a_repository_file_still_wait_for_trust() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".agent")).unwrap();
+        std::fs::write(
+            ws.join("evil.json"),
+            r#"{ "mcpServers": { "evil": { "command": "sh", "args": ["-c", "touch pwned"] } } }"#,
+        )
+        .unwrap();
+        // Absolute aliases of the repository file that do not start with the workspace path,
+        // and another tool's file outside the workspace: all arrive through the project file.
+        let link = d.path().join("alias");
+        std::os::unix::fs::symlink(&ws, &link).unwrap();
+        std::fs::write(
+            d.path().join("other-tool.json"),
+            r#"{ "mcpServers": { "outside": { "command": "outside" } } }"#,
+        )
+        .unwrap();
+        let imports = [
+            format!("/proc/self/root{}", ws.join("evil.json").display()),
+            link.join("evil.json").display().to_string(),
+            d.path().join("other-tool.json").display().to_string(),
+        ];
+        for import in imports {
+            std::fs::write(
+                ws.join(".agent/mcp.json"),
+                serde_json::json!({ "import": [import] }).to_string(),
+            )
+            .unwrap();
+            let env = std::collections::BTreeMap::<String, String>::new();
+            let vars = cairn_mcp::VarContext {
+                env: &env,
+                secrets: &cairn_mcp::config::NoSecrets,
+                workspace: Some(&ws),
+            };
+            let mut loaded = cairn_mcp::load_all(&ws, None, &vars);
+            assert_eq!(loaded.servers.len(), 1, "{import}: {:?}", loaded.warnings);
+            hold_untrusted_in(&mut loaded, &ws, Some(&d.path().join("trust.json")), None);
+            let held = loaded.servers[0].held.clone();
+            assert!(
+                held.as_deref().is_some_and(|h| h.starts_with(UNTRUSTED)),
+                "{import}: an imported server started without trust"
+            );
+        }
     }
 }

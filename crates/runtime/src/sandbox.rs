@@ -84,6 +84,8 @@ pub fn exec_environment(
     match bwrap_path().filter(|_| bwrap_works()) {
         Some(bwrap) => {
             let mut spec = SandboxSpec::for_workspace(workspace);
+            // Saved sessions (their permissions) and user settings stay read-only.
+            spec.read_only = crate::reserved::private_dirs(state_dir);
             if let Some(home) = dirs::home_dir() {
                 for cache in [".cache", ".cargo", ".npm"] {
                     let p = home.join(cache);

@@ -588,6 +588,9 @@ fn checkpoint_bytes(s: &SavedSession) -> Result<Vec<u8>, serde_json::Error> {
             "schemaVersion".into(),
             serde_json::Value::from(crate::schema::SCHEMA_VERSION),
         );
+        if let Some(seal) = crate::permission_seal::seal(s) {
+            obj.insert(crate::permission_seal::SEAL_FIELD.into(), seal.into());
+        }
     }
     serde_json::to_vec_pretty(&value)
 }

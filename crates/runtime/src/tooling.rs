@@ -30,9 +30,9 @@ fn get(env: Lookup<'_>, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// The process environment as a [`Lookup`].
+/// The process environment (secrets from their sealed copy) as a [`Lookup`].
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    cairn_engine::secret_env::var(name)
 }
 
 /// A key from `var`, else the OS keyring entry `entry` (absent keyring: none).

@@ -196,3 +196,52 @@ async fn missing_protected_folders_cannot_be_created_and_leave_nothing_behind() 
         .file_type()
         .is_symlink());
 }
+
+/// Saved sessions are read-only inside the sandbox, wherever the state dir lives (here under
+/// `/tmp`, which the sandbox otherwise keeps writable): a sandboxed command cannot rewrite
+/// another session's permissions.
+#[test]
+fn a_sandboxed_command_cannot_write_the_state_dir() {
+    if !bwrap_works() {
+        assert!(
+            std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
+            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+        );
+        println!("SKIPPED: bubblewrap cannot run here");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let saved = state.path().join("sessions/other/state.json");
+    std::fs::create_dir_all(saved.parent().unwrap()).unwrap();
+    std::fs::write(&saved, "{\"permissions\":{\"mode\":\"interactive\"}}").unwrap();
+    let exec = exec_environment(
+        ws.path(),
+        state.path(),
+        SandboxMode::Required,
+        ShellPolicy::Sandbox,
+    )
+    .unwrap();
+    let wrapper = exec.wrapper.clone().unwrap();
+    let script = format!(
+        "echo '{{\"permissions\":{{\"mode\":\"auto\"}}}}' > {0}; touch {1}/planted; echo ok > ws-ok",
+        saved.display(),
+        state.path().display()
+    );
+    let wrapped = wrapper.wrap_guarded(vec!["sh".into(), "-c".into(), script], &[]);
+    std::process::Command::new(&wrapped.argv[0])
+        .args(&wrapped.argv[1..])
+        .current_dir(ws.path())
+        .status()
+        .unwrap();
+    drop(wrapped);
+    assert!(
+        ws.path().join("ws-ok").exists(),
+        "the workspace stays writable"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&saved).unwrap(),
+        "{\"permissions\":{\"mode\":\"interactive\"}}"
+    );
+    assert!(!state.path().join("planted").exists());
+}

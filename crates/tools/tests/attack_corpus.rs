@@ -11,6 +11,8 @@ mod common;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[path = "attack_corpus/link_swap.rs"]
 mod link_swap;
+#[path = "attack_corpus/trust.rs"]
+mod trust;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{symlink, MetadataExt};

@@ -14,7 +14,7 @@ pub struct ProcessEnv;
 
 impl EnvLookup for ProcessEnv {
     fn var(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
+        cairn_engine::secret_env::var(name)
     }
 }
 

@@ -131,7 +131,7 @@ impl OpenAiConfig {
     /// `OPENAI_STREAM_IDLE_MS`, `OPENAI_REASONING_EFFORT` and `SOCKS5_PROXY`; an unparsable
     /// value is an error.
     pub fn from_env() -> Result<Self, ProviderError> {
-        Self::from_lookup(|name| std::env::var(name).ok())
+        Self::from_lookup(cairn_engine::secret_env::var)
     }
 
     /// Like [`OpenAiConfig::from_env`], reading variables through `get`.
