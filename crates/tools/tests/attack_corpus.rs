@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "attack_corpus/home_plants.rs"]
+mod home_plants;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{symlink, MetadataExt};
