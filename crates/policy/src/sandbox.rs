@@ -119,8 +119,11 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     binds.extend(spec.extra_writable.iter().map(|p| p.as_path()));
     // A hidden folder that holds a writable one is hidden first, the writable one mounted
     // back inside it; every other hidden path is hidden last, over everything.
-    let (early, late) = crate::sandbox_home::split_hidden(spec, &binds);
-    a.extend(crate::sandbox_home::hide_args(&early));
+    let mut inner: Vec<&Path> = binds.clone();
+    inner.extend(spec.private_binds.iter().map(|(_, t)| t.as_path()));
+    let (early, late) = crate::sandbox_home::split_hidden(spec, &inner);
+    // Left writable until what goes inside is mounted, then made read-only.
+    a.extend(crate::sandbox_home::hide_args(&early, false));
     for p in binds {
         if p.exists() {
             let s = p.display().to_string();
@@ -151,7 +154,8 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
         ]);
     }
     a.extend(crate::sandbox_home::private_bind_args(spec));
-    a.extend(crate::sandbox_home::hide_args(&late));
+    a.extend(crate::sandbox_home::hide_args(&late, true));
+    a.extend(crate::sandbox_home::remount_ro_args(&early));
     for (k, v) in &spec.env {
         a.extend(["--setenv".to_string(), k.clone(), v.clone()]);
     }

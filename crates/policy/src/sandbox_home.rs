@@ -120,9 +120,10 @@ pub(crate) fn split_hidden(spec: &SandboxSpec, writable: &[&Path]) -> (Vec<PathB
         .partition(|h| writable.iter().any(|w| w.starts_with(h) && *w != h.as_path()))
 }
 
-/// Bubblewrap arguments hiding each path: an empty read-only folder over a folder, an empty
-/// file (`/dev/null`) over anything else.
-pub(crate) fn hide_args(paths: &[PathBuf]) -> Vec<String> {
+/// Bubblewrap arguments hiding each path: an empty folder over a folder (made read-only now
+/// with `read_only`, else later by [`remount_ro_args`]), an empty file (`/dev/null`) over
+/// anything else.
+pub(crate) fn hide_args(paths: &[PathBuf], read_only: bool) -> Vec<String> {
     let mut a = Vec::new();
     for p in paths {
         let Ok(meta) = std::fs::symlink_metadata(p) else {
@@ -130,12 +131,24 @@ pub(crate) fn hide_args(paths: &[PathBuf]) -> Vec<String> {
         };
         let s = p.display().to_string();
         if meta.is_dir() {
-            a.extend(["--tmpfs".to_string(), s.clone(), "--remount-ro".to_string(), s]);
+            a.extend(["--tmpfs".to_string(), s.clone()]);
+            if read_only {
+                a.extend(["--remount-ro".to_string(), s]);
+            }
         } else {
             a.extend(["--ro-bind".to_string(), "/dev/null".to_string(), s]);
         }
     }
     a
+}
+
+/// Bubblewrap arguments making the hidden folders among `paths` read-only.
+pub(crate) fn remount_ro_args(paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|p| p.is_dir())
+        .flat_map(|p| ["--remount-ro".to_string(), p.display().to_string()])
+        .collect()
 }
 
 /// Bubblewrap arguments mounting the private folders of `spec` (those whose source exists).
@@ -185,7 +198,7 @@ mod tests {
         assert!(!c.binds.iter().any(|(_, t)| t.ends_with(".cargo/bin")));
         let hidden = hidden_paths(&home, &[d.path().join("state")]);
         assert_eq!(hidden, vec![home.join(".ssh"), home.join(".netrc")]);
-        let args = hide_args(&hidden).join(" ");
+        let args = hide_args(&hidden, true).join(" ");
         let ssh = home.join(".ssh").display().to_string();
         assert!(args.contains(&format!("--tmpfs {ssh} --remount-ro {ssh}")), "{args}");
         assert!(
