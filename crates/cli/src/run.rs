@@ -259,7 +259,12 @@ pub async fn run(args: RunArgs) -> ExitCode {
     };
     let session = assembled.session.clone();
     // Always said when commands are not confined (on stderr, so `--json` stays clean).
-    if !args.json || !matches!(assembled.sandbox, cairn_runtime::sandbox::SandboxState::On(_)) {
+    if !args.json
+        || !matches!(
+            assembled.sandbox,
+            cairn_runtime::sandbox::SandboxState::On(_)
+        )
+    {
         errln!("{}", assembled.sandbox.describe());
     }
     let mut renderer = Renderer::new(args.json);

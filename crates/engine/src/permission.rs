@@ -642,9 +642,15 @@ mod tests {
         for mode in [Mode::Auto, Mode::Interactive] {
             p.set_mode(mode);
             let d = p.evaluate("run_shell", &shell_meta(), &args);
-            assert!(d.needs_user && d.reason.contains("outside the sandbox"), "{d:?}");
+            assert!(
+                d.needs_user && d.reason.contains("outside the sandbox"),
+                "{d:?}"
+            );
             let sandboxed = json!({"command": "git commit -m x"});
-            assert!(!p.evaluate("run_shell", &shell_meta(), &sandboxed).needs_user);
+            assert!(
+                !p.evaluate("run_shell", &shell_meta(), &sandboxed)
+                    .needs_user
+            );
         }
         for mode in [Mode::Plan, Mode::Discuss] {
             p.set_mode(mode);

@@ -104,7 +104,8 @@ pub fn private_caches(
         if target.is_dir() {
             out.binds.push((source, target));
         } else {
-            out.env.push((var.to_string(), source.display().to_string()));
+            out.env
+                .push((var.to_string(), source.display().to_string()));
             out.binds.push((source.clone(), source));
         }
     }
@@ -114,10 +115,11 @@ pub fn private_caches(
 /// Splits `spec.hidden` into the paths that hold one of `writable` (hidden before those are
 /// mounted, so they stay reachable) and the rest (hidden after everything else).
 pub(crate) fn split_hidden(spec: &SandboxSpec, writable: &[&Path]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    spec.hidden
-        .iter()
-        .cloned()
-        .partition(|h| writable.iter().any(|w| w.starts_with(h) && *w != h.as_path()))
+    spec.hidden.iter().cloned().partition(|h| {
+        writable
+            .iter()
+            .any(|w| w.starts_with(h) && *w != h.as_path())
+    })
 }
 
 /// Bubblewrap arguments hiding each path: an empty folder over a folder (made read-only now
@@ -200,9 +202,15 @@ mod tests {
         assert_eq!(hidden, vec![home.join(".ssh"), home.join(".netrc")]);
         let args = hide_args(&hidden, true).join(" ");
         let ssh = home.join(".ssh").display().to_string();
-        assert!(args.contains(&format!("--tmpfs {ssh} --remount-ro {ssh}")), "{args}");
         assert!(
-            args.contains(&format!("--ro-bind /dev/null {}", home.join(".netrc").display())),
+            args.contains(&format!("--tmpfs {ssh} --remount-ro {ssh}")),
+            "{args}"
+        );
+        assert!(
+            args.contains(&format!(
+                "--ro-bind /dev/null {}",
+                home.join(".netrc").display()
+            )),
             "{args}"
         );
     }

@@ -110,7 +110,11 @@ fn a_hidden_folder_keeps_the_workspace_and_caches_it_holds() {
     drop(guard);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("hidden-9921"), "{stdout}");
-    assert!(ws.join("x").exists(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        ws.join("x").exists(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(cache.join("y").exists());
     assert!(!hidden.join("z").exists());
 }

@@ -443,11 +443,8 @@ pub fn open_session(
         Some(p) => p,
         None => permissions::shell_policy_from_env()?,
     };
-    let (exec, sandbox_state) = sandbox::exec_environment_with(
-        &workspace,
-        &state_dir,
-        &sandbox_options(&opts)?,
-    )?;
+    let (exec, sandbox_state) =
+        sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_options(&opts)?)?;
     let sandbox_enforced = exec.wrapper.is_some();
     let sandbox_text = match &exec.wrapper {
         Some(w) => format!(
@@ -564,7 +561,12 @@ fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, Runtime
         None => settings.mode().unwrap_or_default(),
     };
     let mut writable = Vec::new();
-    for p in opts.sandbox_writable.iter().cloned().chain(settings.writable()) {
+    for p in opts
+        .sandbox_writable
+        .iter()
+        .cloned()
+        .chain(settings.writable())
+    {
         let p = sandbox_settings::check_writable(&p)?;
         if !writable.contains(&p) {
             writable.push(p);

@@ -40,7 +40,12 @@ impl CommandWrapper for BwrapWrapper {
 
     fn describe(&self) -> String {
         let mut writable = vec!["workspace".to_string(), "a private /tmp".to_string()];
-        writable.extend(self.spec.extra_writable.iter().map(|p| p.display().to_string()));
+        writable.extend(
+            self.spec
+                .extra_writable
+                .iter()
+                .map(|p| p.display().to_string()),
+        );
         writable.push("private package caches".into());
         format!(
             "bubblewrap (writable: {}; read-only: {}, the rest of the system; hidden: \
@@ -208,7 +213,9 @@ pub fn cache_root(state_dir: &Path, workspace: &Path) -> PathBuf {
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
         .take(32)
         .collect();
-    state_dir.join("sandbox-cache").join(format!("{name}-{hex}"))
+    state_dir
+        .join("sandbox-cache")
+        .join(format!("{name}-{hex}"))
 }
 
 /// Loads `<state_dir>/vault.toml` (`NAME = "value"` lines); missing file = empty vault.

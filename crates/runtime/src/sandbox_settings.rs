@@ -143,7 +143,10 @@ mod tests {
         let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
         assert!(e.contains("sometimes") && e.contains("required"), "{e}");
         std::fs::write(&p, "writable = [\"/x\"]\n").unwrap();
-        assert!(SandboxSettings::load_from(&p).is_err(), "unknown keys are errors");
+        assert!(
+            SandboxSettings::load_from(&p).is_err(),
+            "unknown keys are errors"
+        );
         assert!(check_writable(Path::new("/")).is_err());
         assert!(check_writable(&d.path().join("missing")).is_err());
         assert!(check_writable(d.path()).is_ok());

@@ -339,4 +339,3 @@ async fn ffprobe_runs_with_an_empty_environment() {
         );
     }
 }
-

@@ -41,7 +41,11 @@ fn home() -> Home {
     ] {
         std::fs::create_dir_all(d).unwrap();
     }
-    std::fs::write(home.join(".cargo/env"), "export PATH=\"$HOME/.cargo/bin:$PATH\"\n").unwrap();
+    std::fs::write(
+        home.join(".cargo/env"),
+        "export PATH=\"$HOME/.cargo/bin:$PATH\"\n",
+    )
+    .unwrap();
     std::fs::write(home.join(".ssh/id_ed25519"), SSH_SECRET).unwrap();
     std::fs::write(home.join(".aws/credentials"), SSH_SECRET).unwrap();
     std::fs::write(home.join(".netrc"), SSH_SECRET).unwrap();
@@ -213,14 +217,17 @@ async fn default_flags_confine_auto_mode_hide_credentials_and_escalation_asks() 
     );
     assert!(h.ws.join("inside.txt").exists());
     // A read-only refusal tells the model what to do about it.
-    assert!(
-        results[1].contains("\"sandbox\": false"),
-        "{}",
-        results[1]
-    );
+    assert!(results[1].contains("\"sandbox\": false"), "{}", results[1]);
     // /tmp is private: the command's file is not on the host.
-    assert!(results[3].contains("cairn-private-tmp-probe"), "{}", results[3]);
-    assert!(!Path::new(&probe).exists(), "{probe} reached the host's /tmp");
+    assert!(
+        results[3].contains("cairn-private-tmp-probe"),
+        "{}",
+        results[3]
+    );
+    assert!(
+        !Path::new(&probe).exists(),
+        "{probe} reached the host's /tmp"
+    );
 
     // The model retries outside the sandbox: asked even in auto mode, with no "always
     // allow" on offer, and `--approve deny` refuses it: nothing written.
@@ -240,7 +247,9 @@ async fn default_flags_confine_auto_mode_hide_credentials_and_escalation_asks() 
         .filter(|e| e["type"] == "permission_required")
         .collect();
     assert_eq!(asked.len(), 1, "{ev:?}");
-    assert!(asked[0]["data"]["alwaysAllow"].is_null() && asked[0]["data"]["always_allow"].is_null());
+    assert!(
+        asked[0]["data"]["alwaysAllow"].is_null() && asked[0]["data"]["always_allow"].is_null()
+    );
     assert!(
         asked[0]["data"]["reason"]
             .as_str()

@@ -54,7 +54,11 @@ fn projects(ws: &Path) {
         "js/helper/package.json",
         r#"{"name": "helper", "version": "1.0.0", "main": "index.js"}"#,
     );
-    write(ws, "js/helper/index.js", "module.exports = (a, b) => a * b;\n");
+    write(
+        ws,
+        "js/helper/index.js",
+        "module.exports = (a, b) => a * b;\n",
+    );
     write(
         ws,
         "js/test.js",

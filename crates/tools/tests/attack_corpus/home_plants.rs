@@ -91,7 +91,12 @@ fn spec(w: &World, home: &Path) -> SandboxSpec {
     spec
 }
 
-async fn run(case: &HomeCase, w: &World, home: &Path, bwrap: &Path) -> (bool, Option<ToolStatus>, String) {
+async fn run(
+    case: &HomeCase,
+    w: &World,
+    home: &Path,
+    bwrap: &Path,
+) -> (bool, Option<ToolStatus>, String) {
     let mut config = EngineConfig::new(w.ws.clone(), w.state.clone(), "fake-model");
     config.mode = cairn_protocol::Mode::Auto;
     config.allowed_commands = case.allow_commands.clone();
@@ -117,7 +122,10 @@ async fn run(case: &HomeCase, w: &World, home: &Path, bwrap: &Path) -> (bool, Op
     };
     let session = Session::builder(config, Arc::new(llm.clone()))
         .tools(registry)
-        .approver(Arc::new(ScriptedApprover::new(vec![], ApprovalDecision::Deny)))
+        .approver(Arc::new(ScriptedApprover::new(
+            vec![],
+            ApprovalDecision::Deny,
+        )))
         .permission_state(state)
         .permission_rules(Default::default(), super::policy_of(&case.policy), true)
         .exec_environment(exec)
@@ -145,7 +153,8 @@ async fn home_plants_and_credential_reads_fail_inside_the_sandbox() {
     )
     .unwrap();
     let corpus: HomeCorpus = toml::from_str(&text).unwrap();
-    let Some(bwrap) = cairn_policy::sandbox::bwrap_path().filter(|_| cairn_policy::sandbox::bwrap_works())
+    let Some(bwrap) =
+        cairn_policy::sandbox::bwrap_path().filter(|_| cairn_policy::sandbox::bwrap_works())
     else {
         assert!(
             std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
@@ -158,7 +167,11 @@ async fn home_plants_and_credential_reads_fail_inside_the_sandbox() {
     for case in &corpus.cases {
         let w = world();
         let home = fake_home(&w.base);
-        std::fs::write(w.state.join("vault.toml"), format!("TOKEN = \"{SECRET}\"\n")).unwrap();
+        std::fs::write(
+            w.state.join("vault.toml"),
+            format!("TOKEN = \"{SECRET}\"\n"),
+        )
+        .unwrap();
         let before = snapshot(&w.base);
         let (asked, status, result) = run(case, &w, &home, &bwrap).await;
         let mut after = snapshot(&w.base);
@@ -192,5 +205,9 @@ async fn home_plants_and_credential_reads_fail_inside_the_sandbox() {
         corpus.cases.len(),
         failures.join("\n")
     );
-    assert!(corpus.cases.len() >= 25, "only {} cases", corpus.cases.len());
+    assert!(
+        corpus.cases.len() >= 25,
+        "only {} cases",
+        corpus.cases.len()
+    );
 }
