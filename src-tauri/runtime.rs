@@ -264,6 +264,7 @@ impl SessionRuntime {
             busy: session.is_busy(),
             blocked: self.blocked(),
             pending_calls: 0,
+            sandbox: crate::types::SandboxView::of(&self.assembled.sandbox),
         })
     }
 

@@ -177,6 +177,35 @@ pub struct SessionView {
     /// Tool calls left open when the process stopped (an approval was waiting); `resume_turn`
     /// finishes them, the next prompt closes them as interrupted.
     pub pending_calls: u32,
+    /// Whether the session's commands run inside the OS sandbox.
+    pub sandbox: SandboxView,
+}
+
+/// The sandbox state of a session, as the header shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SandboxView {
+    /// `on`, `off` (the user turned it off) or `unavailable` (no working bubblewrap here).
+    pub state: String,
+    /// One line saying what that means (what is writable, what is hidden).
+    pub detail: String,
+}
+
+impl SandboxView {
+    /// The view of a runtime sandbox state.
+    pub fn of(state: &cairn_runtime::sandbox::SandboxState) -> Self {
+        use cairn_runtime::sandbox::SandboxState;
+        let name = match state {
+            SandboxState::On(_) => "on",
+            SandboxState::Off => "off",
+            SandboxState::Unavailable => "unavailable",
+        };
+        SandboxView {
+            state: name.to_string(),
+            detail: state.describe(),
+        }
+    }
 }
 
 /// Session permission allowances, for the settings' rules list.

@@ -30,7 +30,7 @@ pub enum ApprovePolicy {
 pub enum SandboxArg {
     /// Never sandbox.
     Off,
-    /// Sandbox when it works here and the shell policy relies on it.
+    /// Sandbox every command whenever bubblewrap works here (the default).
     Auto,
     /// Always sandbox; refuse to start when no working sandbox is available.
     Required,
@@ -103,9 +103,17 @@ pub struct RunArgs {
     /// Command-allowlist prefix (repeatable; word-boundary match, never with shell operators).
     #[arg(long = "allow-command", value_name = "PREFIX")]
     pub allow_command: Vec<String>,
-    /// OS sandbox for shell commands: off, auto, required [default: $CAIRN_SANDBOX, else auto].
+    /// OS sandbox for shell commands: off, auto, required [default: $CAIRN_SANDBOX, else the
+    /// sandbox settings, else auto: on wherever bubblewrap works].
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<SandboxArg>,
+    /// A folder commands may write inside the sandbox besides the workspace (repeatable).
+    #[arg(long = "sandbox-writable", value_name = "DIR")]
+    pub sandbox_writable: Vec<PathBuf>,
+    /// A path commands cannot read inside the sandbox, besides the built-in credential list
+    /// (repeatable).
+    #[arg(long = "sandbox-hide", value_name = "PATH")]
+    pub sandbox_hide: Vec<PathBuf>,
     /// When shell commands run unasked: approve, sandbox, workspace, all
     /// [default: $CAIRN_SHELL_POLICY, else approve].
     #[arg(long, value_enum, value_name = "POLICY")]
@@ -212,6 +220,8 @@ pub async fn run(args: RunArgs) -> ExitCode {
         vcs: args.vcs.into(),
         agent: args.agent.clone(),
         sandbox: args.sandbox.map(Into::into),
+        sandbox_writable: args.sandbox_writable.clone(),
+        sandbox_hidden: args.sandbox_hide.clone(),
         shell_policy: args.shell_policy.map(Into::into),
     };
     if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
@@ -251,11 +261,14 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Some(note) = &assembled.notice {
         errln!("note: {note}");
     }
-    if !args.json {
-        match session.sandbox() {
-            Some(s) => errln!("sandbox: enforced, commands run inside {s}"),
-            None => errln!("sandbox: off, commands are not confined"),
-        }
+    // Always said when commands are not confined (on stderr, so `--json` stays clean).
+    if !args.json
+        || !matches!(
+            assembled.sandbox,
+            cairn_runtime::sandbox::SandboxState::On(_)
+        )
+    {
+        errln!("{}", assembled.sandbox.describe());
     }
     let mut renderer = Renderer::new(args.json);
     let pending = session.pending_calls().await.len();

@@ -4,6 +4,9 @@
 //! behind, while `off` lets the same command through (so the flag really decides). Where
 //! bubblewrap cannot run, `required` refuses to start with a clear error.
 
+#[path = "sandbox_flag/defaults.rs"]
+mod defaults;
+
 use std::path::{Path, PathBuf};
 
 use cairn_policy::sandbox::{bwrap_path, bwrap_works};

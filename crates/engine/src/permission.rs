@@ -265,6 +265,16 @@ impl PermissionEngine {
                 mode.as_str()
             ));
         }
+        // 1b. A command the model asks to run outside the OS sandbox (`sandbox: false`)
+        //     always needs the user, in every mode: no allowlist, rule, shell policy or
+        //     session allowance covers it (and the request offers no "always allow").
+        if execs && self.sandbox_enforced && wants_unsandboxed(args) {
+            return Decision::ask(format!(
+                "{name} asks to run a command outside the sandbox (`sandbox: false`; asked \
+                 every time, in every mode): {}",
+                args.get("command").and_then(|c| c.as_str()).unwrap_or("")
+            ));
+        }
         if writes {
             // 2. Writes outside the workspace (and outside granted writable dirs) are refused,
             //    whatever the mode: as written and where symlinks really lead.
@@ -534,12 +544,15 @@ pub fn always_allow(name: &str, args: &serde_json::Value) -> Option<cairn_protoc
 }
 
 /// [`always_allow`] for a call in `workspace`: a catastrophic command (removing `/`, home,
-/// the workspace or a folder above it) is never offered one.
+/// the workspace or a folder above it) or a call outside the sandbox is never offered one.
 pub fn always_allow_in(
     name: &str,
     args: &serde_json::Value,
     workspace: &Path,
 ) -> Option<cairn_protocol::AlwaysAllow> {
+    if wants_unsandboxed(args) {
+        return None;
+    }
     match args.get("command") {
         Some(command) => command
             .as_str()
@@ -552,6 +565,15 @@ pub fn always_allow_in(
         None => Some(cairn_protocol::AlwaysAllow::Tool {
             name: name.to_string(),
         }),
+    }
+}
+
+/// Whether a shell call asks to run outside the OS sandbox (`"sandbox": false`).
+pub fn wants_unsandboxed(args: &serde_json::Value) -> bool {
+    match args.get("sandbox") {
+        Some(serde_json::Value::Bool(b)) => !b,
+        Some(serde_json::Value::String(s)) => s.trim().eq_ignore_ascii_case("false"),
+        _ => false,
     }
 }
 
@@ -732,6 +754,41 @@ mod tests {
                 name: "write_file".into()
             })
         );
+    }
+
+    #[test]
+    fn running_outside_the_sandbox_asks_in_every_mode_and_is_never_remembered() {
+        let ws = std::env::temp_dir().join("cairn-perm-unsandboxed");
+        let mut p = PermissionEngine::new(ws, Mode::Auto, vec!["git commit".into()]);
+        p.set_shell_policy(ShellPolicy::All, true);
+        p.allow_tool_for_session("run_shell");
+        p.allow_command_for_session("git commit");
+        let args = json!({"command": "git commit -m x", "sandbox": false});
+        for mode in [Mode::Auto, Mode::Interactive] {
+            p.set_mode(mode);
+            let d = p.evaluate("run_shell", &shell_meta(), &args);
+            assert!(
+                d.needs_user && d.reason.contains("outside the sandbox"),
+                "{d:?}"
+            );
+            let sandboxed = json!({"command": "git commit -m x"});
+            assert!(
+                !p.evaluate("run_shell", &shell_meta(), &sandboxed)
+                    .needs_user
+            );
+        }
+        for mode in [Mode::Plan, Mode::Discuss] {
+            p.set_mode(mode);
+            let d = p.evaluate("run_shell", &shell_meta(), &args);
+            assert!(!d.allowed && !d.needs_user, "{d:?}");
+        }
+        assert_eq!(always_allow("run_shell", &args), None);
+        let as_text = json!({"command": "ls", "sandbox": "false"});
+        assert_eq!(always_allow("exec_command", &as_text), None);
+        // Without a sandbox the argument changes nothing.
+        p.set_mode(Mode::Auto);
+        p.set_shell_policy(ShellPolicy::Approve, false);
+        assert!(!p.evaluate("run_shell", &shell_meta(), &args).needs_user);
     }
 
     #[test]

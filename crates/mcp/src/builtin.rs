@@ -77,11 +77,11 @@ pub struct Ocr {
 }
 
 impl Ocr {
-    /// Uses `tesseract` (an explicit path, else the one on `PATH`), else `model`.
+    /// Uses `tesseract` (an explicit path, else the one in the system folders), else `model`.
     pub fn new(explicit: Option<&Path>, model: Option<OcrModel>) -> Self {
         let program = match explicit {
             Some(p) => Some(p.to_path_buf()).filter(|p| p.is_file()),
-            None => find_on_path("tesseract"),
+            None => find_in_system("tesseract"),
         };
         let model = model.filter(|m| !m.model.trim().is_empty());
         let backend = match (program, model) {
@@ -102,10 +102,12 @@ impl Ocr {
     }
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
+/// `name` in the system folders, never on `PATH`: `~/.cargo/bin`, `~/.local/bin` or a
+/// workspace folder on it may hold a program planted under that name.
+fn find_in_system(name: &str) -> Option<PathBuf> {
+    ["/usr/bin", "/usr/local/bin", "/bin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
         .find(|p| p.is_file())
 }
 
@@ -186,11 +188,31 @@ async fn tesseract(
     lang: Option<&str>,
     ctx: &ToolContext,
 ) -> Result<CallToolResult, ToolError> {
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.arg(path).arg("stdout").kill_on_drop(true);
+    // Inside the session's sandbox when there is one, with none of Cairn's environment (API
+    // keys): the image is untrusted input.
+    let mut argv = vec![
+        program.display().to_string(),
+        path.display().to_string(),
+        "stdout".to_string(),
+    ];
     if let Some(lang) = lang {
-        cmd.arg("-l").arg(lang);
+        argv.extend(["-l".to_string(), lang.to_string()]);
     }
+    let wrapped = ctx.host.wrap_command(argv);
+    let Some((first, rest)) = wrapped.argv.split_first() else {
+        return Err(ToolError::Failed("empty tesseract command line".into()));
+    };
+    let mut cmd = tokio::process::Command::new(first);
+    cmd.args(rest)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LC_ALL", "C.UTF-8")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    if let Some(data) = std::env::var_os("TESSDATA_PREFIX") {
+        cmd.env("TESSDATA_PREFIX", data);
+    }
+    let _guard = wrapped.guard;
     let out = tokio::select! {
         r = tokio::time::timeout(Duration::from_secs(120), cmd.output()) => match r {
             Ok(Ok(o)) => o,

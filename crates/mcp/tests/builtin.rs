@@ -65,6 +65,19 @@ async fn ocr_recognizes_an_image_through_tesseract() {
         .await
         .unwrap();
     assert_eq!(out.content, "HELLO OCR from scan.png -l eng");
+    // Cairn's environment (HOME, API keys) never reaches the helper.
+    std::fs::write(
+        &fake,
+        r#"#!/bin/sh
+echo "HOME=[$HOME] KEYS=[$(env | grep -c API_KEY)] PATH=[$PATH]"
+"#,
+    )
+    .unwrap();
+    let out = h
+        .call("mcp__ocr__recognize", json!({"path": "scan.png"}))
+        .await
+        .unwrap();
+    assert_eq!(out.content, "HOME=[] KEYS=[0] PATH=[/usr/bin:/bin]");
     let missing = h
         .call("mcp__ocr__recognize", json!({"path": "nope.png"}))
         .await

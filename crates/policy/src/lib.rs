@@ -12,6 +12,7 @@ pub mod safe;
 mod safe_args;
 mod safe_specs;
 pub mod sandbox;
+pub mod sandbox_home;
 pub mod sandbox_links;
 pub mod sandbox_mounts;
 pub mod sandbox_nested;

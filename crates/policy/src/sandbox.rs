@@ -1,5 +1,6 @@
-//! OS sandboxes for shell commands: bubblewrap on Linux (read-only root, the workspace, temp
-//! and granted folders writable, `.git`, `.agent` and `.cairn` read-only inside, optional network off)
+//! OS sandboxes for shell commands: bubblewrap on Linux (read-only root, the workspace, a
+//! private temp and granted folders writable, `.git`, `.agent` and `.cairn` read-only inside,
+//! credentials hidden, package caches private, optional network off)
 //! and a generated `sandbox-exec` profile on macOS.
 
 use std::path::{Path, PathBuf};
@@ -43,10 +44,21 @@ pub struct SandboxSpec {
     /// Folders kept read-only wherever they are, even under a writable bind (Cairn's state
     /// and config folders).
     pub read_only: Vec<PathBuf>,
+    /// A private, empty `/tmp` for each command instead of the host's.
+    pub private_tmp: bool,
+    /// Paths hidden inside (credentials, Cairn's own state): an empty read-only folder or
+    /// an empty file is mounted over each one that exists.
+    pub hidden: Vec<PathBuf>,
+    /// Private folders mounted over paths inside (host source → path inside): package
+    /// caches, so what a command caches never lands in the user's own `~/.cargo` or `~/.npm`.
+    pub private_binds: Vec<(PathBuf, PathBuf)>,
+    /// Environment variables set inside (`TMPDIR`, cache locations).
+    pub env: Vec<(String, String)>,
 }
 
 impl SandboxSpec {
-    /// The default spec for a workspace: `.git`, `.agent` and `.cairn` read-only, network on.
+    /// The default spec for a workspace: `.git`, `.agent` and `.cairn` read-only, a private
+    /// `/tmp`, network on.
     pub fn for_workspace(workspace: &Path) -> Self {
         SandboxSpec {
             workspace: workspace.to_path_buf(),
@@ -54,6 +66,10 @@ impl SandboxSpec {
             read_only_inside: vec![".git".into(), ".agent".into(), ".cairn".into()],
             network: true,
             read_only: Vec::new(),
+            private_tmp: true,
+            hidden: Vec::new(),
+            private_binds: Vec::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -98,9 +114,20 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     let mut a: Vec<String> = vec![bwrap.display().to_string()];
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
     push(&["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
-    push(&["--bind", "/tmp", "/tmp"]);
+    if spec.private_tmp {
+        push(&["--tmpfs", "/tmp"]);
+    } else {
+        push(&["--bind", "/tmp", "/tmp"]);
+    }
     let mut binds: Vec<&Path> = vec![spec.workspace.as_path()];
     binds.extend(spec.extra_writable.iter().map(|p| p.as_path()));
+    // A hidden folder that holds a writable one is hidden first, the writable one mounted
+    // back inside it; every other hidden path is hidden last, over everything.
+    let mut inner: Vec<&Path> = binds.clone();
+    inner.extend(spec.private_binds.iter().map(|(_, t)| t.as_path()));
+    let (early, late) = crate::sandbox_home::split_hidden(spec, &inner);
+    // Left writable until what goes inside is mounted, then made read-only.
+    a.extend(crate::sandbox_home::hide_args(&early, false));
     for p in binds {
         if p.exists() {
             let s = p.display().to_string();
@@ -133,6 +160,12 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
             "--remount-ro".to_string(),
             s,
         ]);
+    }
+    a.extend(crate::sandbox_home::private_bind_args(spec));
+    a.extend(crate::sandbox_home::hide_args(&late, true));
+    a.extend(crate::sandbox_home::remount_ro_args(&early));
+    for (k, v) in &spec.env {
+        a.extend(["--setenv".to_string(), k.clone(), v.clone()]);
     }
     if !spec.network {
         a.push("--unshare-net".into());
@@ -305,6 +338,7 @@ mod tests {
             read_only_inside: vec![".git".into()],
             network: false,
             read_only: vec![],
+            ..SandboxSpec::for_workspace(Path::new("/Users/me/proj"))
         };
         let p = macos_profile(&spec);
         assert!(p.contains("(deny file-write*)"));

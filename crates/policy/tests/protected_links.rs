@@ -72,3 +72,50 @@ fn a_replaced_protected_link_is_put_back_after_the_command() {
         "kept for the user to inspect"
     );
 }
+
+/// A hidden folder (Cairn's state dir) that holds the workspace and a private cache: both
+/// stay writable inside it, everything else in it is empty and read-only.
+#[test]
+fn a_hidden_folder_keeps_the_workspace_and_caches_it_holds() {
+    let Some(bwrap) = common::bwrap_or_skip() else {
+        return;
+    };
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let hidden = base.join("state");
+    let ws = hidden.join("worktrees/ws");
+    let cache = hidden.join("sandbox-cache/npm");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(hidden.join("vault.toml"), "TOKEN = \"hidden-9921\"\n").unwrap();
+    let mut spec = cairn_policy::sandbox::SandboxSpec::for_workspace(&ws);
+    spec.hidden = vec![hidden.clone()];
+    spec.private_binds = vec![(cache.clone(), cache.clone())];
+    let script = format!(
+        "cat {h}/vault.toml; echo ok > {w}/x; echo c > {c}/y; touch {h}/z; ls {h}",
+        h = hidden.display(),
+        w = ws.display(),
+        c = cache.display()
+    );
+    let (argv, guard) = cairn_policy::sandbox::bwrap_guarded(
+        &bwrap,
+        &spec,
+        &[],
+        &["sh".into(), "-c".into(), script],
+        None,
+    );
+    let out = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap();
+    drop(guard);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("hidden-9921"), "{stdout}");
+    assert!(
+        ws.join("x").exists(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(cache.join("y").exists());
+    assert!(!hidden.join("z").exists());
+}

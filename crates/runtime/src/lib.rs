@@ -17,6 +17,7 @@ pub mod reserved;
 pub mod rewind;
 pub mod rewind_read;
 pub mod sandbox;
+pub mod sandbox_settings;
 pub mod schema;
 pub mod store;
 pub mod tooling;
@@ -73,8 +74,13 @@ pub struct RunOptions {
     pub context_window: Option<u64>,
     /// Per-turn workspace snapshots (`auto`) or none (`off`).
     pub vcs: VcsMode,
-    /// OS sandbox mode; `None` = `CAIRN_SANDBOX`, then `auto`.
+    /// OS sandbox mode; `None` = `CAIRN_SANDBOX`, then the sandbox settings, then `auto`.
     pub sandbox: Option<cairn_policy::sandbox::SandboxMode>,
+    /// Extra folders commands may write inside the sandbox (`--sandbox-writable`), besides
+    /// the settings' `extraWritable`.
+    pub sandbox_writable: Vec<PathBuf>,
+    /// Extra paths hidden inside the sandbox (`--sandbox-hide`), besides the settings'.
+    pub sandbox_hidden: Vec<PathBuf>,
     /// Shell policy; `None` = `CAIRN_SHELL_POLICY`, then `approve`.
     pub shell_policy: Option<cairn_engine::ShellPolicy>,
     /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
@@ -96,6 +102,8 @@ pub struct Assembled {
     pub mcp: mcp::McpSession,
     /// The role table (built-ins plus `agents.json`); its current role is the session's.
     pub agents: Arc<RwLock<AgentRegistry>>,
+    /// Whether the session's commands run sandboxed.
+    pub sandbox: sandbox::SandboxState,
     /// Language, environment block and project notes the system prompts are built from.
     prompt_context: (Lang, Environment, Vec<ProjectNote>),
     /// What the user must be told about how the session was opened (e.g. rebuilt from its
@@ -464,14 +472,16 @@ pub fn open_session(
         Some(p) => p,
         None => permissions::shell_policy_from_env()?,
     };
-    let sandbox_mode = match opts.sandbox {
-        Some(m) => m,
-        None => sandbox::sandbox_mode_from_env()?,
-    };
-    let exec = sandbox::exec_environment(&workspace, &state_dir, sandbox_mode, shell_policy)?;
+    let (exec, sandbox_state) =
+        sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_options(&opts)?)?;
     let sandbox_enforced = exec.wrapper.is_some();
     let sandbox_text = match &exec.wrapper {
-        Some(w) => format!("commands run inside {}", w.describe()),
+        Some(w) => format!(
+            "commands run inside {}. A command that fails because of the sandbox (read-only \
+             file system, permission denied outside the workspace) may be retried with \
+             `sandbox: false`, which the user must approve",
+            w.describe()
+        ),
         None => "commands are not sandboxed; each side effect is approved per the permission mode"
             .to_string(),
     };
@@ -573,8 +583,41 @@ pub fn open_session(
         state_dir,
         mcp,
         agents,
+        sandbox: sandbox_state,
         prompt_context,
         notice,
+    })
+}
+
+/// The session's sandbox: the mode from the option, else `CAIRN_SANDBOX`, else the user's
+/// sandbox settings, else `auto`; the extra folders from the options and the settings.
+fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, RuntimeError> {
+    let settings = sandbox_settings::SandboxSettings::load()?;
+    let mode = match opts.sandbox {
+        Some(m) => m,
+        None if std::env::var("CAIRN_SANDBOX").is_ok_and(|v| !v.trim().is_empty()) => {
+            sandbox::sandbox_mode_from_env()?
+        }
+        None => settings.mode().unwrap_or_default(),
+    };
+    let mut writable = Vec::new();
+    for p in opts
+        .sandbox_writable
+        .iter()
+        .cloned()
+        .chain(settings.writable())
+    {
+        let p = sandbox_settings::check_writable(&p)?;
+        if !writable.contains(&p) {
+            writable.push(p);
+        }
+    }
+    let mut hidden = opts.sandbox_hidden.clone();
+    hidden.extend(settings.hidden());
+    Ok(sandbox::SandboxOptions {
+        mode,
+        writable,
+        hidden,
     })
 }
 

@@ -1,5 +1,6 @@
-//! The session's execution environment: bubblewrap sandbox selection (`CAIRN_SANDBOX` =
-//! auto | off | required) and the vault (`<state_dir>/vault.toml`, a flat table of strings).
+//! The session's execution environment: bubblewrap sandbox selection (`--sandbox`,
+//! `CAIRN_SANDBOX` or the sandbox settings = auto | off | required) and the vault
+//! (`<state_dir>/vault.toml`, a flat table of strings).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,8 +39,18 @@ impl CommandWrapper for BwrapWrapper {
     }
 
     fn describe(&self) -> String {
+        let mut writable = vec!["workspace".to_string(), "a private /tmp".to_string()];
+        writable.extend(
+            self.spec
+                .extra_writable
+                .iter()
+                .map(|p| p.display().to_string()),
+        );
+        writable.push("private package caches".into());
         format!(
-            "bubblewrap (writable: workspace, /tmp, tool caches; read-only: {})",
+            "bubblewrap (writable: {}; read-only: {}, the rest of the system; hidden: \
+             credentials such as ~/.ssh, Cairn's own state)",
+            writable.join(", "),
             self.spec.read_only_inside.join(", ")
         )
     }
@@ -60,52 +71,154 @@ pub fn sandbox_mode_from_env() -> Result<SandboxMode, RuntimeError> {
     }
 }
 
-/// The execution environment for a workspace. With `auto`, the sandbox wraps commands only
-/// when the shell policy relies on it (`sandbox` / `workspace`): with `approve` every command
-/// is approved by the user anyway, and confinement would break ordinary builds that write
-/// outside the workspace. `required` always wraps, and fails clearly without bubblewrap.
+/// Whether a session's commands run sandboxed, as the user is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SandboxState {
+    /// Commands run inside the sandbox described here.
+    On(String),
+    /// The user turned it off (`--sandbox off`, `CAIRN_SANDBOX=off`, `mode = "off"`).
+    Off,
+    /// `auto`, but no working sandbox here (no bubblewrap, or no user namespaces).
+    Unavailable,
+}
+
+impl SandboxState {
+    /// One line for the user (the CLI's stderr, the app's status).
+    pub fn describe(&self) -> String {
+        match self {
+            SandboxState::On(s) => format!("sandbox: enforced, commands run inside {s}"),
+            SandboxState::Off => "sandbox: off (--sandbox off, CAIRN_SANDBOX=off or the sandbox \
+                                  setting): commands are not confined and run with all your \
+                                  permissions"
+                .to_string(),
+            SandboxState::Unavailable => "sandbox: not available here (bubblewrap is missing or \
+                                          cannot create user namespaces): commands are not \
+                                          confined"
+                .to_string(),
+        }
+    }
+}
+
+/// What decides a session's sandbox besides the workspace.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxOptions {
+    /// `auto` (on wherever it works), `off`, `required`.
+    pub mode: SandboxMode,
+    /// Extra writable folders (`--sandbox-writable`, the settings' `extraWritable`).
+    pub writable: Vec<PathBuf>,
+    /// Extra hidden paths (`--sandbox-hide`, the settings' `hidden`).
+    pub hidden: Vec<PathBuf>,
+}
+
+/// The execution environment for a workspace with no extra folders. `_policy` no longer
+/// matters: `auto` sandboxes every command wherever bubblewrap works.
 pub fn exec_environment(
     workspace: &Path,
     state_dir: &Path,
     mode: SandboxMode,
-    policy: ShellPolicy,
+    _policy: ShellPolicy,
 ) -> Result<ExecEnvironment, RuntimeError> {
-    let wanted = match mode {
-        SandboxMode::Off => false,
-        SandboxMode::Required => true,
-        SandboxMode::Auto => matches!(policy, ShellPolicy::Sandbox | ShellPolicy::Workspace),
+    let opts = SandboxOptions {
+        mode,
+        ..Default::default()
     };
-    let mut env = ExecEnvironment::default()
+    Ok(exec_environment_with(workspace, state_dir, &opts)?.0)
+}
+
+/// The execution environment for a workspace: with `auto` (the default) every command runs
+/// inside bubblewrap whenever it works here, whatever the permission mode and shell policy;
+/// `required` fails clearly without it; `off` runs commands unconfined.
+pub fn exec_environment_with(
+    workspace: &Path,
+    state_dir: &Path,
+    opts: &SandboxOptions,
+) -> Result<(ExecEnvironment, SandboxState), RuntimeError> {
+    let env = ExecEnvironment::default()
         .without_credentials()
         .with_vault(load_vault(state_dir)?);
-    if !wanted {
-        return Ok(env);
+    if opts.mode == SandboxMode::Off {
+        return Ok((env, SandboxState::Off));
     }
-    match bwrap_path().filter(|_| bwrap_works()) {
-        Some(bwrap) => {
-            let mut spec = SandboxSpec::for_workspace(workspace);
-            // Saved sessions (their permissions) and user settings stay read-only.
-            spec.read_only = crate::reserved::private_dirs(state_dir);
-            if let Some(home) = dirs::home_dir() {
-                for cache in [".cache", ".cargo", ".npm"] {
-                    let p = home.join(cache);
-                    if p.is_dir() {
-                        spec.extra_writable.push(p);
-                    }
-                }
-            }
-            env.wrapper = Some(Arc::new(BwrapWrapper {
-                bwrap,
-                spec,
-                markers: state_dir.join("sandbox-mounts"),
-            }));
-            Ok(env)
-        }
-        None if mode == SandboxMode::Required => Err(RuntimeError::Config(
-            "sandbox mode `required` (--sandbox or CAIRN_SANDBOX), but no working sandbox is available (install bubblewrap, and allow unprivileged user namespaces)".into(),
-        )),
-        None => Ok(env),
+    let Some(bwrap) = bwrap_path().filter(|_| bwrap_works()) else {
+        return match opts.mode {
+            SandboxMode::Required => Err(RuntimeError::Config(
+                "sandbox mode `required` (--sandbox or CAIRN_SANDBOX), but no working sandbox is available (install bubblewrap, and allow unprivileged user namespaces)".into(),
+            )),
+            _ => Ok((env, SandboxState::Unavailable)),
+        };
+    };
+    let spec = session_spec(workspace, state_dir, opts)?;
+    let wrapper = BwrapWrapper {
+        bwrap,
+        spec,
+        markers: state_dir.join("sandbox-mounts"),
+    };
+    let state = SandboxState::On(wrapper.describe());
+    let mut env = env;
+    env.wrapper = Some(Arc::new(wrapper));
+    Ok((env, state))
+}
+
+/// The sandbox of a session in `workspace`: writable workspace, private `/tmp`, the user's
+/// extra folders; private package caches under `<state_dir>/sandbox-cache/<workspace>`;
+/// credentials, Cairn's state dir and config dir hidden.
+pub fn session_spec(
+    workspace: &Path,
+    state_dir: &Path,
+    opts: &SandboxOptions,
+) -> Result<SandboxSpec, RuntimeError> {
+    let mut spec = SandboxSpec::for_workspace(workspace);
+    spec.extra_writable = opts.writable.clone();
+    // Saved sessions (their permissions) and user settings stay read-only (and are hidden
+    // below as well).
+    spec.read_only = crate::reserved::private_dirs(state_dir);
+    spec.env.push(("TMPDIR".into(), "/tmp".into()));
+    let mut hide: Vec<PathBuf> = vec![state_dir.to_path_buf()];
+    if let Some(config) = dirs::config_dir() {
+        hide.push(config.join("cairn"));
     }
+    if let Some(p) = crate::permissions::user_rules_path() {
+        hide.push(p);
+    }
+    hide.extend(opts.hidden.iter().cloned());
+    let Some(home) = dirs::home_dir() else {
+        spec.hidden = cairn_policy::sandbox_home::hidden_paths(Path::new("/nonexistent"), &hide);
+        return Ok(spec);
+    };
+    spec.hidden = cairn_policy::sandbox_home::hidden_paths(&home, &hide);
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".cargo"));
+    let root = cache_root(state_dir, workspace);
+    let caches = cairn_policy::sandbox_home::private_caches(&home, Some(&cargo_home), &root)
+        .map_err(|e| {
+            RuntimeError::Config(format!(
+                "cannot create the sandbox's private caches in {}: {e}",
+                root.display()
+            ))
+        })?;
+    spec.private_binds = caches.binds;
+    spec.env.extend(caches.env);
+    Ok(spec)
+}
+
+/// The folder of a workspace's private package caches: `<state_dir>/sandbox-cache/<name>-<hash>`.
+pub fn cache_root(state_dir: &Path, workspace: &Path) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(workspace.display().to_string().as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let name: String = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(32)
+        .collect();
+    state_dir
+        .join("sandbox-cache")
+        .join(format!("{name}-{hex}"))
 }
 
 /// Loads `<state_dir>/vault.toml` (`NAME = "value"` lines); missing file = empty vault.

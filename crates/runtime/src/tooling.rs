@@ -10,7 +10,7 @@
 //! - media: images through the model that sees them; audio through `CAIRN_TRANSCRIBE_MODEL`
 //!   at `CAIRN_TRANSCRIBE_BASE_URL` (default `OPENAI_BASE_URL`, then OpenAI) with
 //!   `CAIRN_TRANSCRIBE_API_KEY` (default `OPENAI_API_KEY`); video through `CAIRN_FFPROBE` or
-//!   `ffprobe` on `PATH`.
+//!   `ffprobe` in /usr/bin, /usr/local/bin or /bin (never `PATH`).
 //! - `CAIRN_NO_CALL_DESCRIPTION`: comma-separated tools whose `description` argument is off.
 
 use std::sync::Arc;

@@ -3,6 +3,11 @@
 //! vault value never reaches the model. Where bwrap cannot run, the test says so (and fails
 //! when `CAIRN_SANDBOX_TEST=1` demands it); `required` mode then refuses to start.
 
+#[path = "sandbox/escalation.rs"]
+mod escalation;
+#[path = "sandbox/projects.rs"]
+mod projects;
+
 use std::sync::Arc;
 
 use cairn_engine::testing::{FakeLlm, FakeReply};

@@ -84,7 +84,7 @@ pub struct ToolOptions {
     pub session_model: Option<VisionConfig>,
     /// Audio transcription for `media`; `None`: audio is "unsupported by this model".
     pub transcription: Option<TranscriptionConfig>,
-    /// `ffprobe` for `media`'s video metadata; `None`: looked up on `PATH`.
+    /// `ffprobe` for `media`'s video metadata; `None`: looked up in the system folders.
     pub ffprobe: Option<std::path::PathBuf>,
     /// The project's terminals: `terminal_list` / `terminal_read` read them.
     pub terminals: Option<(Arc<dyn TerminalSource>, String)>,

@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "attack_corpus/home_plants.rs"]
+mod home_plants;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[path = "attack_corpus/link_swap.rs"]
 mod link_swap;

@@ -306,3 +306,36 @@ async fn other_files_and_bad_paths_fail_clearly() {
         .to_string();
     assert!(e.contains("not a file"), "{e}");
 }
+
+#[tokio::test]
+async fn ffprobe_runs_with_an_empty_environment() {
+    let ws = Ws::new();
+    mp4_file(&ws, "demo.mp4");
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("ffprobe");
+    let dump = bin.path().join("env.txt");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nenv > {}\necho '{{\"format\":{{\"format_name\":\"mp4\"}},\"streams\":[]}}'\n",
+            dump.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = media(MediaConfig {
+        ffprobe: Some(fake),
+        ..MediaConfig::default()
+    });
+    ws.call(&tool, json!({"path": "demo.mp4"})).await.unwrap();
+    let env = std::fs::read_to_string(&dump).unwrap();
+    // Cairn's own environment (HOME, keys, tokens) never reaches the helper.
+    assert!(std::env::var_os("HOME").is_some());
+    for line in env.lines() {
+        let name = line.split('=').next().unwrap_or_default();
+        assert!(
+            ["PATH", "LC_ALL", "PWD", "SHLVL", "_"].contains(&name),
+            "ffprobe saw {name}: {env}"
+        );
+    }
+}

@@ -34,6 +34,7 @@ const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ defaul
 import { RewoundPanel } from "./Rewind";
 import { ChangesPanel, useTimeline } from "./Timeline";
 import { Transcript, type TranscriptActions } from "./Transcript";
+import { sandboxLabel, sandboxWarns } from "../sandbox";
 
 type Action =
   | { type: "reset"; view: SessionView | null }
@@ -431,6 +432,16 @@ export function Workbench(p: Props) {
         <div className="header-tools">
           {session !== null && <ModeSwitcher mode={session.mode} onChange={setMode} disabled={false} />}
           {session !== null && <Meter meter={chat.meter} model={session.model} />}
+          {session !== null && (
+            <span
+              className={`sandbox-pill ${sandboxWarns(session.sandbox) ? "sandbox-pill-warn" : ""}`}
+              title={session.sandbox.detail}
+              data-testid="sandbox-pill"
+              data-state={session.sandbox.state}
+            >
+              {t(sandboxLabel(session.sandbox))}
+            </span>
+          )}
           {session !== null && (
             <span className="model-pill" title={session.provider} data-testid="model-pill">
               {session.model.id}

@@ -40,7 +40,7 @@ pub struct MediaConfig {
     pub vision: Option<VisionConfig>,
     /// Audio transcription; `None`: audio is unsupported.
     pub transcription: Option<TranscriptionConfig>,
-    /// The `ffprobe` program; `None`: looked up on `PATH` when the tool is built.
+    /// The `ffprobe` program; `None`: looked up in the system folders (never `PATH`).
     pub ffprobe: Option<PathBuf>,
 }
 

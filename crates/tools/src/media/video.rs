@@ -10,16 +10,20 @@ use serde_json::Value;
 /// Longest ffprobe run.
 const FFPROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The `ffprobe` program: explicit, else the one on `PATH`.
+/// Where external helpers are looked up: system folders only, never `PATH` (which may hold
+/// `~/.cargo/bin`, `~/.local/bin` or a workspace folder, where a sandboxed command or a
+/// repository can plant a program of that name).
+pub const SYSTEM_BIN_DIRS: &[&str] = &["/usr/bin", "/usr/local/bin", "/bin"];
+
+/// The `ffprobe` program: explicit (`CAIRN_FFPROBE`, the user's choice), else the one in
+/// [`SYSTEM_BIN_DIRS`].
 pub fn find_ffprobe(explicit: Option<&Path>) -> Option<PathBuf> {
     match explicit {
         Some(p) => Some(p.to_path_buf()).filter(|p| p.is_file()),
-        None => {
-            let path = std::env::var_os("PATH")?;
-            std::env::split_paths(&path)
-                .map(|d| d.join("ffprobe"))
-                .find(|p| p.is_file())
-        }
+        None => SYSTEM_BIN_DIRS
+            .iter()
+            .map(|d| Path::new(d).join("ffprobe"))
+            .find(|p| p.is_file()),
     }
 }
 
@@ -46,17 +50,33 @@ async fn run_ffprobe(
     shown: &str,
     ctx: &ToolContext,
 ) -> Result<String, ToolError> {
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args([
-        "-v",
-        "error",
-        "-print_format",
-        "json",
-        "-show_format",
-        "-show_streams",
-    ])
-    .arg(path)
-    .kill_on_drop(true);
+    // Inside the session's sandbox when there is one, with an empty environment: a media
+    // file is hostile input, and the helper needs none of Cairn's variables (API keys).
+    let mut argv = vec![program.display().to_string()];
+    argv.extend(
+        [
+            "-v",
+            "error",
+            "-print_format",
+            "json",
+            "-show_format",
+            "-show_streams",
+        ]
+        .map(String::from),
+    );
+    argv.push(path.display().to_string());
+    let wrapped = ctx.host.wrap_command(argv);
+    let Some((first, rest)) = wrapped.argv.split_first() else {
+        return Err(ToolError::Failed("empty ffprobe command line".into()));
+    };
+    let mut cmd = tokio::process::Command::new(first);
+    cmd.args(rest)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LC_ALL", "C.UTF-8")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let _guard = wrapped.guard;
     let out = tokio::select! {
         r = tokio::time::timeout(FFPROBE_TIMEOUT, cmd.output()) => match r {
             Ok(Ok(o)) => o,

@@ -57,6 +57,9 @@ struct ExecArgs {
     cwd: Option<String>,
     #[serde(default, deserialize_with = "args::opt_u64")]
     yield_ms: Option<u64>,
+    /// `false`: run outside the OS sandbox (always asks the user).
+    #[serde(default, deserialize_with = "args::opt_bool")]
+    sandbox: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -100,6 +103,10 @@ impl Tool for ExecCommand {
                     "minimum": 1,
                     "maximum": MAX_YIELD_MS,
                     "description": "Wait at most this long for output before returning. Default 10000."
+                },
+                "sandbox": {
+                    "type": "boolean",
+                    "description": crate::shell::sandbox_hint::SANDBOX_ARG
                 }
             },
             "required": ["command"]
@@ -138,7 +145,10 @@ impl Tool for ExecCommand {
             Some(c) => paths::resolve_for(&ctx, c, Access::Read)?.abs,
             None => ctx.workspace.clone(),
         };
-        let (id, session) = self.sessions.start(&args.command, &cwd, &ctx.host)?;
+        let sandboxed = args.sandbox != Some(false) && ctx.host.sandboxed();
+        let (id, session) = self
+            .sessions
+            .start(&args.command, &cwd, &ctx.host, sandboxed)?;
         finish(&self.sessions, &id, &session, &ctx, wait).await
     }
 }
@@ -206,6 +216,16 @@ impl Tool for InputCommand {
             return Ok(ToolOutput::text(text));
         }
         if let Some(input) = args.input.filter(|i| !i.is_empty()) {
+            // Typing into a terminal outside the sandbox is a new command the user has not
+            // seen: auto mode does not ask for input_command, so it is refused there.
+            if session.unsandboxed && ctx.host.mode() == Some(cairn_protocol::Mode::Auto) {
+                return Err(ToolError::Failed(format!(
+                    "session {id} runs outside the sandbox (started with sandbox: false); in \
+                     auto mode it takes no input, since nobody approves what is typed. Run \
+                     each command with run_shell and \"sandbox\": false instead (asked every \
+                     time), or kill the session."
+                )));
+            }
             if session.proc.state().exit.is_some() {
                 let collected = session
                     .collect(&ctx, Duration::from_millis(1), &ctx.cancel)

@@ -50,6 +50,8 @@ pub(crate) struct Session {
     pub started: Instant,
     /// Offset of the first output byte the model has not seen; one reader at a time.
     cursor: tokio::sync::Mutex<u64>,
+    /// Started outside the session's sandbox (an approved `sandbox: false` call).
+    pub unsandboxed: bool,
     /// Kept while the session is known (sandbox mount points on the host).
     _sandbox: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
@@ -120,12 +122,14 @@ impl CommandSessions {
         session.proc.write(bytes).await.map_err(|e| e.to_string())
     }
 
-    /// Starts `command` under the shell on a terminal in `cwd`.
+    /// Starts `command` under the shell on a terminal in `cwd`, inside the session's sandbox
+    /// unless `sandboxed` is false.
     pub(crate) fn start(
         &self,
         command: &str,
         cwd: &Path,
         host: &cairn_engine::ToolHost,
+        sandboxed: bool,
     ) -> Result<(String, Arc<Session>), ToolError> {
         let running = self
             .lock()
@@ -139,7 +143,12 @@ impl CommandSessions {
                 self.describe_known()
             )));
         }
-        let wrapped = host.wrap_command(vec![shell_program().into(), "-c".into(), command.into()]);
+        let argv = vec![shell_program().into(), "-c".into(), command.into()];
+        let wrapped = if sandboxed {
+            host.wrap_command(argv)
+        } else {
+            cairn_engine::WrappedCommand::plain(argv)
+        };
         let proc = PtyProcess::spawn(&PtySpawn {
             argv: wrapped.argv,
             cwd: cwd.to_path_buf(),
@@ -165,6 +174,7 @@ impl CommandSessions {
             proc,
             started: Instant::now(),
             cursor: tokio::sync::Mutex::new(0),
+            unsandboxed: !sandboxed && host.sandboxed(),
             _sandbox: wrapped.guard,
         });
         self.lock().insert(n, session.clone());

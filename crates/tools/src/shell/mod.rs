@@ -4,6 +4,7 @@ pub(crate) mod output;
 mod partial;
 pub(crate) mod process;
 mod run;
+pub(crate) mod sandbox_hint;
 mod task_tools;
 mod tasks;
 

@@ -78,11 +78,13 @@ pub(crate) struct ShellProcess {
 impl ShellProcess {
     /// Starts `command` under the shell in `cwd`, stdin from /dev/null, stdout and stderr
     /// sharing one pipe (so they interleave in arrival order).
-    /// `host` supplies the session's sandbox wrapper and vault environment.
+    /// `host` supplies the session's sandbox wrapper and vault environment; `sandboxed` false
+    /// (an approved `sandbox: false` call) runs it outside the sandbox.
     pub(crate) fn spawn(
         command: &str,
         cwd: &Path,
         host: &cairn_engine::ToolHost,
+        sandboxed: bool,
     ) -> Result<Self, ToolError> {
         if !cwd.is_dir() {
             return Err(ToolError::Failed(format!(
@@ -95,11 +97,16 @@ impl ShellProcess {
         let writer2 = writer
             .try_clone()
             .map_err(|e| ToolError::io("cannot create an output pipe", e))?;
-        let wrapped = host.wrap_command(vec![
+        let argv = vec![
             shell_program().to_string(),
             "-c".to_string(),
             command.to_string(),
-        ]);
+        ];
+        let wrapped = if sandboxed {
+            host.wrap_command(argv)
+        } else {
+            cairn_engine::WrappedCommand::plain(argv)
+        };
         let Some((program, args)) = wrapped.argv.split_first() else {
             return Err(ToolError::Failed("empty command line".into()));
         };

@@ -48,6 +48,9 @@ struct Args {
     timeout_ms: Option<u64>,
     #[serde(default, deserialize_with = "args::opt_bool")]
     background: Option<bool>,
+    /// `false`: run outside the OS sandbox (always asks the user).
+    #[serde(default, deserialize_with = "args::opt_bool")]
+    sandbox: Option<bool>,
 }
 
 #[async_trait]
@@ -63,7 +66,10 @@ impl Tool for RunShell {
                 Processes it leaves running when it finishes are stopped too: for servers, \
                 watchers and other long-running commands set background to true, which returns \
                 a task id at once; then read its output with shell_task_output and stop it \
-                with shell_task_kill.",
+                with shell_task_kill. Commands run inside an OS sandbox when one is \
+                active: only the workspace and a private /tmp are writable, .git is read-only \
+                and credentials are hidden. When a command fails because of the sandbox, you \
+                may retry it with sandbox set to false: the user is asked every time.",
                 super::process::shell_program()
             ),
             parameters: crate::describe::with_property(json!({
@@ -82,6 +88,10 @@ impl Tool for RunShell {
                     "background": {
                         "type": "boolean",
                         "description": "Start the command as a background task and return its task id immediately instead of waiting. Default false."
+                    },
+                    "sandbox": {
+                        "type": "boolean",
+                        "description": super::sandbox_hint::SANDBOX_ARG
                     }
                 },
                 "required": ["command"]
@@ -110,7 +120,12 @@ impl Tool for RunShell {
             ));
         }
         if args.background.unwrap_or(false) {
-            let task = self.tasks.start(&args.command, &ctx.workspace, &ctx.host)?;
+            let task = self.tasks.start(
+                &args.command,
+                &ctx.workspace,
+                &ctx.host,
+                args.sandbox != Some(false),
+            )?;
             return Ok(ToolOutput::text(format!(
                 "Started background task {id} (pid {pid}). Use shell_task_output with \
                  task_id \"{id}\" to see its output and status, and shell_task_kill to stop it.",
@@ -122,7 +137,7 @@ impl Tool for RunShell {
             .timeout_ms
             .unwrap_or(DEFAULT_TIMEOUT_MS)
             .min(MAX_TIMEOUT_MS);
-        run_foreground(&args.command, &ctx, timeout_ms).await
+        run_foreground(&args.command, &ctx, timeout_ms, args.sandbox != Some(false)).await
     }
 }
 
@@ -135,8 +150,10 @@ async fn run_foreground(
     command: &str,
     ctx: &ToolContext,
     timeout_ms: u64,
+    sandboxed: bool,
 ) -> Result<ToolOutput, ToolError> {
-    let mut proc = ShellProcess::spawn(command, &ctx.workspace, &ctx.host)?;
+    let sandboxed = sandboxed && ctx.host.sandboxed();
+    let mut proc = ShellProcess::spawn(command, &ctx.workspace, &ctx.host, sandboxed)?;
     let mut out = OutputBuf::new(MAX_OUTPUT_BYTES, Keep::Head);
     let mut partial = PartialOutput::new(&ctx.host);
     let mut sink = |b: &[u8]| {
@@ -171,8 +188,9 @@ async fn run_foreground(
         );
         proc.terminate(CANCEL_GRACE, &mut sink).await;
     }
-    let footer = proc
-        .exit()
+    let proc_exit = proc.exit().cloned();
+    let footer = proc_exit
+        .as_ref()
         .map(|e| e.footer())
         .unwrap_or_else(|| "[exit status unknown]".into());
     drop(proc);
@@ -184,6 +202,13 @@ async fn run_foreground(
     if let Some(note) = note {
         text.push_str(note);
         text.push('\n');
+    }
+    let failed = !matches!(proc_exit, Some(super::process::Exit::Code(0)));
+    if sandboxed && failed {
+        if let Some(hint) = super::sandbox_hint::hint(&text) {
+            text.push_str(&hint);
+            text.push('\n');
+        }
     }
     text.push_str(&footer);
     Ok(ToolOutput::text(text))

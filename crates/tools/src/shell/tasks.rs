@@ -122,12 +122,14 @@ impl ShellTasks {
             })
     }
 
-    /// Starts `command` in `cwd` as a background task (needs a Tokio runtime).
+    /// Starts `command` in `cwd` as a background task (needs a Tokio runtime), inside the
+    /// session's sandbox unless `sandboxed` is false.
     pub fn start(
         &self,
         command: &str,
         cwd: &Path,
         host: &cairn_engine::ToolHost,
+        sandboxed: bool,
     ) -> Result<TaskInfo, ToolError> {
         let running = self
             .lock()
@@ -139,7 +141,7 @@ impl ShellTasks {
                 "{running} background tasks are already running; stop some with shell_task_kill first"
             )));
         }
-        let mut proc = ShellProcess::spawn(command, cwd, host)?;
+        let mut proc = ShellProcess::spawn(command, cwd, host, sandboxed)?;
         let pid = proc.pid().unwrap_or(0);
         let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let (state, _) = watch::channel(TaskState::Running);

@@ -3,6 +3,7 @@ import type { Event } from "../Event";
 import type { Mode } from "../Mode";
 import type { TodoItem } from "../TodoItem";
 import type { ModelView } from "./ModelView";
+import type { SandboxView } from "./SandboxView";
 
 /**
  * A session opened in this window, with the events to rebuild its transcript.
@@ -60,4 +61,8 @@ blocked: string | null,
  * Tool calls left open when the process stopped (an approval was waiting); `resume_turn`
  * finishes them, the next prompt closes them as interrupted.
  */
-pendingCalls: number, };
+pendingCalls: number, 
+/**
+ * Whether the session's commands run inside the OS sandbox.
+ */
+sandbox: SandboxView, };

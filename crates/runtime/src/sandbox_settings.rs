@@ -1,0 +1,154 @@
+//! The user's sandbox settings, shared by the CLI and the desktop app: the file
+//! `<config>/cairn/sandbox.toml` (or `CAIRN_SANDBOX_FILE`), never a project file (a
+//! repository cannot loosen its own sandbox).
+//!
+//! ```toml
+//! mode = "auto"                      # auto | off | required
+//! extraWritable = ["/data/cache"]    # folders commands may write besides the workspace
+//! hidden = ["~/work/secrets"]        # paths commands cannot read, besides the built-in list
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use cairn_policy::sandbox::SandboxMode;
+use serde::Deserialize;
+
+use crate::RuntimeError;
+
+/// What the settings file says; every field optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// `auto`, `off` or `required`.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Extra writable folders (seed §8.4 `extraWritable`).
+    #[serde(default)]
+    pub extra_writable: Vec<String>,
+    /// Extra paths hidden inside the sandbox.
+    #[serde(default)]
+    pub hidden: Vec<String>,
+}
+
+/// Where the user's sandbox settings live.
+pub fn settings_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CAIRN_SANDBOX_FILE").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    dirs::config_dir().map(|d| d.join("cairn").join("sandbox.toml"))
+}
+
+impl SandboxSettings {
+    /// Reads the user's file; a missing file is empty settings, a bad one a clear error.
+    pub fn load() -> Result<SandboxSettings, RuntimeError> {
+        match settings_path() {
+            Some(p) => Self::load_from(&p),
+            None => Ok(SandboxSettings::default()),
+        }
+    }
+
+    /// Reads `path`; missing = empty settings.
+    pub fn load_from(path: &Path) -> Result<SandboxSettings, RuntimeError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(RuntimeError::Config(format!("{}: {e}", path.display()))),
+        };
+        let s: SandboxSettings = toml::from_str(&text)
+            .map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))?;
+        if let Some(m) = &s.mode {
+            if SandboxMode::parse(m).is_none() {
+                return Err(RuntimeError::Config(format!(
+                    "{}: mode = `{m}`: expected auto, off or required",
+                    path.display()
+                )));
+            }
+        }
+        Ok(s)
+    }
+
+    /// The mode the file sets, if any.
+    pub fn mode(&self) -> Option<SandboxMode> {
+        self.mode.as_deref().and_then(SandboxMode::parse)
+    }
+
+    /// The extra writable folders, `~` expanded.
+    pub fn writable(&self) -> Vec<PathBuf> {
+        self.extra_writable.iter().map(|p| expand_home(p)).collect()
+    }
+
+    /// The extra hidden paths, `~` expanded.
+    pub fn hidden(&self) -> Vec<PathBuf> {
+        self.hidden.iter().map(|p| expand_home(p)).collect()
+    }
+}
+
+/// `~/x` → `$HOME/x`; anything else unchanged.
+pub fn expand_home(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), dirs::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ if p == "~" => dirs::home_dir().unwrap_or_else(|| PathBuf::from(p)),
+        _ => PathBuf::from(p),
+    }
+}
+
+/// Checks a folder the user made writable inside the sandbox: it must exist, and may not be
+/// `/`, the home folder or a folder holding it (that would hand out every dotfile).
+pub fn check_writable(p: &Path) -> Result<PathBuf, RuntimeError> {
+    let canon = p.canonicalize().map_err(|e| {
+        RuntimeError::Config(format!(
+            "sandbox writable folder {} is not usable: {e}",
+            p.display()
+        ))
+    })?;
+    if !canon.is_dir() {
+        return Err(RuntimeError::Config(format!(
+            "sandbox writable folder {} is not a directory",
+            canon.display()
+        )));
+    }
+    let home = dirs::home_dir().and_then(|h| h.canonicalize().ok());
+    if canon.parent().is_none() || home.is_some_and(|h| h.starts_with(&canon)) {
+        return Err(RuntimeError::Config(format!(
+            "refusing {} as a sandbox writable folder: it holds your home folder",
+            canon.display()
+        )));
+    }
+    Ok(canon)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn the_settings_file_is_read_and_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sandbox.toml");
+        assert_eq!(
+            SandboxSettings::load_from(&p).unwrap(),
+            SandboxSettings::default()
+        );
+        std::fs::write(
+            &p,
+            "mode = \"off\"\nextraWritable = [\"/data\"]\nhidden = [\"~/x\"]\n",
+        )
+        .unwrap();
+        let s = SandboxSettings::load_from(&p).unwrap();
+        assert_eq!(s.mode(), Some(SandboxMode::Off));
+        assert_eq!(s.writable(), vec![PathBuf::from("/data")]);
+        assert!(s.hidden()[0].ends_with("x") && s.hidden()[0].is_absolute());
+        std::fs::write(&p, "mode = \"sometimes\"\n").unwrap();
+        let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
+        assert!(e.contains("sometimes") && e.contains("required"), "{e}");
+        std::fs::write(&p, "writable = [\"/x\"]\n").unwrap();
+        assert!(
+            SandboxSettings::load_from(&p).is_err(),
+            "unknown keys are errors"
+        );
+        assert!(check_writable(Path::new("/")).is_err());
+        assert!(check_writable(&d.path().join("missing")).is_err());
+        assert!(check_writable(d.path()).is_ok());
+    }
+}
