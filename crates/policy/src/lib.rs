@@ -3,6 +3,7 @@
 
 pub mod net;
 pub mod paths;
+pub mod read_rules;
 pub mod rules;
 pub mod safe;
 mod safe_args;
@@ -13,8 +14,10 @@ pub mod sandbox_mounts;
 pub mod sandbox_nested;
 pub mod scope;
 pub mod shell;
+mod git_config;
 mod workspace_code;
 
+pub use read_rules::ReadDenials;
 pub use rules::{Rule, RuleDecision, RuleError, RuleSet, RuleSpec};
 pub use safe::is_known_safe;
 pub use scope::{NotKnownSafe, ReadScope};
