@@ -210,6 +210,15 @@ impl ToolHost {
         }
     }
 
+    /// The deny path rules that bind what this tool reads: walking tools (grep, list_files,
+    /// the git tools) skip the paths they deny. None for a detached host.
+    pub fn read_denials(&self) -> cairn_policy::ReadDenials {
+        match &self.shared {
+            Some(s) => lock(&s.permissions).read_denials(&self.name),
+            None => cairn_policy::ReadDenials::default(),
+        }
+    }
+
     /// Replaces the session's todo list (emits `todos_updated`).
     pub async fn set_todos(&self, todos: Vec<TodoItem>) {
         let Some(s) = &self.shared else { return };

@@ -14,6 +14,7 @@ pub mod hook;
 pub mod host;
 pub mod llm;
 pub mod permission;
+mod permission_reads;
 pub mod prompt;
 pub mod registry;
 pub mod repair;
