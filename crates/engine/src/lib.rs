@@ -46,6 +46,8 @@ pub use llm::{
     ReasoningEffort,
 };
 pub use permission::{Decision, PermissionEngine, PermissionState, ShellPolicy};
+/// Deny path rules as a read filter (walking tools, `@path` mentions).
+pub use cairn_policy::ReadDenials;
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use repair::repair_history;
 pub use retry::RetryPolicy;
