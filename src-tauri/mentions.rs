@@ -179,7 +179,10 @@ mod tests {
         let denials = ReadDenials::new(&rules, "read_file", &root);
         for bad in ["@secrets/key.txt", "@alias/key.txt"] {
             let err = resolve(&root, bad, &denials).unwrap_err();
-            assert!(err.contains("denied by rule `*(secrets/**)`"), "{bad}: {err}");
+            assert!(
+                err.contains("denied by rule `*(secrets/**)`"),
+                "{bad}: {err}"
+            );
         }
         assert_eq!(resolve(&root, "@src/a.rs", &denials).unwrap().len(), 1);
     }

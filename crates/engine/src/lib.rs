@@ -35,6 +35,8 @@ pub use agents::{
 };
 pub use approval::{Approver, FixedApprover};
 pub use budget::ResultBudget;
+/// Deny path rules as a read filter (walking tools, `@path` mentions).
+pub use cairn_policy::ReadDenials;
 pub use checkpoint::Checkpointer;
 pub use compaction::CompactionConfig;
 pub use config::{DefaultApproval, EngineConfig, DEFAULT_MAX_ITERATIONS};
@@ -46,8 +48,6 @@ pub use llm::{
     ReasoningEffort,
 };
 pub use permission::{Decision, PermissionEngine, PermissionState, ShellPolicy};
-/// Deny path rules as a read filter (walking tools, `@path` mentions).
-pub use cairn_policy::ReadDenials;
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use repair::repair_history;
 pub use retry::RetryPolicy;

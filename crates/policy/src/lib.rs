@@ -1,6 +1,7 @@
 //! Cairn's execution policy: what a shell command really does (parsed with tree-sitter-bash,
 //! not regexes), which commands are known to be safe, and persistent allow/ask/deny rules.
 
+mod git_config;
 pub mod net;
 pub mod paths;
 pub mod read_rules;
@@ -14,7 +15,6 @@ pub mod sandbox_mounts;
 pub mod sandbox_nested;
 pub mod scope;
 pub mod shell;
-mod git_config;
 mod workspace_code;
 
 pub use read_rules::ReadDenials;

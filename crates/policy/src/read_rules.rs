@@ -180,7 +180,7 @@ mod tests {
         assert_eq!(hit("secrets/key").as_deref(), Some("*(secrets/**)"));
         assert_eq!(hit("secrets").as_deref(), Some("*(secrets/**)"));
         assert_eq!(hit("alias/key").as_deref(), Some("*(secrets/**)"));
-        assert_eq!(hit(&ws.join("secrets/x").display().to_string()).is_some(), true);
+        assert!(hit(&ws.join("secrets/x").display().to_string()).is_some());
         assert_eq!(hit("src/.env").as_deref(), Some("read_file(**/.env)"));
         assert_eq!(hit("src/main.rs"), None, "write rules do not bind reads");
         assert_eq!(hit("docs/x"), None, "ask rules do not filter");
@@ -188,7 +188,8 @@ mod tests {
         assert_eq!(within(".").as_deref(), Some("*(secrets/**)"));
         assert_eq!(within("secrets/deep").as_deref(), Some("*(secrets/**)"));
         assert_eq!(within("src").as_deref(), Some("read_file(**/.env)"));
-        let only_secrets = ReadDenials::new(&rules(&[("*(secrets/**)", RuleDecision::Deny)]), "ls", &ws);
+        let only_secrets =
+            ReadDenials::new(&rules(&[("*(secrets/**)", RuleDecision::Deny)]), "ls", &ws);
         assert!(only_secrets.denied_within(Path::new("src")).is_none());
         assert!(ReadDenials::new(&RuleSet::new(), "grep", &ws).is_empty());
     }

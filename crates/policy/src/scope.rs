@@ -197,7 +197,9 @@ impl ReadScope {
         let mut walked: Vec<&str> = candidates.iter().map(String::as_str).collect();
         let recursive_grep = program == "grep"
             && words[1..].iter().any(|a| {
-                a.starts_with("--r") || a.starts_with("--d") || (a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R', 'd']))
+                a.starts_with("--r")
+                    || a.starts_with("--d")
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R', 'd']))
             });
         if WALKS_BY_DEFAULT.contains(&program) || recursive_grep {
             walked.push(".");

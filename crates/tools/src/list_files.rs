@@ -197,7 +197,13 @@ fn list(
     }
     // When the walk was cut, unvisited entries would look ignored: mark only complete listings.
     if opts.include_ignored && !capped {
-        add_ignored(&mut entries, &scanned_dirs, opts.include_hidden, skips, cancel)?;
+        add_ignored(
+            &mut entries,
+            &scanned_dirs,
+            opts.include_hidden,
+            skips,
+            cancel,
+        )?;
         entries.sort();
         if entries.len() > MAX_ENTRIES {
             entries.truncate(MAX_ENTRIES);

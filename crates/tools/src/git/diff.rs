@@ -10,8 +10,8 @@ use serde_json::json;
 use std::path::Path;
 
 use super::{git_err, open};
-use crate::search::walk::DeniedSkips;
 use crate::args;
+use crate::search::walk::DeniedSkips;
 
 /// Bytes of patch text returned before the diff is cut.
 pub const MAX_DIFF_BYTES: usize = 256 * 1024;
@@ -163,7 +163,10 @@ fn render(
         .deltas()
         .filter(|delta| delta_denied(delta, workdir, skips))
         .count();
-    for delta in d.deltas().filter(|delta| delta_denied(delta, workdir, skips)) {
+    for delta in d
+        .deltas()
+        .filter(|delta| delta_denied(delta, workdir, skips))
+    {
         if let Some(p) = delta.new_file().path().or(delta.old_file().path()) {
             skips.skip(&workdir.join(p));
         }

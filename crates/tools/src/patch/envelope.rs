@@ -138,7 +138,11 @@ impl Parser<'_> {
         let path = non_empty(path, self.i + 1)?;
         self.i += 1;
         let mut move_to = None;
-        if let Some(dest) = self.lines.get(self.i).and_then(|l| l.trim_start().strip_prefix(MOVE)) {
+        if let Some(dest) = self
+            .lines
+            .get(self.i)
+            .and_then(|l| l.trim_start().strip_prefix(MOVE))
+        {
             move_to = Some(non_empty(dest, self.i + 1)?);
             self.i += 1;
         }
