@@ -37,8 +37,14 @@ pub enum NotKnownSafe {
     DeniedPath(String),
 }
 
-/// Programs that read the folder they run in when given no path (`rg x`, `find`, `ls -R`).
-const WALKS_BY_DEFAULT: &[&str] = &["rg", "find", "tree", "du", "ls", "fd", "ag"];
+/// Programs that search file content under the folder they run in when given no path
+/// (`rg x`): whether a word is the pattern or a path is not told apart, so the working
+/// folder always counts as walked.
+const SEARCHES_BY_DEFAULT: &[&str] = &["rg", "ag"];
+
+/// Programs that list names under the folder they run in when no path is given (`find`,
+/// `ls -R`).
+const LISTS_BY_DEFAULT: &[&str] = &["find", "tree", "du", "ls", "fd"];
 
 /// Git subcommands that show names and history but no file content.
 const GIT_NAMES_ONLY: &[&str] = &["status", "branch", "rev-parse", "remote", "tag"];
@@ -201,7 +207,15 @@ impl ReadScope {
                     || a.starts_with("--d")
                     || (a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R', 'd']))
             });
-        if WALKS_BY_DEFAULT.contains(&program) || recursive_grep {
+        let names_a_path = || {
+            candidates
+                .iter()
+                .any(|c| kernel_path(&self.cwd, c).is_some_and(|p| p.exists()))
+        };
+        if SEARCHES_BY_DEFAULT.contains(&program)
+            || recursive_grep
+            || (LISTS_BY_DEFAULT.contains(&program) && !names_a_path())
+        {
             walked.push(".");
         }
         for c in walked {
