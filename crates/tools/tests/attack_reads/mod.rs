@@ -49,6 +49,9 @@ struct ReadCase {
     bare: Option<Bare>,
     /// Text the result must contain (proof that the tool really ran).
     shows: Option<String>,
+    /// Texts the result must not contain (besides `7f3a`), e.g. a denied file's name.
+    #[serde(default)]
+    hides: Vec<String>,
 }
 
 fn commit_all(ws: &Path) {
@@ -150,6 +153,9 @@ async fn path_rules_cwd_and_git_config_cases_read_nothing_unapproved() {
         let mut problems = Vec::new();
         if o.result.contains(LEAK) {
             problems.push("the result shows denied or outside content".to_string());
+        }
+        if let Some(hidden) = case.hides.iter().find(|h| o.result.contains(h.as_str())) {
+            problems.push(format!("the result shows `{hidden}`"));
         }
         if let Some(want) = &case.shows {
             if !o.result.contains(want.as_str()) {
