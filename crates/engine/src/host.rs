@@ -283,6 +283,23 @@ impl ToolHost {
             .map(|s| s.approver.clone())
     }
 
+    /// Gives a child session this session's persistent rules and shell policy only (its
+    /// own mode and allowances stay), so a deny rule binds the explore subagent's reads too.
+    pub(crate) fn inherit_rules_into(
+        &self,
+        builder: crate::session::SessionBuilder,
+    ) -> crate::session::SessionBuilder {
+        let Some(s) = &self.shared else {
+            return builder;
+        };
+        let (rules, policy, enforced) = {
+            let p = lock(&s.permissions);
+            let (policy, enforced) = p.shell_policy();
+            (p.rules().clone(), policy, enforced)
+        };
+        builder.permission_rules(rules, policy, enforced)
+    }
+
     /// Gives a child session this session's sandbox, vault, persistent rules, shell policy
     /// and permission state (mode, session allowances, granted folders).
     pub(crate) fn inherit_into(
