@@ -9,10 +9,10 @@ use std::path::{Component, Path, PathBuf};
 
 use cairn_policy::paths::{canonical_workspace, physical_path};
 use cairn_policy::{NotKnownSafe, ReadDenials, ReadScope, RuleDecision, RuleSet, ShellAnalysis};
-
-use crate::permission_reads::{exec_cwd, mentioned_denied, run_dir};
 use cairn_protocol::{Mode, ToolMeta};
 use serde::{Deserialize, Serialize};
+
+use crate::permission_reads::{exec_cwd, mentioned_denied, run_dir};
 
 /// The outcome of evaluating one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
