@@ -72,7 +72,8 @@ pub fn turn_input(
     text: String,
     images: Vec<ImageUpload>,
 ) -> Result<TurnInput, String> {
-    let files = crate::mentions::resolve(runtime.workspace(), &text)?;
+    let denials = runtime.session().read_denials("read_file");
+    let files = crate::mentions::resolve(runtime.workspace(), &text, &denials)?;
     let images = uploads_to_attachments(images)?;
     if files.is_empty() && images.is_empty() {
         return Ok(TurnInput::Text(text));

@@ -2,13 +2,15 @@
 //! context (their text goes into the user message the model sees). A mention is `@` at the
 //! start of the text or after a space or `(`, followed by a path (`@"a b.txt"` when it holds
 //! spaces). Words that name no file (`@team`) stay plain text; a mention that leaves the
-//! workspace, names a binary file or a file over the size cap is refused with a clear error.
+//! workspace, names a file a deny rule keeps from being read, a binary file or a file over
+//! the size cap is refused with a clear error.
 
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::Path;
 
 use cairn_engine::attachments::ContextFile;
+use cairn_engine::ReadDenials;
 
 /// Most files one message may mention.
 pub const MAX_MENTIONS: usize = 10;
@@ -80,8 +82,13 @@ fn read_text(abs: &Path, rel: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| binary())
 }
 
-/// The files `text` mentions, read from `workspace`; tokens naming no file are skipped.
-pub fn resolve(workspace: &Path, text: &str) -> Result<Vec<ContextFile>, String> {
+/// The files `text` mentions, read from `workspace`; tokens naming no file are skipped, a
+/// file `denials` deny is refused.
+pub fn resolve(
+    workspace: &Path,
+    text: &str,
+    denials: &ReadDenials,
+) -> Result<Vec<ContextFile>, String> {
     let mut seen = BTreeSet::new();
     let mut files = Vec::new();
     let mut total = 0u64;
@@ -108,6 +115,12 @@ pub fn resolve(workspace: &Path, text: &str) -> Result<Vec<ContextFile>, String>
             }
         }
         let Some((abs, rel)) = found else { continue };
+        if let Some(rule) = denials.denied(&abs) {
+            return Err(format!(
+                "cannot attach @{rel}: denied by rule `{}` ({})",
+                rule.text, rule.source
+            ));
+        }
         if !seen.insert(rel.clone()) {
             continue;
         }
@@ -144,6 +157,36 @@ mod tests {
         assert!(tokens("no mentions").is_empty());
     }
 
+    fn none() -> ReadDenials {
+        ReadDenials::default()
+    }
+
+    #[test]
+    fn a_file_a_deny_rule_covers_is_refused() {
+        let ws = ws();
+        let root = std::fs::canonicalize(ws.path()).unwrap();
+        std::fs::create_dir(root.join("secrets")).unwrap();
+        std::fs::write(root.join("secrets/key.txt"), "k").unwrap();
+        std::os::unix::fs::symlink("secrets", root.join("alias")).unwrap();
+        // A project rule file's deny rules count (only its allow rules are ignored).
+        std::fs::create_dir(root.join(".agent")).unwrap();
+        std::fs::write(
+            root.join(".agent/permissions.toml"),
+            "[[rule]]\nrule = \"*(secrets/**)\"\ndecision = \"deny\"\n",
+        )
+        .unwrap();
+        let rules = cairn_runtime::permissions::load_rules(&root).unwrap();
+        let denials = ReadDenials::new(&rules, "read_file", &root);
+        for bad in ["@secrets/key.txt", "@alias/key.txt"] {
+            let err = resolve(&root, bad, &denials).unwrap_err();
+            assert!(
+                err.contains("denied by rule `*(secrets/**)`"),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(resolve(&root, "@src/a.rs", &denials).unwrap().len(), 1);
+    }
+
     fn ws() -> tempfile::TempDir {
         let ws = tempfile::tempdir().unwrap();
         std::fs::create_dir(ws.path().join("src")).unwrap();
@@ -158,13 +201,14 @@ mod tests {
         let files = resolve(
             ws.path(),
             "look at @src/a.rs. Then @\"my notes.md\" and @src/a.rs again, @team @nothing.rs",
+            &none(),
         )
         .unwrap();
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, ["src/a.rs", "my notes.md"]);
         assert_eq!(files[0].text, "fn a() {}\n");
         // A folder is not a file: nothing attached.
-        assert!(resolve(ws.path(), "@src").unwrap().is_empty());
+        assert!(resolve(ws.path(), "@src", &none()).unwrap().is_empty());
     }
 
     #[test]
@@ -186,22 +230,22 @@ mod tests {
             "@link.txt".to_string(),
             "@out/secret.txt".to_string(),
         ] {
-            let err = resolve(ws.path(), &bad).unwrap_err();
+            let err = resolve(ws.path(), &bad, &none()).unwrap_err();
             assert!(
                 err.contains("inside the workspace") || err.contains("outside the workspace"),
                 "{bad}: {err}"
             );
         }
         std::fs::write(ws.path().join("blob.bin"), b"ab\0cd").unwrap();
-        let err = resolve(ws.path(), "@blob.bin").unwrap_err();
+        let err = resolve(ws.path(), "@blob.bin", &none()).unwrap_err();
         assert!(err.contains("binary"), "{err}");
         std::fs::write(ws.path().join("latin1.txt"), b"caf\xe9").unwrap();
-        assert!(resolve(ws.path(), "@latin1.txt")
+        assert!(resolve(ws.path(), "@latin1.txt", &none())
             .unwrap_err()
             .contains("binary"));
         let big = "x".repeat(MAX_MENTION_BYTES as usize + 1);
         std::fs::write(ws.path().join("big.txt"), big).unwrap();
-        let err = resolve(ws.path(), "@big.txt").unwrap_err();
+        let err = resolve(ws.path(), "@big.txt", &none()).unwrap_err();
         assert!(err.contains("limited to 256 KB"), "{err}");
     }
 
@@ -213,7 +257,7 @@ mod tests {
             std::fs::write(ws.path().join(format!("f{i}.txt")), "x").unwrap();
             text.push_str(&format!("@f{i}.txt "));
         }
-        let err = resolve(ws.path(), &text).unwrap_err();
+        let err = resolve(ws.path(), &text, &none()).unwrap_err();
         assert!(err.contains("at most 10 files"), "{err}");
     }
 }

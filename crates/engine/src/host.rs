@@ -218,6 +218,15 @@ impl ToolHost {
         }
     }
 
+    /// The deny path rules that bind what this tool reads: walking tools (grep, list_files,
+    /// the git tools) skip the paths they deny. None for a detached host.
+    pub fn read_denials(&self) -> cairn_policy::ReadDenials {
+        match &self.shared {
+            Some(s) => lock(&s.permissions).read_denials(&self.name),
+            None => cairn_policy::ReadDenials::default(),
+        }
+    }
+
     /// Replaces the session's todo list (emits `todos_updated`).
     pub async fn set_todos(&self, todos: Vec<TodoItem>) {
         let Some(s) = &self.shared else { return };
@@ -280,6 +289,23 @@ impl ToolHost {
             .as_ref()
             .filter(|s| s.approver_set)
             .map(|s| s.approver.clone())
+    }
+
+    /// Gives a child session this session's persistent rules and shell policy only (its
+    /// own mode and allowances stay), so a deny rule binds the explore subagent's reads too.
+    pub(crate) fn inherit_rules_into(
+        &self,
+        builder: crate::session::SessionBuilder,
+    ) -> crate::session::SessionBuilder {
+        let Some(s) = &self.shared else {
+            return builder;
+        };
+        let (rules, policy, enforced) = {
+            let p = lock(&s.permissions);
+            let (policy, enforced) = p.shell_policy();
+            (p.rules().clone(), policy, enforced)
+        };
+        builder.permission_rules(rules, policy, enforced)
     }
 
     /// Gives a child session this session's sandbox, vault, persistent rules, shell policy

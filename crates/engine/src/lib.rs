@@ -14,6 +14,7 @@ pub mod hook;
 pub mod host;
 pub mod llm;
 pub mod permission;
+mod permission_reads;
 mod produced;
 pub mod prompt;
 pub mod registry;
@@ -36,6 +37,8 @@ pub use agents::{
 };
 pub use approval::{Approver, FixedApprover};
 pub use budget::ResultBudget;
+/// Deny path rules as a read filter (walking tools, `@path` mentions).
+pub use cairn_policy::ReadDenials;
 pub use checkpoint::Checkpointer;
 pub use compaction::CompactionConfig;
 pub use config::{DefaultApproval, EngineConfig, DEFAULT_MAX_ITERATIONS};

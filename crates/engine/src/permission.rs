@@ -10,9 +10,11 @@ use std::path::{Component, Path, PathBuf};
 use cairn_policy::catastrophic::catastrophic;
 use cairn_policy::paths::{canonical_workspace, physical_path};
 use cairn_policy::risky_options::risky_option;
-use cairn_policy::{NotKnownSafe, ReadScope, RuleDecision, RuleSet, ShellAnalysis};
+use cairn_policy::{NotKnownSafe, ReadDenials, ReadScope, RuleDecision, RuleSet, ShellAnalysis};
 use cairn_protocol::{Mode, ToolMeta};
 use serde::{Deserialize, Serialize};
+
+use crate::permission_reads::{exec_cwd, mentioned_denied, run_dir};
 
 /// The outcome of evaluating one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,8 +127,13 @@ impl PermissionEngine {
 
     /// Whether `command` may run unasked as known-safe read-only commands without a sandbox:
     /// read-only forms whose files stay in the workspace or granted folders (seed §8.4).
-    fn known_safe(&self, command: &str) -> Result<(), NotKnownSafe> {
-        let mut scope = ReadScope::new(&self.workspace);
+    /// `cwd` is where the command runs (relative to the workspace); `name` the tool, whose
+    /// deny path rules bind what the command may read.
+    fn known_safe(&self, name: &str, command: &str, cwd: Option<&str>) -> Result<(), NotKnownSafe> {
+        let mut scope = ReadScope::new(&self.workspace).with_denials(self.read_denials(name));
+        if let Some(cwd) = cwd {
+            scope = scope.with_cwd(Path::new(cwd));
+        }
         for dir in self
             .readable_dirs
             .iter()
@@ -138,6 +145,11 @@ impl PermissionEngine {
             scope = scope.with_forbidden(dir);
         }
         scope.check_command(command)
+    }
+
+    /// The deny path rules that bind what tool `name` reads (walking tools skip those paths).
+    pub fn read_denials(&self, name: &str) -> ReadDenials {
+        ReadDenials::new(&self.rules, name, &self.workspace)
     }
 
     /// Lets tools read `dir` (outside the workspace) for this session, read-only.
@@ -304,12 +316,13 @@ impl PermissionEngine {
         //      sandbox (which keeps those folders read-only) confines it, or it is a known
         //      read-only command. A literal check: the sandbox is what holds against a
         //      command built to hide the name.
+        let cwd = exec_cwd(args);
         if execs && meta.mutating && !self.sandbox_enforced {
             // Known read-only commands (`cat .git/HEAD`) only look.
             if let Some(cmd) = args
                 .get("command")
                 .and_then(|c| c.as_str())
-                .filter(|c| self.known_safe(c).is_err())
+                .filter(|c| self.known_safe(name, c, cwd).is_err())
             {
                 if let Some(dir) = self.mentioned_private(cmd) {
                     return Decision::ask(format!(
@@ -318,7 +331,10 @@ impl PermissionEngine {
                         dir.display()
                     ));
                 }
-                if let Some(p) = mentioned_protected(&self.workspace, cmd) {
+                let dir = run_dir(&self.workspace, args);
+                if let Some(p) = protected_component(&self.workspace, &dir.display().to_string())
+                    .or_else(|| mentioned_protected(&self.workspace, &dir, cmd))
+                {
                     return Decision::ask(format!(
                         "{name} runs a command that names the protected `{p}` folder (asked in \
                          every mode): {cmd}"
@@ -338,6 +354,19 @@ impl PermissionEngine {
                     return Decision::ask(format!(
                         "{name} runs a command that may read another process's secrets ({why}; \
                          asked in every mode): {cmd}"
+                    ));
+                }
+            }
+        }
+        // 2b'''. A command that names a path a deny rule keeps from being read asks, in
+        //       every mode (a literal check, like 2b').
+        if execs {
+            if let Some(cmd) = args.get("command").and_then(|c| c.as_str()) {
+                let dir = run_dir(&self.workspace, args);
+                if let Some((path, rule)) = mentioned_denied(&self.read_denials(name), &dir, cmd) {
+                    return Decision::ask(format!(
+                        "{name} runs a command that names {path}, denied by rule {rule} \
+                         (asked in every mode): {cmd}"
                     ));
                 }
             }
@@ -404,7 +433,7 @@ impl PermissionEngine {
                 ShellPolicy::Sandbox if self.sandbox_enforced => {
                     return Decision::allow("runs inside the OS sandbox");
                 }
-                ShellPolicy::Workspace => match self.known_safe(cmd) {
+                ShellPolicy::Workspace => match self.known_safe(name, cmd, cwd) {
                     Ok(()) => return Decision::allow("known-safe read-only command"),
                     Err(why) => not_safe = Some(why),
                 },
@@ -449,6 +478,7 @@ impl PermissionEngine {
                 why @ (NotKnownSafe::ReadsOutside(_)
                 | NotKnownSafe::FollowsLinks(_)
                 | NotKnownSafe::WorkspaceCode(_)
+                | NotKnownSafe::DeniedPath(_)
                 | NotKnownSafe::NotReadOnly(_)),
             ) => Decision::ask(format!("{name} {what} ({why})")),
             _ => Decision::ask(format!("{name} {what}")),
@@ -635,13 +665,13 @@ fn protected_component(workspace: &Path, path: &str) -> Option<&'static str> {
     })
 }
 
-/// The protected folder a command line names as a path (`.git/hooks/x`, `./.agent`, a symlink
-/// into one), if any.
-fn mentioned_protected(workspace: &Path, command: &str) -> Option<&'static str> {
+/// The protected folder a command line run in `dir` names as a path (`.git/hooks/x`,
+/// `./.agent`, a symlink into one), if any.
+fn mentioned_protected(workspace: &Path, dir: &Path, command: &str) -> Option<&'static str> {
     command
         .split(|c: char| c.is_whitespace() || ";&|<>()'\"`=,{}".contains(c))
         .filter(|t| !t.is_empty() && !t.starts_with('-'))
-        .find_map(|token| protected_component(workspace, token))
+        .find_map(|token| protected_component(workspace, &dir.join(token).display().to_string()))
 }
 
 #[cfg(test)]

@@ -578,6 +578,11 @@ impl Session {
         lock(&self.inner.permissions).revoke_command(program)
     }
 
+    /// The deny path rules that bind what `tool` reads (`read_file` for `@path` mentions).
+    pub fn read_denials(&self, tool: &str) -> cairn_policy::ReadDenials {
+        lock(&self.inner.permissions).read_denials(tool)
+    }
+
     /// Persistent rules in force, as (decision, rule text, source).
     pub fn rules(&self) -> Vec<(cairn_policy::RuleDecision, String, String)> {
         lock(&self.inner.permissions)

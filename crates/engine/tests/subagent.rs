@@ -212,3 +212,52 @@ async fn the_childs_requests_count_in_the_parents_turn_usage() {
         "parent 100 + 20, child 300 + 500"
     );
 }
+
+/// The parent's deny rules bind the explore child: `read_file secrets/key.txt` there is
+/// denied as it is in the parent (the child runs in its own plan mode all the same).
+#[tokio::test]
+async fn the_explore_child_obeys_the_parents_deny_rules() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("e1", "explore", json!({"task": "read the key"})),
+        FakeReply::tool("r", "read_file", json!({"path": "secrets/key.txt"})),
+        FakeReply::text("REPORT: could not read it"),
+        FakeReply::text("done"),
+    ]);
+    let cfg = config(&dir, Mode::Auto);
+    let mut reg = ToolRegistry::new();
+    reg.register(Arc::new(ExploreTool::new(
+        Arc::new(llm.clone()),
+        cfg.clone(),
+        child_tools(),
+    )));
+    let mut rules = cairn_policy::RuleSet::new();
+    rules
+        .add_spec(
+            &cairn_policy::RuleSpec {
+                rule: "*(secrets/**)".into(),
+                decision: cairn_policy::RuleDecision::Deny,
+                matches: vec![],
+                not_match: vec![],
+            },
+            "user settings",
+        )
+        .unwrap();
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(reg)
+        .permission_rules(rules, cairn_engine::ShellPolicy::Approve, false)
+        .build();
+    let ev = collect(s.run("read the key")).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    let read = subagent_events(&ev)
+        .into_iter()
+        .find_map(|e| match &*e.event {
+            Event::ToolFinished(f) if f.name == "read_file" => Some(f.status),
+            _ => None,
+        });
+    assert_eq!(
+        read,
+        Some(ToolStatus::Denied),
+        "the deny rule binds the child"
+    );
+}

@@ -3,10 +3,12 @@
 
 pub mod catastrophic;
 pub mod effective;
+mod git_config;
 pub mod net;
 pub mod paths;
-pub mod risky_options;
 pub mod proc_secrets;
+pub mod read_rules;
+pub mod risky_options;
 pub mod rules;
 pub mod safe;
 mod safe_args;
@@ -20,6 +22,7 @@ pub mod scope;
 pub mod shell;
 mod workspace_code;
 
+pub use read_rules::ReadDenials;
 pub use rules::{Rule, RuleDecision, RuleError, RuleSet, RuleSpec};
 pub use safe::is_known_safe;
 pub use scope::{NotKnownSafe, ReadScope};

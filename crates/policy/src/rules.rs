@@ -70,7 +70,33 @@ enum Spec {
     /// Command words: exact, or a prefix when `prefix` is set (`npm test:*`).
     Command { words: Vec<String>, prefix: bool },
     /// A path glob relative to the workspace.
-    Path(GlobMatcher),
+    Path(PathGlob),
+}
+
+/// A path rule's glob; `dir/**` also matches `dir` itself (the folder, not only what is in
+/// it), so a rule on a folder's contents covers walking or naming the folder.
+#[derive(Debug, Clone)]
+struct PathGlob {
+    glob: GlobMatcher,
+    /// `dir` for a glob `dir/**`.
+    folder: Option<GlobMatcher>,
+}
+
+impl PathGlob {
+    fn new(text: &str) -> Result<Self, globset::Error> {
+        let folder = match text.strip_suffix("/**") {
+            Some(dir) if !dir.is_empty() => Some(Glob::new(dir)?.compile_matcher()),
+            _ => None,
+        };
+        Ok(PathGlob {
+            glob: Glob::new(text)?.compile_matcher(),
+            folder,
+        })
+    }
+
+    fn is_match(&self, rel: &str) -> bool {
+        self.glob.is_match(rel) || self.folder.as_ref().is_some_and(|f| f.is_match(rel))
+    }
 }
 
 /// A loaded, validated rule.
@@ -128,11 +154,7 @@ impl Rule {
                 };
                 Spec::Command { words, prefix }
             }
-            Some(s) => Spec::Path(
-                Glob::new(s)
-                    .map_err(|e| invalid(&e.to_string()))?
-                    .compile_matcher(),
-            ),
+            Some(s) => Spec::Path(PathGlob::new(s).map_err(|e| invalid(&e.to_string()))?),
         };
         Ok(Rule {
             text: text_t.to_string(),
@@ -141,6 +163,19 @@ impl Rule {
             tool: tool_glob,
             spec,
         })
+    }
+
+    /// Whether the rule's tool glob names `tool`.
+    pub fn matches_tool(&self, tool: &str) -> bool {
+        self.tool.is_match(tool)
+    }
+
+    /// The glob of a path rule (`secrets/**`), `None` for other rules.
+    pub fn path_glob(&self) -> Option<&str> {
+        match &self.spec {
+            Spec::Path(p) => Some(p.glob.glob().glob()),
+            _ => None,
+        }
     }
 
     /// Whether the rule applies to a call of `tool` with `args` in `workspace`.

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::paths::{canonical_workspace, kernel_path, normalize_lexically};
+use crate::read_rules::ReadDenials;
 use crate::safe::is_read_only_form;
 use crate::safe_args::{path_candidates, reads_through_links, HARMLESS_DEVICES};
 use crate::shell::ShellAnalysis;
@@ -31,18 +32,37 @@ pub enum NotKnownSafe {
     /// Which program runs, or what it executes, depends on files in the workspace.
     #[error("{0}")]
     WorkspaceCode(String),
+    /// It may read a path a deny rule keeps from reading.
+    #[error("may read {0}")]
+    DeniedPath(String),
 }
+
+/// Programs that search file content under the folder they run in when given no path
+/// (`rg x`): whether a word is the pattern or a path is not told apart, so the working
+/// folder always counts as walked.
+const SEARCHES_BY_DEFAULT: &[&str] = &["rg", "ag"];
+
+/// Programs that list names under the folder they run in when no path is given (`find`,
+/// `ls -R`).
+const LISTS_BY_DEFAULT: &[&str] = &["find", "tree", "du", "ls", "fd"];
+
+/// Git subcommands that show names and history but no file content.
+const GIT_NAMES_ONLY: &[&str] = &["status", "branch", "rev-parse", "remote", "tag"];
 
 /// Where known-safe commands may read when no sandbox confines them.
 #[derive(Debug, Clone)]
 pub struct ReadScope {
     workspace: PathBuf,
     canonical: PathBuf,
+    /// Where the command runs (the workspace unless [`ReadScope::with_cwd`]).
+    cwd: PathBuf,
     /// Granted folders: (as given, canonical).
     readable: Vec<(PathBuf, PathBuf)>,
     /// Never readable, even inside the workspace: (as given, canonical).
     forbidden: Vec<(PathBuf, PathBuf)>,
     search_path: Option<OsString>,
+    /// Deny path rules that bind the command's reads.
+    denials: ReadDenials,
 }
 
 impl ReadScope {
@@ -51,10 +71,12 @@ impl ReadScope {
         let workspace = absolute(workspace);
         ReadScope {
             canonical: canonical_workspace(&workspace),
+            cwd: workspace.clone(),
             workspace,
             readable: Vec::new(),
             forbidden: Vec::new(),
             search_path: std::env::var_os("PATH"),
+            denials: ReadDenials::default(),
         }
     }
 
@@ -74,6 +96,20 @@ impl ReadScope {
         self
     }
 
+    /// Runs commands in `dir` (relative to the workspace, or absolute): their relative paths
+    /// and git's repository discovery start there.
+    pub fn with_cwd(mut self, dir: &Path) -> Self {
+        self.cwd = normalize_lexically(&self.workspace.join(dir));
+        self
+    }
+
+    /// Keeps commands from reading what `denials` deny (a known-safe command that may read a
+    /// denied file, or walk a folder holding one, is not vouched for).
+    pub fn with_denials(mut self, denials: ReadDenials) -> Self {
+        self.denials = denials;
+        self
+    }
+
     /// Looks programs up in `path` instead (`None`: no `PATH`, the shell's default).
     pub fn with_search_path(mut self, path: Option<OsString>) -> Self {
         self.search_path = path;
@@ -82,6 +118,16 @@ impl ReadScope {
 
     /// Checks a whole command line: every part must be known-safe here.
     pub fn check_command(&self, command: &str) -> Result<(), NotKnownSafe> {
+        if self.cwd != self.workspace {
+            // The working folder itself must be where commands may read.
+            let cwd = self.cwd.display().to_string();
+            self.check_path(&cwd).map_err(|e| match e {
+                NotKnownSafe::ReadsOutside(what) => {
+                    NotKnownSafe::ReadsOutside(format!("the working folder {what}"))
+                }
+                other => other,
+            })?;
+        }
         match ShellAnalysis::of(command) {
             ShellAnalysis::Simple(words) => self.check_words(&words),
             ShellAnalysis::Compound(parts) => parts.iter().try_for_each(|w| self.check_words(w)),
@@ -114,12 +160,13 @@ impl ReadScope {
         for c in &candidates {
             self.check_path(c)?;
         }
+        self.check_denials(program, words, &candidates)?;
         // diff follows the links it meets in the folders it compares.
         if program == "diff"
             && !words.iter().any(|a| a == "--no-dereference")
             && candidates
                 .iter()
-                .any(|c| kernel_path(&self.workspace, c).is_some_and(|p| p.is_dir()))
+                .any(|c| kernel_path(&self.cwd, c).is_some_and(|p| p.is_dir()))
         {
             return Err(NotKnownSafe::FollowsLinks(program.to_string()));
         }
@@ -132,8 +179,72 @@ impl ReadScope {
             return Err(NotKnownSafe::WorkspaceCode(why));
         }
         if program == "git" {
-            if let Some(why) = git_hazard(&self.canonical, words.get(1..).unwrap_or_default()) {
+            let cwd = canonical_workspace(&self.cwd);
+            let args = words.get(1..).unwrap_or_default();
+            if let Some(why) = git_hazard(&self.canonical, &cwd, args) {
                 return Err(NotKnownSafe::WorkspaceCode(why));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the command may read what a deny rule denies: a denied path among its
+    /// arguments, a folder holding one that it may walk (its working folder for programs that
+    /// walk by default), or file content from git history.
+    fn check_denials(
+        &self,
+        program: &str,
+        words: &[String],
+        candidates: &[String],
+    ) -> Result<(), NotKnownSafe> {
+        let Some(first) = self.denials.first_rule() else {
+            return Ok(());
+        };
+        let by = |r: &crate::Rule, what: &str| {
+            Err(NotKnownSafe::DeniedPath(format!(
+                "{what}, denied by rule `{}` ({})",
+                r.text, r.source
+            )))
+        };
+        if program == "git" {
+            let sub = words.get(1).map(String::as_str).unwrap_or_default();
+            if !GIT_NAMES_ONLY.contains(&sub) {
+                return by(first, "files from the repository");
+            }
+        }
+        let mut walked: Vec<&str> = candidates.iter().map(String::as_str).collect();
+        let recursive_grep = program == "grep"
+            && words[1..].iter().any(|a| {
+                a.starts_with("--r")
+                    || a.starts_with("--d")
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R', 'd']))
+            });
+        let names_a_path = || {
+            candidates
+                .iter()
+                .any(|c| kernel_path(&self.cwd, c).is_some_and(|p| p.exists()))
+        };
+        if SEARCHES_BY_DEFAULT.contains(&program)
+            || recursive_grep
+            || (LISTS_BY_DEFAULT.contains(&program) && !names_a_path())
+        {
+            walked.push(".");
+        }
+        for c in walked {
+            if c.is_empty() || c == "-" {
+                continue;
+            }
+            let lexical = normalize_lexically(&self.cwd.join(c));
+            let physical = kernel_path(&self.cwd, c);
+            for p in std::iter::once(&lexical).chain(physical.as_ref()) {
+                if let Some(r) = self.denials.denied(p) {
+                    return by(r, c);
+                }
+            }
+            if let Some(dir) = physical.as_ref().filter(|p| p.is_dir()) {
+                if let Some(r) = self.denials.denied_within(dir) {
+                    return by(r, &format!("{c} (a folder holding denied files)"));
+                }
             }
         }
         Ok(())
@@ -147,11 +258,11 @@ impl ReadScope {
         if arg.starts_with('~') {
             return Err(NotKnownSafe::ReadsOutside(arg.to_string()));
         }
-        let lexical = normalize_lexically(&self.workspace.join(arg));
+        let lexical = normalize_lexically(&self.cwd.join(arg));
         if is_harmless_device(&lexical) {
             return Ok(());
         }
-        let Some(physical) = kernel_path(&self.workspace, arg) else {
+        let Some(physical) = kernel_path(&self.cwd, arg) else {
             return Err(NotKnownSafe::ReadsOutside(format!(
                 "{arg} (its symbolic links cannot be resolved)"
             )));

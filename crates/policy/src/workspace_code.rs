@@ -6,6 +6,7 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
+use crate::git_config::{git_entries, syntax_problem, ConfigEntry};
 use crate::safe::long_is;
 
 /// Shell builtins of the known-safe set: no `PATH` lookup.
@@ -242,50 +243,79 @@ fn is_shim(p: &Path) -> bool {
         )
 }
 
-/// Why git, run in `workspace` (canonical) with `args`, may run or read what the workspace
-/// controls, or a repository outside it.
-pub(crate) fn git_hazard(workspace: &Path, args: &[String]) -> Option<String> {
-    let dotgit = workspace.join(".git");
-    match std::fs::symlink_metadata(&dotgit) {
-        Ok(m) if m.is_dir() => git_dir_hazard(workspace, &dotgit, args),
-        Ok(_) => Some(
-            "the workspace's `.git` is not a folder: it can point git at a repository elsewhere"
-                .into(),
-        ),
-        Err(_) => {
-            if looks_like_git_dir(workspace) {
-                return Some(
-                    "the workspace looks like a bare repository, whose `config` git would obey"
-                        .into(),
-                );
+/// Why git, run in `cwd` (canonical, inside the canonical `workspace`) with `args`, may run
+/// or read what the workspace controls, or a repository outside it. Repository discovery
+/// goes up from `cwd` as git's does: in each folder a `.git` folder, a `.git` file (a
+/// pointer to a repository elsewhere), or the folder itself being a repository (bare:
+/// `HEAD`, `objects/`, `refs/`).
+pub(crate) fn git_hazard(workspace: &Path, cwd: &Path, args: &[String]) -> Option<String> {
+    if std::env::var_os("GIT_DIR").is_some() || std::env::var_os("GIT_COMMON_DIR").is_some() {
+        return Some("GIT_DIR is set: git would use a repository chosen by the environment".into());
+    }
+    for dir in cwd.ancestors() {
+        let inside = dir.starts_with(workspace);
+        let dotgit = dir.join(".git");
+        let found = match std::fs::symlink_metadata(&dotgit) {
+            Ok(m) if m.is_dir() && inside => return git_dir_hazard(dir, &dotgit, args),
+            Ok(m) if !m.is_dir() && inside => {
+                return Some(format!(
+                    "`{}` is not a folder: it can point git at a repository elsewhere",
+                    shown(workspace, &dotgit)
+                ))
             }
-            workspace
-                .ancestors()
-                .skip(1)
-                .find(|a| {
-                    std::fs::symlink_metadata(a.join(".git")).is_ok() || looks_like_git_dir(a)
-                })
-                .map(|a| {
-                    format!(
-                        "git would use the repository at {}, outside the workspace",
-                        a.display()
-                    )
-                })
+            Ok(_) => true,
+            Err(_) => looks_like_git_dir(dir),
+        };
+        if !found {
+            continue;
         }
+        return Some(if inside {
+            format!(
+                "`{}` looks like a bare repository, whose `config` git would obey",
+                shown(workspace, dir)
+            )
+        } else {
+            format!(
+                "git would use the repository at {}, outside the workspace",
+                dir.display()
+            )
+        });
+    }
+    None
+}
+
+/// `path` relative to `workspace` for messages (`.` for the workspace itself).
+fn shown(workspace: &Path, path: &Path) -> String {
+    match path.strip_prefix(workspace) {
+        Ok(r) if r.as_os_str().is_empty() => ".".into(),
+        Ok(r) => r.display().to_string(),
+        Err(_) => path.display().to_string(),
     }
 }
 
+/// Whether git could take `d` for a repository (errs towards yes: any `HEAD`, `objects` and
+/// `refs` entries, links included).
 fn looks_like_git_dir(d: &Path) -> bool {
-    d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("refs").is_dir()
+    ["HEAD", "objects", "refs"]
+        .iter()
+        .all(|e| std::fs::symlink_metadata(d.join(e)).is_ok())
 }
 
 fn git_dir_hazard(workspace: &Path, git_dir: &Path, args: &[String]) -> Option<String> {
+    let mut hooks_dir = None;
     for name in ["config", "config.worktree"] {
-        if let Some(key) = config_hazard(&git_dir.join(name)) {
-            return Some(format!(
-                "`.git/{name}` sets `{key}`, which may make git run a program or read \
-                 elsewhere"
-            ));
+        match config_hazard(&git_dir.join(name)) {
+            Ok(entries) => {
+                if let Some(e) = entries.iter().rev().find(|e| e.name() == "core.hookspath") {
+                    hooks_dir = Some(e.value.clone());
+                }
+            }
+            Err(key) => {
+                return Some(format!(
+                    "`.git/{name}` sets `{key}`, which may make git run a program or read \
+                     elsewhere"
+                ))
+            }
         }
     }
     // A link inside `.git` (objects, refs…) makes git read another repository's data.
@@ -308,8 +338,7 @@ fn git_dir_hazard(workspace: &Path, git_dir: &Path, args: &[String]) -> Option<S
     if present("hooks/post-index-change") {
         return Some("`.git/hooks/post-index-change` may run when git refreshes the index".into());
     }
-    let config = std::fs::read(git_dir.join("config")).unwrap_or_default();
-    if let Some(dir) = hooks_path(&String::from_utf8_lossy(&config)) {
+    if let Some(dir) = hooks_dir {
         let dir = if let Some(rest) = dir.strip_prefix("~/") {
             std::env::var_os("HOME").map(|h| Path::new(&h).join(rest))
         } else {
@@ -342,20 +371,45 @@ fn git_dir_hazard(workspace: &Path, git_dir: &Path, args: &[String]) -> Option<S
 }
 
 /// The first key of a git config file outside [`GIT_CONFIG_ALLOWED`] (`section.key`), or
-/// why the file cannot be vouched for.
-fn config_hazard(path: &Path) -> Option<String> {
+/// why the file cannot be vouched for: its lines must read exactly (see
+/// [`crate::git_config::syntax_problem`]) and every key git itself lists must be allowed.
+/// `Ok` carries git's entries (none for a missing file).
+fn config_hazard(path: &Path) -> Result<Vec<ConfigEntry>, String> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(_) => return Some("(an unreadable file)".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(_) => return Err("(an unreadable file)".into()),
     };
     if meta.len() > MAX_CONFIG {
-        return Some("(a file too large to inspect)".into());
+        return Err("(a file too large to inspect)".into());
     }
     let Ok(bytes) = std::fs::read(path) else {
-        return Some("(an unreadable file)".into());
+        return Err("(an unreadable file)".into());
     };
-    first_unlisted_key(&String::from_utf8_lossy(&bytes))
+    let text = String::from_utf8_lossy(&bytes);
+    if let Some(why) = syntax_problem(&text).or_else(|| first_unlisted_key(&text)) {
+        return Err(why);
+    }
+    let entries = git_entries(path).map_err(|e| format!("({e})"))?;
+    match entries.iter().find(|e| !is_listed(e)) {
+        Some(e) => Err(e.name()),
+        None => Ok(entries),
+    }
+}
+
+/// Whether [`GIT_CONFIG_ALLOWED`] lists one entry; git-lfs's own filter (`[filter "lfs"]`
+/// running `git-lfs`) passes too.
+fn is_listed(e: &ConfigEntry) -> bool {
+    let listed = GIT_CONFIG_ALLOWED
+        .iter()
+        .find(|(s, _)| *s == e.section)
+        .is_some_and(|(_, keys)| keys.contains(&"*") || keys.contains(&e.key.as_str()));
+    let lfs_filter = e.section == "filter"
+        && e.subsection.as_deref() == Some("lfs")
+        && (e.key == "required"
+            || (matches!(e.key.as_str(), "clean" | "smudge" | "process")
+                && e.value.trim_matches('"').starts_with("git-lfs ")));
+    listed || lfs_filter
 }
 
 /// The first `section.key` of git config `text` that [`GIT_CONFIG_ALLOWED`] does not list, as
@@ -385,44 +439,17 @@ fn first_unlisted_key(text: &str) -> Option<String> {
             Some((k, v)) => (k.trim(), v.trim()),
             None => (line.split_whitespace().next().unwrap_or_default(), ""),
         };
-        let key = key_raw.to_ascii_lowercase();
-        let listed = GIT_CONFIG_ALLOWED
-            .iter()
-            .find(|(s, _)| *s == section)
-            .is_some_and(|(_, keys)| keys.contains(&"*") || keys.contains(&key.as_str()));
-        let lfs_filter = section == "filter"
-            && subsection.as_deref() == Some("lfs")
-            && (key == "required"
-                || (matches!(key.as_str(), "clean" | "smudge" | "process")
-                    && value.trim_matches('"').starts_with("git-lfs ")));
-        if !listed && !lfs_filter {
+        let entry = ConfigEntry {
+            section: section.clone(),
+            subsection: subsection.clone(),
+            key: key_raw.to_ascii_lowercase(),
+            value: value.to_string(),
+        };
+        if !is_listed(&entry) {
             return Some(format!("{header}.{key_raw}"));
         }
     }
     None
-}
-
-/// The value of `core.hooksPath` in git config `text`, when set.
-fn hooks_path(text: &str) -> Option<String> {
-    let mut in_core = false;
-    let mut found = None;
-    for raw in text.split('\n') {
-        let mut line = raw.trim();
-        if line.starts_with('[') {
-            let end = line.find(']')?;
-            in_core = line[1..end].trim().eq_ignore_ascii_case("core");
-            line = line[end + 1..].trim();
-        }
-        if !in_core {
-            continue;
-        }
-        if let Some((k, v)) = line.split_once('=') {
-            if k.trim().eq_ignore_ascii_case("hookspath") {
-                found = Some(v.trim().trim_matches('"').to_string());
-            }
-        }
-    }
-    found
 }
 
 /// Whether the index may hold a gitlink (a submodule entry, mode 160000). A byte scan: it can
@@ -531,11 +558,11 @@ mod tests {
         let ws = base.join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         // No repository at all: git finds nothing to obey.
-        assert_eq!(git_hazard(&ws, &w("status")).is_some(), in_repo);
+        assert_eq!(git_hazard(&ws, &ws, &w("status")).is_some(), in_repo);
         write(&ws.join(".git/config"), INIT_CONFIG);
         write(&ws.join(".git/hooks/pre-commit.sample"), "");
         write(&ws.join(".git/hooks/pre-commit"), "");
-        assert_eq!(git_hazard(&ws, &w("status")), None);
+        assert_eq!(git_hazard(&ws, &ws, &w("status")), None);
         type Setup = fn(&Path);
         let hazards: &[(&str, Setup)] = &[
             ("status", |ws| {
@@ -572,7 +599,7 @@ mod tests {
             let ws = base.join(format!("ws{i}"));
             write(&ws.join(".git/config"), INIT_CONFIG);
             setup(&ws);
-            assert!(git_hazard(&ws, &w(sub)).is_some(), "case {i}");
+            assert!(git_hazard(&ws, &ws, &w(sub)).is_some(), "case {i}");
         }
         // husky's hooksPath without a post-index-change hook is harmless.
         let ws = base.join("husky");
@@ -581,27 +608,27 @@ mod tests {
             &format!("{INIT_CONFIG}[core]\n\thooksPath = .husky/_\n"),
         );
         write(&ws.join(".husky/_/pre-commit"), "");
-        assert_eq!(git_hazard(&ws, &w("status")).is_some(), in_repo);
+        assert_eq!(git_hazard(&ws, &ws, &w("status")).is_some(), in_repo);
         // Submodules matter only to commands that go into them.
         let ws = base.join("subm");
         write(&ws.join(".git/config"), INIT_CONFIG);
         write(&ws.join(".gitmodules"), "");
-        assert_eq!(git_hazard(&ws, &w("log")).is_some(), in_repo);
-        assert!(git_hazard(&ws, &w("grep --recurse-submodules x")).is_some());
+        assert_eq!(git_hazard(&ws, &ws, &w("log")).is_some(), in_repo);
+        assert!(git_hazard(&ws, &ws, &w("grep --recurse-submodules x")).is_some());
         // `.git` as a file, a link, a bare repository as the workspace, a repository above.
         let ws = base.join("gitfile");
         write(&ws.join(".git"), "gitdir: /elsewhere\n");
-        assert!(git_hazard(&ws, &w("status")).is_some());
+        assert!(git_hazard(&ws, &ws, &w("status")).is_some());
         let ws = base.join("bare");
         write(&ws.join("HEAD"), "ref: refs/heads/main\n");
         std::fs::create_dir_all(ws.join("objects")).unwrap();
         std::fs::create_dir_all(ws.join("refs")).unwrap();
         write(&ws.join("config"), "[core]\n\tfsmonitor = sh\n");
-        assert!(git_hazard(&ws, &w("status")).is_some());
+        assert!(git_hazard(&ws, &ws, &w("status")).is_some());
         let repo = base.join("repo");
         write(&repo.join(".git/config"), INIT_CONFIG);
         std::fs::create_dir_all(repo.join("sub/ws")).unwrap();
-        let d = git_hazard(&repo.join("sub/ws"), &w("log")).unwrap();
+        let d = git_hazard(&repo.join("sub/ws"), &repo.join("sub/ws"), &w("log")).unwrap();
         assert!(d.contains("outside the workspace"), "{d}");
     }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_engine::{Tool, ToolContext, ToolError, ToolOutput};
@@ -13,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args;
 use crate::paths::{self, Access};
-use crate::search::walk;
+use crate::search::walk::{self, DeniedSkips};
 
 /// Depth used when the call gives none.
 pub const DEFAULT_DEPTH: u64 = 2;
@@ -105,10 +106,23 @@ impl Tool for ListFiles {
             include_ignored: args.include_ignored.unwrap_or(false),
         };
         let cancel = ctx.cancel.clone();
+        let skips = DeniedSkips::new(ctx.host.read_denials());
         let text = tokio::task::spawn_blocking(move || {
             let target = paths::resolve_for(&ctx, &path, Access::Read)?;
+            if skips.skip(&target.abs) {
+                let note = skips.note().unwrap_or_default();
+                return Err(ToolError::Failed(format!("list_files: `{path}` {note}")));
+            }
             let ws = std::fs::canonicalize(&ctx.workspace).unwrap_or(ctx.workspace.clone());
-            list(&ws, &target.abs, &path, opts, &cancel)
+            let mut text = list(&ws, &target.abs, &path, opts, &skips, &cancel)?;
+            if let Some(note) = skips.note() {
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&note);
+                text.push('\n');
+            }
+            Ok(text)
         })
         .await
         .map_err(|e| ToolError::Failed(format!("list_files task failed: {e}")))??;
@@ -129,6 +143,7 @@ fn list(
     dir: &Path,
     shown: &str,
     opts: Options,
+    skips: &Arc<DeniedSkips>,
     cancel: &CancellationToken,
 ) -> Result<String, ToolError> {
     match std::fs::metadata(dir) {
@@ -143,7 +158,7 @@ fn list(
         }
         Err(e) => return Err(ToolError::io(format!("cannot list {shown}"), e)),
     }
-    let walker = walk::builder(dir, opts.include_hidden)
+    let walker = walk::builder(dir, opts.include_hidden, skips.clone())
         .max_depth(Some(opts.depth))
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
@@ -182,7 +197,13 @@ fn list(
     }
     // When the walk was cut, unvisited entries would look ignored: mark only complete listings.
     if opts.include_ignored && !capped {
-        add_ignored(&mut entries, &scanned_dirs, opts.include_hidden, cancel)?;
+        add_ignored(
+            &mut entries,
+            &scanned_dirs,
+            opts.include_hidden,
+            skips,
+            cancel,
+        )?;
         entries.sort();
         if entries.len() > MAX_ENTRIES {
             entries.truncate(MAX_ENTRIES);
@@ -226,6 +247,7 @@ fn add_ignored(
     entries: &mut Vec<Entry>,
     dirs: &[PathBuf],
     include_hidden: bool,
+    skips: &DeniedSkips,
     cancel: &CancellationToken,
 ) -> Result<(), ToolError> {
     let listed: BTreeSet<PathBuf> = entries.iter().map(|e| e.path.clone()).collect();
@@ -243,7 +265,8 @@ fn add_ignored(
                 continue;
             }
             let path = child.path();
-            if listed.contains(&path) {
+            // Denied entries were already counted when the walk skipped them.
+            if listed.contains(&path) || skips.denials_cover(&path) {
                 continue;
             }
             let is_dir = child.file_type().is_ok_and(|t| t.is_dir());

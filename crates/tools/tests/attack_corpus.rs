@@ -7,6 +7,7 @@
 //! and nothing in the user's home changed (for `asks` / `denied` / `refused`: nothing at all).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod attack_reads;
 mod common;
 #[path = "attack_corpus/home_plants.rs"]
 mod home_plants;

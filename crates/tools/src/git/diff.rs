@@ -7,8 +7,11 @@ use git2::{Diff, DiffFormat, DiffOptions, ErrorCode, Repository};
 use serde::Deserialize;
 use serde_json::json;
 
+use std::path::Path;
+
 use super::{git_err, open};
 use crate::args;
+use crate::search::walk::DeniedSkips;
 
 /// Bytes of patch text returned before the diff is cut.
 pub const MAX_DIFF_BYTES: usize = 256 * 1024;
@@ -68,6 +71,7 @@ impl Tool for GitDiff {
         ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: Args = args::parse("git_diff", args)?;
+        let skips = DeniedSkips::new(ctx.host.read_denials());
         tokio::task::spawn_blocking(move || {
             let opened = open(&ctx, args.path.as_deref())?;
             let rev = args.rev.as_deref().map(str::trim).filter(|r| !r.is_empty());
@@ -76,6 +80,7 @@ impl Tool for GitDiff {
                 opened.pathspec.as_deref(),
                 args.staged.unwrap_or(false),
                 rev,
+                &skips,
             )
             .map(ToolOutput::text)
         })
@@ -89,6 +94,7 @@ fn diff(
     pathspec: Option<&str>,
     staged: bool,
     rev: Option<&str>,
+    skips: &DeniedSkips,
 ) -> Result<String, ToolError> {
     let mut opts = DiffOptions::new();
     opts.context_lines(3);
@@ -125,10 +131,25 @@ fn diff(
         (false, None) => repo.diff_index_to_workdir(None, Some(&mut opts)),
     }
     .map_err(|e| git_err("cannot compute the diff", e))?;
-    render(&d, staged, rev)
+    let workdir = repo.workdir().map(Path::to_path_buf).unwrap_or_default();
+    render(&d, staged, rev, &workdir, skips)
 }
 
-fn render(d: &Diff<'_>, staged: bool, rev: Option<&str>) -> Result<String, ToolError> {
+/// Whether a deny rule keeps either side of `delta` (paths under `workdir`) from being read.
+fn delta_denied(delta: &git2::DiffDelta<'_>, workdir: &Path, skips: &DeniedSkips) -> bool {
+    [delta.old_file().path(), delta.new_file().path()]
+        .into_iter()
+        .flatten()
+        .any(|p| skips.denials_cover(&workdir.join(p)))
+}
+
+fn render(
+    d: &Diff<'_>,
+    staged: bool,
+    rev: Option<&str>,
+    workdir: &Path,
+    skips: &DeniedSkips,
+) -> Result<String, ToolError> {
     let what = match (staged, rev) {
         (true, Some(r)) => format!("staged changes against {r}"),
         (true, None) => "staged changes".to_string(),
@@ -138,14 +159,34 @@ fn render(d: &Diff<'_>, staged: bool, rev: Option<&str>) -> Result<String, ToolE
     if d.deltas().len() == 0 {
         return Ok(format!("No {what}."));
     }
-    let stats = d
-        .stats()
-        .and_then(|s| s.to_buf(git2::DiffStatsFormat::FULL, 80))
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    let denied = d
+        .deltas()
+        .filter(|delta| delta_denied(delta, workdir, skips))
+        .count();
+    for delta in d
+        .deltas()
+        .filter(|delta| delta_denied(delta, workdir, skips))
+    {
+        if let Some(p) = delta.new_file().path().or(delta.old_file().path()) {
+            skips.skip(&workdir.join(p));
+        }
+    }
+    let shown_files = d.deltas().len() - denied;
+    // The stat block would name the denied files: left out when there are any.
+    let stats = if denied > 0 {
+        String::new()
+    } else {
+        d.stats()
+            .and_then(|s| s.to_buf(git2::DiffStatsFormat::FULL, 80))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
     let mut patch = String::new();
     let mut cut = 0usize;
-    d.print(DiffFormat::Patch, |_, _, line| {
+    d.print(DiffFormat::Patch, |delta, _, line| {
+        if denied > 0 && delta_denied(&delta, workdir, skips) {
+            return true;
+        }
         let content = String::from_utf8_lossy(line.content());
         let piece = match line.origin() {
             o @ ('+' | '-' | ' ') => format!("{o}{content}"),
@@ -159,10 +200,10 @@ fn render(d: &Diff<'_>, staged: bool, rev: Option<&str>) -> Result<String, ToolE
         true
     })
     .map_err(|e| git_err("cannot print the diff", e))?;
-    let mut out = format!(
-        "{} file(s) with {what}:\n{stats}\n{patch}",
-        d.deltas().len()
-    );
+    let mut out = format!("{shown_files} file(s) with {what}:\n{stats}\n{patch}");
+    if let Some(note) = skips.note() {
+        out.push_str(&format!("\n{note}\n"));
+    }
     if cut > 0 {
         out.push_str(&format!(
             "\n[diff cut: {cut} more bytes; give a path to see one file's changes]\n"

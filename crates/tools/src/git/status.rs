@@ -7,8 +7,11 @@ use git2::{BranchType, Repository, Status, StatusOptions};
 use serde::Deserialize;
 use serde_json::json;
 
+use std::path::Path;
+
 use super::{git_err, head_description, open};
 use crate::args;
+use crate::search::walk::DeniedSkips;
 
 /// Entries listed per section before the list is cut.
 const MAX_ENTRIES: usize = 500;
@@ -54,16 +57,27 @@ impl Tool for GitStatus {
         ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: Args = args::parse("git_status", args)?;
+        let skips = DeniedSkips::new(ctx.host.read_denials());
         tokio::task::spawn_blocking(move || {
             let opened = open(&ctx, args.path.as_deref())?;
-            status(&opened.repo, opened.pathspec.as_deref()).map(ToolOutput::text)
+            let mut text = status(&opened.repo, opened.pathspec.as_deref(), &skips)?;
+            if let Some(note) = skips.note() {
+                text.push_str(&note);
+                text.push('\n');
+            }
+            Ok(ToolOutput::text(text))
         })
         .await
         .map_err(|e| ToolError::Failed(format!("git_status task failed: {e}")))?
     }
 }
 
-fn status(repo: &Repository, pathspec: Option<&str>) -> Result<String, ToolError> {
+fn status(
+    repo: &Repository,
+    pathspec: Option<&str>,
+    skips: &DeniedSkips,
+) -> Result<String, ToolError> {
+    let workdir = repo.workdir().map(Path::to_path_buf).unwrap_or_default();
     let mut out = head_description(repo);
     if let Some(upstream) = upstream_line(repo) {
         out.push_str(&format!("; {upstream}"));
@@ -88,6 +102,10 @@ fn status(repo: &Repository, pathspec: Option<&str>) -> Result<String, ToolError
     for entry in statuses.iter() {
         let s = entry.status();
         let path = entry.path().unwrap_or("(non-UTF-8 path)").to_string();
+        // A path a deny rule keeps from being read is not named either.
+        if skips.skip(&workdir.join(&path)) {
+            continue;
+        }
         if s.contains(Status::CONFLICTED) {
             conflicted.push(path);
             continue;

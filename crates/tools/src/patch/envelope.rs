@@ -63,14 +63,16 @@ pub fn parse(text: &str) -> Result<Vec<FileOp>, ParseError> {
             p.i += 1;
             continue;
         }
-        if let Some(path) = line.strip_prefix(ADD) {
+        // File headers may be padded with whitespace, like the begin and end markers.
+        let header = line.trim_start();
+        if let Some(path) = header.strip_prefix(ADD) {
             ops.push(p.add(path.trim())?);
-        } else if let Some(path) = line.strip_prefix(DELETE) {
+        } else if let Some(path) = header.strip_prefix(DELETE) {
             p.i += 1;
             ops.push(FileOp::Delete {
                 path: non_empty(path, p.i)?,
             });
-        } else if let Some(path) = line.strip_prefix(UPDATE) {
+        } else if let Some(path) = header.strip_prefix(UPDATE) {
             ops.push(p.update(path.trim())?);
         } else {
             return Err(ParseError::at(
@@ -96,7 +98,9 @@ fn non_empty(path: &str, line: usize) -> Result<String, ParseError> {
     }
 }
 
+/// Whether `line` starts a file section (whitespace before the header allowed).
 fn is_section_start(line: &str) -> bool {
+    let line = line.trim_start();
     line.starts_with(ADD) || line.starts_with(DELETE) || line.starts_with(UPDATE)
 }
 
@@ -134,7 +138,11 @@ impl Parser<'_> {
         let path = non_empty(path, self.i + 1)?;
         self.i += 1;
         let mut move_to = None;
-        if let Some(dest) = self.lines.get(self.i).and_then(|l| l.strip_prefix(MOVE)) {
+        if let Some(dest) = self
+            .lines
+            .get(self.i)
+            .and_then(|l| l.trim_start().strip_prefix(MOVE))
+        {
             move_to = Some(non_empty(dest, self.i + 1)?);
             self.i += 1;
         }

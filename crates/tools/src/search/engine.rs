@@ -12,6 +12,8 @@ use ignore::overrides::OverrideBuilder;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
+use cairn_policy::ReadDenials;
+
 use super::walk;
 
 /// Characters of one matching line kept in a result.
@@ -34,6 +36,8 @@ pub struct GrepRequest {
     pub include_hidden: bool,
     /// Worker threads; 0 = one per core.
     pub threads: usize,
+    /// Paths a deny rule keeps from being read: not searched.
+    pub denials: ReadDenials,
 }
 
 /// One matching line.
@@ -69,6 +73,9 @@ pub struct GrepReport {
     pub unreadable: u64,
     /// Whether some matching lines were counted but not kept.
     pub store_capped: bool,
+    /// What was skipped because a deny rule keeps it from being read (`[N entries skipped:
+    /// denied by rule …]`).
+    pub denied_note: Option<String>,
 }
 
 /// Why a search could not run.
@@ -113,7 +120,8 @@ pub fn matcher(pattern: &str, ignore_case: bool) -> Result<RegexMatcher, GrepErr
 /// Runs a search (blocking; uses `threads` worker threads).
 pub fn search(req: &GrepRequest, cancel: &CancellationToken) -> Result<GrepReport, GrepError> {
     let matcher = matcher(&req.pattern, req.ignore_case)?;
-    let mut builder = walk::builder(&req.root, req.include_hidden);
+    let skips = walk::DeniedSkips::new(req.denials.clone());
+    let mut builder = walk::builder(&req.root, req.include_hidden, skips.clone());
     if !req.globs.is_empty() {
         let mut ob = OverrideBuilder::new(&req.root);
         for g in &req.globs {
@@ -162,6 +170,7 @@ pub fn search(req: &GrepRequest, cancel: &CancellationToken) -> Result<GrepRepor
         binary_skipped: shared.binary.into_inner(),
         unreadable: shared.unreadable.into_inner(),
         store_capped: shared.capped.into_inner(),
+        denied_note: skips.note(),
     })
 }
 

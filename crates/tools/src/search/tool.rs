@@ -112,8 +112,15 @@ impl Tool for Grep {
             .filter(|p| !p.trim().is_empty())
             .unwrap_or_else(|| ".".into());
         let cancel = ctx.cancel.clone();
+        let denials = ctx.host.read_denials();
         tokio::task::spawn_blocking(move || {
             let target = paths::resolve_for(&ctx, &path, Access::Read)?;
+            if let Some(rule) = denials.denied(&target.abs) {
+                return Err(ToolError::Failed(format!(
+                    "grep: `{path}` is denied by rule `{}` ({})",
+                    rule.text, rule.source
+                )));
+            }
             match std::fs::metadata(&target.abs) {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -134,6 +141,7 @@ impl Tool for Grep {
                 ignore_case: args.ignore_case.unwrap_or(false),
                 include_hidden: args.include_hidden.unwrap_or(false),
                 threads: 0,
+                denials,
             };
             let report = engine::search(&req, &cancel).map_err(|e| match e {
                 GrepError::Cancelled => ToolError::Interrupted,
@@ -153,6 +161,25 @@ impl Tool for Grep {
 
 /// `path:line:text` lines, then a footer saying what was left out.
 fn format_report(
+    report: &GrepReport,
+    workspace: &Path,
+    req: &GrepRequest,
+    shown: &str,
+    max: usize,
+) -> String {
+    let mut text = report_text(report, workspace, req, shown, max);
+    if let Some(note) = &report.denied_note {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(note);
+        text.push('\n');
+    }
+    text
+}
+
+/// The matches and the footer saying what was left out (binary, unreadable, capped).
+fn report_text(
     report: &GrepReport,
     workspace: &Path,
     req: &GrepRequest,
