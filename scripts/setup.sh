@@ -25,7 +25,7 @@ APT_PACKAGES=(
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
   xvfb xauth dbus dbus-x11 webkit2gtk-driver
   keyutils gnome-keyring libsecret-tools bubblewrap
-  xdotool imagemagick ripgrep
+  xdotool imagemagick ripgrep python3-pytest
   git curl ca-certificates
 )
 missing=()
