@@ -6,6 +6,7 @@ pub mod approval;
 pub mod attachments;
 pub mod budget;
 pub mod checkpoint;
+mod checkpoint_call;
 pub mod compaction;
 pub mod config;
 mod exec;
@@ -34,7 +35,7 @@ pub use agents::{
 };
 pub use approval::{Approver, FixedApprover};
 pub use budget::ResultBudget;
-pub use checkpoint::Checkpointer;
+pub use checkpoint::{CheckpointError, Checkpointer, SideEffect};
 pub use compaction::CompactionConfig;
 pub use config::{DefaultApproval, EngineConfig, DEFAULT_MAX_ITERATIONS};
 pub use execenv::{CommandWrapper, ExecEnvironment, WrappedCommand};

@@ -121,6 +121,11 @@ impl PermissionEngine {
         }
     }
 
+    /// Whether `command` is a known read-only command (it opens no checkpoint command window).
+    pub fn is_known_read_only(&self, command: &str) -> bool {
+        self.known_safe(command).is_ok()
+    }
+
     /// Whether `command` may run unasked as known-safe read-only commands without a sandbox:
     /// read-only forms whose files stay in the workspace or granted folders (seed §8.4).
     fn known_safe(&self, command: &str) -> Result<(), NotKnownSafe> {

@@ -2,7 +2,6 @@
 //! with diff and restore. All state lives under the state dir; the workspace's `.git` is
 //! never written.
 
-use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,11 +13,15 @@ use crate::cache::MODE_TREE;
 use crate::config::VcsConfig;
 use crate::error::{io, Result, VcsError};
 use crate::fsops::{FsWriter, TreeWriter};
-use crate::log::{summarize, Pending, PendingFile, SessionLog, Step, TurnKind, TurnRecord};
+use crate::attrib::{Cause, Foreign};
+use crate::log::{
+    summarize, After, Pending, PendingFile, SessionLog, Step, StepKind, TurnKind, TurnRecord,
+};
 use crate::restore::{self, Journal, RestoreOptions, RestoreReport};
 use crate::snapshot::{Snapshotter, TreeSnapshot};
 use crate::store::{read_json, validate_session, write_json, write_json_with, Store};
 use crate::treediff;
+use crate::windows::{now_ms, Registry, WindowKind};
 
 const LAST_REF: &str = "refs/cairn/last";
 
@@ -51,12 +54,22 @@ pub struct PendingRestore {
     pub paths: Vec<String>,
 }
 
+/// A side effect about to be snapshotted.
+struct StepStart<'a> {
+    session_turn: u32,
+    tool: &'a str,
+    call_id: &'a str,
+    kind: StepKind,
+    window: Option<String>,
+}
+
 /// A workspace's checkpoint store, opened for snapshots, queries and restores.
 pub struct Vcs {
     store: Store,
     snap: Snapshotter,
     writer: Arc<dyn TreeWriter>,
     config: VcsConfig,
+    windows: Registry,
 }
 
 impl Vcs {
@@ -86,6 +99,7 @@ impl Vcs {
             config.clone(),
         )?;
         Ok(Vcs {
+            windows: Registry::new(store.root()),
             store,
             snap,
             writer: Arc::new(FsWriter),
@@ -215,6 +229,7 @@ impl Vcs {
         session_turn: u32,
         tool: &str,
         call_id: &str,
+        kind: StepKind,
     ) -> Result<()> {
         validate_session(session)?;
         let started = std::time::Instant::now();
@@ -229,10 +244,48 @@ impl Vcs {
             self.save_log(&mut log)?;
         }
         let loaded_us = started.elapsed().as_micros() as u64;
+        // The window opens before the snapshot, so whatever the command changes is after both.
+        let window = match kind {
+            StepKind::Command => Some(self.windows.open(session, WindowKind::Command)?),
+            StepKind::File | StepKind::ReadOnly => None,
+        };
+        let step = StepStart {
+            session_turn,
+            tool,
+            call_id,
+            kind,
+            window,
+        };
+        let window = step.window.clone();
+        let r = self.snap_step(&mut log, step, started, loaded_us);
+        if r.is_err() {
+            // The call will not run: its window must not stay open for the other sessions.
+            if let Some(w) = window {
+                let _ = self.windows.close(&w, &[]);
+            }
+        }
+        r
+    }
+
+    fn snap_step(
+        &mut self,
+        log: &mut SessionLog,
+        s: StepStart<'_>,
+        started: std::time::Instant,
+        loaded_us: u64,
+    ) -> Result<()> {
+        let StepStart {
+            session_turn,
+            tool,
+            call_id,
+            kind,
+            window,
+        } = s;
+        let snap_from = now_ms();
         let ts = self.snap_tree()?;
         let snap_us = started.elapsed().as_micros() as u64;
         let msg = format!("cairn: before {tool} ({call_id}) in turn {session_turn}");
-        let c = self.commit(&mut log, ts.tree, &msg)?.to_string();
+        let c = self.commit(log, ts.tree, &msg)?.to_string();
         tracing::debug!(
             loaded_us,
             snap_us,
@@ -241,20 +294,70 @@ impl Vcs {
             hashed = ts.hashed,
             "snapshot before a side effect"
         );
-        match &mut log.pending {
-            Some(p) => p.steps.push(Step {
-                tool: tool.to_string(),
-                call_id: call_id.to_string(),
+        let step = Step {
+            tool: tool.to_string(),
+            call_id: call_id.to_string(),
+            commit: c.clone(),
+            kind: Some(kind),
+            snap_ms: Some((snap_from, now_ms())),
+            window,
+            after: None,
+            produced: Vec::new(),
+        };
+        log.pending
+            .get_or_insert_with(|| Pending {
+                session_turn,
+                before: c,
+                steps: Vec::new(),
+                excluded_before: ts.excluded,
+            })
+            .steps
+            .push(step);
+        self.save_pending(log)
+    }
+
+    /// Records that the side effect `call_id` of `session_turn` returned: a command's window
+    /// is closed by a snapshot, a file tool's written paths are kept (and published to the
+    /// other sessions of the workspace).
+    pub fn end_step(
+        &mut self,
+        session: &str,
+        session_turn: u32,
+        call_id: &str,
+        produced: &[String],
+    ) -> Result<()> {
+        validate_session(session)?;
+        let _lock = self.store.lock()?;
+        let mut log = self.load_log(session)?;
+        let Some(pending) = log.pending.as_ref().filter(|p| p.session_turn == session_turn)
+        else {
+            return Ok(());
+        };
+        let Some(i) = pending.steps.iter().rposition(|s| s.call_id == call_id) else {
+            return Ok(());
+        };
+        let step = pending.steps[i].clone();
+        let mut updated = step.clone();
+        updated.produced = produced.to_vec();
+        if step.kind == Some(StepKind::Command) {
+            let snap_from = now_ms();
+            let ts = self.snap_tree()?;
+            let msg = format!("cairn: after {} ({call_id}) in turn {session_turn}", step.tool);
+            let c = self.commit(&mut log, ts.tree, &msg)?.to_string();
+            updated.after = Some(After {
                 commit: c,
-            }),
-            None => {
-                log.pending = Some(Pending {
-                    session_turn,
-                    before: c,
-                    steps: Vec::new(),
-                    excluded_before: ts.excluded,
-                })
-            }
+                snap_ms: (snap_from, now_ms()),
+            });
+        }
+        if let Some(w) = updated.window.take() {
+            self.windows.close(&w, &[])?;
+        }
+        if step.kind == Some(StepKind::File) && !produced.is_empty() {
+            let opened = step.snap_ms.map_or_else(now_ms, |s| s.0);
+            self.windows.record(session, WindowKind::File, opened, produced)?;
+        }
+        if let Some(p) = log.pending.as_mut() {
+            p.steps[i] = updated;
         }
         self.save_pending(&log)
     }
@@ -298,24 +401,65 @@ impl Vcs {
         let Some(p) = log.pending.take() else {
             return Ok(None);
         };
-        let (after, after_tree, excluded) = if crashed {
-            let last = p.steps.last().map_or(&p.before, |s| &s.commit);
+        let started_ms = p.steps.first().and_then(|s| s.snap_ms).map(|s| s.0);
+        let (after, after_tree, excluded, end) = if crashed {
+            let last = p.steps.last().map_or(&p.before, |s| {
+                s.after.as_ref().map_or(&s.commit, |a| &a.commit)
+            });
             let commit = Oid::from_str(last)?;
-            (commit, self.tree_of(last)?, p.excluded_before.clone())
+            (commit, self.tree_of(last)?, p.excluded_before.clone(), None)
         } else {
+            let from_ms = now_ms();
             let ts = self.snap_tree()?;
             let msg = format!("cairn: end of turn {}", p.session_turn);
-            (self.commit(log, ts.tree, &msg)?, ts.tree, ts.excluded)
+            let c = self.commit(log, ts.tree, &msg)?;
+            let end = crate::attrib::Point {
+                tree: ts.tree,
+                from_ms,
+                to_ms: now_ms(),
+            };
+            (c, ts.tree, ts.excluded, Some(end))
         };
+        // No window of this turn stays open, whatever happened to its calls.
+        for w in p.steps.iter().filter_map(|s| s.window.as_deref()) {
+            self.windows.close(w, &[])?;
+        }
+        let ended_ms = end.as_ref().map_or_else(now_ms, |e| e.to_ms);
         let before_tree = self.tree_of(&p.before)?;
         let changes = treediff::diff(&self.store.repo, Some(before_tree), Some(after_tree))?;
         if changes.is_empty() {
             return Ok(None);
         }
+        // Logs from before attribution (steps without a kind) count every change as the turn's.
+        let attributed = started_ms.is_some()
+            && p.steps.first().is_some_and(|s| s.commit == p.before)
+            && p.steps.iter().all(|s| s.kind.is_some());
+        let (files, others, span) = if attributed {
+            let timeline = crate::attrib::timeline(&self.store.repo, &p.steps, end)?;
+            let windows = self.windows.load()?;
+            let paths: Vec<Vec<u8>> = changes.iter().map(|c| c.path.clone()).collect();
+            let (own, others) = crate::attrib::attribute(
+                &self.store.repo,
+                &windows,
+                &log.session_id,
+                &timeline,
+                &paths,
+            )?;
+            let files = changes
+                .iter()
+                .filter(|c| own.contains(&c.path))
+                .map(change_name)
+                .collect();
+            (files, others, started_ms.map(|s| (s, ended_ms)))
+        } else {
+            (changes.iter().map(change_name).collect(), Vec::new(), None)
+        };
         let rec = TurnRecord {
             turn: log.turns.len() as u32 + 1,
             session_turn: p.session_turn,
-            files: changes.iter().map(change_name).collect(),
+            files,
+            others,
+            span,
             summary: summary.to_string(),
             at: now(),
             before: p.before,
@@ -364,11 +508,24 @@ impl Vcs {
             });
         }
         let t = &log.turns[n as usize - 1];
+        // An attributed turn shows only its own files.
+        let own: Vec<String> = match t.span {
+            Some(_) if t.kind == TurnKind::Agent => {
+                if t.files.is_empty() {
+                    return Ok(String::new());
+                }
+                t.files
+                    .iter()
+                    .map(|f| f.trim_end_matches('/').to_string())
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         crate::diff::unified(
             &self.store.repo,
             self.tree_of(&t.before)?,
             self.tree_of(&t.after)?,
-            &[],
+            &own,
         )
     }
 
@@ -399,35 +556,6 @@ impl Vcs {
             .collect())
     }
 
-    /// Paths changed outside the agent's turns after checkpoint `to` (up to `pre`).
-    fn user_changed(&self, log: &SessionLog, to: u32, pre: Oid) -> Result<HashSet<Vec<u8>>> {
-        let mut out = HashSet::new();
-        let count = log.turns.len() as u32;
-        for k in to..=count {
-            let a = self.checkpoint_tree(log, k)?;
-            let b = if k < count {
-                self.tree_of(&log.turns[k as usize].before)?
-            } else {
-                pre
-            };
-            for c in treediff::diff(&self.store.repo, Some(a), Some(b))? {
-                out.insert(c.path);
-            }
-            // The user's own change-turns after the target are theirs too.
-            if let Some(t) = log
-                .turns
-                .get(k as usize)
-                .filter(|t| t.kind == TurnKind::User)
-            {
-                let (x, y) = (self.tree_of(&t.before)?, self.tree_of(&t.after)?);
-                for c in treediff::diff(&self.store.repo, Some(x), Some(y))? {
-                    out.insert(c.path);
-                }
-            }
-        }
-        Ok(out)
-    }
-
     /// Restores the workspace (or `opts.paths`) to checkpoint `opts.to_turn`. The current
     /// state is snapshotted first and the restore is recorded as a change-turn, so it can be
     /// undone by restoring to the turn before it. `session_turn` is recorded with it.
@@ -448,7 +576,15 @@ impl Vcs {
             ts.tree,
             &format!("cairn: before restore to turn {}", opts.to_turn),
         )?;
-        let user = self.user_changed(&log, opts.to_turn, ts.tree)?;
+        let windows = self.windows.load()?;
+        let user = crate::attrib::foreign_since(
+            &self.store.repo,
+            &log,
+            opts.to_turn,
+            ts.tree,
+            &windows,
+            now_ms(),
+        )?;
         let root = self.store.workspace().to_path_buf();
         let not_covered = checkpoint_excluded(&log, opts.to_turn);
         let (actions, mut report) = restore::plan(
@@ -514,6 +650,28 @@ impl Vcs {
         if changes.is_empty() {
             return Ok(());
         }
+        // Whose they are, as far as the window registry knows (the user's by default).
+        let from = last.span.map(|s| s.1);
+        let windows = self.windows.load()?;
+        let others = changes
+            .iter()
+            .map(|c| {
+                let path = String::from_utf8_lossy(&c.path).into_owned();
+                let cause = from
+                    .and_then(|f| {
+                        crate::attrib::classify(
+                            &windows,
+                            &log.session_id,
+                            &path,
+                            f,
+                            now_ms(),
+                            false,
+                        )
+                    })
+                    .unwrap_or(Cause::Outside);
+                Foreign { path, cause }
+            })
+            .collect();
         let rec = TurnRecord {
             turn: log.turns.len() as u32 + 1,
             session_turn,
@@ -525,6 +683,8 @@ impl Vcs {
             kind: TurnKind::User,
             excluded: excluded.to_vec(),
             excluded_before: last.excluded.clone(),
+            others,
+            span: Some((from.unwrap_or_else(now_ms), now_ms())),
         };
         log.turns.push(rec);
         Ok(())
@@ -567,6 +727,8 @@ impl Vcs {
             kind: TurnKind::Restore,
             excluded: j.excluded.clone(),
             excluded_before: j.excluded.clone(),
+            others: Vec::new(),
+            span: None,
         });
         self.save_log(log)?;
         remove_journal(&self.store.journal_path())?;
