@@ -90,7 +90,17 @@ impl VcsCheckpointer {
 
 fn serve(mut vcs: Result<Vcs, String>, session: &str, rx: mpsc::Receiver<Cmd>) {
     let unavailable = |e: &String| format!("the checkpoint store is unavailable ({e})");
-    while let Ok(cmd) = rx.recv() {
+    loop {
+        let cmd = match rx.recv_timeout(crate::windows::HEARTBEAT) {
+            Ok(cmd) => cmd,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Ok(v) = vcs.as_ref() {
+                    v.heartbeat();
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         let (result, done) = match cmd {
             Cmd::Begin {
                 turn,

@@ -70,6 +70,8 @@ pub struct Vcs {
     writer: Arc<dyn TreeWriter>,
     config: VcsConfig,
     windows: Registry,
+    /// This process's open command windows (touched while they run).
+    open_windows: Vec<String>,
 }
 
 impl Vcs {
@@ -100,6 +102,7 @@ impl Vcs {
         )?;
         Ok(Vcs {
             windows: Registry::new(store.root()),
+            open_windows: Vec::new(),
             store,
             snap,
             writer: Arc::new(FsWriter),
@@ -258,13 +261,23 @@ impl Vcs {
         };
         let window = step.window.clone();
         let r = self.snap_step(&mut log, step, started, loaded_us);
-        if r.is_err() {
+        match (&r, window) {
             // The call will not run: its window must not stay open for the other sessions.
-            if let Some(w) = window {
+            (Err(_), Some(w)) => {
                 let _ = self.windows.close(&w, &[]);
             }
+            (Ok(()), Some(w)) => self.open_windows.push(w),
+            _ => {}
         }
         r
+    }
+
+    /// Touches this process's open command windows (call every [`crate::windows::HEARTBEAT`]
+    /// while a command runs), so a crash leaves them bounded.
+    pub fn heartbeat(&self) {
+        for w in &self.open_windows {
+            self.windows.touch(w);
+        }
     }
 
     fn snap_step(
@@ -350,6 +363,7 @@ impl Vcs {
             });
         }
         if let Some(w) = updated.window.take() {
+            self.open_windows.retain(|o| *o != w);
             self.windows.close(&w, &[])?;
         }
         if step.kind == Some(StepKind::File) && !produced.is_empty() {
@@ -422,6 +436,7 @@ impl Vcs {
         };
         // No window of this turn stays open, whatever happened to its calls.
         for w in p.steps.iter().filter_map(|s| s.window.as_deref()) {
+            self.open_windows.retain(|o| o != w);
             self.windows.close(w, &[])?;
         }
         let ended_ms = end.as_ref().map_or_else(now_ms, |e| e.to_ms);

@@ -1,7 +1,8 @@
 //! The workspace's side-effect windows, shared by every Cairn process using the store: when
 //! each session's commands ran, and which paths its file tools wrote. One small JSON file per
 //! window under `<store>/windows/`, written by rename while the store lock is held. A window
-//! whose process died is closed when next read.
+//! whose process died is closed when next read, at its last heartbeat: the owner touches its
+//! open windows every [`HEARTBEAT`] while their command runs.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{io, Result};
 use crate::store::{read_json, write_json_with};
+
+/// How often an open window's owner touches it (so a crash bounds it).
+pub(crate) const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How long closed windows are kept (turns longer than this lose their attribution).
 const KEEP_MS: i64 = 48 * 3600 * 1000;
@@ -163,7 +167,14 @@ impl Registry {
                 }
             };
             if w.closed_ms.is_none() && !alive(&w) {
-                w.closed_ms = Some(now);
+                // It ended at most a heartbeat after its file was last touched.
+                let touched = fs::metadata(&path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(w.opened_ms, |d| d.as_millis() as i64);
+                let end = touched.max(w.opened_ms) + HEARTBEAT.as_millis() as i64;
+                w.closed_ms = Some(end.min(now));
                 if let Err(err) = write_json_with(&path, &w, false) {
                     tracing::warn!(error = %err, "cannot close a dead process's command window");
                 }
@@ -175,6 +186,18 @@ impl Registry {
             out.push(w);
         }
         Ok(out)
+    }
+
+    /// Marks the open window `id` as still running.
+    pub fn touch(&self, id: &str) {
+        let path = self.path(id);
+        let r = fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        if let Err(e) = r {
+            tracing::debug!(path = %path.display(), error = %e, "cannot touch a command window");
+        }
     }
 
     fn path(&self, id: &str) -> PathBuf {

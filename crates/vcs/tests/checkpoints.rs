@@ -3,6 +3,8 @@
 //! every scenario the user's `.git` is byte-for-byte what it was.
 
 mod common;
+#[path = "checkpoints/attribution.rs"]
+mod attribution;
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
