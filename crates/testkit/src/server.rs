@@ -77,6 +77,10 @@ struct Shared {
     count: watch::Sender<usize>,
     responses_on: AtomicBool,
     next_id: AtomicU64,
+    /// When on, a request finding the script empty waits for the next push.
+    hold: AtomicBool,
+    /// Bumped on every push (wakes held requests).
+    pushed: watch::Sender<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -114,6 +118,8 @@ impl MockLlmServer {
             count: watch::channel(0).0,
             responses_on: AtomicBool::new(false),
             next_id: AtomicU64::new(1),
+            hold: AtomicBool::new(false),
+            pushed: watch::channel(0).0,
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -137,6 +143,14 @@ impl MockLlmServer {
     /// Appends a reply to the script.
     pub fn push(&self, reply: Reply) {
         lock(&self.shared.script).push_back(reply);
+        self.shared.pushed.send_modify(|n| *n += 1);
+    }
+
+    /// When on, a request that finds the script empty is held until a reply is pushed
+    /// (instead of failing with "mock script exhausted"): tests decide when the agent goes on.
+    pub fn hold_when_empty(&self, on: bool) {
+        self.shared.hold.store(on, Ordering::SeqCst);
+        self.shared.pushed.send_modify(|n| *n += 1);
     }
 
     /// Number of scripted replies not served yet.
@@ -203,12 +217,18 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     if is_responses && !shared.responses_on.load(Ordering::SeqCst) {
         return not_found(&captured.path);
     }
-    let Some(reply) = lock(&shared.script).pop_front() else {
-        return plain(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "mock script exhausted".into(),
-            None,
-        );
+    let mut pushed = shared.pushed.subscribe();
+    let reply = loop {
+        if let Some(r) = lock(&shared.script).pop_front() {
+            break r;
+        }
+        if !shared.hold.load(Ordering::SeqCst) || pushed.changed().await.is_err() {
+            return plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "mock script exhausted".into(),
+                None,
+            );
+        }
     };
     if let Some(f) = reply.fault.as_ref().filter(|f| f.is_http_error()) {
         return http_fault(f, captured.api_key().unwrap_or(""), is_anthropic);

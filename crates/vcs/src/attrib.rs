@@ -56,6 +56,17 @@ impl Cause {
         }
     }
 
+    /// A short label for listings: whose change it is.
+    pub fn label(&self) -> String {
+        match self {
+            Cause::Session { sessions } => format!("changed by session {}", sessions.join(", ")),
+            Cause::Uncertain { sessions } => {
+                format!("uncertain: overlapping commands of {}", sessions.join(", "))
+            }
+            Cause::Outside => "changed outside the agent's commands".into(),
+        }
+    }
+
     /// Whether `--force` may overwrite it (never another session's known work).
     pub fn forceable(&self) -> bool {
         !matches!(self, Cause::Session { .. })
@@ -124,7 +135,9 @@ pub(crate) struct Timeline {
     pub spans: Vec<Span>,
 }
 
-/// How a change to `path` in `[from, to]` counts; `None` = the session's own.
+/// How a change to `path` in `[from, to]` counts; `None` = the session's own. Only windows
+/// of other sessions that overlap the interval and changed `path` (or whose changes are not
+/// known) are candidates.
 pub(crate) fn classify(
     windows: &[Window],
     me: &str,
@@ -133,25 +146,24 @@ pub(crate) fn classify(
     to: i64,
     own_window: bool,
 ) -> Option<Cause> {
-    let others = windows
+    let candidates: Vec<&Window> = windows
         .iter()
-        .filter(|w| w.session != me && w.overlaps(from, to));
-    let writers: BTreeSet<&str> = others
-        .clone()
-        .filter(|w| w.kind == WindowKind::File && w.paths.iter().any(|p| norm(p) == path))
-        .map(|w| w.session.as_str())
+        .filter(|w| w.session != me && w.overlaps(from, to) && w.may_have_changed(path))
         .collect();
+    let sessions = |kind: Option<WindowKind>| -> Vec<String> {
+        candidates
+            .iter()
+            .filter(|w| kind.is_none_or(|k| w.kind == k))
+            .map(|w| w.session.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    let writers = sessions(Some(WindowKind::File));
     if !writers.is_empty() {
-        return Some(Cause::Session {
-            sessions: writers.into_iter().map(str::to_string).collect(),
-        });
+        return Some(Cause::Session { sessions: writers });
     }
-    let commands: Vec<String> = others
-        .filter(|w| w.kind == WindowKind::Command)
-        .map(|w| w.session.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let commands = sessions(None);
     match (own_window, commands.is_empty()) {
         (true, true) => None,
         (true, false) => Some(Cause::Uncertain { sessions: commands }),

@@ -22,6 +22,7 @@ mod store;
 mod tracked;
 mod tracker;
 mod tree;
+mod turns;
 mod treediff;
 mod vcs;
 mod walk;

@@ -1,5 +1,6 @@
 //! The workspace's side-effect windows, shared by every Cairn process using the store: when
-//! each session's commands ran, and which paths its file tools wrote. One small JSON file per
+//! each session's commands ran and which paths changed meanwhile (between the snapshots
+//! around them), and which paths its file tools wrote. One small JSON file per
 //! window under `<store>/windows/`, written by rename while the store lock is held. A window
 //! whose process died is closed when next read, at its last heartbeat: the owner touches its
 //! open windows every [`HEARTBEAT`] while their command runs.
@@ -47,12 +48,21 @@ pub(crate) struct Window {
     pub opened_ms: i64,
     #[serde(default)]
     pub closed_ms: Option<i64>,
-    /// Paths a file tool wrote (workspace-relative).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<String>,
+    /// Paths a file tool wrote, or that changed during a command (workspace-relative);
+    /// `None` while open or when unknown (a crashed process's): then it may be any path.
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
 }
 
 impl Window {
+    /// Whether `path` may be among its changes.
+    pub fn may_have_changed(&self, path: &str) -> bool {
+        self.paths.as_ref().is_none_or(|ps| {
+            ps.iter()
+                .any(|p| p.trim_start_matches("./").trim_end_matches('/') == path)
+        })
+    }
+
     /// Whether it was open at some time in `[from, to]`.
     pub fn overlaps(&self, from: i64, to: i64) -> bool {
         self.opened_ms <= to && self.closed_ms.unwrap_or(i64::MAX) >= from
@@ -89,7 +99,7 @@ impl Registry {
 
     /// Opens a window for `session` (now); returns its id.
     pub fn open(&self, session: &str, kind: WindowKind) -> Result<String> {
-        self.write_new(session, kind, now_ms(), None, &[])
+        self.write_new(session, kind, now_ms(), None, None)
     }
 
     fn write_new(
@@ -98,7 +108,7 @@ impl Registry {
         kind: WindowKind,
         opened_ms: i64,
         closed_ms: Option<i64>,
-        paths: &[String],
+        paths: Option<&[String]>,
     ) -> Result<String> {
         static SEQ: AtomicU64 = AtomicU64::new(0);
         fs::create_dir_all(&self.dir).map_err(io(format!("creating {}", self.dir.display())))?;
@@ -114,20 +124,20 @@ impl Registry {
             kind,
             opened_ms,
             closed_ms,
-            paths: paths.to_vec(),
+            paths: paths.map(<[String]>::to_vec),
         };
         write_json_with(&self.path(&id), &w, false)?;
         Ok(id)
     }
 
-    /// Closes window `id` (now), with the paths a file tool wrote.
-    pub fn close(&self, id: &str, paths: &[String]) -> Result<()> {
+    /// Closes window `id` (now), with the paths that changed during it (`None`: unknown).
+    pub fn close(&self, id: &str, paths: Option<&[String]>) -> Result<()> {
         let path = self.path(id);
         let Some(mut w) = read_json::<Window>(&path)? else {
             return Ok(());
         };
         w.closed_ms = Some(now_ms());
-        w.paths = paths.to_vec();
+        w.paths = paths.map(<[String]>::to_vec);
         write_json_with(&path, &w, false)
     }
 
@@ -139,7 +149,7 @@ impl Registry {
         opened_ms: i64,
         paths: &[String],
     ) -> Result<()> {
-        self.write_new(session, kind, opened_ms, Some(now_ms()), paths)
+        self.write_new(session, kind, opened_ms, Some(now_ms()), Some(paths))
             .map(|_| ())
     }
 
