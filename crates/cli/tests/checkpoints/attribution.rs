@@ -251,3 +251,57 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
         }
     }
 }
+
+/// The snapshot a side effect depends on cannot be stored (its in-progress marker cannot be
+/// written): the tool does not run, the turn ends with an `error` event and exit 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_checkpoint_that_cannot_be_stored_fails_the_turn_before_the_tool_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    let st = tempfile::tempdir().unwrap();
+    let (w, s) = (ws.path(), st.path());
+    let server = MockLlmServer::with_script(vec![Reply::text("hello")])
+        .await
+        .unwrap();
+    let child = spawn(&server, w, s, 1);
+    let sid = finish(child).await;
+    let store = cairn_vcs::store_dir(&s.canonicalize().unwrap(), &w.canonicalize().unwrap());
+    std::fs::create_dir_all(store.join("sessions").join(format!("{sid}.pending")).join("x"))
+        .unwrap();
+
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "w1",
+            "write_file",
+            json!({"path": "never.txt", "content": "must not be written\n"}),
+        ),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let base = server.base_url();
+    let out = cairn(
+        &[
+            "run", "--mode", "auto", "--model", "m", "--json", "--base-url", &base,
+            "--workspace", w.to_str().unwrap(), "--state-dir", s.to_str().unwrap(),
+            "--session", &sid, "write it",
+        ],
+        &[("CAIRN_SANDBOX", "off")],
+    )
+    .await;
+    assert_eq!(out.code, 1, "stdout: {}\nstderr: {}", out.stdout, out.stderr);
+    assert!(!w.join("never.txt").exists(), "the tool ran without its snapshot");
+    let events = lines(&out.stdout);
+    let of = |t: &str| events.iter().filter(|e| e["type"] == t).collect::<Vec<_>>();
+    let finished = of("tool_finished");
+    assert_eq!(finished.len(), 1, "{}", out.stdout);
+    assert_eq!(finished[0]["data"]["status"], "error");
+    let errors = of("error");
+    assert!(
+        errors.iter().any(|e| e["data"]["error_type"] == "checkpoint"
+            && e["data"]["error"].as_str().unwrap().contains("did not run")),
+        "{}",
+        out.stdout
+    );
+    let end = of("turn_end");
+    assert_eq!(end.last().unwrap()["data"]["status"], "error", "{}", out.stdout);
+}
