@@ -167,7 +167,11 @@ pub fn turns(args: TurnsArgs) -> ExitCode {
             }
             // Changed meanwhile by someone else: not this turn's, kept by a restore.
             for o in t.others.iter().take(5) {
-                outln!("       not this session's: {} ({})", o.path, o.cause.label());
+                outln!(
+                    "       not this session's: {} ({})",
+                    o.path,
+                    o.cause.label()
+                );
             }
             if t.others.len() > 5 {
                 outln!("       not this session's: {} more", t.others.len() - 5);

@@ -78,10 +78,7 @@ impl TurnRunner<'_> {
             return;
         };
         let turn = self.state.turns;
-        if let Err(e) = c
-            .after_side_effect(turn, &p.call.id, produced, kind)
-            .await
-        {
+        if let Err(e) = c.after_side_effect(turn, &p.call.id, produced, kind).await {
             tracing::warn!(tool = %p.call.name, error = %e, "checkpoint after a side effect failed");
             self.checkpoint_failed
                 .get_or_insert(format!("{e} (after {})", p.call.name));

@@ -286,7 +286,8 @@ impl<'a> TurnRunner<'a> {
                         return LoopEnd::Status(TurnStatus::Error);
                     }
                     if let Some(msg) = self.checkpoint_failed.take() {
-                        self.emit_error(msg, "checkpoint", false, String::new()).await;
+                        self.emit_error(msg, "checkpoint", false, String::new())
+                            .await;
                         return LoopEnd::Status(TurnStatus::Error);
                     }
                     if interrupted || self.cancel.is_cancelled() {

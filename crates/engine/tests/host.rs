@@ -217,7 +217,10 @@ async fn a_snapshot_that_cannot_be_stored_keeps_the_tool_from_running_and_fails_
     let ev = collect(s.run("edit")).await;
     assert_eq!(turn_end(&ev).status, cairn_protocol::TurnStatus::Error);
     assert_eq!(finished(&ev)[0].status, cairn_protocol::ToolStatus::Error);
-    assert!(!dir.0.join("a.txt").exists(), "the tool ran without its snapshot");
+    assert!(
+        !dir.0.join("a.txt").exists(),
+        "the tool ran without its snapshot"
+    );
     let errs = errors(&ev);
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert_eq!(errs[0].error_type, "checkpoint");
@@ -245,7 +248,11 @@ async fn a_turn_end_that_cannot_be_recorded_is_a_turn_error() {
     assert_eq!(turn_end(&ev).status, cairn_protocol::TurnStatus::Error);
     let errs = errors(&ev);
     assert_eq!(errs.len(), 1, "{errs:?}");
-    assert!(errs[0].error.contains("could not be recorded"), "{}", errs[0].error);
+    assert!(
+        errs[0].error.contains("could not be recorded"),
+        "{}",
+        errs[0].error
+    );
 }
 
 #[tokio::test]

@@ -139,7 +139,10 @@ impl Vcs {
         validate_session(session)?;
         let _lock = self.store.lock()?;
         let mut log = self.load_log(session)?;
-        let Some(pending) = log.pending.as_ref().filter(|p| p.session_turn == session_turn)
+        let Some(pending) = log
+            .pending
+            .as_ref()
+            .filter(|p| p.session_turn == session_turn)
         else {
             return Ok(());
         };
@@ -153,7 +156,10 @@ impl Vcs {
         if step.kind == Some(StepKind::Command) {
             let snap_from = now_ms();
             let ts = self.snap_tree()?;
-            let msg = format!("cairn: after {} ({call_id}) in turn {session_turn}", step.tool);
+            let msg = format!(
+                "cairn: after {} ({call_id}) in turn {session_turn}",
+                step.tool
+            );
             let c = self.commit(&mut log, ts.tree, &msg)?.to_string();
             updated.after = Some(After {
                 commit: c,
@@ -171,7 +177,8 @@ impl Vcs {
         }
         if step.kind == Some(StepKind::File) && !produced.is_empty() {
             let opened = step.snap_ms.map_or_else(now_ms, |s| s.0);
-            self.windows.record(session, WindowKind::File, opened, produced)?;
+            self.windows
+                .record(session, WindowKind::File, opened, produced)?;
         }
         if let Some(p) = log.pending.as_mut() {
             p.steps[i] = updated;

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use git2::{Oid, Signature, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::attrib::{Cause, Foreign};
 use crate::cache::MODE_TREE;
 use crate::config::VcsConfig;
 use crate::error::{io, Result, VcsError};
 use crate::fsops::{FsWriter, TreeWriter};
-use crate::attrib::{Cause, Foreign};
 use crate::log::{PendingFile, SessionLog, TurnKind, TurnRecord};
 use crate::restore::{self, Journal, RestoreOptions, RestoreReport};
 use crate::snapshot::{Snapshotter, TreeSnapshot};

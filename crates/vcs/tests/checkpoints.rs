@@ -2,9 +2,9 @@
 //! Snapshot, turn records, diff and restore across the kinds of work trees users have. After
 //! every scenario the user's `.git` is byte-for-byte what it was.
 
-mod common;
 #[path = "checkpoints/attribution.rs"]
 mod attribution;
+mod common;
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};

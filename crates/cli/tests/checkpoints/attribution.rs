@@ -173,7 +173,11 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
     let sd = s.to_str().unwrap();
     for (k, sid) in sids.iter().enumerate() {
         let i = k + 1;
-        let out = cairn(&["turns", "--session", sid, "--state-dir", sd, "--json"], &[]).await;
+        let out = cairn(
+            &["turns", "--session", sid, "--state-dir", sd, "--json"],
+            &[],
+        )
+        .await;
         assert_eq!(out.code, 0, "{}", out.stderr);
         assert!(!out.stdout.contains("cairn-tmp"), "{}", out.stdout);
         let turns = lines(&out.stdout);
@@ -184,13 +188,22 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
         }
         assert_eq!(turns[0]["files"], json!(expected), "session {i}");
         let others = turns[0]["others"].as_array().unwrap();
-        let by = |p: &str| others.iter().find(|o| o["path"] == p).map(|o| o["by"].clone());
+        let by = |p: &str| {
+            others
+                .iter()
+                .find(|o| o["path"] == p)
+                .map(|o| o["by"].clone())
+        };
         assert_eq!(by("user-notes.md"), Some(json!("outside")), "{others:?}");
         assert_eq!(by("user-new.md"), Some(json!("outside")), "{others:?}");
         if i > EXCLUSIVE {
             assert_eq!(by(&shell(i)), Some(json!("uncertain")), "{others:?}");
         }
-        let diff = cairn(&["diff", "--session", sid, "--turn", "1", "--state-dir", sd], &[]).await;
+        let diff = cairn(
+            &["diff", "--session", sid, "--turn", "1", "--state-dir", sd],
+            &[],
+        )
+        .await;
         assert!(diff.stdout.contains(&file(i)), "{}", diff.stdout);
         assert!(!diff.stdout.contains("user-notes.md"), "{}", diff.stdout);
         let j = if i == 1 { 2 } else { 1 };
@@ -214,7 +227,10 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
             "{report}"
         );
         for p in &present {
-            assert!(w.join(p).exists(), "session {i}'s restore deleted {p}: {report}");
+            assert!(
+                w.join(p).exists(),
+                "session {i}'s restore deleted {p}: {report}"
+            );
         }
         assert_eq!(
             std::fs::read_to_string(w.join("user-notes.md")).unwrap(),
@@ -241,7 +257,10 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
         assert!(!w.join(file(i)).exists(), "session {i}: {report}");
         assert!(!w.join(shell(i)).exists(), "session {i}: {report}");
         for p in &present {
-            assert!(w.join(p).exists(), "session {i}'s forced restore deleted {p}: {report}");
+            assert!(
+                w.join(p).exists(),
+                "session {i}'s forced restore deleted {p}: {report}"
+            );
         }
         for j in EXCLUSIVE + 1..=N {
             assert!(
@@ -265,8 +284,13 @@ async fn a_checkpoint_that_cannot_be_stored_fails_the_turn_before_the_tool_runs(
     let child = spawn(&server, w, s, 1);
     let sid = finish(child).await;
     let store = cairn_vcs::store_dir(&s.canonicalize().unwrap(), &w.canonicalize().unwrap());
-    std::fs::create_dir_all(store.join("sessions").join(format!("{sid}.pending")).join("x"))
-        .unwrap();
+    std::fs::create_dir_all(
+        store
+            .join("sessions")
+            .join(format!("{sid}.pending"))
+            .join("x"),
+    )
+    .unwrap();
 
     let server = MockLlmServer::with_script(vec![
         Reply::tool_call(
@@ -281,15 +305,34 @@ async fn a_checkpoint_that_cannot_be_stored_fails_the_turn_before_the_tool_runs(
     let base = server.base_url();
     let out = cairn(
         &[
-            "run", "--mode", "auto", "--model", "m", "--json", "--base-url", &base,
-            "--workspace", w.to_str().unwrap(), "--state-dir", s.to_str().unwrap(),
-            "--session", &sid, "write it",
+            "run",
+            "--mode",
+            "auto",
+            "--model",
+            "m",
+            "--json",
+            "--base-url",
+            &base,
+            "--workspace",
+            w.to_str().unwrap(),
+            "--state-dir",
+            s.to_str().unwrap(),
+            "--session",
+            &sid,
+            "write it",
         ],
         &[("CAIRN_SANDBOX", "off")],
     )
     .await;
-    assert_eq!(out.code, 1, "stdout: {}\nstderr: {}", out.stdout, out.stderr);
-    assert!(!w.join("never.txt").exists(), "the tool ran without its snapshot");
+    assert_eq!(
+        out.code, 1,
+        "stdout: {}\nstderr: {}",
+        out.stdout, out.stderr
+    );
+    assert!(
+        !w.join("never.txt").exists(),
+        "the tool ran without its snapshot"
+    );
     let events = lines(&out.stdout);
     let of = |t: &str| events.iter().filter(|e| e["type"] == t).collect::<Vec<_>>();
     let finished = of("tool_finished");
@@ -297,11 +340,18 @@ async fn a_checkpoint_that_cannot_be_stored_fails_the_turn_before_the_tool_runs(
     assert_eq!(finished[0]["data"]["status"], "error");
     let errors = of("error");
     assert!(
-        errors.iter().any(|e| e["data"]["error_type"] == "checkpoint"
-            && e["data"]["error"].as_str().unwrap().contains("did not run")),
+        errors
+            .iter()
+            .any(|e| e["data"]["error_type"] == "checkpoint"
+                && e["data"]["error"].as_str().unwrap().contains("did not run")),
         "{}",
         out.stdout
     );
     let end = of("turn_end");
-    assert_eq!(end.last().unwrap()["data"]["status"], "error", "{}", out.stdout);
+    assert_eq!(
+        end.last().unwrap()["data"]["status"],
+        "error",
+        "{}",
+        out.stdout
+    );
 }

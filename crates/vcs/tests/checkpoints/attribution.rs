@@ -136,8 +136,14 @@ fn another_sessions_writes_are_never_claimed_nor_forced() {
     let r = restore(&mut a, A, true);
     assert!(!ws.path().join("a.txt").exists());
     assert!(!ws.path().join("a-shell.txt").exists());
-    assert!(ws.path().join("b-tool.txt").exists(), "--force deleted B's file");
-    assert!(ws.path().join("b-shell.txt").exists(), "--force deleted B's file");
+    assert!(
+        ws.path().join("b-tool.txt").exists(),
+        "--force deleted B's file"
+    );
+    assert!(
+        ws.path().join("b-shell.txt").exists(),
+        "--force deleted B's file"
+    );
     assert!(conflict(&r, "b-tool.txt").is_some_and(|c| c.contains("another session (session-b)")));
 }
 
@@ -193,9 +199,10 @@ fn a_dead_processs_window_is_closed_at_its_last_heartbeat() {
     let t = a.end_turn(A, 1, "a").unwrap().unwrap();
     assert_eq!(t.files, vec!["mine.txt"], "{t:?}");
     assert!(t.others.is_empty(), "{t:?}");
-    let saved: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    assert!(saved["closedMs"].as_i64().is_some_and(|c| c < opened + 10_000));
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert!(saved["closedMs"]
+        .as_i64()
+        .is_some_and(|c| c < opened + 10_000));
 }
 
 /// Logs written before attribution (no `others`, no `span`, steps without a kind) still load

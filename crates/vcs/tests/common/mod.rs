@@ -175,7 +175,7 @@ pub fn turn(
         &format!("call-{n}"),
         cairn_vcs::StepKind::Command,
     )
-        .unwrap();
+    .unwrap();
     act();
     vcs.end_turn(session, n, input).unwrap()
 }
