@@ -474,7 +474,8 @@ impl Vcs {
             excluded: j.excluded.clone(),
             excluded_before: j.excluded.clone(),
             others: Vec::new(),
-            span: None,
+            // Its end bounds the gap after it (for attributing what changed there).
+            span: Some((now_ms(), now_ms())),
         });
         self.save_log(log)?;
         remove_journal(&self.store.journal_path())?;

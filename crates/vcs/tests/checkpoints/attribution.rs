@@ -272,3 +272,23 @@ fn cairn_temp_files_are_never_in_a_checkpoint() {
     assert_eq!(t.files, vec!["real.txt"]);
     assert!(t.others.is_empty(), "{t:?}");
 }
+
+/// What another session's restore removed stays removed, even by a forced restore whose
+/// checkpoint still had it: a restore publishes what it wrote.
+#[test]
+fn a_forced_restore_does_not_bring_back_what_another_sessions_restore_removed() {
+    let ws = tempfile::tempdir().unwrap();
+    let st = tempfile::tempdir().unwrap();
+    let mut a = open(st.path(), ws.path(), false);
+    let mut b = open(st.path(), ws.path(), false);
+    file_tool(&mut b, B, 1, ws.path(), "b.txt");
+    b.end_turn(B, 1, "b").unwrap().unwrap();
+    file_tool(&mut a, A, 1, ws.path(), "a.txt");
+    a.end_turn(A, 1, "a").unwrap().unwrap();
+    restore(&mut b, B, false);
+    assert!(!ws.path().join("b.txt").exists());
+    let r = restore(&mut a, A, true);
+    assert!(!ws.path().join("a.txt").exists());
+    assert!(!ws.path().join("b.txt").exists(), "brought back: {r:?}");
+    assert!(conflict(&r, "b.txt").is_some_and(|c| c.contains(B)), "{r:?}");
+}
