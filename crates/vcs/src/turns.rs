@@ -208,7 +208,10 @@ impl Vcs {
         };
         let rec = self.close_pending(&mut log, &summary, crashed)?;
         self.save_log(&mut log)?;
-        self.snap.flush()?;
+        // The turn is recorded; the stat cache only speeds up the next snapshot.
+        if let Err(e) = self.snap.flush() {
+            tracing::warn!(error = %e, "cannot write the checkpoint stat cache");
+        }
         Ok(rec)
     }
 

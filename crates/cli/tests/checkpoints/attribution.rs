@@ -171,6 +171,7 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
 
     // Each turn lists only its own files; never a temp file.
     let sd = s.to_str().unwrap();
+    let mut foreign: Vec<Vec<Value>> = Vec::new();
     for (k, sid) in sids.iter().enumerate() {
         let i = k + 1;
         let out = cairn(
@@ -188,6 +189,7 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
         }
         assert_eq!(turns[0]["files"], json!(expected), "session {i}");
         let others = turns[0]["others"].as_array().unwrap();
+        foreign.push(others.clone());
         let by = |p: &str| {
             others
                 .iter()
@@ -219,6 +221,16 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
             .filter(|p| w.join(p).exists())
             .collect();
         let (code, report) = restore(&sids[i - 1], s, false).await;
+        // Every other session's file this turn saw appear is reported, as that session's.
+        for o in &foreign[i - 1] {
+            let p = o["path"].as_str().unwrap();
+            if o["by"] == "session" && w.join(p).exists() {
+                assert!(
+                    conflict(&report, p).is_some_and(|r| r.contains("session")),
+                    "{p}: {report}"
+                );
+            }
+        }
         assert_eq!(code, 1, "conflicts are left: {report}");
         assert!(!w.join(file(i)).exists(), "session {i}: {report}");
         assert!(w.join(shell(i)).exists(), "session {i}: {report}");
