@@ -290,5 +290,8 @@ fn a_forced_restore_does_not_bring_back_what_another_sessions_restore_removed() 
     let r = restore(&mut a, A, true);
     assert!(!ws.path().join("a.txt").exists());
     assert!(!ws.path().join("b.txt").exists(), "brought back: {r:?}");
-    assert!(conflict(&r, "b.txt").is_some_and(|c| c.contains(B)), "{r:?}");
+    assert!(
+        conflict(&r, "b.txt").is_some_and(|c| c.contains(B)),
+        "{r:?}"
+    );
 }
