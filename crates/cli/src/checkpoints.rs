@@ -134,6 +134,9 @@ fn turn_json(t: &TurnRecord) -> serde_json::Value {
     if !t.excluded_before.is_empty() {
         v["excludedBefore"] = json!(t.excluded_before);
     }
+    if !t.others.is_empty() {
+        v["others"] = json!(t.others);
+    }
     v
 }
 
@@ -161,6 +164,17 @@ pub fn turns(args: TurnsArgs) -> ExitCode {
             );
             for f in &t.files {
                 outln!("       {f}");
+            }
+            // Changed meanwhile by someone else: not this turn's, kept by a restore.
+            for o in t.others.iter().take(5) {
+                outln!(
+                    "       not this session's: {} ({})",
+                    o.path,
+                    o.cause.label()
+                );
+            }
+            if t.others.len() > 5 {
+                outln!("       not this session's: {} more", t.others.len() - 5);
             }
             // What its checkpoints could not hold cannot be brought back by a restore.
             let mut missing: Vec<_> = t.excluded_before.iter().chain(&t.excluded).collect();

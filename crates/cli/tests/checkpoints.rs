@@ -12,6 +12,9 @@ use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::{json, Value};
 use tokio::process::Command;
 
+#[path = "checkpoints/attribution.rs"]
+mod attribution;
+
 const KEY: &str = "sk-test-checkpoints-0123456789";
 
 mod interrupted_edits;

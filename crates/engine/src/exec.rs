@@ -24,23 +24,23 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 const PREVIEW_CHARS: usize = 300;
 
 /// A call after argument parsing and lookup.
-struct Prepared {
-    call: ToolCall,
-    args: serde_json::Value,
+pub(crate) struct Prepared {
+    pub(crate) call: ToolCall,
+    pub(crate) args: serde_json::Value,
     tool: Option<RegisteredTool>,
     /// Set when the call can't run (bad arguments, unknown tool).
     early: Option<(ToolStatus, String, String)>,
 }
 
 /// What one call produced.
-struct Finished {
-    status: ToolStatus,
-    content: String,
-    reason: Option<String>,
-    duration_ms: Option<u64>,
-    produced: Vec<String>,
+pub(crate) struct Finished {
+    pub(crate) status: ToolStatus,
+    pub(crate) content: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) duration_ms: Option<u64>,
+    pub(crate) produced: Vec<String>,
     /// Image parts for the model (only on success).
-    images: Vec<ContentPart>,
+    pub(crate) images: Vec<ContentPart>,
 }
 
 impl TurnRunner<'_> {
@@ -283,14 +283,21 @@ impl TurnRunner<'_> {
                 }
             }
         }
-        if tool.meta.mutating {
-            if let Some(c) = &self.inner.checkpointer {
-                c.before_side_effect(self.state.turns, &p.call.name, &p.call.id)
-                    .await;
+        let effect = tool
+            .meta
+            .mutating
+            .then(|| crate::checkpoint_call::side_effect(self, tool, &p.args));
+        if let Some(kind) = effect {
+            if let Err(e) = self.checkpoint_before(p, kind).await {
+                return e;
             }
         }
         self.started(p).await;
-        self.invoke(p).await
+        let f = self.invoke(p).await;
+        if let Some(kind) = effect {
+            self.checkpoint_after(p, kind, &f.produced).await;
+        }
+        f
     }
 
     /// Executes an allowed call with its timeout and the turn's cancellation.
@@ -445,7 +452,7 @@ fn denied(reason: &str) -> Finished {
 }
 
 /// The `{error, error_type}` result the model sees for a failed call.
-fn error_json(error: &str, error_type: &str) -> String {
+pub(crate) fn error_json(error: &str, error_type: &str) -> String {
     serde_json::json!({ "error": error, "error_type": error_type }).to_string()
 }
 

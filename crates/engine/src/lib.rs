@@ -6,6 +6,7 @@ pub mod approval;
 pub mod attachments;
 pub mod budget;
 pub mod checkpoint;
+mod checkpoint_call;
 pub mod compaction;
 pub mod config;
 mod exec;
@@ -39,7 +40,7 @@ pub use approval::{Approver, FixedApprover};
 pub use budget::ResultBudget;
 /// Deny path rules as a read filter (walking tools, `@path` mentions).
 pub use cairn_policy::ReadDenials;
-pub use checkpoint::Checkpointer;
+pub use checkpoint::{CheckpointError, Checkpointer, SideEffect};
 pub use compaction::CompactionConfig;
 pub use config::{DefaultApproval, EngineConfig, DEFAULT_MAX_ITERATIONS};
 pub use execenv::{CommandWrapper, ExecEnvironment, WrappedCommand};

@@ -125,6 +125,12 @@ impl PermissionEngine {
         }
     }
 
+    /// Whether `command`, run by tool `name` in `cwd`, is a known read-only command (it opens
+    /// no checkpoint command window).
+    pub fn is_known_read_only(&self, name: &str, command: &str, cwd: Option<&str>) -> bool {
+        self.known_safe(name, command, cwd).is_ok()
+    }
+
     /// Whether `command` may run unasked as known-safe read-only commands without a sandbox:
     /// read-only forms whose files stay in the workspace or granted folders (seed §8.4).
     /// `cwd` is where the command runs (relative to the workspace); `name` the tool, whose

@@ -64,6 +64,8 @@ pub(crate) struct TurnRunner<'a> {
     pub(crate) host: Arc<HostShared>,
     /// Set when the turn must end with an error after the current tool batch.
     pub(crate) fatal: Option<String>,
+    /// Set when a checkpoint could not be stored: the turn ends with an error.
+    pub(crate) checkpoint_failed: Option<String>,
     /// Usage summed over the turn's requests.
     usage: Option<TokenUsage>,
     /// Cost summed over the turn; `None` once any request's price is unknown.
@@ -96,6 +98,7 @@ impl<'a> TurnRunner<'a> {
             cancel,
             host,
             fatal: None,
+            checkpoint_failed: None,
             usage: None,
             cost: Some(0.0),
             task_id,
@@ -197,9 +200,7 @@ impl<'a> TurnRunner<'a> {
                 TurnStatus::Interrupted
             }
         };
-        if let Some(c) = &self.inner.checkpointer {
-            c.turn_end(self.state.turns, &input).await;
-        }
+        let status = self.end_checkpoint(status, &input).await;
         self.host.close();
         let len = self.state.messages.len();
         crate::rewind::record(&mut self.state.turn_marks, self.state.turns, len);
@@ -297,6 +298,11 @@ impl<'a> TurnRunner<'a> {
                     self.end_iteration().await;
                     if let Some(msg) = self.fatal.take() {
                         self.emit_error(msg, "approval_unavailable", false, String::new())
+                            .await;
+                        return LoopEnd::Status(TurnStatus::Error);
+                    }
+                    if let Some(msg) = self.checkpoint_failed.take() {
+                        self.emit_error(msg, "checkpoint", false, String::new())
                             .await;
                         return LoopEnd::Status(TurnStatus::Error);
                     }

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use cairn_engine::testing::{FakeLlm, FakeReply, FnTool};
-use cairn_engine::{Approver, Checkpointer, Session, ToolOutput, ToolRegistry};
+use cairn_engine::{
+    Approver, CheckpointError, Checkpointer, Session, SideEffect, ToolOutput, ToolRegistry,
+};
 use cairn_protocol::{
     ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested, Event,
     Mode, PlanReview, RiskLevel, TodoItem, TodoStatus, ToolMeta, UserAnswer,
@@ -139,18 +141,118 @@ async fn granted_writable_directories_pass_the_write_boundary() {
 }
 
 #[derive(Default)]
-struct Recorder(Mutex<Vec<String>>);
+struct Recorder {
+    log: Mutex<Vec<String>>,
+    /// Fail the snapshot before a side effect.
+    fail_before: bool,
+    /// Fail the turn-end record.
+    fail_end: bool,
+}
 #[async_trait]
 impl Checkpointer for Recorder {
-    async fn before_side_effect(&self, turn: u32, tool: &str, call_id: &str) {
-        self.0
+    async fn before_side_effect(
+        &self,
+        turn: u32,
+        tool: &str,
+        call_id: &str,
+        kind: SideEffect,
+    ) -> Result<(), CheckpointError> {
+        self.log
             .lock()
             .unwrap()
-            .push(format!("before {turn} {tool} {call_id}"));
+            .push(format!("before {turn} {tool} {call_id} {kind:?}"));
+        if self.fail_before {
+            return Err(CheckpointError("no space left on device".into()));
+        }
+        Ok(())
     }
-    async fn turn_end(&self, turn: u32, input: &str) {
-        self.0.lock().unwrap().push(format!("end {turn} {input}"));
+    async fn after_side_effect(
+        &self,
+        turn: u32,
+        call_id: &str,
+        produced: &[String],
+        _kind: SideEffect,
+    ) -> Result<(), CheckpointError> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("after {turn} {call_id} {}", produced.join(",")));
+        Ok(())
     }
+    async fn turn_end(&self, turn: u32, input: &str) -> Result<(), CheckpointError> {
+        self.log.lock().unwrap().push(format!("end {turn} {input}"));
+        if self.fail_end {
+            return Err(CheckpointError("no space left on device".into()));
+        }
+        Ok(())
+    }
+}
+
+fn errors(ev: &[Event]) -> Vec<&cairn_protocol::ErrorEvent> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::Error(x) => Some(x),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_snapshot_that_cannot_be_stored_keeps_the_tool_from_running_and_fails_the_turn() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("w", "write_file", json!({"path": "a.txt", "content": "x"})),
+        FakeReply::text("ok"),
+    ]);
+    let mut reg = ToolRegistry::new();
+    reg.register(write_tool());
+    let rec = Arc::new(Recorder {
+        fail_before: true,
+        ..Recorder::default()
+    });
+    let s = Session::builder(config(&dir, Mode::Auto), Arc::new(llm))
+        .tools(reg)
+        .checkpointer(rec.clone())
+        .build();
+    let ev = collect(s.run("edit")).await;
+    assert_eq!(turn_end(&ev).status, cairn_protocol::TurnStatus::Error);
+    assert_eq!(finished(&ev)[0].status, cairn_protocol::ToolStatus::Error);
+    assert!(
+        !dir.0.join("a.txt").exists(),
+        "the tool ran without its snapshot"
+    );
+    let errs = errors(&ev);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].error_type, "checkpoint");
+    assert!(errs[0].error.contains("no space left"), "{}", errs[0].error);
+}
+
+#[tokio::test]
+async fn a_turn_end_that_cannot_be_recorded_is_a_turn_error() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("w", "write_file", json!({"path": "a.txt", "content": "x"})),
+        FakeReply::text("ok"),
+    ]);
+    let mut reg = ToolRegistry::new();
+    reg.register(write_tool());
+    let rec = Arc::new(Recorder {
+        fail_end: true,
+        ..Recorder::default()
+    });
+    let s = Session::builder(config(&dir, Mode::Auto), Arc::new(llm))
+        .tools(reg)
+        .checkpointer(rec.clone())
+        .build();
+    let ev = collect(s.run("edit")).await;
+    assert_eq!(turn_end(&ev).status, cairn_protocol::TurnStatus::Error);
+    let errs = errors(&ev);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].error.contains("could not be recorded"),
+        "{}",
+        errs[0].error
+    );
 }
 
 #[tokio::test]
@@ -172,9 +274,10 @@ async fn the_checkpointer_sees_side_effects_and_turn_ends_but_not_reads() {
     let ev = collect(s.run("edit")).await;
     assert_eq!(turn_end(&ev).status, cairn_protocol::TurnStatus::Completed);
     assert_eq!(
-        *rec.0.lock().unwrap(),
+        *rec.log.lock().unwrap(),
         vec![
-            "before 1 write_file w".to_string(),
+            "before 1 write_file w FileEdit".to_string(),
+            "after 1 w a.txt".to_string(),
             "end 1 edit".to_string()
         ]
     );

@@ -79,6 +79,10 @@ struct Shared {
     next_id: AtomicU64,
     models: Mutex<Option<Vec<String>>>,
     model_lists: Mutex<Vec<CapturedRequest>>,
+    /// When on, a request finding the script empty waits for the next push.
+    hold: AtomicBool,
+    /// Bumped on every push (wakes held requests).
+    pushed: watch::Sender<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -118,6 +122,8 @@ impl MockLlmServer {
             next_id: AtomicU64::new(1),
             models: Mutex::new(None),
             model_lists: Mutex::new(Vec::new()),
+            hold: AtomicBool::new(false),
+            pushed: watch::channel(0).0,
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -141,6 +147,14 @@ impl MockLlmServer {
     /// Appends a reply to the script.
     pub fn push(&self, reply: Reply) {
         lock(&self.shared.script).push_back(reply);
+        self.shared.pushed.send_modify(|n| *n += 1);
+    }
+
+    /// When on, a request that finds the script empty is held until a reply is pushed
+    /// (instead of failing with "mock script exhausted"): tests decide when the agent goes on.
+    pub fn hold_when_empty(&self, on: bool) {
+        self.shared.hold.store(on, Ordering::SeqCst);
+        self.shared.pushed.send_modify(|n| *n += 1);
     }
 
     /// Number of scripted replies not served yet.
@@ -230,12 +244,18 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     if is_responses && !shared.responses_on.load(Ordering::SeqCst) {
         return not_found(&captured.path);
     }
-    let Some(reply) = lock(&shared.script).pop_front() else {
-        return plain(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "mock script exhausted".into(),
-            None,
-        );
+    let mut pushed = shared.pushed.subscribe();
+    let reply = loop {
+        if let Some(r) = lock(&shared.script).pop_front() {
+            break r;
+        }
+        if !shared.hold.load(Ordering::SeqCst) || pushed.changed().await.is_err() {
+            return plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "mock script exhausted".into(),
+                None,
+            );
+        }
     };
     if let Some(f) = reply.fault.as_ref().filter(|f| f.is_http_error()) {
         return http_fault(f, captured.api_key().unwrap_or(""), is_anthropic);

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cairn_vcs::{RestoreOptions, Vcs, VcsConfig};
+use cairn_vcs::{RestoreOptions, StepKind, Vcs, VcsConfig};
 
 struct Rng(u64);
 
@@ -184,7 +184,8 @@ fn main() {
     let first = vcs.snapshot().unwrap();
     let first_time = t.elapsed();
     assert!(first.full_walk);
-    vcs.begin_step("bench", 1, "run_shell", "c0").unwrap();
+    vcs.begin_step("bench", 1, "run_shell", "c0", StepKind::Command)
+        .unwrap();
     vcs.end_turn("bench", 1, "baseline").unwrap();
     vcs.flush().unwrap();
     let first_store = vcs.usage().unwrap().bytes;
@@ -219,9 +220,10 @@ fn main() {
     for i in 0..runs {
         change_files(&root, &mut rng, files, 10);
         let t = Instant::now();
-        vcs.begin_step("bench", 2, "run_shell", &format!("c{i}"))
+        vcs.begin_step("bench", 2, "run_shell", &format!("c{i}"), StepKind::Command)
             .unwrap();
         times.push(t.elapsed());
+        vcs.end_step("bench", 2, &format!("c{i}"), &[]).unwrap();
     }
     vcs.end_turn("bench", 2, "ten files at a time").unwrap();
     times.sort();
@@ -233,8 +235,10 @@ fn main() {
     );
 
     change_files(&root, &mut rng, files, 0);
-    vcs.begin_step("bench", 3, "run_shell", "r").unwrap();
+    vcs.begin_step("bench", 3, "run_shell", "r", StepKind::Command)
+        .unwrap();
     change_files(&root, &mut rng, files, 10);
+    vcs.end_step("bench", 3, "r", &[]).unwrap();
     let rec = vcs
         .end_turn("bench", 3, "one more turn")
         .unwrap()
@@ -260,7 +264,8 @@ fn main() {
 
     for n in 0..small_turns {
         let turn = 10 + n as u32;
-        vcs.begin_step("bench", turn, "write_file", "w").unwrap();
+        vcs.begin_step("bench", turn, "run_shell", "w", StepKind::Command)
+            .unwrap();
         change_files(&root, &mut rng, files, 1);
         vcs.end_turn("bench", turn, "small").unwrap();
     }

@@ -1,28 +1,39 @@
 //! [`cairn_engine::Checkpointer`] over a workspace's [`Vcs`]: a snapshot before every
-//! side-effecting tool call (so shell edits are covered) and a change-turn record at turn end.
-//! The store lives on its own thread (libgit2's index is not `Send`); failures are logged and
-//! never stop a turn.
+//! side-effecting tool call (so shell edits are covered), one after every command (closing
+//! its window), and a change-turn record at turn end. The store lives on its own thread
+//! (libgit2's index is not `Send`); a failure is returned to the engine, which fails the turn.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use async_trait::async_trait;
+use cairn_engine::{CheckpointError, SideEffect};
 use tokio::sync::oneshot;
 
 use crate::config::VcsConfig;
+use crate::log::StepKind;
 use crate::vcs::Vcs;
+
+type Done = oneshot::Sender<Result<(), String>>;
 
 enum Cmd {
     Begin {
         turn: u32,
         tool: String,
         call_id: String,
-        done: oneshot::Sender<()>,
+        kind: StepKind,
+        done: Done,
+    },
+    After {
+        turn: u32,
+        call_id: String,
+        produced: Vec<String>,
+        done: Done,
     },
     End {
         turn: u32,
         input: String,
-        done: oneshot::Sender<()>,
+        done: Done,
     },
 }
 
@@ -42,10 +53,10 @@ impl VcsCheckpointer {
         })
     }
 
-    /// Runs a store made by `open` (on the store's thread; `None` disables checkpoints).
+    /// Runs a store made by `open` (on the store's thread; an error makes every side effect fail).
     pub fn start_with<F>(session: &str, open: F) -> Self
     where
-        F: FnOnce() -> Option<Vcs> + Send + 'static,
+        F: FnOnce() -> Result<Vcs, String> + Send + 'static,
     {
         let (tx, rx) = mpsc::channel::<Cmd>();
         let session = session.to_string();
@@ -61,52 +72,93 @@ impl VcsCheckpointer {
         }
     }
 
-    async fn send(&self, make: impl FnOnce(oneshot::Sender<()>) -> Cmd) {
-        let Some(tx) = &self.tx else { return };
+    async fn send(&self, make: impl FnOnce(Done) -> Cmd) -> Result<(), CheckpointError> {
+        let Some(tx) = &self.tx else {
+            return Err(CheckpointError(
+                "the checkpoint store could not be started".into(),
+            ));
+        };
         let (done, wait) = oneshot::channel();
-        if tx.send(make(done)).is_ok() {
-            let _ = wait.await;
+        tx.send(make(done))
+            .map_err(|_| CheckpointError("the checkpoint store stopped".into()))?;
+        match wait.await {
+            Ok(r) => r.map_err(CheckpointError),
+            Err(_) => Err(CheckpointError("the checkpoint store stopped".into())),
         }
     }
 }
 
-fn serve(mut vcs: Option<Vcs>, session: &str, rx: mpsc::Receiver<Cmd>) {
-    while let Ok(cmd) = rx.recv() {
-        match cmd {
+fn serve(mut vcs: Result<Vcs, String>, session: &str, rx: mpsc::Receiver<Cmd>) {
+    let unavailable = |e: &String| format!("the checkpoint store is unavailable ({e})");
+    loop {
+        let cmd = match rx.recv_timeout(crate::windows::HEARTBEAT) {
+            Ok(cmd) => cmd,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Ok(v) = vcs.as_ref() {
+                    v.heartbeat();
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let (result, done) = match cmd {
             Cmd::Begin {
                 turn,
                 tool,
                 call_id,
+                kind,
                 done,
             } => {
-                if let Some(v) = vcs.as_mut() {
-                    if let Err(e) = v.begin_step(session, turn, &tool, &call_id) {
-                        tracing::warn!(error = %e, "checkpoint snapshot failed");
-                    }
-                }
-                let _ = done.send(());
+                let r = match vcs.as_mut() {
+                    Ok(v) => v
+                        .begin_step(session, turn, &tool, &call_id, kind)
+                        .map_err(|e| format!("snapshot before {tool}: {e}")),
+                    Err(e) => Err(unavailable(e)),
+                };
+                (r, done)
+            }
+            Cmd::After {
+                turn,
+                call_id,
+                produced,
+                done,
+            } => {
+                let r = match vcs.as_mut() {
+                    Ok(v) => v
+                        .end_step(session, turn, &call_id, &produced)
+                        .map_err(|e| format!("snapshot after a side effect: {e}")),
+                    Err(e) => Err(unavailable(e)),
+                };
+                (r, done)
             }
             Cmd::End { turn, input, done } => {
-                if let Some(v) = vcs.as_mut() {
-                    if let Err(e) = v.end_turn(session, turn, &input) {
-                        tracing::warn!(error = %e, "checkpoint turn record failed");
-                    }
-                }
-                let _ = done.send(());
+                let r = match vcs.as_mut() {
+                    Ok(v) => v
+                        .end_turn(session, turn, &input)
+                        .map(|_| ())
+                        .map_err(|e| format!("recording the turn: {e}")),
+                    // Nothing was snapshotted: nothing to record.
+                    Err(_) => Ok(()),
+                };
+                (r, done)
             }
+        };
+        if let Err(e) = &result {
+            tracing::warn!(error = %e, "checkpoint failed");
         }
+        let _ = done.send(result);
     }
-    if let Some(v) = vcs.as_mut() {
+    if let Ok(v) = vcs.as_mut() {
         let _ = v.flush();
     }
 }
 
-fn open_and_prime(state_dir: &Path, workspace: &Path, config: VcsConfig) -> Option<Vcs> {
+fn open_and_prime(state_dir: &Path, workspace: &Path, config: VcsConfig) -> Result<Vcs, String> {
     let mut vcs = match Vcs::open(state_dir, workspace, config) {
         Ok(v) => v,
         Err(e) => {
-            tracing::warn!(error = %e, "checkpoints disabled for this session");
-            return None;
+            tracing::warn!(error = %e, "checkpoints cannot be stored for this session");
+            return Err(e.to_string());
         }
     };
     match vcs.pending_restore() {
@@ -146,25 +198,55 @@ fn open_and_prime(state_dir: &Path, workspace: &Path, config: VcsConfig) -> Opti
                 );
             }
         });
-    Some(vcs)
+    Ok(vcs)
 }
 
 #[async_trait]
 impl cairn_engine::Checkpointer for VcsCheckpointer {
-    async fn before_side_effect(&self, turn: u32, tool: &str, call_id: &str) {
+    async fn before_side_effect(
+        &self,
+        turn: u32,
+        tool: &str,
+        call_id: &str,
+        kind: SideEffect,
+    ) -> Result<(), CheckpointError> {
         let tool = tool.to_string();
         let call_id = call_id.to_string();
+        let kind = match kind {
+            SideEffect::FileEdit => StepKind::File,
+            SideEffect::Command => StepKind::Command,
+            SideEffect::ReadOnlyCommand => StepKind::ReadOnly,
+        };
         self.send(|done| Cmd::Begin {
             turn,
             tool,
             call_id,
+            kind,
             done,
         })
-        .await;
+        .await
     }
 
-    async fn turn_end(&self, turn: u32, input: &str) {
+    async fn after_side_effect(
+        &self,
+        turn: u32,
+        call_id: &str,
+        produced: &[String],
+        _kind: SideEffect,
+    ) -> Result<(), CheckpointError> {
+        let call_id = call_id.to_string();
+        let produced = produced.to_vec();
+        self.send(|done| Cmd::After {
+            turn,
+            call_id,
+            produced,
+            done,
+        })
+        .await
+    }
+
+    async fn turn_end(&self, turn: u32, input: &str) -> Result<(), CheckpointError> {
         let input = input.to_string();
-        self.send(|done| Cmd::End { turn, input, done }).await;
+        self.send(|done| Cmd::End { turn, input, done }).await
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! [`Vcs`] is the store of one workspace; [`VcsCheckpointer`] plugs it into the engine.
 
+mod attrib;
 mod cache;
 mod checkpointer;
 mod config;
@@ -22,15 +23,18 @@ mod tracked;
 mod tracker;
 mod tree;
 mod treediff;
+mod turns;
 mod vcs;
 mod walk;
+mod windows;
 
+pub use attrib::{Cause, Foreign};
 pub use checkpointer::VcsCheckpointer;
 pub use config::{VcsConfig, DEFAULT_EXCLUDES};
 pub use error::{Result, VcsError};
 pub use fsops::{FsWriter, TreeWriter};
 pub use gc::{GcReport, Usage};
-pub use log::{TurnKind, TurnRecord};
+pub use log::{StepKind, TurnKind, TurnRecord};
 pub use restore::{Conflict, RestoreOptions, RestoreReport};
 pub use snapshot::TreeSnapshot;
 pub use store::{store_dir, workspace_of_session};

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::attrib::Foreign;
 use crate::walk::Excluded;
 
 /// What produced a change-turn.
@@ -46,6 +47,35 @@ pub struct TurnRecord {
     /// What was present but not covered when the turn began (its `before` snapshot).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub excluded_before: Vec<Excluded>,
+    /// Paths that changed during the turn but are not (only) its own: another session's,
+    /// uncertain, or the user's. A restore keeps them (logs from before attribution have
+    /// none: every change of a turn counts as its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<Foreign>,
+    /// When the turn's first snapshot started and its last one ended (ms since the epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<(i64, i64)>,
+}
+
+/// What a side-effecting call may change (for attribution).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// A file tool: its own changes are the paths it reports.
+    File,
+    /// A command: what changes during its window may be it.
+    Command,
+    /// A known read-only command.
+    ReadOnly,
+}
+
+/// The snapshot closing a command's window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct After {
+    pub commit: String,
+    /// When that snapshot started and ended.
+    pub snap_ms: (i64, i64),
 }
 
 /// A snapshot taken before a side effect inside a turn.
@@ -55,6 +85,21 @@ pub(crate) struct Step {
     pub tool: String,
     pub call_id: String,
     pub commit: String,
+    /// What the call may change (absent in logs from before attribution).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<StepKind>,
+    /// When the snapshot before it started and ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snap_ms: Option<(i64, i64)>,
+    /// Its window in the workspace's window registry, while open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    /// The snapshot after a command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<After>,
+    /// Paths a file tool reported as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub produced: Vec<String>,
 }
 
 /// A turn in progress: snapshotted before its first side effect, not yet ended.

@@ -2,13 +2,14 @@
 //! journal, applies the plan through a [`TreeWriter`], and can finish or roll back a plan whose
 //! process died half-way.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
+use crate::attrib::Cause;
 use crate::cache::{MODE_EXEC, MODE_LINK, MODE_TREE};
 use crate::error::{Result, VcsError};
 use crate::fsops::{temp_path, TreeWriter};
@@ -25,8 +26,8 @@ pub struct RestoreOptions {
     pub paths: Vec<String>,
     /// Report what would happen without changing anything.
     pub dry_run: bool,
-    /// Also overwrite paths changed outside the agent's turns (they stay in the pre-restore
-    /// snapshot, so this too is undoable).
+    /// Also overwrite paths changed outside the agent's turns and uncertain ones (they stay
+    /// in the pre-restore snapshot, so this too is undoable); never another session's.
     pub force: bool,
 }
 
@@ -137,7 +138,7 @@ pub(crate) fn plan(
     root: &Path,
     pre: Oid,
     target: Oid,
-    user_changed: &HashSet<Vec<u8>>,
+    user_changed: &HashMap<Vec<u8>, Cause>,
     not_covered: &[Excluded],
     opts: &RestoreOptions,
 ) -> Result<(Vec<Action>, RestoreReport)> {
@@ -199,10 +200,13 @@ pub(crate) fn plan(
                 continue;
             }
         }
-        if !opts.force && user_changed.contains(&c.path) {
+        if let Some(cause) = user_changed
+            .get(&c.path)
+            .filter(|cause| !opts.force || !cause.forceable())
+        {
             report.conflicts.push(Conflict {
                 path: name,
-                reason: "changed outside the agent's turns since that checkpoint (use --force to overwrite; it stays recoverable)".into(),
+                reason: cause.reason(),
             });
             continue;
         }

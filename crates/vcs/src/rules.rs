@@ -151,7 +151,7 @@ impl Rules {
         let Some(name) = rel.file_name() else {
             return false;
         };
-        if name == ".git" {
+        if name == ".git" || (!is_dir && is_cairn_temp(name.as_bytes())) {
             return true;
         }
         if is_dir
@@ -214,6 +214,19 @@ impl Rules {
         self.dirs.insert(dir.to_path_buf(), m.clone());
         m
     }
+}
+
+/// Whether a file name is one of Cairn's own temp files: `.NAME.cairn-tmp-PID-N` (the file
+/// tools' atomic writes) or `.NAME.cairn-restore` (a restore's). Never part of a checkpoint.
+pub(crate) fn is_cairn_temp(name: &[u8]) -> bool {
+    if !name.starts_with(b".") {
+        return false;
+    }
+    if name.ends_with(b".cairn-restore") {
+        return true;
+    }
+    let marker = b".cairn-tmp-";
+    name.windows(marker.len()).any(|w| w == marker)
 }
 
 /// Adds the patterns `.gitattributes` in `dir` marks `filter=lfs` (large files kept out).

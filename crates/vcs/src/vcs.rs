@@ -2,7 +2,6 @@
 //! with diff and restore. All state lives under the state dir; the workspace's `.git` is
 //! never written.
 
-use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,15 +9,17 @@ use std::sync::Arc;
 use git2::{Oid, Signature, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::attrib::{Cause, Foreign};
 use crate::cache::MODE_TREE;
 use crate::config::VcsConfig;
 use crate::error::{io, Result, VcsError};
 use crate::fsops::{FsWriter, TreeWriter};
-use crate::log::{summarize, Pending, PendingFile, SessionLog, Step, TurnKind, TurnRecord};
+use crate::log::{PendingFile, SessionLog, TurnKind, TurnRecord};
 use crate::restore::{self, Journal, RestoreOptions, RestoreReport};
 use crate::snapshot::{Snapshotter, TreeSnapshot};
 use crate::store::{read_json, validate_session, write_json, write_json_with, Store};
 use crate::treediff;
+use crate::windows::{now_ms, Registry, WindowKind};
 
 const LAST_REF: &str = "refs/cairn/last";
 
@@ -26,7 +27,7 @@ fn session_ref(id: &str) -> String {
     format!("refs/cairn/sessions/{id}")
 }
 
-fn now() -> String {
+pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
@@ -53,10 +54,13 @@ pub struct PendingRestore {
 
 /// A workspace's checkpoint store, opened for snapshots, queries and restores.
 pub struct Vcs {
-    store: Store,
-    snap: Snapshotter,
+    pub(crate) store: Store,
+    pub(crate) snap: Snapshotter,
     writer: Arc<dyn TreeWriter>,
     config: VcsConfig,
+    pub(crate) windows: Registry,
+    /// This process's open command windows (touched while they run).
+    pub(crate) open_windows: Vec<String>,
 }
 
 impl Vcs {
@@ -86,6 +90,8 @@ impl Vcs {
             config.clone(),
         )?;
         Ok(Vcs {
+            windows: Registry::new(store.root()),
+            open_windows: Vec::new(),
             store,
             snap,
             writer: Arc::new(FsWriter),
@@ -121,7 +127,7 @@ impl Vcs {
         self.snap.flush()
     }
 
-    fn snap_tree(&mut self) -> Result<TreeSnapshot> {
+    pub(crate) fn snap_tree(&mut self) -> Result<TreeSnapshot> {
         let prev = self
             .store
             .repo
@@ -132,7 +138,7 @@ impl Vcs {
         self.snap.snapshot(&self.store.repo, prev)
     }
 
-    fn commit(&mut self, log: &mut SessionLog, tree: Oid, message: &str) -> Result<Oid> {
+    pub(crate) fn commit(&mut self, log: &mut SessionLog, tree: Oid, message: &str) -> Result<Oid> {
         let repo = &self.store.repo;
         let parent = log
             .head
@@ -158,7 +164,7 @@ impl Vcs {
         Ok(id)
     }
 
-    fn load_log(&self, session: &str) -> Result<SessionLog> {
+    pub(crate) fn load_log(&self, session: &str) -> Result<SessionLog> {
         let path = self.store.session_path(session)?;
         let mut log = read_json(&path)?.unwrap_or_else(|| SessionLog {
             session_id: session.to_string(),
@@ -177,7 +183,7 @@ impl Vcs {
     }
 
     /// Saves the whole log durably and drops the in-progress marker.
-    fn save_log(&self, log: &mut SessionLog) -> Result<()> {
+    pub(crate) fn save_log(&self, log: &mut SessionLog) -> Result<()> {
         log.updated_at = now();
         write_json(&self.store.session_path(&log.session_id)?, log)?;
         let pending = self.store.pending_path(&log.session_id)?;
@@ -190,7 +196,7 @@ impl Vcs {
     }
 
     /// Saves only the in-progress turn and chain head (fast: no fsync).
-    fn save_pending(&self, log: &SessionLog) -> Result<()> {
+    pub(crate) fn save_pending(&self, log: &SessionLog) -> Result<()> {
         let file = PendingFile {
             turns: log.turns.len(),
             pending: log.pending.clone(),
@@ -199,133 +205,12 @@ impl Vcs {
         write_json_with(&self.store.pending_path(&log.session_id)?, &file, false)
     }
 
-    fn tree_of(&self, commit: &str) -> Result<Oid> {
+    pub(crate) fn tree_of(&self, commit: &str) -> Result<Oid> {
         Ok(self
             .store
             .repo
             .find_commit(Oid::from_str(commit)?)?
             .tree_id())
-    }
-
-    /// Snapshots before a side-effecting tool call of `session_turn` (the first one of a turn
-    /// becomes the turn's "before" state).
-    pub fn begin_step(
-        &mut self,
-        session: &str,
-        session_turn: u32,
-        tool: &str,
-        call_id: &str,
-    ) -> Result<()> {
-        validate_session(session)?;
-        let started = std::time::Instant::now();
-        let _lock = self.store.lock()?;
-        let mut log = self.load_log(session)?;
-        if log
-            .pending
-            .as_ref()
-            .is_some_and(|p| p.session_turn != session_turn)
-        {
-            self.close_pending(&mut log, "(interrupted turn)", true)?;
-            self.save_log(&mut log)?;
-        }
-        let loaded_us = started.elapsed().as_micros() as u64;
-        let ts = self.snap_tree()?;
-        let snap_us = started.elapsed().as_micros() as u64;
-        let msg = format!("cairn: before {tool} ({call_id}) in turn {session_turn}");
-        let c = self.commit(&mut log, ts.tree, &msg)?.to_string();
-        tracing::debug!(
-            loaded_us,
-            snap_us,
-            commit_us = started.elapsed().as_micros() as u64,
-            full = ts.full_walk,
-            hashed = ts.hashed,
-            "snapshot before a side effect"
-        );
-        match &mut log.pending {
-            Some(p) => p.steps.push(Step {
-                tool: tool.to_string(),
-                call_id: call_id.to_string(),
-                commit: c,
-            }),
-            None => {
-                log.pending = Some(Pending {
-                    session_turn,
-                    before: c,
-                    steps: Vec::new(),
-                    excluded_before: ts.excluded,
-                })
-            }
-        }
-        self.save_pending(&log)
-    }
-
-    /// Ends a turn: snapshots and records a change-turn if files changed since its first
-    /// side effect. Turns without side effects record nothing.
-    pub fn end_turn(
-        &mut self,
-        session: &str,
-        session_turn: u32,
-        input: &str,
-    ) -> Result<Option<TurnRecord>> {
-        validate_session(session)?;
-        let _lock = self.store.lock()?;
-        let mut log = self.load_log(session)?;
-        let Some(p) = &log.pending else {
-            return Ok(None);
-        };
-        let crashed = p.session_turn != session_turn;
-        let summary = if crashed {
-            "(interrupted turn)".to_string()
-        } else {
-            summarize(input)
-        };
-        let rec = self.close_pending(&mut log, &summary, crashed)?;
-        self.save_log(&mut log)?;
-        self.snap.flush()?;
-        Ok(rec)
-    }
-
-    /// Records the pending turn. A turn its process never ended (`crashed`: killed) ends at
-    /// its last snapshot, taken before its last side effect: what changed after that (that
-    /// effect, and whatever the user did since) counts as changed outside the agent's turns,
-    /// so a restore keeps it rather than overwriting the user's work.
-    fn close_pending(
-        &mut self,
-        log: &mut SessionLog,
-        summary: &str,
-        crashed: bool,
-    ) -> Result<Option<TurnRecord>> {
-        let Some(p) = log.pending.take() else {
-            return Ok(None);
-        };
-        let (after, after_tree, excluded) = if crashed {
-            let last = p.steps.last().map_or(&p.before, |s| &s.commit);
-            let commit = Oid::from_str(last)?;
-            (commit, self.tree_of(last)?, p.excluded_before.clone())
-        } else {
-            let ts = self.snap_tree()?;
-            let msg = format!("cairn: end of turn {}", p.session_turn);
-            (self.commit(log, ts.tree, &msg)?, ts.tree, ts.excluded)
-        };
-        let before_tree = self.tree_of(&p.before)?;
-        let changes = treediff::diff(&self.store.repo, Some(before_tree), Some(after_tree))?;
-        if changes.is_empty() {
-            return Ok(None);
-        }
-        let rec = TurnRecord {
-            turn: log.turns.len() as u32 + 1,
-            session_turn: p.session_turn,
-            files: changes.iter().map(change_name).collect(),
-            summary: summary.to_string(),
-            at: now(),
-            before: p.before,
-            after: after.to_string(),
-            kind: TurnKind::Agent,
-            excluded,
-            excluded_before: p.excluded_before,
-        };
-        log.turns.push(rec.clone());
-        Ok(Some(rec))
     }
 
     /// The session's change-turns, oldest first.
@@ -364,11 +249,24 @@ impl Vcs {
             });
         }
         let t = &log.turns[n as usize - 1];
+        // An attributed turn shows only its own files.
+        let own: Vec<String> = match t.span {
+            Some(_) if t.kind == TurnKind::Agent => {
+                if t.files.is_empty() {
+                    return Ok(String::new());
+                }
+                t.files
+                    .iter()
+                    .map(|f| f.trim_end_matches('/').to_string())
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         crate::diff::unified(
             &self.store.repo,
             self.tree_of(&t.before)?,
             self.tree_of(&t.after)?,
-            &[],
+            &own,
         )
     }
 
@@ -399,35 +297,6 @@ impl Vcs {
             .collect())
     }
 
-    /// Paths changed outside the agent's turns after checkpoint `to` (up to `pre`).
-    fn user_changed(&self, log: &SessionLog, to: u32, pre: Oid) -> Result<HashSet<Vec<u8>>> {
-        let mut out = HashSet::new();
-        let count = log.turns.len() as u32;
-        for k in to..=count {
-            let a = self.checkpoint_tree(log, k)?;
-            let b = if k < count {
-                self.tree_of(&log.turns[k as usize].before)?
-            } else {
-                pre
-            };
-            for c in treediff::diff(&self.store.repo, Some(a), Some(b))? {
-                out.insert(c.path);
-            }
-            // The user's own change-turns after the target are theirs too.
-            if let Some(t) = log
-                .turns
-                .get(k as usize)
-                .filter(|t| t.kind == TurnKind::User)
-            {
-                let (x, y) = (self.tree_of(&t.before)?, self.tree_of(&t.after)?);
-                for c in treediff::diff(&self.store.repo, Some(x), Some(y))? {
-                    out.insert(c.path);
-                }
-            }
-        }
-        Ok(out)
-    }
-
     /// Restores the workspace (or `opts.paths`) to checkpoint `opts.to_turn`. The current
     /// state is snapshotted first and the restore is recorded as a change-turn, so it can be
     /// undone by restoring to the turn before it. `session_turn` is recorded with it.
@@ -439,6 +308,7 @@ impl Vcs {
     ) -> Result<RestoreReport> {
         validate_session(session)?;
         let _lock = self.store.lock()?;
+        let restore_started = now_ms();
         self.check_no_journal()?;
         let mut log = self.load_log(session)?;
         let target = self.checkpoint_tree(&log, opts.to_turn)?;
@@ -448,7 +318,15 @@ impl Vcs {
             ts.tree,
             &format!("cairn: before restore to turn {}", opts.to_turn),
         )?;
-        let user = self.user_changed(&log, opts.to_turn, ts.tree)?;
+        let windows = self.windows.load()?;
+        let user = crate::attrib::foreign_since(
+            &self.store.repo,
+            &log,
+            opts.to_turn,
+            ts.tree,
+            &windows,
+            now_ms(),
+        )?;
         let root = self.store.workspace().to_path_buf();
         let not_covered = checkpoint_excluded(&log, opts.to_turn);
         let (actions, mut report) = restore::plan(
@@ -498,6 +376,10 @@ impl Vcs {
             source: Box::new(e),
         })?;
         report.turn = self.finish_restore(&mut log, &journal, session_turn)?;
+        // What a restore wrote is its session's, for the other sessions' attribution.
+        let written: Vec<String> = journal.actions.iter().map(action_name).collect();
+        self.windows
+            .record(session, WindowKind::File, restore_started, &written)?;
         Ok(report)
     }
 
@@ -519,6 +401,28 @@ impl Vcs {
         if changes.is_empty() {
             return Ok(());
         }
+        // Whose they are, as far as the window registry knows (the user's by default).
+        let from = last.span.map(|s| s.1);
+        let windows = self.windows.load()?;
+        let others = changes
+            .iter()
+            .map(|c| {
+                let path = String::from_utf8_lossy(&c.path).into_owned();
+                let cause = from
+                    .and_then(|f| {
+                        crate::attrib::classify(
+                            &windows,
+                            &log.session_id,
+                            &path,
+                            f,
+                            now_ms(),
+                            false,
+                        )
+                    })
+                    .unwrap_or(Cause::Outside);
+                Foreign { path, cause }
+            })
+            .collect();
         let rec = TurnRecord {
             turn: log.turns.len() as u32 + 1,
             session_turn,
@@ -530,6 +434,8 @@ impl Vcs {
             kind: TurnKind::User,
             excluded: excluded.to_vec(),
             excluded_before: last.excluded.clone(),
+            others,
+            span: Some((from.unwrap_or_else(now_ms), now_ms())),
         };
         log.turns.push(rec);
         Ok(())
@@ -572,6 +478,9 @@ impl Vcs {
             kind: TurnKind::Restore,
             excluded: j.excluded.clone(),
             excluded_before: j.excluded.clone(),
+            others: Vec::new(),
+            // Its end bounds the gap after it (for attributing what changed there).
+            span: Some((now_ms(), now_ms())),
         });
         self.save_log(log)?;
         remove_journal(&self.store.journal_path())?;
@@ -681,7 +590,7 @@ fn remove_journal(path: &Path) -> Result<()> {
     }
 }
 
-fn change_name(c: &treediff::Change) -> String {
+pub(crate) fn change_name(c: &treediff::Change) -> String {
     let dir = c.new.or(c.old).is_some_and(|(_, m)| m == MODE_TREE);
     let mut s = String::from_utf8_lossy(&c.path).into_owned();
     if dir {

@@ -2,13 +2,15 @@
 //! Snapshot, turn records, diff and restore across the kinds of work trees users have. After
 //! every scenario the user's `.git` is byte-for-byte what it was.
 
+#[path = "checkpoints/attribution.rs"]
+mod attribution;
 mod common;
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
-use cairn_vcs::{RestoreOptions, TurnKind, VcsError};
+use cairn_vcs::{RestoreOptions, StepKind, TurnKind, VcsError};
 use common::*;
 
 const S: &str = "session-1";
@@ -384,9 +386,12 @@ fn an_interrupted_turn_is_recorded_when_the_next_one_starts() {
     let st = tempfile::tempdir().unwrap();
     {
         let mut vcs = open(st.path(), ws.path(), false);
-        vcs.begin_step(S, 1, "write_file", "c1").unwrap();
+        vcs.begin_step(S, 1, "write_file", "c1", StepKind::File)
+            .unwrap();
         write(ws.path(), "done.txt", "written by a finished step\n");
-        vcs.begin_step(S, 1, "run_shell", "c2").unwrap();
+        vcs.end_step(S, 1, "c1", &["done.txt".to_string()]).unwrap();
+        vcs.begin_step(S, 1, "run_shell", "c2", StepKind::Command)
+            .unwrap();
         write(ws.path(), "half.txt", "written before the crash\n");
         // The process dies here: no end_turn.
     }

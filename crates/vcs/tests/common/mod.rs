@@ -168,8 +168,14 @@ pub fn turn(
     input: &str,
     act: impl FnOnce(),
 ) -> Option<cairn_vcs::TurnRecord> {
-    vcs.begin_step(session, n, "run_shell", &format!("call-{n}"))
-        .unwrap();
+    vcs.begin_step(
+        session,
+        n,
+        "run_shell",
+        &format!("call-{n}"),
+        cairn_vcs::StepKind::Command,
+    )
+    .unwrap();
     act();
     vcs.end_turn(session, n, input).unwrap()
 }
