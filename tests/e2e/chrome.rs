@@ -59,6 +59,14 @@ async fn titles_close_window_quit_and_reopening_the_last_conversation() {
         wait_window("^chromey — Cairn$").await;
         send(&c, "Please remember this conversation").await;
         wait_turns(&c, "completed", 1).await;
+        // The key came from the environment, yet the running app's environment block holds
+        // none (it restarted itself without it: WebKit starts a thread before `main`).
+        let pid = app_pid(&state_dir).expect("the running app");
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&environ).contains(KEY),
+            "the API key is in /proc/{pid}/environ"
+        );
 
         // A second window, closed from the keyboard (File → Close Window).
         let main = c.window().await.unwrap();
@@ -101,6 +109,11 @@ async fn titles_close_window_quit_and_reopening_the_last_conversation() {
     if !ran {
         return;
     }
+    assert_eq!(
+        server.requests()[0].api_key(),
+        Some(KEY),
+        "the sealed key was used"
+    );
     let logs: String = std::fs::read_dir(state.path().join("logs"))
         .unwrap()
         .flatten()

@@ -70,6 +70,46 @@ enum OcrBackend {
     None,
 }
 
+/// `rel` resolved (links followed) to a file inside the workspace or a folder granted to the
+/// session, and not kept from reading by a deny rule: the OCR server reads only what the
+/// file tools could.
+fn inside_readable(ctx: &ToolContext, rel: &str) -> Result<PathBuf, ToolError> {
+    let joined = ctx.workspace.join(rel);
+    let path = match joined.canonicalize() {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::NotFound(joined.display().to_string()))
+        }
+        Err(e) => return Err(ToolError::Failed(format!("{}: {e}", joined.display()))),
+    };
+    let workspace = ctx
+        .workspace
+        .canonicalize()
+        .unwrap_or_else(|_| ctx.workspace.clone());
+    let granted = ctx
+        .host
+        .granted_directories()
+        .into_iter()
+        .filter_map(|(d, _)| Path::new(&d).canonicalize().ok());
+    let inside = path.starts_with(&workspace) || granted.into_iter().any(|d| path.starts_with(d));
+    if !inside {
+        return Err(ToolError::OutsideWorkspace(format!(
+            "{rel} is outside the workspace (it resolves to {}); OCR reads only workspace files",
+            path.display()
+        )));
+    }
+    if let Some(rule) = ctx.host.read_denials().denied(&path) {
+        return Err(ToolError::Failed(format!(
+            "{rel} is kept from reading by the rule `{}`",
+            rule.text
+        )));
+    }
+    if !path.is_file() {
+        return Err(ToolError::NotFound(path.display().to_string()));
+    }
+    Ok(path)
+}
+
 /// OCR (`recognize {path, lang?}`) through `tesseract` when it is installed, else through a
 /// multimodal model, else disabled with the reason.
 pub struct Ocr {
@@ -160,10 +200,7 @@ impl BuiltinServer for Ocr {
             .and_then(|v| v.as_str())
             .filter(|s| !s.trim().is_empty())
             .ok_or_else(|| ToolError::InvalidArguments("`path` (string) is required".into()))?;
-        let path = ctx.workspace.join(rel);
-        if !path.is_file() {
-            return Err(ToolError::NotFound(path.display().to_string()));
-        }
+        let path = inside_readable(ctx, rel)?;
         let lang = arguments
             .get("lang")
             .and_then(|v| v.as_str())

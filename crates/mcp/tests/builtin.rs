@@ -85,7 +85,36 @@ echo "HOME=[$HOME] KEYS=[$(env | grep -c API_KEY)] PATH=[$PATH]"
     assert!(matches!(missing, ToolError::NotFound(_)), "{missing:?}");
     let bad = h.call("mcp__ocr__recognize", json!({})).await.unwrap_err();
     assert!(matches!(bad, ToolError::InvalidArguments(_)), "{bad:?}");
+    // Nothing outside the workspace: an absolute path, `..`, or a link pointing out.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.png"), b"outside").unwrap();
+    std::os::unix::fs::symlink(outside.path(), h.dir.path().join("out")).unwrap();
+    let up = pathdiff_up(h.dir.path(), &outside.path().join("secret.png"));
+    for path in [
+        outside.path().join("secret.png").display().to_string(),
+        up,
+        "out/secret.png".to_string(),
+    ] {
+        let err = h
+            .call("mcp__ocr__recognize", json!({"path": path}))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ToolError::OutsideWorkspace(_)),
+            "{path}: {err:?}"
+        );
+    }
     h.manager.close_all().await;
+}
+
+/// A `../../…` path from `dir` to `target`.
+fn pathdiff_up(dir: &std::path::Path, target: &std::path::Path) -> String {
+    let depth = dir.components().count() - 1;
+    format!(
+        "{}{}",
+        "../".repeat(depth),
+        target.display().to_string().trim_start_matches('/')
+    )
 }
 
 #[test]

@@ -71,6 +71,9 @@ impl Store {
         let root = store_dir(state_dir, workspace);
         fs::create_dir_all(root.join("sessions"))
             .map_err(io(format!("creating {}", root.display())))?;
+        // Sessions starting at once in one workspace would race to create the shadow
+        // repository (git's `config.lock`): the store's lock makes its creation one step.
+        let _creating = lock_file(&root.join("lock"))?;
         let repo_dir = root.join("repo");
         let repo = if repo_dir.join("HEAD").exists() {
             Repository::open_bare(&repo_dir)?
@@ -140,17 +143,21 @@ impl Store {
 
     /// Takes the store's exclusive lock (blocks while another process holds it).
     pub fn lock(&self) -> Result<StoreLock> {
-        let path = self.root.join("lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io(format!("opening {}", path.display())))?;
-        file.lock()
-            .map_err(io(format!("locking {}", path.display())))?;
-        Ok(StoreLock { file })
+        lock_file(&self.root.join("lock"))
     }
+}
+
+/// Opens (creating) and exclusively locks `path`, waiting for other holders.
+fn lock_file(path: &Path) -> Result<StoreLock> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io(format!("opening {}", path.display())))?;
+    file.lock()
+        .map_err(io(format!("locking {}", path.display())))?;
+    Ok(StoreLock { file })
 }
 
 /// Session ids name files: letters, digits, `-` and `_` only.

@@ -10,6 +10,7 @@
 //! path; hiding the agent socket is the sandbox's job), `*_KEY_ID` and `*_CREDENTIALS`
 //! (identifiers and file paths).
 
+mod handover;
 mod seal;
 
 use std::sync::OnceLock;
@@ -28,6 +29,8 @@ pub const KNOWN_SECRET_ENV: &[&str] = &[
     "CAIRN_SEARCH_API_KEY",
     "BRAVE_API_KEY",
     "TAVILY_API_KEY",
+    // The nonce of a secret hand-over (see `handover`): never passed on to commands.
+    "CAIRN_SEALED_STDIN",
 ];
 
 /// Whole names that are secrets.

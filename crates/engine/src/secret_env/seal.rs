@@ -22,26 +22,54 @@ pub struct SealReport {
     pub problems: Vec<String>,
 }
 
+/// The names of this process's threads (one entry per thread).
+fn thread_names() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .map(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .map(|c| c.trim().to_string())
+                .unwrap_or_else(|_| "?".into())
+        })
+        .collect()
+}
+
 /// Seals the secret variables away. Call it first thing in `main`, before any thread starts
 /// (it refuses to touch the environment when the process already has several threads).
 pub fn seal_process() -> SealReport {
     let mut report = SealReport::default();
-    let threads = std::fs::read_dir("/proc/self/task").map(|d| d.count());
-    if threads.as_ref().is_ok_and(|n| *n > 1) {
-        report
-            .problems
-            .push("the process already runs several threads; environment left as it is".into());
+    // Restarted by a process that had several threads: the secrets come on stdin, and the
+    // environment already lacks them.
+    if let Some(found) = super::handover::take_handed_over() {
+        report.sealed = found.iter().map(|(k, _)| k.clone()).collect();
+        report.wiped = true;
+        if SEALED.set(found).is_err() {
+            report
+                .problems
+                .push("the environment was already sealed".into());
+        }
         report.non_dumpable = non_dumpable(&mut report.problems);
         return report;
     }
-    let mut found = Vec::new();
-    for (k, v) in std::env::vars_os() {
-        if let (Some(k), Some(v)) = (k.to_str(), v.to_str()) {
-            if is_secret_name(k) && !v.is_empty() {
-                found.push((k.to_string(), v.to_string()));
-            }
+    let threads = thread_names();
+    if threads.len() > 1 {
+        let secrets = secrets_in_env();
+        if !secrets.is_empty() {
+            // Editing the environment under other threads is unsound: start again without
+            // the secrets instead (returns only when that failed).
+            let err = super::handover::restart_without(&secrets);
+            report.problems.push(format!(
+                "the process already runs several threads ({}) and could not restart without \
+                 its secret variables ({err}); environment left as it is",
+                threads.join(", ")
+            ));
         }
+        report.non_dumpable = non_dumpable(&mut report.problems);
+        return report;
     }
+    let found = secrets_in_env();
     for (k, _) in &found {
         std::env::remove_var(k);
     }
@@ -59,6 +87,19 @@ pub fn seal_process() -> SealReport {
     }
     report.non_dumpable = non_dumpable(&mut report.problems);
     report
+}
+
+/// The secret variables set (non-empty) in the environment.
+fn secrets_in_env() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (k, v) in std::env::vars_os() {
+        if let (Some(k), Some(v)) = (k.to_str(), v.to_str()) {
+            if is_secret_name(k) && !v.is_empty() {
+                found.push((k.to_string(), v.to_string()));
+            }
+        }
+    }
+    found
 }
 
 fn non_dumpable(problems: &mut Vec<String>) -> bool {
