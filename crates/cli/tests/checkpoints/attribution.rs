@@ -141,12 +141,16 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
         ));
         at_request(server, 3).await;
     }
-    // 3. Commands that overlap: each waits until all of them have written.
+    // 3. Commands that overlap: each writes only once every one of them runs (all their
+    //    windows are open), and ends only once all of them have written.
     let others = N - EXCLUSIVE;
+    let started = tempfile::tempdir().unwrap();
     for i in EXCLUSIVE + 1..=N {
         let command = format!(
-            "printf 'session {i}\\n' > {} && touch {g}/{i} && until [ \"$(ls {g} | wc -l)\" -ge {others} ]; do sleep 0.02; done",
+            "touch {s}/{i} && until [ \"$(ls {s} | wc -l)\" -ge {others} ]; do sleep 0.02; done && \
+             printf 'session {i}\\n' > {} && touch {g}/{i} && until [ \"$(ls {g} | wc -l)\" -ge {others} ]; do sleep 0.02; done",
             shell(i),
+            s = started.path().display(),
             g = gate.path().display(),
         );
         servers[i - 1].push(Reply::tool_call(
