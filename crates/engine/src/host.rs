@@ -238,6 +238,27 @@ impl ToolHost {
         .await;
     }
 
+    /// A system helper program (`ffprobe`, `tesseract`) run on untrusted input: `argv`
+    /// wrapped as [`Self::wrap_command`] does, with none of Cairn's environment (only a
+    /// system `PATH` and a UTF-8 locale) and no stdin; keep the guard until it has ended.
+    pub fn helper_command(
+        &self,
+        argv: Vec<String>,
+    ) -> Result<(tokio::process::Command, crate::WrappedCommand), crate::ToolError> {
+        let wrapped = self.wrap_command(argv);
+        let Some((first, rest)) = wrapped.argv.split_first() else {
+            return Err(crate::ToolError::Failed("empty helper command line".into()));
+        };
+        let mut cmd = tokio::process::Command::new(first);
+        cmd.args(rest)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("LC_ALL", "C.UTF-8")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        Ok((cmd, wrapped))
+    }
+
     /// The argv that runs `argv` for this session: inside the OS sandbox when one is set
     /// (granted writable folders included), unchanged otherwise; keep the returned guard
     /// until the process has ended.

@@ -235,17 +235,7 @@ async fn tesseract(
     if let Some(lang) = lang {
         argv.extend(["-l".to_string(), lang.to_string()]);
     }
-    let wrapped = ctx.host.wrap_command(argv);
-    let Some((first, rest)) = wrapped.argv.split_first() else {
-        return Err(ToolError::Failed("empty tesseract command line".into()));
-    };
-    let mut cmd = tokio::process::Command::new(first);
-    cmd.args(rest)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("LC_ALL", "C.UTF-8")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
+    let (mut cmd, wrapped) = ctx.host.helper_command(argv)?;
     if let Some(data) = std::env::var_os("TESSDATA_PREFIX") {
         cmd.env("TESSDATA_PREFIX", data);
     }

@@ -117,7 +117,7 @@ fn word(node: Node<'_>, src: &[u8]) -> Word {
     };
     match node.kind() {
         "word" | "number" => {
-            if text.contains(['*', '?', '[', '$', '`']) || brace_or_tilde(text) {
+            if text.contains(['*', '?', '[', '$', '`']) || crate::shell::braces_or_tilde(text) {
                 dynamic()
             } else {
                 Word::lit(unescape_bare(text))
@@ -141,7 +141,7 @@ fn word(node: Node<'_>, src: &[u8]) -> Word {
             None => dynamic(),
         },
         "concatenation" => {
-            if brace_or_tilde(text) {
+            if crate::shell::braces_or_tilde(text) {
                 return dynamic();
             }
             let mut s = String::new();
@@ -164,22 +164,6 @@ fn strip(text: &str, pre: &str, post: &str) -> String {
         .and_then(|t| t.strip_suffix(post))
         .unwrap_or(text)
         .to_string()
-}
-
-/// Whether bash expands a tilde or braces in an unquoted word.
-fn brace_or_tilde(text: &str) -> bool {
-    let b = text.as_bytes();
-    let tilde = b
-        .iter()
-        .enumerate()
-        .any(|(i, c)| *c == b'~' && (i == 0 || matches!(b[i - 1], b'=' | b':')));
-    let brace = text.match_indices('{').any(|(at, _)| {
-        text[at + 1..].find('}').is_some_and(|end| {
-            let inside = &text[at + 1..at + 1 + end];
-            inside.contains(',') || inside.contains("..") || inside.contains('{')
-        })
-    });
-    tilde || brace
 }
 
 /// An unquoted word's backslashes: `\x` is `x`, a backslash-newline disappears.

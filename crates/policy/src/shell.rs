@@ -115,7 +115,7 @@ fn expands(text: &str) -> bool {
 }
 
 /// Whether `text` has a tilde bash expands or a brace expansion (see [`expands`]).
-fn braces_or_tilde(text: &str) -> bool {
+pub(crate) fn braces_or_tilde(text: &str) -> bool {
     let b = text.as_bytes();
     let tilde = b
         .iter()

@@ -65,17 +65,7 @@ async fn run_ffprobe(
         .map(String::from),
     );
     argv.push(path.display().to_string());
-    let wrapped = ctx.host.wrap_command(argv);
-    let Some((first, rest)) = wrapped.argv.split_first() else {
-        return Err(ToolError::Failed("empty ffprobe command line".into()));
-    };
-    let mut cmd = tokio::process::Command::new(first);
-    cmd.args(rest)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("LC_ALL", "C.UTF-8")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
+    let (mut cmd, wrapped) = ctx.host.helper_command(argv)?;
     let _guard = wrapped.guard;
     let out = tokio::select! {
         r = tokio::time::timeout(FFPROBE_TIMEOUT, cmd.output()) => match r {
