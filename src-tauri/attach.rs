@@ -10,7 +10,9 @@ use cairn_engine::attachments::{
     TurnAttachments, MAX_ATTACHMENTS,
 };
 
-use crate::runtime::{SessionRuntime, TurnInput};
+use cairn_runtime::host::TurnInput;
+
+use crate::runtime::SessionRuntime;
 use crate::types::ImageUpload;
 
 /// The file extension stored images get for their type.

@@ -7,14 +7,12 @@
 //! keyring ([`keys`]). Closing a window interrupts its turn, denies what is pending and
 //! saves its session.
 
-pub mod approver;
 pub mod attach;
 pub mod bench;
 pub mod commands;
 pub mod dialogs;
 pub mod egl;
 pub mod files;
-pub mod forward;
 pub mod keys;
 pub mod llm;
 pub mod logging;
@@ -127,9 +125,12 @@ pub fn close_window_session(
 ) -> Option<tauri::async_runtime::JoinHandle<()>> {
     let session = state.take_slot(label)?.session?;
     session.pending().close();
-    session.session().interrupt();
+    session.interrupt();
+    let host = state.host.clone();
     Some(tauri::async_runtime::spawn(async move {
-        session.shutdown().await
+        if let Err(e) = host.close(&session.id()).await {
+            tracing::warn!(error = %e, "could not save the session on close");
+        }
     }))
 }
 
@@ -239,13 +240,8 @@ pub fn run() {
     app.run(move |handle, event| {
         if let tauri::RunEvent::Exit = event {
             // Save every session still open (their turns are interrupted first).
-            let state = handle.state::<AppState>();
-            let sessions = state.open_sessions();
-            tauri::async_runtime::block_on(async move {
-                for (_, s) in sessions {
-                    s.shutdown().await;
-                }
-            });
+            let host = handle.state::<AppState>().host.clone();
+            tauri::async_runtime::block_on(async move { host.shutdown().await });
             tracing::info!("Cairn desktop stopped");
             drop(log_guard.lock().unwrap_or_else(|e| e.into_inner()).take());
         }

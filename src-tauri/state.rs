@@ -77,6 +77,8 @@ pub struct AppState {
     pub keys: Arc<dyn KeyStore>,
     /// The user's terminals of every workspace (filed by workspace path).
     pub terminals: Arc<cairn_tools::TerminalManager>,
+    /// Every open session of every window.
+    pub host: Arc<cairn_runtime::host::Host>,
     settings_file: SettingsFile,
     settings: Mutex<Settings>,
     windows: Mutex<HashMap<String, WindowSlot>>,
@@ -97,6 +99,7 @@ impl AppState {
             dialogs,
             keys,
             terminals: Arc::new(cairn_tools::TerminalManager::new()),
+            host: Arc::new(cairn_runtime::host::Host::new()),
             settings_file,
             settings: Mutex::new(settings),
             windows: Mutex::new(HashMap::new()),

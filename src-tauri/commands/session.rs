@@ -19,15 +19,19 @@ fn open_runtime(
     session_id: Option<String>,
     choice: &ProviderChoice,
 ) -> Result<Arc<SessionRuntime>, String> {
-    SessionRuntime::open(OpenRequest {
-        state_dir: state.config.state_dir.clone(),
-        workspace: workspace.to_path_buf(),
-        session_id,
-        llm: state.llm_for(choice),
-        host: state.config.host,
-        dialogs: state.dialogs.clone(),
-        terminals: state.terminals.clone(),
-    })
+    crate::runtime::open(
+        &state.host,
+        OpenRequest {
+            state_dir: &state.config.state_dir,
+            workspace,
+            session_id,
+            llm: state.llm_for(choice),
+            host: state.config.host,
+            dialogs: state.dialogs.clone(),
+            terminals: state.terminals.clone(),
+        },
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Starts a new session in the window's workspace (closing the previous one).
@@ -46,7 +50,7 @@ pub async fn new_session<R: Runtime>(
     let runtime = tokio::task::block_in_place(|| open_runtime(&state, &workspace, None, &choice))?;
     state.with_slot(label, |slot| slot.session = Some(runtime.clone()));
     remember_session(&state, &workspace, &runtime.id());
-    runtime.view()
+    crate::runtime::view(&runtime).map_err(|e| e.to_string())
 }
 
 /// Remembers the session a workspace shows, to reopen it at the next start.
@@ -67,7 +71,9 @@ pub async fn open_session<R: Runtime>(
     let label = window.label();
     if let Some(current) = state.slot(label).session {
         if current.id() == id {
-            return current.view_with_pending().await;
+            return crate::runtime::view_with_pending(&current)
+                .await
+                .map_err(|e| e.to_string());
         }
     }
     if state
@@ -101,7 +107,9 @@ pub async fn open_session<R: Runtime>(
         slot.workspace = Some(workspace);
         slot.session = Some(runtime.clone());
     });
-    runtime.view_with_pending().await
+    crate::runtime::view_with_pending(&runtime)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// The live state of the window's session.
@@ -110,7 +118,7 @@ pub fn session_status<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
 ) -> Result<SessionStatus, String> {
-    Ok(current(&state, window.label())?.status())
+    Ok(crate::runtime::status(current(&state, window.label())?.as_ref()))
 }
 
 /// Renames a session (open or not).
@@ -128,7 +136,7 @@ pub fn rename_session(state: State<'_, AppState>, id: String, name: String) -> R
         .into_iter()
         .find(|(_, r)| r.id() == id)
     {
-        return r.rename(name);
+        return r.rename(name).map_err(|e| e.to_string());
     }
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
     let mut saved = store.load(&id).map_err(|e| e.to_string())?;

@@ -93,7 +93,7 @@ pub(crate) async fn settings_view(
         language: settings.language,
         providers,
         models: catalog_models(),
-        mcp: match session.and_then(|s| s.mcp_status()) {
+        mcp: match session.and_then(crate::runtime::mcp_status) {
             Some(live) => live,
             None => workspace
                 .map(crate::mcp::configured_servers)
@@ -114,7 +114,7 @@ fn refresh_sessions(state: &AppState) {
             reasoning: settings.reasoning.clone(),
             provider,
         };
-        runtime.set_llm(state.llm_for(&choice));
+        runtime.set_llm(crate::runtime::binding(state.llm_for(&choice)));
     }
 }
 
@@ -187,7 +187,7 @@ pub async fn save_settings<R: Runtime>(
     if let Some(runtime) = state.slot(&label).session {
         let choice = state.provider_choice();
         let llm = tokio::task::block_in_place(|| state.llm_for(&choice));
-        runtime.set_llm(llm);
+        runtime.set_llm(crate::runtime::binding(llm));
     }
     get_settings(window, state).await
 }

@@ -36,7 +36,10 @@ pub fn terminal_list<R: Runtime>(
     Ok(terminals::tabs(
         &state.terminals,
         &ws,
-        session.as_ref().map(|s| s.commands().as_ref()),
+        session
+            .as_ref()
+            .and_then(|s| s.commands())
+            .map(|c| c.as_ref()),
     ))
 }
 
@@ -83,7 +86,7 @@ pub fn terminal_attach<R: Runtime>(
         let session = super::current(&state, window.label())?;
         session
             .commands()
-            .attach(&id)
+            .and_then(|c| c.attach(&id))
             .ok_or_else(|| format!("no command session `{id}`"))?
     } else {
         let project = project_id(&workspace(&state, window.label())?);
@@ -113,7 +116,10 @@ pub async fn terminal_write<R: Runtime>(
 ) -> Result<(), String> {
     if is_command_session(&id) {
         let session = super::current(&state, window.label())?;
-        return session.commands().write_input(&id, data.into_bytes()).await;
+        return match session.commands() {
+            Some(c) => c.write_input(&id, data.into_bytes()).await,
+            None => Err(format!("no command session `{id}`")),
+        };
     }
     let project = project_id(&workspace(&state, window.label())?);
     state

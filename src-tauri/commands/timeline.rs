@@ -23,7 +23,7 @@ pub async fn session_timeline<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
 ) -> Result<TimelineView, String> {
-    let src = current(&state, window.label())?.timeline_source();
+    let src = crate::runtime::timeline_source(current(&state, window.label())?.as_ref());
     blocking(move || timeline::timeline(&src)).await
 }
 
@@ -36,7 +36,7 @@ pub async fn checkpoint_diff<R: Runtime>(
     turn: u32,
     paths: Vec<String>,
 ) -> Result<String, String> {
-    let src = current(&state, window.label())?.timeline_source();
+    let src = crate::runtime::timeline_source(current(&state, window.label())?.as_ref());
     blocking(move || timeline::diff(&src, turn, &paths)).await
 }
 
@@ -52,7 +52,7 @@ pub async fn restore_checkpoint<R: Runtime>(
     if runtime.session().is_busy() {
         return Err("A turn is running: stop it or wait for it to end before restoring.".into());
     }
-    let src = runtime.timeline_source();
+    let src = crate::runtime::timeline_source(&runtime);
     let session_turn = runtime.saved().turns;
     let view = blocking(move || timeline::restore(&src, session_turn, &request)).await?;
     if let Some(turn) = view.turn {
@@ -101,7 +101,9 @@ pub async fn rewind_conversation<R: Runtime>(
         removed_turns: rewound.removed_turns,
         removed_messages: u32::try_from(rewound.removed.len()).unwrap_or(u32::MAX),
         archive,
-        session: runtime.view_with_pending().await?,
+        session: crate::runtime::view_with_pending(&runtime)
+            .await
+            .map_err(|e| e.to_string())?,
     })
 }
 

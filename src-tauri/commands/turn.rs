@@ -6,8 +6,7 @@ use tauri::ipc::Channel;
 use tauri::{Runtime, State, Window};
 
 use super::current;
-use crate::forward::ForwardEnd;
-use crate::runtime::TurnInput;
+use cairn_runtime::host::{ForwardEnd, TurnInput, BATCH_WINDOW};
 use crate::state::AppState;
 use crate::types::ImageUpload;
 
@@ -27,14 +26,10 @@ async fn run(
     on_event: Channel<Event>,
 ) -> Result<String, String> {
     let runtime = current(state, label)?;
-    if let Some(reason) = runtime.blocked() {
-        return Err(reason);
-    }
     let end = runtime
-        .run(input, |event| {
-            on_event.send(event).map_err(|e| e.to_string())
-        })
-        .await;
+        .run(input, BATCH_WINDOW, |event| on_event.send(event))
+        .await
+        .map_err(|e| e.to_string())?;
     if end == ForwardEnd::ChannelClosed {
         tracing::info!(
             window = label,
@@ -95,7 +90,7 @@ pub async fn resume_turn<R: Runtime>(
 /// killed, pending approvals of the turn are dropped (denied).
 #[tauri::command]
 pub fn interrupt<R: Runtime>(window: Window<R>, state: State<'_, AppState>) -> Result<(), String> {
-    current(&state, window.label())?.session().interrupt();
+    current(&state, window.label())?.interrupt();
     Ok(())
 }
 
@@ -111,9 +106,7 @@ pub fn queue_steering<R: Runtime>(
     if text.is_empty() {
         return Err("The message is empty.".into());
     }
-    let runtime = current(&state, window.label())?;
-    runtime.session().queue_steering(text);
-    Ok(runtime.session().pending_steering())
+    Ok(current(&state, window.label())?.queue_steering(text))
 }
 
 /// Withdraws a queued instruction; false when it was already injected.
@@ -123,7 +116,5 @@ pub fn remove_steering<R: Runtime>(
     state: State<'_, AppState>,
     text: String,
 ) -> Result<bool, String> {
-    Ok(current(&state, window.label())?
-        .session()
-        .remove_steering(&text))
+    Ok(current(&state, window.label())?.remove_steering(&text))
 }

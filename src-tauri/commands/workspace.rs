@@ -99,7 +99,11 @@ pub(crate) async fn close_session_of(state: &AppState, label: &str) -> Result<()
         if current.session().is_busy() {
             return Err("A turn is running: stop it first (Esc).".into());
         }
-        current.shutdown().await;
+        state
+            .host
+            .close(&current.id())
+            .await
+            .map_err(|e| e.to_string())?;
         state.with_slot(label, |slot| slot.session = None);
     }
     Ok(())

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use cairn_engine::{Approver, FixedApprover};
 use cairn_protocol::{ApprovalDecision, Event, Mode, TurnStatus};
-use cairn_runtime::{open_session, RunOptions, RuntimeError};
+use cairn_runtime::host::{Answerer, Host, OpenSession, SessionHandle, TurnInput};
+use cairn_runtime::RunOptions;
 use clap::{Args, ValueEnum};
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -152,14 +153,22 @@ enum Driven {
     Abort,
 }
 
-/// Renders `stream` to the end; Ctrl-C / SIGTERM interrupt the session's turn.
+/// Runs a turn from `input` and renders its events to the end; Ctrl-C / SIGTERM interrupt
+/// it.
 async fn drive(
-    session: &cairn_engine::Session,
-    mut stream: cairn_engine::EventStream,
+    session: &SessionHandle,
+    input: TurnInput,
     renderer: &mut Renderer,
     sigint: &mut tokio::signal::unix::Signal,
     sigterm: &mut tokio::signal::unix::Signal,
 ) -> Driven {
+    let mut stream = match session.start(input) {
+        Ok(s) => s,
+        Err(e) => {
+            errln!("error: {e}");
+            return Driven::Ended(None);
+        }
+    };
     let mut status = None;
     let mut interrupts = 0;
     loop {
@@ -240,9 +249,15 @@ pub async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let assembled = match open_session(opts, None, approver) {
-        Ok(a) => a,
-        Err(e @ RuntimeError::Config(_)) | Err(e @ RuntimeError::Store(_)) => {
+    let host = Host::new();
+    let handle = match host.open(OpenSession {
+        options: opts,
+        llm: None,
+        answerer: Answerer::Custom(approver),
+        terminals: None,
+    }) {
+        Ok(h) => h,
+        Err(e) => {
             errln!("error: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
@@ -257,21 +272,20 @@ pub async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let session = assembled.session.clone();
-    if let Some(note) = &assembled.notice {
+    if let Some(note) = handle.notice() {
         errln!("note: {note}");
     }
     // Always said when commands are not confined (on stderr, so `--json` stays clean).
     if !args.json
         || !matches!(
-            assembled.sandbox,
+            handle.assembled().sandbox,
             cairn_runtime::sandbox::SandboxState::On(_)
         )
     {
-        errln!("{}", assembled.sandbox.describe());
+        errln!("{}", handle.assembled().sandbox.describe());
     }
     let mut renderer = Renderer::new(args.json);
-    let pending = session.pending_calls().await.len();
+    let pending = handle.pending_calls().await;
     let mut status = None;
     if args.resume {
         if pending == 0 {
@@ -282,8 +296,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
             if !args.json {
                 errln!("resume: finishing {pending} open tool call(s)");
             }
-            let stream = session.resume();
-            match drive(&session, stream, &mut renderer, &mut sigint, &mut sigterm).await {
+            match drive(&handle, TurnInput::Resume, &mut renderer, &mut sigint, &mut sigterm).await {
                 Driven::Ended(s) => status = s,
                 Driven::Abort => return ExitCode::from(130),
             }
@@ -296,17 +309,17 @@ pub async fn run(args: RunArgs) -> ExitCode {
     }
     let go_on = status.is_none_or(|s| s == TurnStatus::Completed);
     if let (Some(prompt), true) = (args.prompt.clone(), go_on) {
-        let stream = if attachments.is_empty() {
-            session.run(prompt)
+        let input = if attachments.is_empty() {
+            TurnInput::Text(prompt)
         } else {
-            let stored = assembled
-                .store
-                .session_dir(&session.id())
+            let stored = handle
+                .store()
+                .session_dir(&handle.id())
                 .map_err(|e| e.to_string())
                 .and_then(|dir| crate::attach::store(&dir, attachments));
             match stored {
                 Ok(mut a) => {
-                    let model = session.model();
+                    let model = handle.session().model();
                     let held = cairn_runtime::tooling::hold_back_images(&model, &mut a);
                     if held > 0 {
                         errln!(
@@ -315,16 +328,16 @@ pub async fn run(args: RunArgs) -> ExitCode {
                              with its media tool)"
                         );
                     }
-                    session.run_with_attachments(prompt, a)
+                    TurnInput::Attached(prompt, Box::new(a))
                 }
                 Err(e) => {
                     errln!("error: {e}");
-                    assembled.close_mcp().await;
+                    handle.assembled().close_mcp().await;
                     return ExitCode::FAILURE;
                 }
             }
         };
-        match drive(&session, stream, &mut renderer, &mut sigint, &mut sigterm).await {
+        match drive(&handle, input, &mut renderer, &mut sigint, &mut sigterm).await {
             Driven::Ended(s) => status = s,
             Driven::Abort => return ExitCode::from(130),
         }
@@ -333,16 +346,16 @@ pub async fn run(args: RunArgs) -> ExitCode {
         status = Some(TurnStatus::Completed);
     }
     let _ = std::io::stdout().flush();
-    if let Err(e) = assembled.checkpoint().await {
+    if let Err(e) = handle.save().await {
         errln!("error: could not save the session: {e}");
         // A turn whose end could not be saved did not complete.
         if status == Some(TurnStatus::Completed) {
             status = Some(TurnStatus::Error);
         }
     }
-    assembled.close_mcp().await;
+    handle.assembled().close_mcp().await;
     if !args.json {
-        errln!("session: {}", assembled.session.id());
+        errln!("session: {}", handle.id());
     }
     ExitCode::from(match status {
         Some(TurnStatus::Completed) => 0,

@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod checkpoints;
+pub mod host;
 pub mod index;
 pub mod instructions;
 pub mod lock;

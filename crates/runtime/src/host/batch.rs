@@ -1,7 +1,7 @@
-//! Forwards a turn's events to the page, batching text deltas so a fast stream does not
-//! flood the webview: consecutive `assistant_delta`, `reasoning_delta` or `tool_output`
-//! events of one request are merged and sent at most once per batching window, and any
-//! other event flushes the batch first, so order is kept.
+//! Forwards a turn's events to a face, batching text deltas so a fast stream does not flood
+//! it: consecutive `assistant_delta`, `reasoning_delta` or `tool_output` events of one request
+//! are merged and sent at most once per batching window, and any other event flushes the batch
+//! first, so order is kept.
 
 use std::time::Duration;
 
@@ -56,7 +56,7 @@ fn is_batchable(e: &Event) -> bool {
 /// Forwards `stream` to `send` with deltas batched over `window`; `observe` sees every
 /// event as the engine produced it (before merging). Stops at `turn_end`, at the end of the
 /// stream, or when `send` fails.
-pub async fn forward<S, F, O>(
+pub async fn forward<S, F, O, E>(
     mut stream: S,
     window: Duration,
     mut send: F,
@@ -64,7 +64,7 @@ pub async fn forward<S, F, O>(
 ) -> ForwardEnd
 where
     S: Stream<Item = Event> + Unpin,
-    F: FnMut(Event) -> Result<(), String>,
+    F: FnMut(Event) -> Result<(), E>,
     O: FnMut(&Event),
 {
     let mut pending: Option<Event> = None;
@@ -179,7 +179,7 @@ mod tests {
             BATCH_WINDOW,
             |e| {
                 out.push(e);
-                Ok(())
+                Ok::<(), ()>(())
             },
             |_| seen += 1,
         )
@@ -215,7 +215,7 @@ mod tests {
                     if let Event::AssistantDelta(d) = &e {
                         sink.lock().unwrap().push(d.text.clone());
                     }
-                    Ok(())
+                    Ok::<(), ()>(())
                 },
                 |_| {},
             )
@@ -264,7 +264,7 @@ mod tests {
             BATCH_WINDOW,
             |_| {
                 sent += 1;
-                Ok(())
+                Ok::<(), ()>(())
             },
             |_| {},
         )

@@ -1,8 +1,8 @@
-//! The desktop approver: approvals go to a native dialog and to the in-chat card at once
-//! (the first answer wins); questions, plans and directory requests wait for the UI.
-//! Closing the window resolves everything still pending as denied.
+//! Requests a session's turn waits on (approvals, questions, plan reviews, directory grants)
+//! and the approver that parks them until a face answers through the session handle.
 
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -14,15 +14,53 @@ use cairn_protocol::{
 };
 use tokio::sync::oneshot;
 
-use crate::dialogs::{approval_prompt, NativeDialogs};
-use crate::types::ApprovalHost;
-
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Why everything pending was denied when a window closes.
-const CLOSED_REASON: &str = "the window was closed";
+/// Why everything pending was denied when a session closes.
+pub const CLOSED_REASON: &str = "the session was closed";
+
+/// Shows an approval somewhere besides the face's own request list (a native dialog).
+pub trait ApprovalPresenter: Send + Sync {
+    /// Shows `request`; `answer` gives the user's decision when they make one there. Returns
+    /// a token that [`ApprovalPresenter::dismiss`] takes when the request is answered
+    /// elsewhere or dropped.
+    fn present(
+        &self,
+        request: &ApprovalRequest,
+        workspace: &std::path::Path,
+        answer: Box<dyn FnOnce(ApprovalDecision) + Send>,
+    ) -> Option<String>;
+    /// Takes down what [`ApprovalPresenter::present`] showed.
+    fn dismiss(&self, token: &str);
+}
+
+/// Who answers a session's requests.
+#[derive(Clone)]
+pub enum Answerer {
+    /// Requests wait in the session's [`Pending`] table until a face answers them through
+    /// the handle; approvals are also shown by `presenter` (first answer wins), or answered
+    /// at once with `fixed` (test and benchmark hosts).
+    Pending {
+        /// Also shows approvals (the desktop's native dialog).
+        presenter: Option<Arc<dyn ApprovalPresenter>>,
+        /// Answers every approval with this decision instead of asking.
+        fixed: Option<ApprovalDecision>,
+    },
+    /// Another approver decides everything (the CLI's terminal prompt, `--approve`).
+    Custom(Arc<dyn Approver>),
+}
+
+impl Answerer {
+    /// Requests wait for the face, with no other presenter.
+    pub fn waiting() -> Answerer {
+        Answerer::Pending {
+            presenter: None,
+            fixed: None,
+        }
+    }
+}
 
 /// Requests waiting for the user, per session.
 #[derive(Default)]
@@ -113,58 +151,65 @@ fn pop_send<T>(queue: &Mutex<VecDeque<oneshot::Sender<T>>>, value: T) -> bool {
     false
 }
 
-/// Removes an approval when its future is dropped (interrupt) and closes its dialog.
+async fn wait<T>(
+    pending: &Pending,
+    queue: &Mutex<VecDeque<oneshot::Sender<T>>>,
+    closed: impl Fn() -> T,
+) -> T {
+    if pending.is_closed() {
+        return closed();
+    }
+    let (tx, rx) = oneshot::channel();
+    lock(queue).push_back(tx);
+    rx.await.unwrap_or_else(|_| closed())
+}
+
+/// Removes an approval when its future is dropped (interrupt) and takes its dialog down.
 struct ApprovalGuard<'a> {
-    approver: &'a DesktopApprover,
+    approver: &'a PendingApprover,
     req_id: String,
-    title: Option<String>,
+    token: Option<String>,
 }
 
 impl Drop for ApprovalGuard<'_> {
     fn drop(&mut self) {
         lock(&self.approver.pending.approvals).remove(&self.req_id);
-        if let Some(title) = &self.title {
-            self.approver.dialogs.dismiss(title);
+        if let (Some(token), Some(p)) = (&self.token, &self.approver.presenter) {
+            p.dismiss(token);
         }
     }
 }
 
-/// The desktop app's [`Approver`].
-pub struct DesktopApprover {
+/// The [`Approver`] of [`Answerer::Pending`]: parks every request in a [`Pending`] table.
+pub struct PendingApprover {
     pending: Arc<Pending>,
-    dialogs: Arc<dyn NativeDialogs>,
-    host: ApprovalHost,
-    /// Workspace folder name, shown in dialog titles.
-    workspace_name: String,
-    /// Workspace root, for diff previews.
-    workspace: std::path::PathBuf,
+    presenter: Option<Arc<dyn ApprovalPresenter>>,
+    fixed: Option<ApprovalDecision>,
+    workspace: PathBuf,
 }
 
-impl DesktopApprover {
-    /// An approver answering through `dialogs` and the UI, per `host`.
+impl PendingApprover {
+    /// An approver parking requests in `pending`, showing approvals with `presenter`.
     pub fn new(
         pending: Arc<Pending>,
-        dialogs: Arc<dyn NativeDialogs>,
-        host: ApprovalHost,
-        workspace: std::path::PathBuf,
+        presenter: Option<Arc<dyn ApprovalPresenter>>,
+        fixed: Option<ApprovalDecision>,
+        workspace: PathBuf,
     ) -> Self {
-        DesktopApprover {
+        PendingApprover {
             pending,
-            dialogs,
-            host,
-            workspace_name: crate::settings::folder_name(&workspace),
+            presenter,
+            fixed,
             workspace,
         }
     }
 }
 
 #[async_trait]
-impl Approver for DesktopApprover {
+impl Approver for PendingApprover {
     async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision {
-        match self.host {
-            ApprovalHost::Allow => return ApprovalDecision::Once,
-            ApprovalHost::Deny => return ApprovalDecision::Deny,
-            ApprovalHost::Native | ApprovalHost::Ui => {}
+        if let Some(d) = self.fixed {
+            return d;
         }
         if self.pending.is_closed() {
             return ApprovalDecision::Deny;
@@ -175,62 +220,47 @@ impl Approver for DesktopApprover {
         let mut guard = ApprovalGuard {
             approver: self,
             req_id: req_id.clone(),
-            title: None,
+            token: None,
         };
-        if self.host == ApprovalHost::Native {
-            let prompt = approval_prompt(&request, &self.workspace_name, &self.workspace);
-            guard.title = Some(prompt.title.clone());
+        if let Some(presenter) = &self.presenter {
             let pending = self.pending.clone();
-            self.dialogs.approval(
-                prompt,
+            guard.token = presenter.present(
+                &request,
+                &self.workspace,
                 Box::new(move |decision| {
                     pending.answer_approval(&req_id, decision);
                 }),
             );
         }
-        // A dropped sender (window closed mid-way) counts as a denial.
+        // A dropped sender (session closed mid-way) counts as a denial.
         let decision = rx.await.unwrap_or(ApprovalDecision::Deny);
         drop(guard);
         decision
     }
 
-    async fn ask_user(&self, question: AskUserQuestion) -> UserAnswer {
-        let _ = question;
-        let declined = || UserAnswer::Declined {
-            reason: CLOSED_REASON.into(),
-        };
-        if self.pending.is_closed() {
-            return declined();
-        }
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending.questions).push_back(tx);
-        rx.await.unwrap_or_else(|_| declined())
+    async fn ask_user(&self, _question: AskUserQuestion) -> UserAnswer {
+        wait(&self.pending, &self.pending.questions, || {
+            UserAnswer::Declined {
+                reason: CLOSED_REASON.into(),
+            }
+        })
+        .await
     }
 
-    async fn review_plan(&self, plan: String) -> PlanReview {
-        let _ = plan;
-        let rejected = || PlanReview::Rejected {
+    async fn review_plan(&self, _plan: String) -> PlanReview {
+        wait(&self.pending, &self.pending.plans, || PlanReview::Rejected {
             feedback: CLOSED_REASON.into(),
-        };
-        if self.pending.is_closed() {
-            return rejected();
-        }
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending.plans).push_back(tx);
-        rx.await.unwrap_or_else(|_| rejected())
+        })
+        .await
     }
 
-    async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
-        let _ = request;
-        let denied = || DirectoryGrant::Denied {
-            reason: CLOSED_REASON.into(),
-        };
-        if self.pending.is_closed() {
-            return denied();
-        }
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending.directories).push_back(tx);
-        rx.await.unwrap_or_else(|_| denied())
+    async fn grant_directory(&self, _request: DirectoryRequested) -> DirectoryGrant {
+        wait(&self.pending, &self.pending.directories, || {
+            DirectoryGrant::Denied {
+                reason: CLOSED_REASON.into(),
+            }
+        })
+        .await
     }
 }
 
@@ -238,7 +268,32 @@ impl Approver for DesktopApprover {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use crate::dialogs::testing::FakeDialogs;
+
+    /// Shows approvals by recording them; answers at once with `answer` when given.
+    #[derive(Default)]
+    struct FakePresenter {
+        answer: Option<ApprovalDecision>,
+        shown: Mutex<Vec<String>>,
+        dismissed: Mutex<Vec<String>>,
+    }
+
+    impl ApprovalPresenter for FakePresenter {
+        fn present(
+            &self,
+            request: &ApprovalRequest,
+            _workspace: &std::path::Path,
+            answer: Box<dyn FnOnce(ApprovalDecision) + Send>,
+        ) -> Option<String> {
+            lock(&self.shown).push(request.req_id.clone());
+            if let Some(d) = self.answer {
+                answer(d);
+            }
+            Some(request.req_id.clone())
+        }
+        fn dismiss(&self, token: &str) {
+            lock(&self.dismissed).push(token.to_string());
+        }
+    }
 
     fn request(id: &str) -> ApprovalRequest {
         ApprovalRequest {
@@ -248,44 +303,40 @@ mod tests {
             arguments: serde_json::json!({"command": "cargo test"}),
             reason: "run_shell runs a command: cargo test".into(),
             category: "shell".into(),
-            always_allow: Some(cairn_protocol::AlwaysAllow::Command {
-                program: "cargo".into(),
-            }),
+            always_allow: None,
         }
     }
 
-    fn approver(host: ApprovalHost, dialogs: Arc<FakeDialogs>) -> (Arc<Pending>, DesktopApprover) {
+    fn approver(
+        presenter: Option<Arc<FakePresenter>>,
+        fixed: Option<ApprovalDecision>,
+    ) -> (Arc<Pending>, PendingApprover) {
         let pending = Arc::new(Pending::new());
-        let a = DesktopApprover::new(pending.clone(), dialogs, host, "/w/proj".into());
+        let p = presenter.map(|p| p as Arc<dyn ApprovalPresenter>);
+        let a = PendingApprover::new(pending.clone(), p, fixed, "/w/proj".into());
         (pending, a)
     }
 
     #[tokio::test]
-    async fn the_native_dialog_answers_and_names_tool_command_and_reason() {
-        let dialogs = Arc::new(FakeDialogs::answering(Some(
-            ApprovalDecision::AlwaysCommand,
-        )));
-        let (pending, a) = approver(ApprovalHost::Native, dialogs.clone());
+    async fn the_presenter_answers_and_its_dialog_is_taken_down() {
+        let presenter = Arc::new(FakePresenter {
+            answer: Some(ApprovalDecision::AlwaysCommand),
+            ..Default::default()
+        });
+        let (pending, a) = approver(Some(presenter.clone()), None);
         assert_eq!(
             a.approve(request("c1")).await,
             ApprovalDecision::AlwaysCommand
         );
-        let shown = dialogs.shown();
-        assert_eq!(shown.len(), 1);
-        assert!(shown[0].title.contains("run_shell"), "{:?}", shown[0]);
-        assert!(shown[0].message.contains("cargo test"), "{:?}", shown[0]);
-        assert!(
-            shown[0].message.contains("runs a command"),
-            "{:?}",
-            shown[0]
-        );
+        assert_eq!(*lock(&presenter.shown), ["c1"]);
+        assert_eq!(*lock(&presenter.dismissed), ["c1"]);
         assert!(pending.pending_approvals().is_empty());
     }
 
     #[tokio::test]
-    async fn the_chat_card_answers_and_the_dialog_is_dismissed() {
-        let dialogs = Arc::new(FakeDialogs::answering(None));
-        let (pending, a) = approver(ApprovalHost::Native, dialogs.clone());
+    async fn the_face_answers_and_the_dialog_is_dismissed() {
+        let presenter = Arc::new(FakePresenter::default());
+        let (pending, a) = approver(Some(presenter.clone()), None);
         let p = pending.clone();
         let answer = tokio::spawn(async move {
             while p.pending_approvals().is_empty() {
@@ -297,13 +348,12 @@ mod tests {
         });
         assert_eq!(a.approve(request("c2")).await, ApprovalDecision::Once);
         answer.await.unwrap();
-        assert_eq!(dialogs.dismissed().len(), 1);
+        assert_eq!(*lock(&presenter.dismissed), ["c2"]);
     }
 
     #[tokio::test]
     async fn closing_denies_what_waits_and_what_comes_later() {
-        let dialogs = Arc::new(FakeDialogs::answering(None));
-        let (pending, a) = approver(ApprovalHost::Ui, dialogs.clone());
+        let (pending, a) = approver(None, None);
         let a = Arc::new(a);
         let (a1, a2) = (a.clone(), a.clone());
         let approval = tokio::spawn(async move { a1.approve(request("c3")).await });
@@ -331,37 +381,36 @@ mod tests {
             a.review_plan("p".into()).await,
             PlanReview::Rejected { .. }
         ));
-        assert!(dialogs.shown().is_empty(), "ui host shows no native dialog");
     }
 
     #[tokio::test]
     async fn an_interrupted_approval_leaves_nothing_pending() {
-        let dialogs = Arc::new(FakeDialogs::answering(None));
-        let (pending, a) = approver(ApprovalHost::Native, dialogs.clone());
-        let r = tokio::time::timeout(
-            std::time::Duration::from_millis(50),
-            a.approve(request("c5")),
-        )
-        .await;
-        assert!(r.is_err());
+        let presenter = Arc::new(FakePresenter::default());
+        let (pending, a) = approver(Some(presenter.clone()), None);
+        {
+            let fut = a.approve(request("c5"));
+            futures::pin_mut!(fut);
+            // Polled once (the request is parked), then dropped as an interrupt drops it.
+            assert!(futures::poll!(fut.as_mut()).is_pending());
+            assert_eq!(pending.pending_approvals(), ["c5"]);
+        }
         assert!(pending.pending_approvals().is_empty());
-        assert_eq!(dialogs.dismissed().len(), 1);
+        assert_eq!(*lock(&presenter.dismissed), ["c5"]);
     }
 
     #[tokio::test]
-    async fn fixed_hosts_never_wait() {
-        let dialogs = Arc::new(FakeDialogs::answering(None));
-        let (_, allow) = approver(ApprovalHost::Allow, dialogs.clone());
-        let (_, deny) = approver(ApprovalHost::Deny, dialogs.clone());
+    async fn fixed_answers_never_wait_nor_show() {
+        let presenter = Arc::new(FakePresenter::default());
+        let (_, allow) = approver(Some(presenter.clone()), Some(ApprovalDecision::Once));
+        let (_, deny) = approver(Some(presenter.clone()), Some(ApprovalDecision::Deny));
         assert_eq!(allow.approve(request("a")).await, ApprovalDecision::Once);
         assert_eq!(deny.approve(request("b")).await, ApprovalDecision::Deny);
-        assert!(dialogs.shown().is_empty());
+        assert!(lock(&presenter.shown).is_empty());
     }
 
     #[tokio::test]
     async fn questions_plans_and_directories_are_answered_in_order() {
-        let dialogs = Arc::new(FakeDialogs::answering(None));
-        let (pending, a) = approver(ApprovalHost::Native, dialogs);
+        let (pending, a) = approver(None, None);
         let a = Arc::new(a);
         let a1 = a.clone();
         let plan = tokio::spawn(async move { a1.review_plan("do it".into()).await });

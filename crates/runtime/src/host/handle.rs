@@ -1,0 +1,286 @@
+//! One open session as both faces drive it: turns from typed inputs, their event streams,
+//! interrupts, steering, the answers the turn waits for, and closing.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use cairn_engine::{EventStream, LlmClient, Session};
+use cairn_protocol::{ApprovalDecision, DirectoryGrant, Event, PlanReview, UserAnswer};
+
+use super::batch::{forward, ForwardEnd};
+use super::pending::Pending;
+use super::{HostError, TurnInput};
+use crate::{Assembled, SavedSession, SessionStore, StoreError};
+
+/// Longest wait for a running turn to stop when the session closes.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The LLM a session runs on, and why turns cannot run when they cannot.
+#[derive(Clone)]
+pub struct LlmBinding {
+    /// The client.
+    pub client: Arc<dyn LlmClient>,
+    /// The provider whose key and defaults apply.
+    pub provider: String,
+    /// The model id ("" = keep the session's).
+    pub model: String,
+    /// Why turns cannot run now (no key, no model), shown before the user sends anything.
+    pub blocked: Option<String>,
+}
+
+/// An open session of a [`super::Host`].
+pub struct SessionHandle {
+    assembled: Assembled,
+    pending: Arc<Pending>,
+    commands: Option<Arc<cairn_tools::CommandSessions>>,
+    workspace: PathBuf,
+    provider: Mutex<String>,
+    blocked: Mutex<Option<String>>,
+    closed: AtomicBool,
+}
+
+impl SessionHandle {
+    pub(super) fn new(
+        assembled: Assembled,
+        pending: Arc<Pending>,
+        commands: Option<Arc<cairn_tools::CommandSessions>>,
+        workspace: PathBuf,
+        provider: String,
+        blocked: Option<String>,
+    ) -> SessionHandle {
+        SessionHandle {
+            assembled,
+            pending,
+            commands,
+            workspace,
+            provider: Mutex::new(provider),
+            blocked: Mutex::new(blocked),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> String {
+        self.assembled.session.id()
+    }
+
+    /// The workspace root.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The engine session (for reads the host has no call for: mode, todos, rules…).
+    pub fn session(&self) -> &Session {
+        &self.assembled.session
+    }
+
+    /// The assembled session: store, persister, sandbox, MCP servers, roles.
+    pub fn assembled(&self) -> &Assembled {
+        &self.assembled
+    }
+
+    /// The session store.
+    pub fn store(&self) -> &SessionStore {
+        &self.assembled.store
+    }
+
+    /// The state dir the session lives in.
+    pub fn state_dir(&self) -> &Path {
+        &self.assembled.state_dir
+    }
+
+    /// The last saved state (never waits for a running turn).
+    pub fn saved(&self) -> SavedSession {
+        self.assembled.persister.saved()
+    }
+
+    /// What the user must be told about how the session was opened.
+    pub fn notice(&self) -> Option<&str> {
+        self.assembled.notice.as_deref()
+    }
+
+    /// The agent's command sessions (`exec_command`) a face can take over, when the host
+    /// gave the session its own.
+    pub fn commands(&self) -> Option<&Arc<cairn_tools::CommandSessions>> {
+        self.commands.as_ref()
+    }
+
+    /// The provider name.
+    pub fn provider(&self) -> String {
+        lock(&self.provider).clone()
+    }
+
+    /// Why turns cannot run now, if they cannot.
+    pub fn blocked(&self) -> Option<String> {
+        lock(&self.blocked).clone()
+    }
+
+    /// Switches the LLM (after a settings change); the next turn uses it.
+    pub fn set_llm(&self, llm: LlmBinding) {
+        let session = &self.assembled.session;
+        session.set_llm(llm.client);
+        if !llm.model.is_empty() {
+            session.set_model(llm.model);
+        }
+        *lock(&self.provider) = llm.provider;
+        *lock(&self.blocked) = llm.blocked;
+    }
+
+    /// Starts a turn from `input`; its events come on the stream. Behind a running turn it
+    /// waits its turn (turns of one session never overlap).
+    pub fn start(&self, input: TurnInput) -> Result<EventStream, HostError> {
+        if self.is_closed() {
+            return Err(HostError::Closed(self.id()));
+        }
+        if let Some(reason) = self.blocked() {
+            return Err(HostError::Blocked(reason));
+        }
+        let session = &self.assembled.session;
+        Ok(match input {
+            TurnInput::Text(text) => session.run(text),
+            TurnInput::Attached(text, a) => session.run_with_attachments(text, *a),
+            TurnInput::Retry => session.retry(),
+            TurnInput::Resume => session.resume(),
+        })
+    }
+
+    /// Runs one turn (and the steering that arrived too late for it), sending every event to
+    /// `send` with text deltas batched over `window`. A `send` failure (the face is gone)
+    /// cancels the turn.
+    pub async fn run<F, E>(
+        &self,
+        input: TurnInput,
+        window: Duration,
+        mut send: F,
+    ) -> Result<ForwardEnd, HostError>
+    where
+        F: FnMut(Event) -> Result<(), E>,
+    {
+        let stream = self.start(input)?;
+        let end = forward(stream, window, &mut send, |_| {}).await;
+        if end == ForwardEnd::ChannelClosed {
+            self.interrupt();
+        }
+        Ok(end)
+    }
+
+    /// Interrupts the running turn: the LLM stream stops, tools and their processes are
+    /// killed, its pending approvals are dropped (denied).
+    pub fn interrupt(&self) {
+        self.assembled.session.interrupt();
+    }
+
+    /// Whether a turn runs.
+    pub fn is_busy(&self) -> bool {
+        self.assembled.session.is_busy()
+    }
+
+    /// Queues an instruction for the running turn; returns those still waiting.
+    pub fn queue_steering(&self, text: impl Into<String>) -> Vec<String> {
+        let session = &self.assembled.session;
+        session.queue_steering(text);
+        session.pending_steering()
+    }
+
+    /// Withdraws a queued instruction; false when it was already injected.
+    pub fn remove_steering(&self, text: &str) -> bool {
+        self.assembled.session.remove_steering(text)
+    }
+
+    /// Instructions queued and not yet injected.
+    pub fn pending_steering(&self) -> Vec<String> {
+        self.assembled.session.pending_steering()
+    }
+
+    /// The requests waiting for the user.
+    pub fn pending(&self) -> &Arc<Pending> {
+        &self.pending
+    }
+
+    /// Answers the approval of tool call `req_id`; false when it no longer waits.
+    pub fn answer_approval(&self, req_id: &str, decision: ApprovalDecision) -> bool {
+        self.pending.answer_approval(req_id, decision)
+    }
+
+    /// Answers the oldest waiting question; false when none waits.
+    pub fn answer_question(&self, answer: UserAnswer) -> bool {
+        self.pending.answer_question(answer)
+    }
+
+    /// Answers the oldest waiting plan review; false when none waits.
+    pub fn answer_plan(&self, review: PlanReview) -> bool {
+        self.pending.answer_plan(review)
+    }
+
+    /// Answers the oldest waiting directory request; false when none waits.
+    pub fn answer_directory(&self, grant: DirectoryGrant) -> bool {
+        self.pending.answer_directory(grant)
+    }
+
+    /// How many tool calls a killed process left open (0 while a turn runs: the running turn
+    /// owns them).
+    pub async fn pending_calls(&self) -> usize {
+        let session = &self.assembled.session;
+        if session.is_busy() {
+            return 0;
+        }
+        session.pending_calls().await.len()
+    }
+
+    /// Waits until no turn runs.
+    pub async fn idle(&self) {
+        let session = &self.assembled.session;
+        while session.is_busy() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Renames the session on the user's behalf.
+    pub fn rename(&self, name: &str) -> Result<(), StoreError> {
+        self.assembled.rename(name)
+    }
+
+    /// Saves the session now (history, permissions, todos, turn count).
+    pub async fn save(&self) -> Result<(), StoreError> {
+        self.assembled.checkpoint().await
+    }
+
+    /// Closes the session: denies what is pending, interrupts the running turn (killing its
+    /// processes), waits for it to stop, stops its MCP servers and saves it. A session that
+    /// never ran a turn leaves nothing behind.
+    pub async fn close(&self) -> Result<(), StoreError> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.pending.close();
+        self.interrupt();
+        let stop = async {
+            self.idle().await;
+            self.assembled.close_mcp().await;
+            if self.saved().turns == 0 {
+                return Ok(());
+            }
+            self.save().await
+        };
+        let saved = match tokio::time::timeout(CLOSE_WAIT, stop).await {
+            Ok(r) => r,
+            Err(_) => {
+                tracing::warn!(session = %self.id(), "the turn did not stop in time; the last checkpoint is kept");
+                Ok(())
+            }
+        };
+        tracing::info!(session = %self.id(), "session closed");
+        saved
+    }
+
+    /// Whether [`SessionHandle::close`] ran.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}

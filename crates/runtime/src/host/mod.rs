@@ -1,0 +1,185 @@
+//! The session host both faces drive: the CLI maps flags to its calls and events to output,
+//! the desktop app maps IPC to its calls and channels to its event streams. One host holds
+//! any number of open sessions, each behind a [`SessionHandle`].
+
+mod batch;
+mod handle;
+mod pending;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cairn_engine::attachments::TurnAttachments;
+
+pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
+pub use handle::{LlmBinding, SessionHandle};
+pub use pending::{Answerer, ApprovalPresenter, Pending, PendingApprover, CLOSED_REASON};
+
+use crate::{open_session, RunOptions, RuntimeError, StoreError};
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a turn starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnInput {
+    /// A new user message.
+    Text(String),
+    /// A new user message with images and/or `@path`-mentioned files.
+    Attached(String, Box<TurnAttachments>),
+    /// Re-run the last turn after a retriable error.
+    Retry,
+    /// Finish the tool calls left open when the process stopped (approvals asked again).
+    Resume,
+}
+
+/// Why the host refused a call.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The session could not be assembled (the user's configuration to fix).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// Session files could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The session is closed.
+    #[error("session {0} is closed")]
+    Closed(String),
+    /// Turns cannot run now, for this reason (no key, no model).
+    #[error("{0}")]
+    Blocked(String),
+    /// The session is already open in this process.
+    #[error("session {0} is already open")]
+    AlreadyOpen(String),
+}
+
+/// How to open a session.
+pub struct OpenSession {
+    /// Workspace, state dir, session to resume, model, mode, sandbox… (see [`RunOptions`]).
+    pub options: RunOptions,
+    /// The LLM to use; `None` = built from the options, the environment and the keyring.
+    pub llm: Option<LlmBinding>,
+    /// Who answers the session's requests.
+    pub answerer: Answerer,
+    /// The user's terminals the agent may read (the desktop's terminal panel) and the
+    /// project they are filed under; the session then gets command sessions of its own that
+    /// the face can reach ([`SessionHandle::commands`]).
+    pub terminals: Option<(Arc<cairn_tools::TerminalManager>, String)>,
+}
+
+/// The sessions open in this process.
+#[derive(Default)]
+pub struct Host {
+    sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
+}
+
+impl Host {
+    /// A host with no session open.
+    pub fn new() -> Host {
+        Host::default()
+    }
+
+    /// Creates or resumes a session (blocking: it reads and writes session files) and keeps
+    /// it open until [`Host::close`].
+    pub fn open(&self, spec: OpenSession) -> Result<Arc<SessionHandle>, HostError> {
+        let OpenSession {
+            mut options,
+            llm,
+            answerer,
+            terminals,
+        } = spec;
+        if let Some(id) = &options.session_id {
+            if lock(&self.sessions).contains_key(id) {
+                return Err(HostError::AlreadyOpen(id.clone()));
+            }
+        }
+        let pending = Arc::new(Pending::new());
+        let approver: Arc<dyn cairn_engine::Approver> = match answerer {
+            Answerer::Custom(a) => a,
+            Answerer::Pending { presenter, fixed } => {
+                // Dialogs show paths relative to the workspace the caller named.
+                let given = options.workspace.clone().unwrap_or_default();
+                let workspace = crate::resolve_workspace(&given).unwrap_or(given);
+                Arc::new(PendingApprover::new(
+                    pending.clone(),
+                    presenter,
+                    fixed,
+                    workspace,
+                ))
+            }
+        };
+        let (client, provider, blocked) = match llm {
+            Some(b) => {
+                if !b.model.is_empty() {
+                    options.model = Some(b.model);
+                }
+                options.provider = Some(b.provider.clone());
+                (Some(b.client), Some(b.provider), b.blocked)
+            }
+            None => (None, None, None),
+        };
+        let assembled = open_session(options, client, approver)?;
+        let saved = assembled.persister.saved();
+        let workspace = PathBuf::from(&saved.workspace);
+        let provider = provider.unwrap_or(saved.provider);
+        let commands = terminals.map(|(manager, project)| {
+            attach_terminal_tools(&assembled.session, manager, project)
+        });
+        let handle = Arc::new(SessionHandle::new(
+            assembled, pending, commands, workspace, provider, blocked,
+        ));
+        tracing::info!(session = %handle.id(), workspace = %handle.workspace().display(), "session opened");
+        lock(&self.sessions).insert(handle.id(), handle.clone());
+        Ok(handle)
+    }
+
+    /// The open session `id`.
+    pub fn get(&self, id: &str) -> Option<Arc<SessionHandle>> {
+        lock(&self.sessions).get(id).cloned()
+    }
+
+    /// Every open session.
+    pub fn sessions(&self) -> Vec<Arc<SessionHandle>> {
+        lock(&self.sessions).values().cloned().collect()
+    }
+
+    /// Closes session `id` (see [`SessionHandle::close`]); false when it was not open.
+    pub async fn close(&self, id: &str) -> Result<bool, StoreError> {
+        let handle = lock(&self.sessions).remove(id);
+        match handle {
+            Some(h) => h.close().await.map(|_| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Closes every open session.
+    pub async fn shutdown(&self) {
+        let all: Vec<_> = lock(&self.sessions).drain().map(|(_, h)| h).collect();
+        for h in all {
+            if let Err(e) = h.close().await {
+                tracing::warn!(session = %h.id(), error = %e, "could not save the session on close");
+            }
+        }
+    }
+}
+
+/// Gives a session the terminal tools over `terminals`' sessions of `project`, and
+/// command-session tools whose sessions the host can reach (replacing the built-in ones of
+/// the same name); returns those command sessions.
+fn attach_terminal_tools(
+    session: &cairn_engine::Session,
+    terminals: Arc<cairn_tools::TerminalManager>,
+    project: String,
+) -> Arc<cairn_tools::CommandSessions> {
+    let commands = Arc::new(cairn_tools::CommandSessions::new());
+    session.with_tools(|reg| {
+        reg.register(Arc::new(cairn_tools::ExecCommand::new(commands.clone())));
+        reg.register(Arc::new(cairn_tools::InputCommand::new(commands.clone())));
+        for tool in cairn_tools::terminal_tools(terminals, project) {
+            reg.register(tool);
+        }
+    });
+    commands
+}
