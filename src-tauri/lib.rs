@@ -12,14 +12,12 @@ pub mod bench;
 pub mod commands;
 pub mod dialogs;
 pub mod egl;
-pub mod files;
 pub mod keys;
 pub mod llm;
 pub mod logging;
 pub mod mcp;
 pub mod mentions;
 pub mod menu;
-pub mod preview;
 pub mod runtime;
 pub mod settings;
 pub mod state;
@@ -27,8 +25,9 @@ pub mod terminals;
 pub mod timeline;
 pub mod types;
 pub mod usage;
-pub mod watch;
 pub mod windows;
+
+pub use cairn_runtime::workspace::{files, preview, watch};
 
 /// The one list of command names (also read by the build script).
 pub mod command_names {

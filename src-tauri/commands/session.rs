@@ -118,7 +118,9 @@ pub fn session_status<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
 ) -> Result<SessionStatus, String> {
-    Ok(crate::runtime::status(current(&state, window.label())?.as_ref()))
+    Ok(crate::runtime::status(
+        current(&state, window.label())?.as_ref(),
+    ))
 }
 
 /// Renames a session (open or not).

@@ -6,9 +6,9 @@ use tauri::ipc::Channel;
 use tauri::{Runtime, State, Window};
 
 use super::current;
-use cairn_runtime::host::{ForwardEnd, TurnInput, BATCH_WINDOW};
 use crate::state::AppState;
 use crate::types::ImageUpload;
+use cairn_runtime::host::{ForwardEnd, TurnInput, BATCH_WINDOW};
 
 /// How a run ended, as the page learns it when the command returns.
 fn describe(end: ForwardEnd) -> String {

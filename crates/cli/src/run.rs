@@ -296,7 +296,15 @@ pub async fn run(args: RunArgs) -> ExitCode {
             if !args.json {
                 errln!("resume: finishing {pending} open tool call(s)");
             }
-            match drive(&handle, TurnInput::Resume, &mut renderer, &mut sigint, &mut sigterm).await {
+            match drive(
+                &handle,
+                TurnInput::Resume,
+                &mut renderer,
+                &mut sigint,
+                &mut sigterm,
+            )
+            .await
+            {
                 Driven::Ended(s) => status = s,
                 Driven::Abort => return ExitCode::from(130),
             }

@@ -22,6 +22,7 @@ pub mod sandbox_settings;
 pub mod schema;
 pub mod store;
 pub mod tooling;
+pub mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};

@@ -124,9 +124,8 @@ impl Host {
         let saved = assembled.persister.saved();
         let workspace = PathBuf::from(&saved.workspace);
         let provider = provider.unwrap_or(saved.provider);
-        let commands = terminals.map(|(manager, project)| {
-            attach_terminal_tools(&assembled.session, manager, project)
-        });
+        let commands = terminals
+            .map(|(manager, project)| attach_terminal_tools(&assembled.session, manager, project));
         let handle = Arc::new(SessionHandle::new(
             assembled, pending, commands, workspace, provider, blocked,
         ));

@@ -248,8 +248,10 @@ impl Approver for PendingApprover {
     }
 
     async fn review_plan(&self, _plan: String) -> PlanReview {
-        wait(&self.pending, &self.pending.plans, || PlanReview::Rejected {
-            feedback: CLOSED_REASON.into(),
+        wait(&self.pending, &self.pending.plans, || {
+            PlanReview::Rejected {
+                feedback: CLOSED_REASON.into(),
+            }
         })
         .await
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use crate::types::FilesEvent;
+use super::types::FilesEvent;
 
 /// Events closer together than this are sent as one.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -89,7 +89,7 @@ impl WorkspaceWatch {
         if let Some(e) = watch.error() {
             tracing::warn!(root = %root.display(), error = %e, "files panel: no live refresh");
         }
-        tauri::async_runtime::spawn(pump(root, rx, send));
+        tokio::spawn(pump(root, rx, send));
         watch
     }
 

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use ignore::WalkBuilder;
 
-use crate::types::{DirListing, FileEntry, FileIndex};
+use super::types::{DirListing, FileEntry, FileIndex};
 
 /// Entries one folder listing returns at most.
 pub const MAX_DIR_ENTRIES: usize = 2000;
