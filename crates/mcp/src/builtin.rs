@@ -16,7 +16,7 @@ use crate::ocr_model::OcrModel;
 #[async_trait]
 pub trait BuiltinServer: Send + Sync {
     /// `Err(reason)` when it cannot run here (the server is then `disabled` with that reason).
-    fn availability(&self) -> Result<(), String>;
+    fn availability(&self) -> Result<(), crate::ServerError>;
     /// Its tools.
     fn tools(&self) -> Vec<Tool>;
     /// Runs one call.
@@ -153,12 +153,14 @@ fn find_in_system(name: &str) -> Option<PathBuf> {
 
 #[async_trait]
 impl BuiltinServer for Ocr {
-    fn availability(&self) -> Result<(), String> {
+    fn availability(&self) -> Result<(), crate::ServerError> {
         match &self.backend {
-            OcrBackend::None => Err("built-in OCR is off: tesseract is not installed and no \
-                multimodal model is configured (install tesseract-ocr, or use a vision-capable \
-                session model or set CAIRN_VISION_MODEL)"
-                .into()),
+            OcrBackend::None => Err(crate::ServerError::Unavailable(
+                "built-in OCR is off: tesseract is not installed and no multimodal model is \
+                 configured (install tesseract-ocr, or use a vision-capable session model or \
+                 set CAIRN_VISION_MODEL)"
+                    .into(),
+            )),
             _ => Ok(()),
         }
     }

@@ -20,6 +20,7 @@ use crate::handler::Handler;
 use crate::listing::{self, ListError, Listing};
 use crate::process::{self, ChildProc};
 use crate::stderr_log::clean_lines;
+use crate::ServerError;
 
 /// Lines of stderr quoted in failure reasons.
 pub const STDERR_LINES_IN_REASON: usize = 20;
@@ -82,7 +83,7 @@ impl Connection {
         startup: Duration,
         stderr_cap: usize,
         handler: Handler,
-    ) -> Result<Started, String> {
+    ) -> Result<Started, ServerError> {
         let deadline = Instant::now() + startup;
         let progress = handler.progress();
         match transport {
@@ -98,7 +99,7 @@ impl Connection {
                     None => workspace.to_path_buf(),
                 };
                 let spawned = process::spawn(program, args, env, &dir, stderr_cap)
-                    .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+                    .map_err(|e| ServerError::Start(format!("cannot start `{program}`: {e}")))?;
                 let child = spawned.child;
                 let result = establish(
                     handler,
@@ -124,7 +125,7 @@ impl Connection {
                         child.kill_now();
                         child.wait_exit(Duration::from_millis(500)).await;
                         child.stderr().wait_closed(Duration::from_millis(200)).await;
-                        Err(with_stderr(reason, &child))
+                        Err(reason.map_reason(|r| with_stderr(r, &child)))
                     }
                 }
             }
@@ -136,9 +137,9 @@ impl Connection {
                 let t = crate::sse::SseTransport::connect(url, headers, deadline).await?;
                 finish(handler, t, deadline, startup, progress).await
             }
-            TransportConfig::Builtin { kind } => {
-                Err(format!("built-in server `{kind}` has no transport"))
-            }
+            TransportConfig::Builtin { kind } => Err(ServerError::Start(format!(
+                "built-in server `{kind}` has no transport"
+            ))),
         }
     }
 
@@ -164,10 +165,13 @@ impl Connection {
     }
 
     /// Lists every tool again (tolerantly: see [`listing::list_tools`]).
-    pub async fn list_tools(&self, within: Duration) -> Result<Listing, String> {
+    pub async fn list_tools(&self, within: Duration) -> Result<Listing, ServerError> {
         match tokio::time::timeout(within, listing::list_tools(&self.peer)).await {
-            Ok(r) => r.map_err(|e| e.to_string()),
-            Err(_) => Err(format!("tools/list did not answer within {}", secs(within))),
+            Ok(r) => r.map_err(|e| ServerError::Listing(e.to_string())),
+            Err(_) => Err(ServerError::Listing(format!(
+                "tools/list did not answer within {}",
+                secs(within)
+            ))),
         }
     }
 
@@ -290,7 +294,7 @@ async fn finish<T, E, A>(
     deadline: Instant,
     startup: Duration,
     progress: ProgressDispatcher,
-) -> Result<Started, String>
+) -> Result<Started, ServerError>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -348,7 +352,7 @@ async fn establish<T, E, A>(
     deadline: Instant,
     startup: Duration,
     child: Option<&ChildProc>,
-) -> Result<Established, String>
+) -> Result<Established, ServerError>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -396,10 +400,13 @@ where
             // healthy server exit too: that exit is no news, so the reason stays.)
             if let (true, Some(c)) = (failure.closed, child) {
                 if let Some(exit) = c.wait_exit(Duration::from_millis(300)).await {
-                    return Err(format!("exited during startup ({})", exit.description));
+                    return Err(ServerError::Start(format!(
+                        "exited during startup ({})",
+                        exit.description
+                    )));
                 }
             }
-            Err(failure.reason)
+            Err(ServerError::Start(failure.reason))
         }
     }
 }

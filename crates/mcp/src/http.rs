@@ -6,11 +6,13 @@ use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 
+use crate::ServerError;
+
 /// Builds the transport; header problems (already reported at config load) are errors here.
 pub fn streamable_http(
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, ServerError> {
     let map = header_map(headers)?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(map);
     // rmcp's default client: same-origin redirects only, no idle pooling stalls.
@@ -20,13 +22,14 @@ pub fn streamable_http(
 /// Parses header names and values.
 pub fn header_map(
     headers: &BTreeMap<String, String>,
-) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+) -> Result<HashMap<HeaderName, HeaderValue>, ServerError> {
     let mut map = HashMap::new();
     for (k, v) in headers {
-        let name = HeaderName::from_bytes(k.as_bytes())
-            .map_err(|_| format!("header `{k}` is not a valid header name"))?;
-        let mut value =
-            HeaderValue::from_str(v).map_err(|_| format!("header `{k}` has an invalid value"))?;
+        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+            ServerError::Transport(format!("header `{k}` is not a valid header name"))
+        })?;
+        let mut value = HeaderValue::from_str(v)
+            .map_err(|_| ServerError::Transport(format!("header `{k}` has an invalid value")))?;
         value.set_sensitive(true);
         map.insert(name, value);
     }

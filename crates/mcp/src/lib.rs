@@ -4,6 +4,8 @@
 //! adapters that register each server tool as an engine tool named `mcp__<server>__<tool>`.
 
 pub mod builtin;
+pub mod error;
+pub use error::ServerError;
 pub mod config;
 pub mod connection;
 pub mod handler;

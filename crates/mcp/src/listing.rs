@@ -12,6 +12,8 @@ use rmcp::service::{RoleClient, ServiceError};
 use rmcp::Peer;
 use serde_json::Value;
 
+use crate::ServerError;
+
 /// Most pages followed before the listing stops (a server repeating cursors forever).
 const MAX_PAGES: usize = 100;
 
@@ -87,7 +89,7 @@ pub async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listing, ListError> {
         };
         let (entries, next) = match page {
             Ok(p) => p,
-            Err(reason) if page_no == 1 => return Err(ListError::Invalid(reason)),
+            Err(reason) if page_no == 1 => return Err(ListError::Invalid(reason.to_string())),
             Err(reason) => {
                 listing.warnings.push(format!(
                     "tools/list page {page_no} is invalid ({reason}); only the tools of earlier pages are used"
@@ -129,22 +131,34 @@ pub async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listing, ListError> {
 
 /// A page's entries (each parsed, or why not) and next cursor, or why the reply is not a
 /// tools/list result.
-fn page_of(result: ServerResult) -> Result<(Vec<Entry>, Option<String>), String> {
+fn page_of(result: ServerResult) -> Result<(Vec<Entry>, Option<String>), ServerError> {
     let value = match result {
         ServerResult::ListToolsResult(r) => {
             let cursor = r.next_cursor.filter(|c| !c.is_empty());
             return Ok((r.tools.into_iter().map(|t| Ok((t, None))).collect(), cursor));
         }
         ServerResult::CustomResult(c) => c.0,
-        other => serde_json::to_value(&other).map_err(|e| e.to_string())?,
+        other => serde_json::to_value(&other).map_err(|e| ServerError::Listing(e.to_string()))?,
     };
     let Value::Object(mut map) = value else {
-        return Err(format!("the result is {}, not an object", kind(&value)));
+        return Err(ServerError::Listing(format!(
+            "the result is {}, not an object",
+            kind(&value)
+        )));
     };
     let entries = match map.remove("tools") {
         Some(Value::Array(a)) => a,
-        Some(other) => return Err(format!("`tools` is {}, not a list", kind(&other))),
-        None => return Err("the result has no `tools` list".into()),
+        Some(other) => {
+            return Err(ServerError::Listing(format!(
+                "`tools` is {}, not a list",
+                kind(&other)
+            )))
+        }
+        None => {
+            return Err(ServerError::Listing(
+                "the result has no `tools` list".into(),
+            ))
+        }
     };
     let cursor = match map.remove("nextCursor") {
         Some(Value::String(s)) if !s.is_empty() => Some(s),
@@ -154,18 +168,28 @@ fn page_of(result: ServerResult) -> Result<(Vec<Entry>, Option<String>), String>
 }
 
 /// A parsed entry: the tool and a note when it was repaired, or why it is unusable.
-pub type Entry = Result<(Tool, Option<String>), String>;
+pub type Entry = Result<(Tool, Option<String>), ServerError>;
 
 /// One entry as a tool (with a note when it was repaired), or why it is unusable.
 pub fn parse_entry(entry: Value) -> Entry {
     let Value::Object(mut map) = entry else {
-        return Err(format!("{}, not a tool object", kind(&entry)));
+        return Err(ServerError::Listing(format!(
+            "{}, not a tool object",
+            kind(&entry)
+        )));
     };
     let name = match map.get("name") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(Value::String(_)) => return Err("the tool's `name` is empty".into()),
-        Some(other) => return Err(format!("the tool's `name` is {}", kind(other))),
-        None => return Err("the tool has no `name`".into()),
+        Some(Value::String(_)) => {
+            return Err(ServerError::Listing("the tool's `name` is empty".into()))
+        }
+        Some(other) => {
+            return Err(ServerError::Listing(format!(
+                "the tool's `name` is {}",
+                kind(other)
+            )))
+        }
+        None => return Err(ServerError::Listing("the tool has no `name`".into())),
     };
     let shown = clip(&name);
     let mut note = None;
@@ -179,10 +203,10 @@ pub fn parse_entry(entry: Value) -> Entry {
             map.insert("inputSchema".into(), empty_object_schema());
         }
         Some(other) => {
-            return Err(format!(
+            return Err(ServerError::Listing(format!(
                 "tool `{shown}`: inputSchema is {}, not a JSON Schema object",
                 kind(other)
-            ))
+            )))
         }
     }
     let whole = Value::Object(map.clone());
@@ -267,7 +291,7 @@ mod tests {
 
     #[test]
     fn unusable_entries_say_why() {
-        let why = |v| parse_entry(v).unwrap_err();
+        let why = |v| parse_entry(v).unwrap_err().to_string();
         assert_eq!(why(json!(42)), "a number, not a tool object");
         assert_eq!(why(json!({"inputSchema": {}})), "the tool has no `name`");
         assert_eq!(why(json!({"name": 3})), "the tool's `name` is a number");
@@ -294,15 +318,15 @@ mod tests {
     fn a_reply_without_a_tools_list_is_invalid() {
         let page = |v| page_of(ServerResult::CustomResult(CustomResult(v)));
         assert_eq!(
-            page(json!({"tools": "x"})).unwrap_err(),
+            page(json!({"tools": "x"})).unwrap_err().to_string(),
             "`tools` is a string, not a list"
         );
         assert_eq!(
-            page(json!([])).unwrap_err(),
+            page(json!([])).unwrap_err().to_string(),
             "the result is an array, not an object"
         );
         assert_eq!(
-            page(json!({"other": 1})).unwrap_err(),
+            page(json!({"other": 1})).unwrap_err().to_string(),
             "the result has no `tools` list"
         );
         let (entries, cursor) = page(json!({"tools": [{"name": "a"}], "nextCursor": "2"})).unwrap();

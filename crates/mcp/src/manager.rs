@@ -30,7 +30,7 @@ pub enum McpError {
         /// The server.
         name: String,
         /// Why.
-        reason: String,
+        reason: crate::ServerError,
     },
 }
 
@@ -139,7 +139,7 @@ impl McpManager {
     }
 
     /// Starts every enabled server in parallel and waits: (ready, [(failed, reason)]).
-    pub async fn connect_all(&self) -> (Vec<String>, Vec<(String, String)>) {
+    pub async fn connect_all(&self) -> (Vec<String>, Vec<(String, crate::ServerError)>) {
         let slots: Vec<Arc<Slot>> = self
             .inner
             .slots()

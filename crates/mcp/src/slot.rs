@@ -16,6 +16,7 @@ use crate::handler::Handler;
 use crate::listing::Listing;
 use crate::options::{ManagerOptions, ServerInfo, ServerStatus};
 use crate::result::{is_error, result_text};
+use crate::ServerError;
 
 /// Something about the server changed (status or tools).
 pub type Notify = Arc<dyn Fn() + Send + Sync>;
@@ -77,7 +78,9 @@ impl Slot {
                 },
                 (_, Some(b)) => match b.availability() {
                     Ok(()) => ServerStatus::Starting,
-                    Err(reason) => ServerStatus::Disabled { reason },
+                    Err(reason) => ServerStatus::Disabled {
+                        reason: reason.to_string(),
+                    },
                 },
                 _ => ServerStatus::Starting,
             }
@@ -134,15 +137,15 @@ impl Slot {
     }
 
     /// Starts the server unless it is running; `Err` carries the reason it failed.
-    pub async fn start(self: &Arc<Self>) -> Result<(), String> {
+    pub async fn start(self: &Arc<Self>) -> Result<(), ServerError> {
         let _one_at_a_time = self.connect_lock.lock().await;
         if let ServerStatus::Disabled { reason } = self.status() {
-            return Err(reason);
+            return Err(ServerError::Unavailable(reason));
         }
         let gen = {
             let mut st = self.state();
             if st.closed {
-                return Err("the MCP manager is closed".into());
+                return Err(ServerError::Closed("the MCP manager is closed".into()));
             }
             if st.conn.as_ref().is_some_and(|c| !c.is_closed()) {
                 return Ok(());
@@ -164,7 +167,7 @@ impl Slot {
             return self.became_ready(gen, None, listing, started);
         }
         let Some(transport) = self.config.transport.clone() else {
-            return Err("nothing to start".into());
+            return Err(ServerError::Start("nothing to start".into()));
         };
         let weak = Arc::downgrade(self);
         let on_changed: crate::handler::ToolsChanged = Arc::new(move || {
@@ -194,7 +197,7 @@ impl Slot {
                 if still_ours {
                     tracing::warn!(server = %self.config.name, %reason, "MCP server failed to start");
                     self.set_status(ServerStatus::Failed {
-                        reason: reason.clone(),
+                        reason: reason.to_string(),
                     });
                 }
                 Err(reason)
@@ -208,7 +211,7 @@ impl Slot {
         conn: Option<Arc<Connection>>,
         listing: Listing,
         started: Instant,
-    ) -> Result<(), String> {
+    ) -> Result<(), ServerError> {
         let (tools, warnings) = self.checked(listing);
         let count = tools.len();
         {
@@ -217,7 +220,7 @@ impl Slot {
                 if let Some(c) = &conn {
                     c.kill_now();
                 }
-                return Err("closed while starting".into());
+                return Err(ServerError::Closed("closed while starting".into()));
             }
             st.pid = conn.as_ref().and_then(|c| c.child().map(|p| p.pid()));
             st.conn = conn.clone();
@@ -318,7 +321,7 @@ impl Slot {
             tokio::time::sleep(delay).await;
             match self.start().await {
                 Ok(()) => return,
-                Err(r) => reason = r,
+                Err(r) => reason = r.to_string(),
             }
         }
     }
@@ -503,7 +506,7 @@ impl Slot {
     }
 
     /// Disconnects and starts again (restart budget reset).
-    pub async fn refresh(self: &Arc<Self>) -> Result<(), String> {
+    pub async fn refresh(self: &Arc<Self>) -> Result<(), ServerError> {
         let conn = {
             let mut st = self.state();
             st.generation += 1;

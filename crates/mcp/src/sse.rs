@@ -15,6 +15,7 @@ use sseer::EventStream;
 use tokio::task::AbortHandle;
 
 use crate::http::header_map;
+use crate::ServerError;
 
 /// Messages from the server; dropping it stops the reader.
 pub struct SseRx {
@@ -48,12 +49,13 @@ impl SseTransport {
         url: &str,
         headers: &BTreeMap<String, String>,
         deadline: Instant,
-    ) -> Result<SseTransportInner, String> {
-        let base = reqwest::Url::parse(url).map_err(|e| format!("bad URL {url}: {e}"))?;
+    ) -> Result<SseTransportInner, ServerError> {
+        let base = reqwest::Url::parse(url)
+            .map_err(|e| ServerError::Transport(format!("bad URL {url}: {e}")))?;
         let headers = header_map(headers)?;
         let client = reqwest::Client::builder()
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(|e| ServerError::Transport(format!("cannot build the HTTP client: {e}")))?;
         let mut get = client
             .get(base.clone())
             .header(reqwest::header::ACCEPT, "text/event-stream");
@@ -85,7 +87,8 @@ impl SseTransport {
         };
         let (endpoint, mut events) = tokio::time::timeout_at(deadline.into(), open)
             .await
-            .map_err(|_| format!("no `endpoint` event from {url} in time"))??;
+            .map_err(|_| ServerError::Start(format!("no `endpoint` event from {url} in time")))?
+            .map_err(ServerError::Start)?;
         let (in_tx, in_rx) = mpsc::unbounded::<RxJsonRpcMessage<RoleClient>>();
         let reader = tokio::spawn(async move {
             while let Some(ev) = events.next().await {

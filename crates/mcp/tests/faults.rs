@@ -337,6 +337,7 @@ async fn a_missing_program_fails_with_a_clear_reason() {
     assert!(
         failed[0]
             .1
+            .to_string()
             .contains("cannot start `/nonexistent/mcp-server`"),
         "{failed:?}"
     );

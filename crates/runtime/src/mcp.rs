@@ -59,12 +59,12 @@ impl crate::Assembled {
 struct Keyring;
 
 impl SecretLookup for Keyring {
-    fn secret(&self, name: &str) -> Result<Option<String>, String> {
+    fn secret(&self, name: &str) -> Result<Option<String>, cairn_mcp::ServerError> {
         use cairn_secrets::KeyStore;
         cairn_secrets::OsKeyStore::new()
             .get(name)
             .map(|k| k.map(|k| k.expose().to_string()))
-            .map_err(|e| e.to_string())
+            .map_err(|e| cairn_mcp::ServerError::Config(e.to_string()))
     }
 }
 

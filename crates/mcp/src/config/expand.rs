@@ -27,7 +27,7 @@ impl EnvLookup for std::collections::BTreeMap<String, String> {
 /// Reads named secrets (the OS keyring in the app; a map in tests).
 pub trait SecretLookup: Send + Sync {
     /// The secret's value; `Err` says why it could not be read.
-    fn secret(&self, name: &str) -> Result<Option<String>, String>;
+    fn secret(&self, name: &str) -> Result<Option<String>, crate::ServerError>;
 }
 
 /// No secret store: every `${keyring:…}` is reported missing.
@@ -35,8 +35,10 @@ pub trait SecretLookup: Send + Sync {
 pub struct NoSecrets;
 
 impl SecretLookup for NoSecrets {
-    fn secret(&self, _name: &str) -> Result<Option<String>, String> {
-        Err("no keyring is available here".into())
+    fn secret(&self, _name: &str) -> Result<Option<String>, crate::ServerError> {
+        Err(crate::ServerError::Config(
+            "no keyring is available here".into(),
+        ))
     }
 }
 
@@ -78,7 +80,7 @@ impl<'a> VarContext<'a> {
             let inner = after[..end].trim();
             match self.resolve(inner) {
                 Ok(v) => out.push_str(&v),
-                Err(msg) => problems.push(msg),
+                Err(msg) => problems.push(msg.to_string()),
             }
             rest = &after[end + 1..];
         }
@@ -86,33 +88,37 @@ impl<'a> VarContext<'a> {
         (out, problems)
     }
 
-    fn resolve(&self, inner: &str) -> Result<String, String> {
+    fn resolve(&self, inner: &str) -> Result<String, crate::ServerError> {
         if inner == "workspaceFolder" || inner == "workspace" {
             return self
                 .workspace
                 .map(|w| w.display().to_string())
-                .ok_or_else(|| format!("`${{{inner}}}` has no workspace here"));
+                .ok_or_else(|| {
+                    crate::ServerError::Config(format!("`${{{inner}}}` has no workspace here"))
+                });
         }
         let (prefix, name) = match inner.split_once(':') {
             Some((p, n)) => (p.trim(), n.trim()),
             None => ("env", inner),
         };
         if name.is_empty() {
-            return Err(format!("`${{{inner}}}` names no variable"));
+            return Err(crate::ServerError::Config(format!(
+                "`${{{inner}}}` names no variable"
+            )));
         }
         match prefix {
             "env" => self
                 .env
                 .var(name)
-                .ok_or_else(|| format!("environment variable {name} is not set (expanded to empty)")),
+                .ok_or_else(|| crate::ServerError::Config(format!("environment variable {name} is not set (expanded to empty)"))),
             "keyring" => match self.secrets.secret(name) {
                 Ok(Some(v)) => Ok(v),
-                Ok(None) => Err(format!("keyring entry `{name}` does not exist (expanded to empty)")),
-                Err(e) => Err(format!("keyring entry `{name}` cannot be read: {e} (expanded to empty)")),
+                Ok(None) => Err(crate::ServerError::Config(format!("keyring entry `{name}` does not exist (expanded to empty)"))),
+                Err(e) => Err(crate::ServerError::Config(format!("keyring entry `{name}` cannot be read: {e} (expanded to empty)"))),
             },
-            other => Err(format!(
+            other => Err(crate::ServerError::Config(format!(
                 "`${{{other}:…}}` variables are not supported (use ${{VAR}}, ${{env:VAR}} or ${{keyring:NAME}}); expanded to empty"
-            )),
+            ))),
         }
     }
 }
@@ -126,7 +132,7 @@ mod tests {
 
     struct Secrets;
     impl SecretLookup for Secrets {
-        fn secret(&self, name: &str) -> Result<Option<String>, String> {
+        fn secret(&self, name: &str) -> Result<Option<String>, crate::ServerError> {
             Ok((name == "gh").then(|| "s3cret".to_string()))
         }
     }
