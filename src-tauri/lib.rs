@@ -12,6 +12,7 @@ pub mod bench;
 pub mod commands;
 pub mod dialogs;
 pub mod egl;
+pub mod error;
 pub mod keys;
 pub mod llm;
 pub mod logging;

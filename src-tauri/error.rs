@@ -1,0 +1,156 @@
+//! The one error type of every command: a stable code the page can branch on and localise,
+//! and the message shown when it has no better text for the code.
+
+use serde::Serialize;
+use ts_rs::TS;
+
+/// What kind of failure a command reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum ErrorCode {
+    /// The window has no workspace open.
+    NoWorkspace,
+    /// The window has no session open.
+    NoSession,
+    /// A turn is running; stop it first.
+    Busy,
+    /// Turns cannot run now (no key, no model); the message says why.
+    Blocked,
+    /// The request itself is wrong (empty message, bad path, unknown name).
+    Invalid,
+    /// What the request names does not exist (session, rule, attachment).
+    NotFound,
+    /// The session is open in another window.
+    OpenElsewhere,
+    /// The user's configuration is unusable (workspace, provider, settings).
+    Config,
+    /// Session or settings files could not be read or written.
+    Storage,
+    /// The checkpoint store refused (restore, diff).
+    Checkpoints,
+    /// A platform facility is missing (clipboard, window, dialog).
+    Unavailable,
+    /// Something failed that the user cannot fix here.
+    Internal,
+}
+
+/// A failed command, as the page receives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+#[error("{message}")]
+pub struct IpcError {
+    /// The kind of failure.
+    pub code: ErrorCode,
+    /// A readable explanation (English; the page may show its own text for the code).
+    pub message: String,
+}
+
+impl IpcError {
+    /// An error of `code` explained by `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> IpcError {
+        IpcError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The request is wrong.
+    pub fn invalid(message: impl Into<String>) -> IpcError {
+        IpcError::new(ErrorCode::Invalid, message)
+    }
+
+    /// What the request names does not exist.
+    pub fn not_found(message: impl Into<String>) -> IpcError {
+        IpcError::new(ErrorCode::NotFound, message)
+    }
+
+    /// Something failed that the user cannot fix here.
+    pub fn internal(message: impl std::fmt::Display) -> IpcError {
+        IpcError::new(ErrorCode::Internal, message.to_string())
+    }
+
+    /// The window has no workspace open.
+    pub fn no_workspace() -> IpcError {
+        IpcError::new(
+            ErrorCode::NoWorkspace,
+            "No workspace is open in this window.",
+        )
+    }
+
+    /// The window has no session open.
+    pub fn no_session() -> IpcError {
+        IpcError::new(
+            ErrorCode::NoSession,
+            "No session is open in this window: open a workspace and start a chat.",
+        )
+    }
+
+    /// A turn is running.
+    pub fn busy() -> IpcError {
+        IpcError::new(ErrorCode::Busy, "A turn is running: stop it first (Esc).")
+    }
+}
+
+/// What a command returns.
+pub type IpcResult<T> = Result<T, IpcError>;
+
+impl From<cairn_runtime::host::HostError> for IpcError {
+    fn from(e: cairn_runtime::host::HostError) -> Self {
+        use cairn_runtime::host::HostError as H;
+        let code = match &e {
+            H::Runtime(cairn_runtime::RuntimeError::Config(_)) => ErrorCode::Config,
+            H::Runtime(cairn_runtime::RuntimeError::Store(_)) | H::Store(_) => ErrorCode::Storage,
+            H::Closed(_) => ErrorCode::NoSession,
+            H::Blocked(_) => ErrorCode::Blocked,
+            H::AlreadyOpen(_) => ErrorCode::OpenElsewhere,
+        };
+        IpcError::new(code, e.to_string())
+    }
+}
+
+impl From<cairn_runtime::RuntimeError> for IpcError {
+    fn from(e: cairn_runtime::RuntimeError) -> Self {
+        let code = match &e {
+            cairn_runtime::RuntimeError::Config(_) => ErrorCode::Config,
+            cairn_runtime::RuntimeError::Store(_) => ErrorCode::Storage,
+        };
+        IpcError::new(code, e.to_string())
+    }
+}
+
+impl From<cairn_runtime::StoreError> for IpcError {
+    fn from(e: cairn_runtime::StoreError) -> Self {
+        IpcError::new(ErrorCode::Storage, e.to_string())
+    }
+}
+
+impl From<cairn_vcs::VcsError> for IpcError {
+    fn from(e: cairn_vcs::VcsError) -> Self {
+        IpcError::new(ErrorCode::Checkpoints, e.to_string())
+    }
+}
+
+impl From<tauri::Error> for IpcError {
+    fn from(e: tauri::Error) -> Self {
+        IpcError::new(ErrorCode::Unavailable, e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn the_page_gets_a_code_and_a_message() {
+        let v = serde_json::to_value(IpcError::busy()).unwrap();
+        assert_eq!(v["code"], "busy");
+        assert_eq!(v["message"], "A turn is running: stop it first (Esc).");
+        let blocked: IpcError =
+            cairn_runtime::host::HostError::Blocked("no API key".into()).into();
+        assert_eq!(blocked.code, ErrorCode::Blocked);
+        assert_eq!(blocked.to_string(), "no API key");
+    }
+}
