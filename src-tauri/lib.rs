@@ -16,10 +16,8 @@ pub mod egl;
 pub mod files;
 pub mod forward;
 pub mod keys;
-pub mod llm;
 pub mod logging;
 pub mod mcp;
-pub mod mentions;
 pub mod menu;
 pub mod preview;
 pub mod runtime;
@@ -28,7 +26,6 @@ pub mod state;
 pub mod terminals;
 pub mod timeline;
 pub mod types;
-pub mod usage;
 pub mod watch;
 pub mod windows;
 

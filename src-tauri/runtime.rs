@@ -13,8 +13,8 @@ use cairn_runtime::{Assembled, RunOptions, SessionStore};
 use crate::approver::{DesktopApprover, Pending};
 use crate::dialogs::NativeDialogs;
 use crate::forward::{forward, ForwardEnd, BATCH_WINDOW};
-use crate::llm::{model_view, LlmSetup};
 use crate::types::{ApprovalHost, SessionView};
+use cairn_runtime::llm_setup::{model_view, LlmSetup};
 
 /// Longest wait for a running turn to stop when the window closes.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
@@ -113,7 +113,7 @@ impl SessionRuntime {
             pending,
             workspace: req.workspace,
             provider: Mutex::new(req.llm.provider),
-            blocked: Mutex::new(req.llm.blocked),
+            blocked: Mutex::new(req.llm.blocked.map(|b| b.to_string())),
             closed: AtomicBool::new(false),
         }))
     }
@@ -229,7 +229,7 @@ impl SessionRuntime {
             session.set_model(llm.model);
         }
         *lock(&self.provider) = llm.provider;
-        *lock(&self.blocked) = llm.blocked;
+        *lock(&self.blocked) = llm.blocked.map(|b| b.to_string());
     }
 
     /// Renames the session.

@@ -88,7 +88,9 @@ pub async fn read_attachment<R: Runtime>(
         .store()
         .session_dir(&runtime.id())
         .map_err(|e| e.to_string())?;
-    tauri::async_runtime::spawn_blocking(move || crate::attach::read_back(&dir, &path))
-        .await
-        .map_err(|e| e.to_string())?
+    tauri::async_runtime::spawn_blocking(move || {
+        cairn_runtime::attach::read_back(&dir, &path).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }
