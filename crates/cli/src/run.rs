@@ -233,7 +233,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     // Attachments are validated before a session is created or touched.
-    let attachments = match crate::attach::read_files(&args.attach) {
+    let attachments = match cairn_runtime::attach::read_files(&args.attach) {
         Ok(a) => a,
         Err(e) => {
             errln!("error: {e}");
@@ -296,27 +296,12 @@ pub async fn run(args: RunArgs) -> ExitCode {
     }
     let go_on = status.is_none_or(|s| s == TurnStatus::Completed);
     if let (Some(prompt), true) = (args.prompt.clone(), go_on) {
-        let stream = if attachments.is_empty() {
+        let files = crate::attach::mentioned_files(&assembled, &prompt);
+        let stream = if attachments.is_empty() && files.is_empty() {
             session.run(prompt)
         } else {
-            let stored = assembled
-                .store
-                .session_dir(&session.id())
-                .map_err(|e| e.to_string())
-                .and_then(|dir| crate::attach::store(&dir, attachments));
-            match stored {
-                Ok(mut a) => {
-                    let model = session.model();
-                    let held = cairn_runtime::tooling::hold_back_images(&model, &mut a);
-                    if held > 0 {
-                        errln!(
-                            "note: {model} does not accept images: {held} image(s) saved and \
-                             referenced in the prompt, not sent (the agent can describe them \
-                             with its media tool)"
-                        );
-                    }
-                    session.run_with_attachments(prompt, a)
-                }
+            match crate::attach::turn_attachments(&assembled, attachments, files) {
+                Ok(a) => session.run_with_attachments(prompt, a),
                 Err(e) => {
                     errln!("error: {e}");
                     assembled.close_mcp().await;
