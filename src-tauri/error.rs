@@ -148,8 +148,7 @@ mod tests {
         let v = serde_json::to_value(IpcError::busy()).unwrap();
         assert_eq!(v["code"], "busy");
         assert_eq!(v["message"], "A turn is running: stop it first (Esc).");
-        let blocked: IpcError =
-            cairn_runtime::host::HostError::Blocked("no API key".into()).into();
+        let blocked: IpcError = cairn_runtime::host::HostError::Blocked("no API key".into()).into();
         assert_eq!(blocked.code, ErrorCode::Blocked);
         assert_eq!(blocked.to_string(), "no API key");
     }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use cairn_providers::secrets::{env_var_for, KeyStore, MemoryKeyStore, OsKeyStore, SecretError};
 
-use crate::llm::EnvFn;
 use crate::types::KeyStatus;
+use cairn_runtime::llm_setup::EnvFn;
 
 /// The key store selected by the environment: `CAIRN_KEYSTORE=memory` (tests without a
 /// keyring), `CAIRN_KEYRING_SERVICE=name` (tests with a real keyring that must not touch the

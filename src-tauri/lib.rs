@@ -14,10 +14,8 @@ pub mod dialogs;
 pub mod egl;
 pub mod error;
 pub mod keys;
-pub mod llm;
 pub mod logging;
 pub mod mcp;
-pub mod mentions;
 pub mod menu;
 pub mod runtime;
 pub mod settings;
@@ -25,7 +23,6 @@ pub mod state;
 pub mod terminals;
 pub mod timeline;
 pub mod types;
-pub mod usage;
 pub mod windows;
 
 pub use cairn_runtime::workspace::{files, preview, watch};

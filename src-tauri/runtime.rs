@@ -8,10 +8,10 @@ use std::sync::Arc;
 use cairn_runtime::host::{
     Answerer, ApprovalPresenter, Host, HostError, LlmBinding, OpenSession, SessionHandle,
 };
+use cairn_runtime::llm_setup::{model_view, LlmSetup};
 use cairn_runtime::RunOptions;
 
 use crate::dialogs::{approval_prompt, NativeDialogs};
-use crate::llm::{model_view, LlmSetup};
 use crate::types::{ApprovalHost, SessionView};
 
 /// An open session as a window holds it.
@@ -95,7 +95,7 @@ pub fn binding(llm: LlmSetup) -> LlmBinding {
         client: llm.client,
         provider: llm.provider,
         model: llm.model,
-        blocked: llm.blocked,
+        blocked: llm.blocked.map(|b| b.to_string()),
     }
 }
 

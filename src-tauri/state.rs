@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use cairn_providers::secrets::KeyStore;
 
 use crate::dialogs::NativeDialogs;
-use crate::llm::{build_llm, EnvFn, LlmSetup, ProviderChoice};
 use crate::runtime::SessionRuntime;
 use crate::settings::{Settings, SettingsFile};
 use crate::types::ApprovalHost;
+use cairn_runtime::llm_setup::{build as build_llm, EnvFn, LlmSetup, ProviderChoice};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_vcs::{RestoreOptions, RestoreReport, TurnKind, TurnRecord, Vcs, VcsConfig, VcsError};
+use cairn_vcs::{
+    FileStat, RestoreOptions, RestoreReport, TurnEntry, TurnKind, Vcs, VcsConfig, VcsError,
+};
 
 use crate::types::{
     CheckpointKind, CheckpointView, ConflictView, FileChange, RestoreRequest, RestoreView,
@@ -32,83 +34,30 @@ fn open(src: &TimelineSource) -> Result<Vcs, String> {
     Vcs::open(&src.state_dir, &src.workspace, config).map_err(|e| e.to_string())
 }
 
-/// Per-file added and removed line counts of a unified diff (git's patch format), in the
-/// order the files appear.
-pub fn diff_stats(diff: &str) -> Vec<FileChange> {
-    let mut out: Vec<FileChange> = Vec::new();
-    let mut in_hunk = false;
-    for line in diff.lines() {
-        if let Some(rest) = line.strip_prefix("diff --git ") {
-            in_hunk = false;
-            let path = rest
-                .rsplit_once(" b/")
-                .map(|(_, b)| b)
-                .unwrap_or(rest)
-                .to_string();
-            out.push(FileChange {
-                path,
-                added: 0,
-                removed: 0,
-            });
-            continue;
-        }
-        if line.starts_with("@@") {
-            in_hunk = true;
-            continue;
-        }
-        let Some(file) = out.last_mut().filter(|_| in_hunk) else {
-            continue;
-        };
-        if line.starts_with('+') {
-            file.added += 1;
-        } else if line.starts_with('-') {
-            file.removed += 1;
-        }
+/// The page's view of a file's line counts.
+fn change_of(f: FileStat) -> FileChange {
+    FileChange {
+        path: f.path,
+        added: f.added,
+        removed: f.removed,
     }
-    out
 }
 
-/// The files of a change-turn: the diff's counts, plus paths the record names that the diff
-/// does not show (folders, unreadable files) with no counts.
-fn files_of(record: &TurnRecord, diff: &str) -> Vec<FileChange> {
-    let mut files = diff_stats(diff);
-    for f in &record.files {
-        if !files.iter().any(|c| &c.path == f) {
-            files.push(FileChange {
-                path: f.clone(),
-                added: 0,
-                removed: 0,
-            });
-        }
-    }
-    files
-}
-
-/// The checkpoint a restore went back to, from the summary the store records
-/// (`restore to turn N` or `restore to turn N (paths)`).
-pub fn restored_to(summary: &str) -> Option<u32> {
-    let rest = summary.strip_prefix("restore to turn ")?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
-}
-
-fn view_of(record: &TurnRecord, diff: &str) -> CheckpointView {
-    let kind = match record.kind {
-        TurnKind::Agent => CheckpointKind::Agent,
-        TurnKind::Restore => CheckpointKind::Restore,
-        TurnKind::User => CheckpointKind::User,
-    };
+/// The page's view of a listed change-turn.
+fn view_of(e: TurnEntry) -> CheckpointView {
+    let r = e.record;
     CheckpointView {
-        turn: record.turn,
-        session_turn: record.session_turn,
-        kind,
-        summary: record.summary.clone(),
-        at: record.at.clone(),
-        files: files_of(record, diff),
-        restored_to: match kind {
-            CheckpointKind::Restore => restored_to(&record.summary),
-            CheckpointKind::Agent | CheckpointKind::User => None,
+        turn: r.turn,
+        session_turn: r.session_turn,
+        kind: match r.kind {
+            TurnKind::Agent => CheckpointKind::Agent,
+            TurnKind::Restore => CheckpointKind::Restore,
+            TurnKind::User => CheckpointKind::User,
         },
+        summary: r.summary,
+        at: r.at,
+        files: e.files.into_iter().map(change_of).collect(),
+        restored_to: e.restored_to,
     }
 }
 
@@ -116,35 +65,21 @@ fn view_of(record: &TurnRecord, diff: &str) -> CheckpointView {
 /// session changed nothing yet).
 pub fn timeline(src: &TimelineSource) -> Result<TimelineView, String> {
     let vcs = open(src)?;
-    let records = match vcs.turns(&src.session_id) {
+    let entries = match vcs.listing(&src.session_id, true) {
         Ok(r) => r,
         Err(VcsError::NoCheckpoints(_)) => Vec::new(),
         Err(e) => return Err(e.to_string()),
     };
-    let mut checkpoints = Vec::with_capacity(records.len());
-    for r in &records {
-        let diff = vcs
-            .diff_turn(&src.session_id, r.turn)
-            .map_err(|e| e.to_string())?;
-        checkpoints.push(view_of(r, &diff));
-    }
-    let changes = match records.len() as u32 {
-        0 => Vec::new(),
-        n => {
-            let diff = vcs
-                .diff_checkpoints(&src.session_id, 0, n, &[])
-                .map_err(|e| e.to_string())?;
-            // A file changed and changed back does not count.
-            diff_stats(&diff)
-        }
-    };
+    let changes = vcs
+        .changes_since_start(&src.session_id)
+        .map_err(|e| e.to_string())?;
     let pending_restore = vcs
         .pending_restore()
         .map_err(|e| e.to_string())?
         .map(|p| format!("an interrupted restore to turn {} is pending", p.to_turn));
     Ok(TimelineView {
-        checkpoints,
-        changes,
+        checkpoints: entries.into_iter().map(view_of).collect(),
+        changes: changes.into_iter().map(change_of).collect(),
         pending_restore,
         rewinds: rewinds(src),
     })
@@ -261,36 +196,6 @@ pub fn is_inside(path: &str) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-
-    const DIFF: &str = "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-old\n+new\n+more\n same\ndiff --git a/dir/b.rs b/dir/b.rs\nnew file mode 100644\n--- /dev/null\n+++ b/dir/b.rs\n@@ -0,0 +1 @@\n+fn main() {}\n";
-
-    #[test]
-    fn stats_count_lines_per_file_and_skip_headers() {
-        let s = diff_stats(DIFF);
-        assert_eq!(
-            s,
-            vec![
-                FileChange {
-                    path: "a.txt".into(),
-                    added: 2,
-                    removed: 1
-                },
-                FileChange {
-                    path: "dir/b.rs".into(),
-                    added: 1,
-                    removed: 0
-                },
-            ]
-        );
-        assert!(diff_stats("").is_empty());
-    }
-
-    #[test]
-    fn a_restore_summary_names_its_target() {
-        assert_eq!(restored_to("restore to turn 3"), Some(3));
-        assert_eq!(restored_to("restore to turn 0 (a.txt, b/)"), Some(0));
-        assert_eq!(restored_to("add a file"), None);
-    }
 
     #[test]
     fn paths_from_the_page_stay_in_the_workspace() {

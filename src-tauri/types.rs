@@ -5,6 +5,10 @@ use cairn_protocol::{Event, Mode, TodoItem};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+pub use cairn_runtime::attach::ImageUpload;
+pub use cairn_runtime::llm_setup::{ModelView, PriceView};
+pub use cairn_runtime::usage::{FailureRow, UsageReport, UsageRow};
+
 /// What the UI shows in its header: product name, app version and protocol version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -103,46 +107,6 @@ pub struct SessionEntry {
     pub turns: u32,
     /// Model id.
     pub model: String,
-}
-
-/// Prices in USD per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct PriceView {
-    /// Uncached input.
-    pub input: f64,
-    /// Cached input (`None` = charged as input).
-    pub cached_input: Option<f64>,
-    /// Output.
-    pub output: f64,
-}
-
-/// What Cairn knows about a model: the settings' model picker and the context gauge.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct ModelView {
-    /// Model id.
-    pub id: String,
-    /// Whether the model table knows it (else defaults apply).
-    pub known: bool,
-    /// Context window in tokens.
-    #[ts(type = "number")]
-    pub context_window: u64,
-    /// Most output tokens per reply, when known.
-    #[ts(type = "number | null")]
-    pub max_output: Option<u64>,
-    /// Accepts images.
-    pub vision: bool,
-    /// A reasoning model.
-    pub reasoning: bool,
-    /// Supports tool calls.
-    pub tools: bool,
-    /// Reasoning levels it accepts, lowest first.
-    pub efforts: Vec<String>,
-    /// Prices, `None` = unknown.
-    pub price: Option<PriceView>,
 }
 
 /// A session opened in this window, with the events to rebuild its transcript.
@@ -373,73 +337,6 @@ pub struct SettingsUpdate {
     pub language: Language,
 }
 
-/// Requests, tokens and cost of one session or one day.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct UsageRow {
-    /// Session id or `YYYY-MM-DD`.
-    pub key: String,
-    /// Session name or the day.
-    pub label: String,
-    /// LLM requests sent (retries included).
-    #[ts(type = "number")]
-    pub requests: u64,
-    /// Requests that failed or were retried.
-    #[ts(type = "number")]
-    pub failed: u64,
-    /// Input tokens.
-    #[ts(type = "number")]
-    pub input_tokens: u64,
-    /// Of which read from the prompt cache.
-    #[ts(type = "number")]
-    pub cached_tokens: u64,
-    /// Output tokens.
-    #[ts(type = "number")]
-    pub output_tokens: u64,
-    /// Cost in USD of the priced replies.
-    pub cost_usd: f64,
-    /// Replies whose model has no known price (not in `cost_usd`).
-    #[ts(type = "number")]
-    pub unpriced: u64,
-}
-
-/// A failed or retried LLM request and why.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct FailureRow {
-    /// RFC 3339 time of the request, when known.
-    pub at: String,
-    /// Session id.
-    pub session_id: String,
-    /// Session name.
-    pub session_name: String,
-    /// Model id.
-    pub model: String,
-    /// `retry` (the engine tried again) or `error` (the turn reported an error).
-    pub kind: String,
-    /// The reason the provider or engine gave.
-    pub reason: String,
-    /// Retry attempt and maximum, for retries.
-    pub attempt: Option<String>,
-}
-
-/// The usage center.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct UsageReport {
-    /// Every session together.
-    pub total: UsageRow,
-    /// Per session, most expensive first.
-    pub sessions: Vec<UsageRow>,
-    /// Per day, newest first.
-    pub days: Vec<UsageRow>,
-    /// Failed or retried requests, newest first.
-    pub failures: Vec<FailureRow>,
-}
-
 /// The live state of the window's session (after a settings or key change).
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -622,19 +519,6 @@ pub struct TerminalTab {
     pub kind: TerminalKind,
     /// Whether its program still runs.
     pub running: bool,
-}
-
-/// An image pasted or dropped into the prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct ImageUpload {
-    /// File name (a name is made up for pasted images).
-    pub name: String,
-    /// `image/png`, `image/jpeg`, `image/gif`, `image/webp` or `image/bmp`.
-    pub mime_type: String,
-    /// `data:<mime>;base64,<payload>`.
-    pub data_url: String,
 }
 
 /// What a conversation rewind did, and the session as the page shows it afterwards.

@@ -66,7 +66,8 @@ pub fn watch_files<R: Runtime>(
 ) -> Result<WatchStatus, String> {
     let ws = workspace(&state, window.label())?;
     // The previous watch of this window (if any) stops when it is replaced.
-    let watch = WorkspaceWatch::start(ws, move |e| on_event.send(e).map_err(|e| e.to_string()));
+    let (watch, pump) = WorkspaceWatch::start(ws, move |e| on_event.send(e));
+    tauri::async_runtime::spawn(pump);
     let status = WatchStatus {
         watching: watch.is_watching(),
         error: watch.error(),
@@ -88,7 +89,9 @@ pub async fn read_attachment<R: Runtime>(
         .store()
         .session_dir(&runtime.id())
         .map_err(|e| e.to_string())?;
-    tauri::async_runtime::spawn_blocking(move || crate::attach::read_back(&dir, &path))
-        .await
-        .map_err(|e| e.to_string())?
+    tauri::async_runtime::spawn_blocking(move || {
+        cairn_runtime::attach::read_back(&dir, &path).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }

@@ -8,10 +8,10 @@ use cairn_protocol::{ApprovalDecision, DirectoryGrant, Message, Mode, PlanReview
 use tauri::{Runtime, State, Window};
 
 use super::current;
-use crate::llm::ProviderChoice;
 use crate::runtime::{OpenRequest, SessionRuntime};
 use crate::state::AppState;
 use crate::types::{GrantedDirectory, PermissionRules, PersistentRule, SessionStatus, SessionView};
+use cairn_runtime::llm_setup::ProviderChoice;
 
 fn open_runtime(
     state: &AppState,

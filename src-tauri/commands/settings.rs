@@ -9,9 +9,9 @@ use cairn_providers::secrets::ApiKey;
 use tauri::{Runtime, State, Window};
 
 use crate::keys::key_status;
-use crate::llm::{catalog_models, provider_label, provider_names, ProviderChoice};
 use crate::state::AppState;
 use crate::types::{ProviderView, SettingsUpdate, SettingsView, UsageReport};
+use cairn_runtime::llm_setup::{catalog_models, provider_label, provider_names, ProviderChoice};
 
 fn provider_view(state: &AppState, name: &str, with_key: bool) -> ProviderView {
     let p = preset(name);
@@ -241,24 +241,8 @@ pub async fn remove_api_key<R: Runtime>(
 pub async fn usage_report(state: State<'_, AppState>) -> Result<UsageReport, String> {
     let dir = state.config.state_dir.clone();
     tokio::task::spawn_blocking(move || {
-        let store = cairn_runtime::SessionStore::new(&dir);
-        let logs = store
-            .list()
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .filter_map(|s| {
-                let events = store.read_events(&s.id).ok()?;
-                Some(crate::usage::SessionLog {
-                    id: s.id,
-                    name: s.name,
-                    model: s.model,
-                    events,
-                })
-            })
-            .collect::<Vec<_>>();
-        Ok(crate::usage::fold(&logs, &|model, usage| {
-            cairn_providers::cost_usd(model, usage)
-        }))
+        cairn_runtime::usage::report(&cairn_runtime::SessionStore::new(&dir))
+            .map_err(|e| e.to_string())
     })
     .await
     .map_err(|e| e.to_string())?

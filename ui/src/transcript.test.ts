@@ -16,9 +16,9 @@ const turnStart = (input: string, turn = 1): Event => ({
   data: { taskId: task, input, sessionId: "s1", turn },
 });
 const delta = (reqId: string, text: string): Event => ({ type: "assistant_delta", data: { text, reqId, taskId: task } });
-const message = (reqId: string, text: string, u?: TokenUsage): Event => ({
+const message = (reqId: string, text: string, u?: TokenUsage, costUsd?: number): Event => ({
   type: "assistant_message",
-  data: { text, reasoning: "", tool_calls: [], usage: u, reqId, taskId: task, logTime: "2026-01-01T00:00:00Z" },
+  data: { text, reasoning: "", tool_calls: [], usage: u, costUsd, reqId, taskId: task, logTime: "2026-01-01T00:00:00Z" },
 });
 const proposed = (reqId: string, name = "write_file"): Event => ({
   type: "tool_proposed",
@@ -41,7 +41,7 @@ const turnEnd = (status: "completed" | "interrupted" | "error" = "completed"): E
   data: { status, iterations: 2, produced_files: [], taskId: task },
 });
 
-const fold = (events: Event[], state: ChatState = emptyChat) => applyEvents(state, events, null);
+const fold = (events: Event[], state: ChatState = emptyChat) => applyEvents(state, events);
 const kinds = (s: ChatState) => s.items.map((i) => i.kind);
 function only<K extends Item["kind"]>(s: ChatState, kind: K): Extract<Item, { kind: K }> {
   const found = s.items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind);
@@ -101,14 +101,14 @@ describe("applyEvents", () => {
     expect(only(s, "turn_end")).toMatchObject({ status: "interrupted", turn: 1 });
   });
 
-  it("counts tokens and cost, and replies without a price as unpriced", () => {
-    const priced = applyEvents(emptyChat, [turnStart("x"), message("r1", "a", usage(1_000_000, 500_000, 200_000))], {
-      input: 2,
-      cachedInput: 1,
-      output: 10,
-    });
-    // 800k fresh × $2 + 200k cached × $1 + 500k × $10 per million.
-    expect(priced.meter.cost).toBeCloseTo(1.6 + 0.2 + 5);
+  it("counts tokens and the backend's costs, and replies without a price as unpriced", () => {
+    const priced = fold([
+      turnStart("x"),
+      message("r1", "a", usage(1_000_000, 500_000, 200_000), 6.8),
+      message("r2", "b", undefined, 9),
+    ]);
+    // The replies' own prices add up; a reply without usage costs nothing.
+    expect(priced.meter.cost).toBeCloseTo(6.8);
     expect(priced.meter).toMatchObject({ input: 1_000_000, output: 500_000, cached: 200_000, unpriced: 0, context: 1_500_000 });
     const unpriced = fold([turnStart("x"), message("r1", "a", usage(10, 5))]);
     expect(unpriced.meter).toMatchObject({ cost: 0, unpriced: 1 });

@@ -6,7 +6,6 @@ import type { Event } from "./bindings/Event";
 import type { TodoItem } from "./bindings/TodoItem";
 import type { TokenUsage } from "./bindings/TokenUsage";
 import type { TurnStatus } from "./bindings/TurnStatus";
-import type { PriceView } from "./bindings/app/PriceView";
 
 /** Where a tool call is. */
 export type ToolState = "proposed" | "awaiting" | "running" | "ok" | "error" | "denied" | "interrupted";
@@ -89,14 +88,6 @@ export const emptyChat: ChatState = {
   turn: 0,
 };
 
-/** Cost of one reply at `price` (USD per million tokens). */
-export function costOf(usage: TokenUsage, price: PriceView | null): number | null {
-  if (price === null) return null;
-  const cached = Math.min(usage.cached_input_tokens, usage.input_tokens);
-  const fresh = usage.input_tokens - cached;
-  return (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.output_tokens * price.output) / 1e6;
-}
-
 /** Mutable working copy of a state while a batch of events is folded. */
 class Draft {
   items: Item[];
@@ -168,7 +159,7 @@ function carried(refs: unknown[] | undefined): { images: NonNullable<Extract<Ite
   return { images, files };
 }
 
-function apply(d: Draft, event: Event, price: PriceView | null) {
+function apply(d: Draft, event: Event) {
   const s = d.s;
   switch (event.type) {
     case "turn_start": {
@@ -205,8 +196,9 @@ function apply(d: Draft, event: Event, price: PriceView | null) {
         m.output += usage.output_tokens;
         m.cached += usage.cached_input_tokens;
         m.context = usage.input_tokens + usage.output_tokens;
-        const cost = costOf(usage, price);
-        if (cost === null) m.unpriced += 1;
+        // The backend prices each reply (the model table); no price means unknown.
+        const cost = event.data.costUsd;
+        if (cost === undefined) m.unpriced += 1;
         else m.cost += cost;
       }
       return;
@@ -417,10 +409,10 @@ function apply(d: Draft, event: Event, price: PriceView | null) {
 }
 
 /** Folds a batch of events into the chat. */
-export function applyEvents(state: ChatState, events: readonly Event[], price: PriceView | null): ChatState {
+export function applyEvents(state: ChatState, events: readonly Event[]): ChatState {
   if (events.length === 0) return state;
   const d = new Draft(state, indexCache.get(state.items) ?? null);
-  for (const e of events) apply(d, e, price);
+  for (const e of events) apply(d, e);
   const next = { ...d.s, items: d.items };
   indexCache.set(d.items, d.index);
   return next;

@@ -1,62 +1,48 @@
-//! `cairn run --attach FILE`: reads, validates and stores the turn's attachments.
+//! What `cairn run` sends besides the prompt's text: the `--attach` files (read and checked
+//! by [`cairn_runtime::attach::read_files`] before anything runs) and the files its `@path`
+//! mentions name, by the app's rules ([`cairn_runtime::mentions`]). A mention that cannot be
+//! attached stays plain text, with a note on stderr saying why.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use cairn_engine::attachments::{
-    data_url, mime_from_name, normalize_attachments, save_attachments, MessageAttachment,
-    TurnAttachments, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
-};
+use cairn_engine::attachments::{ContextFile, MessageAttachment, TurnAttachments};
+use cairn_runtime::Assembled;
 
-/// Reads and validates the files (count, type by extension, size) before anything runs.
-pub fn read_files(files: &[PathBuf]) -> Result<Vec<MessageAttachment>, String> {
-    if files.len() > MAX_ATTACHMENTS {
-        return Err(format!(
-            "at most {MAX_ATTACHMENTS} attachments per message ({} given)",
-            files.len()
-        ));
+/// The files the prompt's mentions name, read from the session's workspace; every mention
+/// that cannot be attached gets a `note:` on stderr (words that name no file get none).
+pub fn mentioned_files(assembled: &Assembled, prompt: &str) -> Vec<ContextFile> {
+    let workspace = assembled.persister.saved().workspace;
+    let denials = assembled.session.read_denials("read_file");
+    let mentions = cairn_runtime::mentions::resolve(Path::new(&workspace), prompt, &denials);
+    for skipped in &mentions.skipped {
+        errln!(
+            "note: {skipped}; @{} is sent as plain text",
+            skipped.mention
+        );
     }
-    let mut raw = Vec::with_capacity(files.len());
-    for f in files {
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        let mime = mime_from_name(&name).ok_or_else(|| {
-            format!(
-                "attachment {}: unsupported type (images, audio and video only: png, jpg, gif, webp, bmp, mp3, wav, ogg, m4a, flac, mp4, webm, mov)",
-                f.display()
-            )
-        })?;
-        let meta = std::fs::metadata(f).map_err(|e| format!("attachment {}: {e}", f.display()))?;
-        if !meta.is_file() {
-            return Err(format!("attachment {}: not a file", f.display()));
-        }
-        if meta.len() > MAX_ATTACHMENT_BYTES {
-            return Err(format!(
-                "attachment {} is {} bytes: the limit is 10 MB per file and in total",
-                f.display(),
-                meta.len()
-            ));
-        }
-        let bytes = std::fs::read(f).map_err(|e| format!("attachment {}: {e}", f.display()))?;
-        raw.push(MessageAttachment {
-            name,
-            mime_type: mime.to_string(),
-            data_url: data_url(mime, &bytes),
-        });
-    }
-    normalize_attachments(raw).map_err(|e| e.to_string())
+    mentions.files
 }
 
-/// Stores validated attachments under the session's `attachments/`.
-pub fn store(
-    session_dir: &Path,
+/// Stores the attachments under the session's folder and holds back images the model
+/// cannot see (saying so on stderr).
+pub fn turn_attachments(
+    assembled: &Assembled,
     attachments: Vec<MessageAttachment>,
+    files: Vec<ContextFile>,
 ) -> Result<TurnAttachments, String> {
-    let refs = save_attachments(session_dir, &attachments).map_err(|e| e.to_string())?;
-    Ok(TurnAttachments {
-        attachments,
-        refs,
-        files: Vec::new(),
-    })
+    let session = &assembled.session;
+    let dir = assembled
+        .store
+        .session_dir(&session.id())
+        .map_err(|e| e.to_string())?;
+    let model = session.model();
+    let (a, held) = cairn_runtime::attach::turn_attachments(&dir, &model, attachments, files)
+        .map_err(|e| e.to_string())?;
+    if held > 0 {
+        errln!(
+            "note: {model} does not accept images: {held} image(s) saved and referenced in the \
+             prompt, not sent (the agent can describe them with its media tool)"
+        );
+    }
+    Ok(a)
 }

@@ -146,11 +146,11 @@ pub fn turns(args: TurnsArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail_open(e),
     };
-    let list = match vcs.turns(&args.session) {
+    let list = match vcs.listing(&args.session, false) {
         Ok(l) => l,
         Err(e) => return fail(e),
     };
-    for t in &list {
+    for t in list.iter().map(|e| &e.record) {
         if args.json {
             outln!("{}", turn_json(t));
         } else {

@@ -242,7 +242,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     // Attachments are validated before a session is created or touched.
-    let attachments = match crate::attach::read_files(&args.attach) {
+    let attachments = match cairn_runtime::attach::read_files(&args.attach) {
         Ok(a) => a,
         Err(e) => {
             errln!("error: {e}");
@@ -317,27 +317,12 @@ pub async fn run(args: RunArgs) -> ExitCode {
     }
     let go_on = status.is_none_or(|s| s == TurnStatus::Completed);
     if let (Some(prompt), true) = (args.prompt.clone(), go_on) {
-        let input = if attachments.is_empty() {
+        let files = crate::attach::mentioned_files(handle.assembled(), &prompt);
+        let input = if attachments.is_empty() && files.is_empty() {
             TurnInput::Text(prompt)
         } else {
-            let stored = handle
-                .store()
-                .session_dir(&handle.id())
-                .map_err(|e| e.to_string())
-                .and_then(|dir| crate::attach::store(&dir, attachments));
-            match stored {
-                Ok(mut a) => {
-                    let model = handle.session().model();
-                    let held = cairn_runtime::tooling::hold_back_images(&model, &mut a);
-                    if held > 0 {
-                        errln!(
-                            "note: {model} does not accept images: {held} image(s) saved and \
-                             referenced in the prompt, not sent (the agent can describe them \
-                             with its media tool)"
-                        );
-                    }
-                    TurnInput::Attached(prompt, Box::new(a))
-                }
+            match crate::attach::turn_attachments(handle.assembled(), attachments, files) {
+                Ok(a) => TurnInput::Attached(prompt, Box::new(a)),
                 Err(e) => {
                     errln!("error: {e}");
                     handle.assembled().close_mcp().await;

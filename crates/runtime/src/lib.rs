@@ -2,13 +2,16 @@
 //! dir, model and provider, registers the built-in tools, restores and persists sessions.
 
 pub mod agents;
+pub mod attach;
 pub mod checkpoints;
 pub mod host;
 pub mod index;
 pub mod instructions;
+pub mod llm_setup;
 pub mod lock;
 pub mod mcp;
 pub mod mcp_trust;
+pub mod mentions;
 pub mod naming;
 pub mod permission_seal;
 pub mod permissions;
@@ -22,6 +25,7 @@ pub mod sandbox_settings;
 pub mod schema;
 pub mod store;
 pub mod tooling;
+pub mod usage;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -33,8 +37,7 @@ use cairn_engine::{
     Approver, EngineConfig, LlmClient, ResultBudget, RetryPolicy, Session, ToolRegistry,
 };
 use cairn_protocol::{Mode, PROTOCOL_VERSION};
-use cairn_providers::secrets::{resolve_key, OsKeyStore, SecretError};
-use cairn_providers::{build_client, ProviderSpec};
+use cairn_providers::secrets::OsKeyStore;
 
 pub use checkpoints::VcsMode;
 pub use index::{SessionIndex, SessionQuery};
@@ -251,28 +254,14 @@ pub fn build_llm(
     provider: &str,
     base_url: Option<String>,
 ) -> Result<Arc<dyn LlmClient>, RuntimeError> {
-    let config = |e: &dyn std::fmt::Display| RuntimeError::Config(e.to_string());
-    let mut spec = ProviderSpec::new(provider, "");
-    spec.base_url = base_url.filter(|u| !u.trim().is_empty());
-    let mut spec = spec
-        .apply_env(cairn_engine::secret_env::var)
-        .map_err(|e| config(&e))?;
-    let resolved = spec.resolve().map_err(|e| config(&e))?;
-    let keyless_preset = !resolved.needs_key
-        && resolved.key_env.is_none()
-        && cairn_providers::preset(&resolved.provider).is_some();
-    if !keyless_preset {
-        let env = |n: &str| cairn_engine::secret_env::var(n);
-        match resolve_key(&resolved.provider, &env, &OsKeyStore::new()) {
-            Ok(Some(found)) => spec.api_key = Some(found.key.expose().to_string()),
-            Ok(None) => {}
-            Err(SecretError::Unavailable(reason)) => {
-                tracing::debug!(%reason, "no OS keyring; using environment keys only")
-            }
-            Err(e) => return Err(config(&e)),
-        }
-    }
-    build_client(&spec).map_err(|e| config(&e))
+    let choice = llm_setup::ProviderChoice {
+        provider: provider.to_string(),
+        base_url: base_url.unwrap_or_default(),
+        ..Default::default()
+    };
+    let env = |n: &str| cairn_engine::secret_env::var(n);
+    llm_setup::client_for(&choice, &OsKeyStore::new(), &env, llm_setup::Face::Cli)
+        .map_err(|e| RuntimeError::Config(e.to_string()))
 }
 
 /// The file in a session's folder where the file tools' conflict guard keeps what the agent

@@ -55,6 +55,10 @@ pub struct TurnRecord {
     /// When the turn's first snapshot started and its last one ended (ms since the epoch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<(i64, i64)>,
+    /// For a restore: the checkpoint it went back to (absent in logs from before it was
+    /// recorded; [`crate::TurnEntry`] then reads it from the summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored_to: Option<u32>,
 }
 
 /// What a side-effecting call may change (for attribution).

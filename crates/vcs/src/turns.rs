@@ -295,6 +295,7 @@ impl Vcs {
             kind: TurnKind::Agent,
             excluded,
             excluded_before: p.excluded_before,
+            restored_to: None,
         };
         log.turns.push(rec.clone());
         Ok(Some(rec))

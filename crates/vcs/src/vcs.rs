@@ -219,7 +219,7 @@ impl Vcs {
     }
 
     /// The tree of checkpoint `n`: after change-turn `n`, or before the first for `0`.
-    fn checkpoint_tree(&self, log: &SessionLog, n: u32) -> Result<Oid> {
+    pub(crate) fn checkpoint_tree(&self, log: &SessionLog, n: u32) -> Result<Oid> {
         let count = log.turns.len() as u32;
         if count == 0 {
             return Err(VcsError::NoCheckpoints(log.session_id.clone()));
@@ -249,18 +249,8 @@ impl Vcs {
             });
         }
         let t = &log.turns[n as usize - 1];
-        // An attributed turn shows only its own files.
-        let own: Vec<String> = match t.span {
-            Some(_) if t.kind == TurnKind::Agent => {
-                if t.files.is_empty() {
-                    return Ok(String::new());
-                }
-                t.files
-                    .iter()
-                    .map(|f| f.trim_end_matches('/').to_string())
-                    .collect()
-            }
-            _ => Vec::new(),
+        let Some(own) = crate::listing::own_paths(t) else {
+            return Ok(String::new());
         };
         crate::diff::unified(
             &self.store.repo,
@@ -436,6 +426,7 @@ impl Vcs {
             excluded_before: last.excluded.clone(),
             others,
             span: Some((from.unwrap_or_else(now_ms), now_ms())),
+            restored_to: None,
         };
         log.turns.push(rec);
         Ok(())
@@ -481,6 +472,7 @@ impl Vcs {
             others: Vec::new(),
             // Its end bounds the gap after it (for attributing what changed there).
             span: Some((now_ms(), now_ms())),
+            restored_to: Some(j.to_turn),
         });
         self.save_log(log)?;
         remove_journal(&self.store.journal_path())?;

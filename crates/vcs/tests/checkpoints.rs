@@ -697,3 +697,55 @@ fn a_folder_replaced_by_a_link_comes_back_in_one_restore() {
     assert!(!ws.path().join("o").is_symlink());
     assert_eq!(read(ws.path(), "o/x"), "x\n");
 }
+
+#[test]
+fn listings_carry_line_counts_kinds_and_restore_targets() {
+    use cairn_vcs::FileStatus;
+    let ws = tempfile::tempdir().unwrap();
+    let st = tempfile::tempdir().unwrap();
+    let mut vcs = open(st.path(), ws.path(), false);
+    assert!(vcs.listing(S, true).unwrap().is_empty());
+    assert!(vcs.changes_since_start(S).unwrap().is_empty());
+    write(ws.path(), "a.txt", "old\nsame\n");
+    write(ws.path(), "gone.txt", "x\n");
+    turn(&mut vcs, S, 1, "edit", || {
+        write(ws.path(), "a.txt", "new\nmore\nsame\n");
+        fs::remove_file(ws.path().join("gone.txt")).unwrap();
+        write(ws.path(), "dir/b.rs", "fn main() {}\n");
+        fs::create_dir_all(ws.path().join("empty")).unwrap();
+    })
+    .unwrap();
+    vcs.restore(S, 2, &restore_to(0)).unwrap();
+    let list = vcs.listing(S, true).unwrap();
+    assert_eq!(list.len(), 2);
+    let stat = |i: usize, p: &str| {
+        let f = list[i].files.iter().find(|f| f.path == p);
+        f.map(|f| (f.status, f.added, f.removed))
+            .unwrap_or_else(|| panic!("{p} in {:?}", list[i].files))
+    };
+    assert_eq!(stat(0, "a.txt"), (FileStatus::Modified, 2, 1));
+    assert_eq!(stat(0, "gone.txt"), (FileStatus::Deleted, 0, 1));
+    assert_eq!(stat(0, "dir/b.rs"), (FileStatus::Added, 1, 0));
+    // A folder is named by the record but shows in no diff.
+    assert_eq!(stat(0, "empty/"), (FileStatus::Unknown, 0, 0));
+    assert_eq!(list[0].restored_to, None);
+    assert_eq!(list[1].record.kind, TurnKind::Restore);
+    assert_eq!(list[1].restored_to, Some(0));
+    assert_eq!(stat(1, "a.txt"), (FileStatus::Modified, 1, 2));
+    // The same diff text `cairn diff` prints, counted.
+    let text = vcs.diff_turn(S, 1).unwrap();
+    let plus = text
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"));
+    let added: u32 = list[0].files.iter().map(|f| f.added).sum();
+    assert_eq!(plus.count() as u32, added);
+    // Without line stats: the recorded paths only.
+    let plain = vcs.listing(S, false).unwrap();
+    assert!(plain[0]
+        .files
+        .iter()
+        .all(|f| f.status == FileStatus::Unknown && f.added == 0));
+    assert_eq!(plain[0].files.len(), list[0].record.files.len());
+    // Restored to the start: nothing differs from it.
+    assert!(vcs.changes_since_start(S).unwrap().is_empty());
+}

@@ -131,7 +131,7 @@ export function BenchHarness() {
       probe.remove();
       const events = syntheticEvents();
       const t0 = performance.now();
-      const folded = applyEvents(emptyChat, events, null);
+      const folded = applyEvents(emptyChat, events);
       const full = { ...folded, items: folded.items.slice(0, ITEMS) };
       const foldMs = performance.now() - t0;
       setPhase("transcript");
@@ -151,11 +151,11 @@ export function BenchHarness() {
       await nextFrame();
       const taskId = "bench-stream";
       setChat((c) =>
-        applyEvents(c, [{ type: "turn_start", data: { taskId, input: "Stream a long answer", sessionId: "bench", turn: 9999 } }], null),
+        applyEvents(c, [{ type: "turn_start", data: { taskId, input: "Stream a long answer", sessionId: "bench", turn: 9999 } }]),
       );
       const stream = await frames(STREAM_FRAMES, (i) => {
         const text = i % 20 === 19 ? "\n\n```ts\nconst x = 1;\n```\n\n" : `word${i} and some more text `;
-        setChat((c) => applyEvents(c, [{ type: "assistant_delta", data: { text, reqId: `${taskId}-r`, taskId } }], null));
+        setChat((c) => applyEvents(c, [{ type: "assistant_delta", data: { text, reqId: `${taskId}-r`, taskId } }]));
       });
       const report = {
         ...paint,

@@ -48,7 +48,7 @@ function reduce(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case "reset": {
       if (action.view === null) return emptyChat;
-      const logged = applyEvents(emptyChat, action.view.events, action.view.model.price);
+      const logged = applyEvents(emptyChat, action.view.events);
       // Without a running turn, calls still open in the log belong to a stopped process.
       const base = action.view.busy ? logged : closeStaleTools(logged);
       return {
@@ -59,7 +59,7 @@ function reduce(state: ChatState, action: Action): ChatState {
       };
     }
     case "events":
-      return applyEvents(state, action.events, action.view?.model.price ?? null);
+      return applyEvents(state, action.events);
     case "answered":
       return markAnswered(state, action.id, action.state);
     case "notice":

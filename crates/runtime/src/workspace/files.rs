@@ -4,7 +4,7 @@
 //! `.git`, and refuse paths outside the workspace (`..`, absolute paths, symlink escapes).
 
 use std::cmp::Ordering;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use ignore::WalkBuilder;
 
@@ -30,38 +30,7 @@ fn walker(root: &Path) -> WalkBuilder {
     b
 }
 
-/// Checks a workspace-relative path typed by the page or the user: no `..`, not absolute.
-pub fn check_relative(rel: &str) -> Result<(), String> {
-    if rel.contains('\0') {
-        return Err("a path cannot contain a NUL byte".into());
-    }
-    let p = Path::new(rel);
-    if p.is_absolute() || rel.starts_with('~') {
-        return Err(format!(
-            "`{rel}` is not relative to the workspace: only paths inside the workspace are allowed"
-        ));
-    }
-    if p.components().any(|c| matches!(c, Component::ParentDir)) {
-        return Err(format!(
-            "`{rel}` goes up with `..`: only paths inside the workspace are allowed"
-        ));
-    }
-    Ok(())
-}
-
-/// Resolves a workspace-relative path (symlinks followed) to an absolute one inside the
-/// workspace, with its canonical relative form.
-pub fn resolve(workspace: &Path, rel: &str) -> Result<(PathBuf, String), String> {
-    check_relative(rel)?;
-    let input = if rel.trim().is_empty() { "." } else { rel };
-    let p = cairn_tools::paths::resolve(workspace, input).map_err(|e| match e {
-        cairn_engine::ToolError::OutsideWorkspace(_) => {
-            format!("`{rel}` leads outside the workspace (through a symbolic link)")
-        }
-        other => other.to_string(),
-    })?;
-    Ok((p.abs, p.rel))
-}
+pub use crate::mentions::{check_relative, resolve_path as resolve};
 
 fn rel_of(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;

@@ -49,12 +49,20 @@ impl std::fmt::Debug for WorkspaceWatch {
 }
 
 impl WorkspaceWatch {
-    /// Starts watching `root` (a canonical folder), sending debounced events to `send` until
-    /// it fails (the page is gone) or the watch is dropped. Never fails: a watcher the
-    /// platform refuses is reported by [`WorkspaceWatch::error`].
-    pub fn start<F>(root: PathBuf, send: F) -> Arc<WorkspaceWatch>
+    /// Starts watching `root` (a canonical folder); the returned future, which the caller
+    /// runs on its async runtime, sends debounced events to `send` until it fails (the page
+    /// is gone) or the watch is dropped. Never fails: a watcher the platform refuses is
+    /// reported by [`WorkspaceWatch::error`].
+    pub fn start<F, E>(
+        root: PathBuf,
+        send: F,
+    ) -> (
+        Arc<WorkspaceWatch>,
+        impl std::future::Future<Output = ()> + Send + 'static,
+    )
     where
-        F: FnMut(FilesEvent) -> Result<(), String> + Send + 'static,
+        F: FnMut(FilesEvent) -> Result<(), E> + Send + 'static,
+        E: Send + 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel();
         let sink = tx.clone();
@@ -89,8 +97,7 @@ impl WorkspaceWatch {
         if let Some(e) = watch.error() {
             tracing::warn!(root = %root.display(), error = %e, "files panel: no live refresh");
         }
-        tokio::spawn(pump(root, rx, send));
-        watch
+        (watch, pump(root, rx, send))
     }
 
     /// The workspace root watched.
@@ -151,9 +158,9 @@ fn changed_dir(root: &Path, path: &Path) -> Option<String> {
 
 /// Collects events for [`DEBOUNCE`] after the first one, then sends one `changed` event
 /// (and any error); stops when `send` fails or the watch is gone.
-async fn pump<F>(root: PathBuf, mut rx: mpsc::UnboundedReceiver<Msg>, mut send: F)
+async fn pump<F, E>(root: PathBuf, mut rx: mpsc::UnboundedReceiver<Msg>, mut send: F)
 where
-    F: FnMut(FilesEvent) -> Result<(), String>,
+    F: FnMut(FilesEvent) -> Result<(), E>,
 {
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
@@ -250,7 +257,8 @@ mod tests {
         let root = ws.path().canonicalize().unwrap();
         std::fs::create_dir(root.join("sub")).unwrap();
         let (got, send) = collect();
-        let watch = WorkspaceWatch::start(root.clone(), send);
+        let (watch, pump) = WorkspaceWatch::start(root.clone(), send);
+        tokio::spawn(pump);
         assert!(watch.is_watching(), "{:?}", watch.error());
         watch.watch_dir(&root.join("sub")).unwrap();
         for i in 0..5 {
@@ -284,7 +292,8 @@ mod tests {
         let root = ws.path().canonicalize().unwrap();
         let (got, send) = collect();
         let missing = root.join("gone");
-        let watch = WorkspaceWatch::start(missing.clone(), send);
+        let (watch, pump) = WorkspaceWatch::start(missing.clone(), send);
+        tokio::spawn(pump);
         assert!(!watch.is_watching());
         let error = watch.error().unwrap();
         assert!(error.contains("gone"), "{error}");

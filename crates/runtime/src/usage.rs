@@ -1,12 +1,82 @@
-//! The usage center: requests, tokens and cost per session and per day, and the failed or
-//! retried requests with their reasons, folded from the session event logs (so turns run
-//! by the CLI count too).
+//! The usage center's numbers: requests, tokens and cost per session and per day, and the
+//! failed or retried requests with their reasons, folded from the session event logs (so
+//! turns run by the CLI and by the app count alike). Prices come from the providers' model
+//! table ([`cairn_providers::cost_usd`]) when a reply was not priced when it ran.
 
 use std::collections::BTreeMap;
 
 use cairn_protocol::{Event, TokenUsage};
+use serde::Serialize;
+use ts_rs::TS;
 
-use crate::types::{FailureRow, UsageReport, UsageRow};
+use crate::store::{SessionStore, StoreError};
+
+/// Requests, tokens and cost of one session or one day.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export_to = "app/")]
+pub struct UsageRow {
+    /// Session id or `YYYY-MM-DD`.
+    pub key: String,
+    /// Session name or the day.
+    pub label: String,
+    /// LLM requests sent (retries included).
+    #[ts(type = "number")]
+    pub requests: u64,
+    /// Requests that failed or were retried.
+    #[ts(type = "number")]
+    pub failed: u64,
+    /// Input tokens.
+    #[ts(type = "number")]
+    pub input_tokens: u64,
+    /// Of which read from the prompt cache.
+    #[ts(type = "number")]
+    pub cached_tokens: u64,
+    /// Output tokens.
+    #[ts(type = "number")]
+    pub output_tokens: u64,
+    /// Cost in USD of the priced replies.
+    pub cost_usd: f64,
+    /// Replies whose model has no known price (not in `cost_usd`).
+    #[ts(type = "number")]
+    pub unpriced: u64,
+}
+
+/// A failed or retried LLM request and why.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export_to = "app/")]
+pub struct FailureRow {
+    /// RFC 3339 time of the request, when known.
+    pub at: String,
+    /// Session id.
+    pub session_id: String,
+    /// Session name.
+    pub session_name: String,
+    /// Model id.
+    pub model: String,
+    /// `retry` (the engine tried again) or `error` (the turn reported an error).
+    pub kind: String,
+    /// The reason the provider or engine gave.
+    pub reason: String,
+    /// Retry attempt and maximum, for retries.
+    pub attempt: Option<String>,
+}
+
+/// The usage center.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export_to = "app/")]
+pub struct UsageReport {
+    /// Every session together.
+    pub total: UsageRow,
+    /// Per session, most expensive first.
+    pub sessions: Vec<UsageRow>,
+    /// Per day, newest first.
+    pub days: Vec<UsageRow>,
+    /// Failed or retried requests, newest first.
+    pub failures: Vec<FailureRow>,
+}
 
 /// Most failures listed.
 const MAX_FAILURES: usize = 200;
@@ -162,6 +232,25 @@ pub fn fold(logs: &[SessionLog], price: PriceFn<'_>) -> UsageReport {
         days: days.into_values().rev().collect(),
         failures,
     }
+}
+
+/// The usage report of every session in `store`; a session whose log cannot be read is
+/// left out.
+pub fn report(store: &SessionStore) -> Result<UsageReport, StoreError> {
+    let logs: Vec<SessionLog> = store
+        .list()?
+        .into_iter()
+        .filter_map(|s| {
+            let events = store.read_events(&s.id).ok()?;
+            Some(SessionLog {
+                id: s.id,
+                name: s.name,
+                model: s.model,
+                events,
+            })
+        })
+        .collect();
+    Ok(fold(&logs, &cairn_providers::cost_usd))
 }
 
 #[cfg(test)]
