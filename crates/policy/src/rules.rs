@@ -2,13 +2,15 @@
 //! `run_shell(npm test:*)`, `write_file(src/**)` or `mcp__github__*`. Deny beats ask beats
 //! allow. Each rule may carry `match` / `not_match` examples, checked when the rules load.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
 
 use crate::effective::{program_name, Effective, Word};
+use crate::lexical::{fold_dots, Climb};
 use crate::shell::ShellAnalysis;
+use crate::subject::PermissionSubject;
 
 /// What a rule decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -178,20 +180,26 @@ impl Rule {
         }
     }
 
-    /// Whether the rule applies to a call of `tool` with `args` in `workspace`.
+    /// Whether the rule applies to a call of `tool` with `args` in `workspace` (its `command`
+    /// and `path` arguments; see [`Rule::matches_subject`]).
     pub fn matches(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> bool {
-        self.command_match(tool, args, workspace) == CommandMatch::Yes
+        self.command_match(tool, &Target::of_args(args), workspace) == CommandMatch::Yes
+    }
+
+    /// Whether the rule applies to a call of `tool` that asks for `subject` in `workspace`.
+    pub fn matches_subject(
+        &self,
+        tool: &str,
+        subject: &PermissionSubject,
+        workspace: &Path,
+    ) -> bool {
+        self.command_match(tool, &Target::of_subject(subject), workspace) == CommandMatch::Yes
     }
 
     /// Whether the rule applies, and for a deny or ask rule on commands whether it could
     /// apply to a part of the command that cannot be analysed.
-    fn command_match(
-        &self,
-        tool: &str,
-        args: &serde_json::Value,
-        workspace: &Path,
-    ) -> CommandMatch {
-        let command = args.get("command").and_then(|c| c.as_str());
+    fn command_match(&self, tool: &str, target: &Target<'_>, workspace: &Path) -> CommandMatch {
+        let command = target.command;
         // A deny or ask rule on a command-running tool binds every tool that runs a command
         // (`run_shell(rm:*)` also stops `exec_command`).
         let named = self.tool.is_match(tool)
@@ -219,12 +227,7 @@ impl Rule {
                     _ => restrict_matches(cmd, words, *prefix),
                 }
             }
-            Spec::Path(_) => {
-                let Some(p) = args.get("path").and_then(|c| c.as_str()) else {
-                    return CommandMatch::No;
-                };
-                yes(self.matches_paths(tool, &[p.to_string()], workspace))
-            }
+            Spec::Path(_) => yes(self.matches_paths(tool, &target.paths, workspace)),
         }
     }
 
@@ -341,11 +344,28 @@ impl RuleSet {
         Ok(())
     }
 
-    /// The strongest decision of the rules that apply (deny > ask > allow), with the rule.
+    /// The strongest decision of the rules that apply (deny > ask > allow), with the rule, for
+    /// a call's `command` and `path` arguments.
     pub fn decide(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> Option<&Rule> {
+        self.decide_target(tool, &Target::of_args(args), workspace)
+    }
+
+    /// The strongest decision of the rules that apply to a call of `tool` asking for
+    /// `subject`: command rules match the command it runs (or names), path rules every path
+    /// it writes (else every path it reads or names).
+    pub fn decide_subject(
+        &self,
+        tool: &str,
+        subject: &PermissionSubject,
+        workspace: &Path,
+    ) -> Option<&Rule> {
+        self.decide_target(tool, &Target::of_subject(subject), workspace)
+    }
+
+    fn decide_target(&self, tool: &str, target: &Target<'_>, workspace: &Path) -> Option<&Rule> {
         self.rules
             .iter()
-            .filter(|r| r.matches(tool, args, workspace))
+            .filter(|r| r.command_match(tool, target, workspace) == CommandMatch::Yes)
             .max_by_key(|r| r.decision)
     }
 
@@ -358,9 +378,28 @@ impl RuleSet {
         args: &serde_json::Value,
         workspace: &Path,
     ) -> Option<(&Rule, String)> {
+        self.uncertain_target(tool, &Target::of_args(args), workspace)
+    }
+
+    /// [`RuleSet::uncertain`] for a call of `tool` asking for `subject`.
+    pub fn uncertain_subject(
+        &self,
+        tool: &str,
+        subject: &PermissionSubject,
+        workspace: &Path,
+    ) -> Option<(&Rule, String)> {
+        self.uncertain_target(tool, &Target::of_subject(subject), workspace)
+    }
+
+    fn uncertain_target(
+        &self,
+        tool: &str,
+        target: &Target<'_>,
+        workspace: &Path,
+    ) -> Option<(&Rule, String)> {
         self.rules
             .iter()
-            .filter_map(|r| match r.command_match(tool, args, workspace) {
+            .filter_map(|r| match r.command_match(tool, target, workspace) {
                 CommandMatch::Maybe(why) => Some((r, why)),
                 _ => None,
             })
@@ -376,13 +415,11 @@ impl RuleSet {
         workspace: &Path,
         targets: &[String],
     ) -> Option<&Rule> {
-        self.rules
-            .iter()
-            .filter(|r| match r.spec {
-                Spec::Path(_) => r.matches_paths(tool, targets, workspace),
-                _ => r.matches(tool, args, workspace),
-            })
-            .max_by_key(|r| r.decision)
+        let target = Target {
+            paths: targets.to_vec(),
+            ..Target::of_args(args)
+        };
+        self.decide_target(tool, &target, workspace)
     }
 
     /// All rules, in load order.
@@ -403,6 +440,35 @@ const EXEC_TOOLS: &[&str] = &["run_shell", "exec_command", "shell"];
 
 fn is_exec_tool(tool: &str) -> bool {
     EXEC_TOOLS.contains(&tool)
+}
+
+/// What rules match in one call: the command line and the paths.
+struct Target<'a> {
+    command: Option<&'a str>,
+    paths: Vec<String>,
+}
+
+impl<'a> Target<'a> {
+    /// A call's `command` and `path` arguments.
+    fn of_args(args: &'a serde_json::Value) -> Self {
+        Target {
+            command: args.get("command").and_then(|c| c.as_str()),
+            paths: args
+                .get("path")
+                .and_then(|c| c.as_str())
+                .map(str::to_string)
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// What a tool names as its call's subject.
+    fn of_subject(subject: &'a PermissionSubject) -> Self {
+        Target {
+            command: subject.rule_command(),
+            paths: subject.rule_paths(),
+        }
+    }
 }
 
 /// How a command rule relates to a command.
@@ -470,26 +536,12 @@ fn words_match(rule: &[String], prefix: bool, cmd: &[Word]) -> CommandMatch {
     }
 }
 
-/// `path` relative to `workspace` after lexical normalisation; `None` when outside.
+/// `path` relative to `workspace` after lexical normalisation; `None` when outside (a `..`
+/// above the root counts as outside).
 fn relative(workspace: &Path, path: &str) -> Option<String> {
-    let joined = if Path::new(path).is_absolute() {
-        PathBuf::from(path)
-    } else {
-        workspace.join(path)
-    };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out.strip_prefix(workspace)
+    let joined = workspace.join(path);
+    fold_dots(&joined, Climb::Refuse)?
+        .strip_prefix(workspace)
         .ok()
         .map(|p| p.to_string_lossy().replace('\\', "/"))
 }
