@@ -786,4 +786,48 @@ mod tests {
             Some(RuleDecision::Deny)
         );
     }
+
+    #[test]
+    fn subjects_are_matched_as_the_arguments_were() {
+        use crate::subject::{CommandRun, PermissionSubject};
+        let s = set(&[
+            ("run_shell(rm:*)", RuleDecision::Deny),
+            ("run_shell(ls:*)", RuleDecision::Allow),
+            ("write_file(secrets/**)", RuleDecision::Deny),
+            ("mcp__fs__*(private/**)", RuleDecision::Ask),
+        ]);
+        let ws = Path::new("/w");
+        let d = |tool: &str, subject: &PermissionSubject| {
+            s.decide_subject(tool, subject, ws).map(|r| r.decision)
+        };
+        let run = |c: &str| PermissionSubject::command(Some(CommandRun::new(c)));
+        assert_eq!(d("run_shell", &run("rm -rf x")), Some(RuleDecision::Deny));
+        assert_eq!(d("exec_command", &run("rm x")), Some(RuleDecision::Deny));
+        assert_eq!(d("run_shell", &run("ls -la")), Some(RuleDecision::Allow));
+        assert_eq!(
+            d("exec_command", &run("ls")),
+            None,
+            "allow rules name their tool"
+        );
+        // A command an MCP tool names is bound by deny rules on commands, as before.
+        let mcp = PermissionSubject::opaque(&json!({"command": "rm x", "path": "private/k"}));
+        assert_eq!(d("mcp__sh__run", &mcp), Some(RuleDecision::Deny));
+        assert_eq!(
+            d(
+                "mcp__fs__read",
+                &PermissionSubject::opaque(&json!({"path": "private/k"}))
+            ),
+            Some(RuleDecision::Ask)
+        );
+        let writes = PermissionSubject::writes(["src/a", "secrets/b"]);
+        assert_eq!(d("write_file", &writes), Some(RuleDecision::Deny));
+        assert_eq!(
+            d("write_file", &PermissionSubject::reads(["secrets/b"])),
+            Some(RuleDecision::Deny)
+        );
+        assert_eq!(d("write_file", &PermissionSubject::none()), None);
+        let opaque = run("X=rm; $X x");
+        assert!(s.decide_subject("run_shell", &opaque, ws).is_none());
+        assert!(s.uncertain_subject("run_shell", &opaque, ws).is_some());
+    }
 }
