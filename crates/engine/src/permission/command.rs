@@ -31,11 +31,6 @@ pub(super) fn risky_after(command: &str, from: usize) -> bool {
     }
 }
 
-/// Whether a shell call asks to run outside the OS sandbox (`"sandbox": false`).
-pub fn wants_unsandboxed(args: &serde_json::Value) -> bool {
-    cairn_policy::subject::refuses_sandbox(args.get("sandbox"))
-}
-
 /// The program name of one plain simple command, for session command allowances.
 pub fn simple_command_program(command: &str) -> Option<String> {
     match ShellAnalysis::of(command) {
