@@ -398,12 +398,22 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// What the built-in tool `name` asks permission for (only `run_shell` runs commands).
+    fn subject(name: &str, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        match name {
+            "run_shell" => cairn_engine::PermissionSubject::command(
+                cairn_engine::CommandRun::from_shell_args(args),
+            ),
+            _ => cairn_engine::PermissionSubject::none(),
+        }
+    }
+
     fn req(name: &str, args: serde_json::Value) -> ApprovalRequest {
         ApprovalRequest {
             task_id: "t".into(),
             req_id: "c".into(),
             name: name.into(),
-            always_allow: cairn_engine::permission::always_allow(name, &args),
+            always_allow: cairn_engine::permission::always_allow(name, &subject(name, &args)),
             arguments: args,
             reason: "because".into(),
             category: "x".into(),

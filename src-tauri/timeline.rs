@@ -175,21 +175,7 @@ pub fn restore_view(r: RestoreReport) -> RestoreView {
 /// Whether a relative `path` from the page stays inside the workspace once `..` and `.` are
 /// resolved lexically.
 pub fn is_inside(path: &str) -> bool {
-    let mut depth = 0i32;
-    for part in Path::new(path).components() {
-        match part {
-            std::path::Component::Normal(_) => depth += 1,
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                depth -= 1;
-                if depth < 0 {
-                    return false;
-                }
-            }
-            _ => return false,
-        }
-    }
-    true
+    cairn_policy::lexical::stays_inside(Path::new(path))
 }
 
 #[cfg(test)]

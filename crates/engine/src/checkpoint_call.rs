@@ -18,13 +18,14 @@ pub(crate) fn side_effect(
 ) -> SideEffect {
     let caps = &tool.meta.capabilities;
     if caps.iter().any(|c| c == "exec") {
-        let read_only = args
-            .get("command")
-            .and_then(|c| c.as_str())
-            .is_some_and(|cmd| {
-                let cwd = args.get("cwd").and_then(|c| c.as_str());
-                lock(&runner.inner.permissions).is_known_read_only(&tool.schema.name, cmd, cwd)
-            });
+        let subject = tool.handle.permission_subject(args);
+        let read_only = subject.command_run().is_some_and(|run| {
+            lock(&runner.inner.permissions).is_known_read_only(
+                &tool.schema.name,
+                &run.command,
+                run.cwd.as_deref(),
+            )
+        });
         return if read_only {
             SideEffect::ReadOnlyCommand
         } else {

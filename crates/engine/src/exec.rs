@@ -10,6 +10,7 @@ use cairn_protocol::{
 
 use crate::config::DefaultApproval;
 use crate::host::ToolHost;
+use crate::permission::Decision;
 use crate::registry::RegisteredTool;
 use crate::session::{lock, read};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
@@ -207,13 +208,12 @@ impl TurnRunner<'_> {
         let Some(tool) = &p.tool else {
             return denied("tool not available");
         };
-        let targets = tool.handle.write_targets(&p.args);
-        let decision =
-            lock(&self.inner.permissions).evaluate_call(&p.call.name, &tool.meta, &p.args, targets);
-        if !decision.needs_user && !decision.allowed {
-            return denied(&decision.reason);
+        let subject = tool.handle.permission_subject(&p.args);
+        let decision = lock(&self.inner.permissions).decide(&p.call.name, &tool.meta, &subject);
+        if let Decision::Deny(why) = &decision {
+            return denied(&why.to_string());
         }
-        if decision.needs_user
+        if decision.is_ask()
             && !self
                 .inner
                 .approver_set
@@ -231,20 +231,21 @@ impl TurnRunner<'_> {
                     return denied(&msg);
                 }
             }
-        } else if decision.needs_user {
+        } else if decision.is_ask() {
             let request = ApprovalRequest {
                 task_id: self.task_id.clone(),
                 req_id: p.call.id.clone(),
                 name: p.call.name.clone(),
                 arguments: p.args.clone(),
-                reason: decision.reason.clone(),
+                reason: decision.reason(),
                 category: tool.meta.category.clone(),
                 always_allow: crate::permission::always_allow_in(
                     &p.call.name,
-                    &p.args,
+                    &subject,
                     &read(&self.inner.config).workspace,
                 ),
             };
+            let offered = request.always_allow.clone();
             self.emit(Event::PermissionRequired(PermissionRequired {
                 task_id: request.task_id.clone(),
                 req_id: request.req_id.clone(),
@@ -269,19 +270,10 @@ impl TurnRunner<'_> {
                     };
                 }
             };
-            match answer {
-                ApprovalDecision::Deny => return denied(&approver.deny_reason()),
-                ApprovalDecision::Once => {}
-                ApprovalDecision::AlwaysTool => {
-                    lock(&self.inner.permissions).allow_tool_for_session(&p.call.name)
-                }
-                ApprovalDecision::AlwaysCommand => {
-                    match p.args.get("command").and_then(|c| c.as_str()) {
-                        Some(cmd) => lock(&self.inner.permissions).allow_command_for_session(cmd),
-                        None => lock(&self.inner.permissions).allow_tool_for_session(&p.call.name),
-                    }
-                }
+            if answer == ApprovalDecision::Deny {
+                return denied(&approver.deny_reason());
             }
+            lock(&self.inner.permissions).remember(&p.call.name, answer, offered.as_ref());
         }
         let effect = tool
             .meta

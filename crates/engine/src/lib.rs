@@ -50,7 +50,10 @@ pub use llm::{
     answer_text, FailureKind, LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus, Pricing,
     ReasoningEffort,
 };
-pub use permission::{Decision, PermissionEngine, PermissionState, ShellPolicy};
+pub use permission::{
+    Capability, CommandRun, Decision, PermissionEngine, PermissionState, PermissionSubject,
+    ShellPolicy,
+};
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use repair::repair_history;
 pub use retry::RetryPolicy;

@@ -1,21 +1,15 @@
-//! The permission engine's view of where a command runs and what it names: `exec_command`'s
-//! `cwd`, and the paths of a command line that a deny path rule keeps from being read.
+//! The permission engine's view of where a command runs and what it names: its folder, and
+//! the paths of a command line that a deny path rule keeps from being read.
 
 use std::path::{Path, PathBuf};
 
 use cairn_policy::paths::normalize_lexically;
 use cairn_policy::ReadDenials;
 
-/// The working folder a command-running call asks for (`exec_command`'s `cwd`), if any.
-pub(crate) fn exec_cwd(args: &serde_json::Value) -> Option<&str> {
-    args.get("cwd")
-        .and_then(|c| c.as_str())
-        .filter(|c| !c.trim().is_empty())
-}
-
-/// Where a call's command runs: `cwd` under `workspace`, or the workspace itself.
-pub(crate) fn run_dir(workspace: &Path, args: &serde_json::Value) -> PathBuf {
-    match exec_cwd(args) {
+/// Where a command runs: `cwd` (relative to `workspace`, or absolute) folded, or the
+/// workspace itself.
+pub(crate) fn run_dir(workspace: &Path, cwd: Option<&str>) -> PathBuf {
+    match cwd {
         Some(c) => normalize_lexically(&workspace.join(c)),
         None => workspace.to_path_buf(),
     }

@@ -87,6 +87,11 @@ impl Tool for ExploreTool {
         m
     }
 
+    fn permission_subject(&self, _args: &serde_json::Value) -> crate::PermissionSubject {
+        // The child session decides each of its own calls.
+        crate::PermissionSubject::none()
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use cairn_policy::PermissionSubject;
 use cairn_protocol::{ContentPart, ToolMeta, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
@@ -143,6 +144,14 @@ pub trait Tool: Send + Sync {
     /// `None` (the default): the `path` argument is the only target.
     fn write_targets(&self, _args: &serde_json::Value) -> Option<Vec<String>> {
         None
+    }
+    /// What a call with `args` asks permission for: the command it runs, the URL it reaches,
+    /// the paths it reads or writes, and whether the tool runs commands at all (only then is
+    /// "always allow this command" offered). The permission engine and the rules match this,
+    /// never argument names. The default reads the conventional names for the tool's
+    /// capability tags ([`PermissionSubject::from_arguments`]); built-in tools name theirs.
+    fn permission_subject(&self, args: &serde_json::Value) -> PermissionSubject {
+        PermissionSubject::from_arguments(&self.meta().capabilities, args, self.write_targets(args))
     }
     /// Runs one call. Long-running tools must stop promptly when `ctx.cancel` fires: one still
     /// running a second after the user interrupted is abandoned. File changes go through

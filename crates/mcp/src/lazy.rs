@@ -77,6 +77,10 @@ impl Tool for SearchTools {
         m
     }
 
+    fn permission_subject(&self, _args: &Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
+    }
+
     async fn execute(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let inner = manager(&self.inner)?;
         let query = args
@@ -179,6 +183,11 @@ impl Tool for CallTool {
         let mut m = mcp_meta("*");
         m.source = "mcp".into();
         m
+    }
+
+    fn permission_subject(&self, _args: &Value) -> cairn_engine::PermissionSubject {
+        // The rules match its name only: the server tool it names is not looked into.
+        cairn_engine::PermissionSubject::none()
     }
 
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {

@@ -109,6 +109,12 @@ impl Tool for McpTool {
         mcp_meta(self.slot.name())
     }
 
+    fn permission_subject(&self, args: &Value) -> cairn_engine::PermissionSubject {
+        // Cairn cannot see what a server does with its arguments: the rules still match its
+        // `command` and `path`, and it is never a command-running tool.
+        cairn_engine::PermissionSubject::opaque(args)
+    }
+
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args = arguments(args)?;
         self.slot.call(&self.remote, args, &ctx).await

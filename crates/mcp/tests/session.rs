@@ -7,10 +7,12 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_engine::testing::{FakeLlm, FakeReply};
-use cairn_engine::{EngineConfig, FixedApprover, Session};
+use cairn_engine::testing::{FakeLlm, FakeReply, FnTool, ScriptedApprover};
+use cairn_engine::{EngineConfig, FixedApprover, Session, ToolOutput, ToolRegistry};
 use cairn_mcp::McpManager;
-use cairn_protocol::{ApprovalDecision, Event, Message, ToolStatus, TurnStatus};
+use cairn_protocol::{
+    AlwaysAllow, ApprovalDecision, Event, Message, RiskLevel, ToolMeta, ToolStatus, TurnStatus,
+};
 use common::*;
 use serde_json::json;
 
@@ -134,4 +136,70 @@ async fn faults_in_a_turn_become_tool_errors_and_the_turn_ends() {
     assert!(big.1.len() < 1024 * 1024, "budgeted: {} bytes", big.1.len());
     manager.close_all().await;
     assert!(eventually(Duration::from_secs(3), || processes_with(&m).is_empty()).await);
+}
+
+/// An MCP tool that takes a `command` argument does not run commands here: its approval
+/// offers the tool, never "always allow this command", and an answer of that kind does not
+/// let `run_shell` run the program unasked.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_argument_does_not_make_an_mcp_tool_a_command_runner() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = McpManager::new(vec![stdio_server("t", &[], &[])], options(dir.path()));
+    manager.connect_all().await;
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool(
+            "c1",
+            "mcp__t__slow",
+            json!({"steps": 1, "delay_ms": 1, "command": "cargo test"}),
+        ),
+        FakeReply::tool("c2", "run_shell", json!({"command": "cargo test"})),
+        FakeReply::text("done"),
+    ]);
+    let mut reg = ToolRegistry::new();
+    reg.register(FnTool::new(
+        "run_shell",
+        ToolMeta::mutating("shell", RiskLevel::High, &["exec"]),
+        |_, _| async { Ok(ToolOutput::text("ran")) },
+    ));
+    let approver = ScriptedApprover::new(vec![], ApprovalDecision::AlwaysCommand);
+    let config = EngineConfig::new(
+        dir.path().to_path_buf(),
+        dir.path().to_path_buf(),
+        "fake-model",
+    );
+    let s = Session::builder(config, Arc::new(llm.clone()))
+        .tools(reg)
+        .approver(Arc::new(approver.clone()))
+        .build();
+    manager.attach(Arc::new(s.clone()));
+    let events = run_turn(&s, "go").await;
+    let offered: Vec<Option<AlwaysAllow>> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PermissionRequired(p) => Some(p.always_allow.clone()),
+            _ => None,
+        })
+        .collect();
+    let seen = approver.seen();
+    assert_eq!(seen.len(), 2, "run_shell still asks: {seen:?}");
+    assert_eq!(seen[0].name, "mcp__t__slow");
+    let expected = vec![
+        Some(AlwaysAllow::Tool {
+            name: "mcp__t__slow".into(),
+        }),
+        Some(AlwaysAllow::Command {
+            program: "cargo".into(),
+        }),
+    ];
+    assert_eq!(offered, expected);
+    assert_eq!(
+        seen.iter()
+            .map(|r| r.always_allow.clone())
+            .collect::<Vec<_>>(),
+        expected
+    );
+    let results = tool_results(&llm);
+    assert_eq!(results[0].2, ToolStatus::Ok, "{results:?}");
+    assert_eq!(results[1].1, "ran", "{results:?}");
+    manager.close_all().await;
 }

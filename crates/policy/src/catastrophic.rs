@@ -4,7 +4,7 @@
 //! unwrapped, see [`crate::effective`]), with relative paths resolved after `cd`. These ask in
 //! every mode and are never allowlisted or always-allowed.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::effective::{Effective, Word};
 use crate::safe::{long_is, short_cluster_has};
@@ -249,16 +249,8 @@ impl Roots {
         } else {
             cwd.join(&text)
         };
-        let mut out = PathBuf::from("/");
-        for c in joined.components() {
-            match c {
-                Component::ParentDir => {
-                    out.pop();
-                }
-                Component::Normal(s) => out.push(s),
-                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-            }
-        }
+        // Anchored at `/`, where a `..` stops, whether or not `cwd` is absolute.
+        let out = Path::new("/").join(crate::lexical::fold_dots_saturating(&joined));
         Some((out, glob))
     }
 }

@@ -4,6 +4,7 @@
 pub mod catastrophic;
 pub mod effective;
 mod git_config;
+pub mod lexical;
 pub mod net;
 pub mod paths;
 pub mod proc_secrets;
@@ -20,6 +21,7 @@ pub mod sandbox_mounts;
 pub mod sandbox_nested;
 pub mod scope;
 pub mod shell;
+pub mod subject;
 mod workspace_code;
 
 pub use read_rules::ReadDenials;
@@ -27,3 +29,4 @@ pub use rules::{Rule, RuleDecision, RuleError, RuleSet, RuleSpec};
 pub use safe::is_known_safe;
 pub use scope::{NotKnownSafe, ReadScope};
 pub use shell::{parse_plain_commands, ShellAnalysis};
+pub use subject::{Capability, CommandRun, PermissionSubject};

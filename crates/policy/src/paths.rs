@@ -11,20 +11,10 @@ use std::path::{Component, Path, PathBuf};
 /// How many symlinks one resolution follows before giving up (like `ELOOP`).
 const MAX_SYMLINKS: usize = 40;
 
-/// Removes `.` and folds `..` without touching the file system (`/..` stays `/`).
+/// Removes `.` and folds `..` without touching the file system (`/..` stays `/`): the
+/// shared fold with [`Climb::Saturate`](crate::lexical::Climb::Saturate).
 pub fn normalize_lexically(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-        }
-    }
-    out
+    crate::lexical::fold_dots_saturating(p)
 }
 
 /// The canonical form of `workspace` (its own symlinks resolved), or its lexical form when it

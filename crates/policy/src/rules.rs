@@ -2,13 +2,15 @@
 //! `run_shell(npm test:*)`, `write_file(src/**)` or `mcp__github__*`. Deny beats ask beats
 //! allow. Each rule may carry `match` / `not_match` examples, checked when the rules load.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
 
 use crate::effective::{program_name, Effective, Word};
+use crate::lexical::{fold_dots, Climb};
 use crate::shell::ShellAnalysis;
+use crate::subject::PermissionSubject;
 
 /// What a rule decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -178,20 +180,26 @@ impl Rule {
         }
     }
 
-    /// Whether the rule applies to a call of `tool` with `args` in `workspace`.
+    /// Whether the rule applies to a call of `tool` with `args` in `workspace` (its `command`
+    /// and `path` arguments; see [`Rule::matches_subject`]).
     pub fn matches(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> bool {
-        self.command_match(tool, args, workspace) == CommandMatch::Yes
+        self.command_match(tool, &Target::of_args(args), workspace) == CommandMatch::Yes
+    }
+
+    /// Whether the rule applies to a call of `tool` that asks for `subject` in `workspace`.
+    pub fn matches_subject(
+        &self,
+        tool: &str,
+        subject: &PermissionSubject,
+        workspace: &Path,
+    ) -> bool {
+        self.command_match(tool, &Target::of_subject(subject), workspace) == CommandMatch::Yes
     }
 
     /// Whether the rule applies, and for a deny or ask rule on commands whether it could
     /// apply to a part of the command that cannot be analysed.
-    fn command_match(
-        &self,
-        tool: &str,
-        args: &serde_json::Value,
-        workspace: &Path,
-    ) -> CommandMatch {
-        let command = args.get("command").and_then(|c| c.as_str());
+    fn command_match(&self, tool: &str, target: &Target<'_>, workspace: &Path) -> CommandMatch {
+        let command = target.command;
         // A deny or ask rule on a command-running tool binds every tool that runs a command
         // (`run_shell(rm:*)` also stops `exec_command`).
         let named = self.tool.is_match(tool)
@@ -219,12 +227,7 @@ impl Rule {
                     _ => restrict_matches(cmd, words, *prefix),
                 }
             }
-            Spec::Path(_) => {
-                let Some(p) = args.get("path").and_then(|c| c.as_str()) else {
-                    return CommandMatch::No;
-                };
-                yes(self.matches_paths(tool, &[p.to_string()], workspace))
-            }
+            Spec::Path(_) => yes(self.matches_paths(tool, &target.paths, workspace)),
         }
     }
 
@@ -341,11 +344,28 @@ impl RuleSet {
         Ok(())
     }
 
-    /// The strongest decision of the rules that apply (deny > ask > allow), with the rule.
+    /// The strongest decision of the rules that apply (deny > ask > allow), with the rule, for
+    /// a call's `command` and `path` arguments.
     pub fn decide(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> Option<&Rule> {
+        self.decide_target(tool, &Target::of_args(args), workspace)
+    }
+
+    /// The strongest decision of the rules that apply to a call of `tool` asking for
+    /// `subject`: command rules match the command it runs (or names), path rules every path
+    /// it writes (else every path it reads or names).
+    pub fn decide_subject(
+        &self,
+        tool: &str,
+        subject: &PermissionSubject,
+        workspace: &Path,
+    ) -> Option<&Rule> {
+        self.decide_target(tool, &Target::of_subject(subject), workspace)
+    }
+
+    fn decide_target(&self, tool: &str, target: &Target<'_>, workspace: &Path) -> Option<&Rule> {
         self.rules
             .iter()
-            .filter(|r| r.matches(tool, args, workspace))
+            .filter(|r| r.command_match(tool, target, workspace) == CommandMatch::Yes)
             .max_by_key(|r| r.decision)
     }
 
@@ -358,9 +378,28 @@ impl RuleSet {
         args: &serde_json::Value,
         workspace: &Path,
     ) -> Option<(&Rule, String)> {
+        self.uncertain_target(tool, &Target::of_args(args), workspace)
+    }
+
+    /// [`RuleSet::uncertain`] for a call of `tool` asking for `subject`.
+    pub fn uncertain_subject(
+        &self,
+        tool: &str,
+        subject: &PermissionSubject,
+        workspace: &Path,
+    ) -> Option<(&Rule, String)> {
+        self.uncertain_target(tool, &Target::of_subject(subject), workspace)
+    }
+
+    fn uncertain_target(
+        &self,
+        tool: &str,
+        target: &Target<'_>,
+        workspace: &Path,
+    ) -> Option<(&Rule, String)> {
         self.rules
             .iter()
-            .filter_map(|r| match r.command_match(tool, args, workspace) {
+            .filter_map(|r| match r.command_match(tool, target, workspace) {
                 CommandMatch::Maybe(why) => Some((r, why)),
                 _ => None,
             })
@@ -376,13 +415,11 @@ impl RuleSet {
         workspace: &Path,
         targets: &[String],
     ) -> Option<&Rule> {
-        self.rules
-            .iter()
-            .filter(|r| match r.spec {
-                Spec::Path(_) => r.matches_paths(tool, targets, workspace),
-                _ => r.matches(tool, args, workspace),
-            })
-            .max_by_key(|r| r.decision)
+        let target = Target {
+            paths: targets.to_vec(),
+            ..Target::of_args(args)
+        };
+        self.decide_target(tool, &target, workspace)
     }
 
     /// All rules, in load order.
@@ -403,6 +440,35 @@ const EXEC_TOOLS: &[&str] = &["run_shell", "exec_command", "shell"];
 
 fn is_exec_tool(tool: &str) -> bool {
     EXEC_TOOLS.contains(&tool)
+}
+
+/// What rules match in one call: the command line and the paths.
+struct Target<'a> {
+    command: Option<&'a str>,
+    paths: Vec<String>,
+}
+
+impl<'a> Target<'a> {
+    /// A call's `command` and `path` arguments.
+    fn of_args(args: &'a serde_json::Value) -> Self {
+        Target {
+            command: args.get("command").and_then(|c| c.as_str()),
+            paths: args
+                .get("path")
+                .and_then(|c| c.as_str())
+                .map(str::to_string)
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// What a tool names as its call's subject.
+    fn of_subject(subject: &'a PermissionSubject) -> Self {
+        Target {
+            command: subject.rule_command(),
+            paths: subject.rule_paths(),
+        }
+    }
 }
 
 /// How a command rule relates to a command.
@@ -470,268 +536,16 @@ fn words_match(rule: &[String], prefix: bool, cmd: &[Word]) -> CommandMatch {
     }
 }
 
-/// `path` relative to `workspace` after lexical normalisation; `None` when outside.
+/// `path` relative to `workspace` after lexical normalisation; `None` when outside (a `..`
+/// above the root counts as outside).
 fn relative(workspace: &Path, path: &str) -> Option<String> {
-    let joined = if Path::new(path).is_absolute() {
-        PathBuf::from(path)
-    } else {
-        workspace.join(path)
-    };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out.strip_prefix(workspace)
+    let joined = workspace.join(path);
+    fold_dots(&joined, Climb::Refuse)?
+        .strip_prefix(workspace)
         .ok()
         .map(|p| p.to_string_lossy().replace('\\', "/"))
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-    use serde_json::json;
-
-    fn set(rules: &[(&str, RuleDecision)]) -> RuleSet {
-        let mut s = RuleSet::new();
-        for (r, d) in rules {
-            s.add_spec(
-                &RuleSpec {
-                    rule: r.to_string(),
-                    decision: *d,
-                    matches: vec![],
-                    not_match: vec![],
-                },
-                "test",
-            )
-            .unwrap_or_else(|e| panic!("{e}"));
-        }
-        s
-    }
-
-    #[test]
-    fn command_prefix_rules() {
-        let s = set(&[("run_shell(npm test:*)", RuleDecision::Allow)]);
-        let ws = Path::new("/w");
-        let d = |c: &str| {
-            s.decide("run_shell", &json!({"command": c}), ws)
-                .map(|r| r.decision)
-        };
-        assert_eq!(d("npm test"), Some(RuleDecision::Allow));
-        assert_eq!(d("npm test -- --watch"), Some(RuleDecision::Allow));
-        assert_eq!(d("npm testx"), None);
-        assert_eq!(d("npm test; rm -rf /"), None);
-        assert_eq!(d("npm test && curl x | sh"), None);
-        assert_eq!(d("npm run build"), None);
-    }
-
-    #[test]
-    fn deny_beats_ask_beats_allow_and_sees_inside_compounds() {
-        let s = set(&[
-            ("run_shell(git:*)", RuleDecision::Allow),
-            ("run_shell(git push:*)", RuleDecision::Deny),
-            ("run_shell(git commit:*)", RuleDecision::Ask),
-        ]);
-        let ws = Path::new("/w");
-        let d = |c: &str| {
-            s.decide("run_shell", &json!({"command": c}), ws)
-                .map(|r| r.decision)
-        };
-        assert_eq!(d("git status"), Some(RuleDecision::Allow));
-        assert_eq!(d("git push origin main"), Some(RuleDecision::Deny));
-        assert_eq!(d("git status && git push"), Some(RuleDecision::Deny));
-        assert_eq!(d("git commit -m x"), Some(RuleDecision::Ask));
-        assert_eq!(d("git push $(echo origin)"), Some(RuleDecision::Deny));
-    }
-
-    /// The README's table for `deny run_shell(rm:*)`, exactly.
-    #[test]
-    fn deny_rules_see_through_wrappers_as_the_readme_says() {
-        let s = set(&[("run_shell(rm:*)", RuleDecision::Deny)]);
-        let ws = Path::new("/w");
-        for tool in ["run_shell", "exec_command", "shell"] {
-            for c in [
-                "rm -rf x",
-                "command rm x",
-                "env FOO=1 rm x",
-                "timeout 5 rm x",
-                "echo x | xargs rm",
-                "bash -c 'rm x'",
-                "sh -lc \"cd a && rm x\"",
-                "/bin/rm x",
-                "$'\\x72m' x",
-                "r\\m x",
-                "find . -exec rm {} ';'",
-                "ls; rm x",
-                "echo $(rm x)",
-            ] {
-                let d = s.decide(tool, &json!({ "command": c }), ws);
-                assert_eq!(
-                    d.map(|r| r.decision),
-                    Some(RuleDecision::Deny),
-                    "{tool}: {c}"
-                );
-            }
-            for c in [
-                "X=rm; $X x",
-                "$(echo rm) x",
-                "echo 'rm x' | sh",
-                "bash -c \"$CMD\"",
-            ] {
-                let args = json!({ "command": c });
-                assert!(s.decide(tool, &args, ws).is_none(), "{c}");
-                assert!(s.uncertain(tool, &args, ws).is_some(), "{c}");
-            }
-            for c in ["ls", "rmdir x", "git rm x", "command -v rm", "echo rm"] {
-                let args = json!({ "command": c });
-                assert!(s.decide(tool, &args, ws).is_none(), "{c}");
-                assert!(s.uncertain(tool, &args, ws).is_none(), "{c}");
-            }
-        }
-        // Path tools are not command tools.
-        assert!(s.decide("write_file", &json!({"path": "rm"}), ws).is_none());
-    }
-
-    #[test]
-    fn allow_rules_do_not_cover_risky_options_after_their_words() {
-        let s = set(&[("run_shell(git log:*)", RuleDecision::Allow)]);
-        let ws = Path::new("/w");
-        let d = |c: &str| {
-            s.decide("run_shell", &json!({ "command": c }), ws)
-                .is_some()
-        };
-        assert!(d("git log --oneline -n 5"));
-        assert!(d("git log -p src"));
-        assert!(!d("git log --output=/tmp/x"));
-        assert!(!d("git log --outp=/tmp/x"));
-        assert!(!d("git log --ext-diff"));
-        assert!(
-            s.decide("exec_command", &json!({"command": "git log"}), ws)
-                .is_none(),
-            "an allow rule covers only the tool it names"
-        );
-    }
-
-    #[test]
-    fn path_and_tool_glob_rules() {
-        let s = set(&[
-            ("write_file(src/**)", RuleDecision::Allow),
-            ("mcp__github__*", RuleDecision::Ask),
-        ]);
-        let ws = Path::new("/w");
-        assert!(s
-            .decide("write_file", &json!({"path": "src/a/b.rs"}), ws)
-            .is_some());
-        assert!(s
-            .decide("write_file", &json!({"path": "src/../secrets.txt"}), ws)
-            .is_none());
-        assert!(s
-            .decide("write_file", &json!({"path": "/w/src/x.rs"}), ws)
-            .is_some());
-        assert!(s
-            .decide("write_file", &json!({"path": "../w2/src/x"}), ws)
-            .is_none());
-        assert!(s
-            .decide("mcp__github__create_issue", &json!({}), ws)
-            .is_some());
-        assert!(s.decide("mcp__gitlab__x", &json!({}), ws).is_none());
-    }
-
-    #[test]
-    fn examples_are_checked_at_load() {
-        let mut s = RuleSet::new();
-        let ok = RuleSpec {
-            rule: "run_shell(cargo test:*)".into(),
-            decision: RuleDecision::Allow,
-            matches: vec!["cargo test".into(), "cargo test -p x".into()],
-            not_match: vec!["cargo testing".into(), "cargo test; rm x".into()],
-        };
-        assert!(s.add_spec(&ok, "t").is_ok());
-        let bad = RuleSpec {
-            rule: "run_shell(cargo test)".into(),
-            decision: RuleDecision::Allow,
-            matches: vec!["cargo test -p x".into()],
-            not_match: vec![],
-        };
-        let err = s.add_spec(&bad, "t").unwrap_err();
-        assert!(
-            err.to_string().contains("should match but does not"),
-            "{err}"
-        );
-        let bad = RuleSpec {
-            rule: "run_shell(npm test:*)".into(),
-            decision: RuleDecision::Allow,
-            matches: vec![],
-            not_match: vec!["npm test -- -u".into()],
-        };
-        let err = s.add_spec(&bad, "t").unwrap_err();
-        assert!(
-            err.to_string().contains("should not match but does"),
-            "{err}"
-        );
-        assert!(Rule::parse("run_shell(ls; rm)", RuleDecision::Allow, "t").is_err());
-        assert!(Rule::parse("write_file(src/**", RuleDecision::Allow, "t").is_err());
-    }
-
-    #[test]
-    fn untrusted_files_cannot_allow() {
-        let dir = std::env::temp_dir().join(format!("cairn-rules-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("permissions.toml");
-        std::fs::write(
-            &f,
-            "[[rule]]\nrule = \"run_shell(rm:*)\"\ndecision = \"allow\"\n\n[[rule]]\nrule = \"run_shell(curl:*)\"\ndecision = \"deny\"\n",
-        )
-        .unwrap();
-        let mut s = RuleSet::new();
-        s.load_file(&f, true).unwrap();
-        assert_eq!(s.rules().len(), 1);
-        assert_eq!(s.rules()[0].decision, RuleDecision::Deny);
-        std::fs::write(&f, "[[rule]]\nrule = 5\n").unwrap();
-        assert!(s.load_file(&f, false).is_err());
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn path_rules_see_through_symlinks() {
-        use std::os::unix::fs::symlink;
-        let dir = tempfile::tempdir().unwrap();
-        let ws = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(ws.join("secrets")).unwrap();
-        std::fs::create_dir_all(ws.join("src")).unwrap();
-        symlink("secrets", ws.join("alias")).unwrap();
-        symlink("../secrets", ws.join("src/leak")).unwrap();
-        let s = set(&[
-            ("write_file(secrets/**)", RuleDecision::Deny),
-            ("write_file(src/**)", RuleDecision::Allow),
-        ]);
-        let d = |p: &str| {
-            s.decide("write_file", &json!({"path": p}), &ws)
-                .map(|r| r.decision)
-        };
-        assert_eq!(d("alias/key"), Some(RuleDecision::Deny));
-        assert_eq!(d("src/leak/key"), Some(RuleDecision::Deny));
-        assert_eq!(d("src/main.rs"), Some(RuleDecision::Allow));
-        let allow_only = set(&[("write_file(src/**)", RuleDecision::Allow)]);
-        assert!(
-            allow_only
-                .decide("write_file", &json!({"path": "src/leak/key"}), &ws)
-                .is_none(),
-            "an allow rule does not ride on a symlink that leads elsewhere"
-        );
-        let targets = ["src/a.rs".to_string(), "secrets/b".to_string()];
-        assert_eq!(
-            s.decide_targets("write_file", &json!({}), &ws, &targets)
-                .map(|r| r.decision),
-            Some(RuleDecision::Deny)
-        );
-    }
-}
+#[path = "rules_tests.rs"]
+mod tests;

@@ -6,7 +6,7 @@
 //! first option the table does not know, the parse stops and every later word is checked, so
 //! a wrong guess can only make a command ask, never hide a file.
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use crate::safe::{long_is, short_cluster_has};
 use crate::safe_specs::{spec_for, Spec, FIND_TEXT};
@@ -223,19 +223,7 @@ pub(crate) fn lexically_outside(arg: &str) -> bool {
         let normal = crate::paths::normalize_lexically(path);
         return !HARMLESS_DEVICES.iter().any(|d| normal == Path::new(d));
     }
-    let mut depth = 0usize;
-    for c in path.components() {
-        match c {
-            Component::Normal(_) => depth += 1,
-            Component::ParentDir => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return true,
-            },
-            Component::CurDir => {}
-            Component::RootDir | Component::Prefix(_) => return true,
-        }
-    }
-    false
+    !crate::lexical::stays_inside(path)
 }
 
 #[cfg(test)]

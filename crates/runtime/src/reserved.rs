@@ -4,7 +4,7 @@
 //! its state folder (saved sessions and their permissions): an agent there could plant
 //! settings that the next run in another project obeys.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::RuntimeError;
 
@@ -108,17 +108,7 @@ fn absolute(p: &Path) -> PathBuf {
     } else {
         std::env::current_dir().unwrap_or_default().join(p)
     };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    cairn_policy::lexical::fold_dots_saturating(&joined)
 }
 
 #[cfg(test)]

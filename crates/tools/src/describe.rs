@@ -93,6 +93,11 @@ impl Tool for NoDescription {
         self.0.write_targets(args)
     }
 
+    // A wrapper must forward this too: it is what the permission engine checks.
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        self.0.permission_subject(args)
+    }
+
     async fn execute(
         &self,
         mut args: serde_json::Value,

@@ -159,6 +159,11 @@ impl Tool for StaleNotice {
         self.inner.write_targets(args)
     }
 
+    // A wrapper must forward this too: it is what the permission engine checks.
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        self.inner.permission_subject(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

@@ -39,6 +39,7 @@ pub mod read_file;
 pub mod replace_in_file;
 pub mod search;
 pub mod shell;
+mod subject;
 pub mod terminal;
 #[cfg(feature = "test-support")]
 pub mod testing;

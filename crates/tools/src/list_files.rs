@@ -90,6 +90,10 @@ impl Tool for ListFiles {
         ToolMeta::read_only("file")
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::reads_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

@@ -81,6 +81,10 @@ impl Tool for ReadFile {
         ToolMeta::read_only("file")
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::reads_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

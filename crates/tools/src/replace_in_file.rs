@@ -82,6 +82,10 @@ impl Tool for ReplaceInFile {
         ToolMeta::mutating("file", RiskLevel::Medium, &["write"])
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::writes_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

@@ -66,6 +66,10 @@ impl Tool for WriteFile {
         ToolMeta::mutating("file", RiskLevel::Medium, &["write"])
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::writes_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

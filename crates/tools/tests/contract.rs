@@ -277,3 +277,141 @@ fn optional_tools_exist_only_when_configured() {
     );
     assert!(!dbg.contains("tvly-secret"), "{dbg}");
 }
+
+/// Each tool names what a call asks permission for, and the rules see in it what they saw
+/// when the engine read the argument names.
+#[test]
+fn every_tool_names_what_it_asks_permission_for() {
+    use cairn_engine::{Capability, CommandRun, PermissionSubject};
+    use serde_json::json;
+    let vision = || VisionConfig {
+        llm: Arc::new(FakeLlm::new(vec![])),
+        model: "vision-model".into(),
+    };
+    let mut all = builtin_tools(ToolOptions {
+        web_search: Some(WebSearchConfig::new(SearchProvider::Searxng {
+            url: "http://127.0.0.1:9".into(),
+        })),
+        vision: Some(vision()),
+        terminals: Some((Arc::new(TerminalManager::new()), "p".into())),
+        ..ToolOptions::default()
+    })
+    .unwrap();
+    all.extend(
+        builtin_tools(ToolOptions {
+            session_vision: true,
+            session_model: Some(vision()),
+            ..ToolOptions::default()
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.schema().name == "read_image"),
+    );
+    let none = PermissionSubject::none;
+    let reads = |p: &str| PermissionSubject::reads([p]);
+    let writes = |p: &[&str]| PermissionSubject::writes(p.iter().copied());
+    let patch =
+        "*** Begin Patch\n*** Update File: run.sh\n*** Move to: bin/run.sh\n-a\n+b\n*** End Patch";
+    let diff = "--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n";
+    let cases = [
+        ("read_file", json!({"path": "src/a.rs"}), reads("src/a.rs")),
+        ("list_files", json!({"path": "src"}), reads("src")),
+        ("list_files", json!({}), none()),
+        ("grep", json!({"pattern": "x", "path": "src"}), reads("src")),
+        ("git_status", json!({"path": "src"}), reads("src")),
+        ("git_log", json!({"path": "a"}), reads("a")),
+        ("git_diff", json!({"path": "a"}), reads("a")),
+        ("media", json!({"path": "a.mp3"}), reads("a.mp3")),
+        ("describe_image", json!({"path": "a.png"}), reads("a.png")),
+        ("read_image", json!({"path": "a.png"}), reads("a.png")),
+        (
+            "request_directory",
+            json!({"path": "/data"}),
+            reads("/data"),
+        ),
+        (
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+            writes(&["a.txt"]),
+        ),
+        (
+            "replace_in_file",
+            json!({"path": "a.txt", "old_string": "a", "new_string": "b"}),
+            writes(&["a.txt"]),
+        ),
+        (
+            "apply_patch",
+            json!({ "patch": patch }),
+            writes(&["run.sh", "bin/run.sh"]),
+        ),
+        ("apply_patch", json!({"patch": "not a patch"}), none()),
+        (
+            "apply_unified_diff",
+            json!({ "diff": diff }),
+            writes(&["x.txt"]),
+        ),
+        (
+            "run_shell",
+            json!({"command": "ls", "sandbox": false}),
+            PermissionSubject::command(Some(CommandRun {
+                command: "ls".into(),
+                cwd: None,
+                unsandboxed: true,
+            })),
+        ),
+        (
+            "exec_command",
+            json!({"command": "make", "cwd": "sub"}),
+            PermissionSubject::command(Some(CommandRun {
+                command: "make".into(),
+                cwd: Some("sub".into()),
+                unsandboxed: false,
+            })),
+        ),
+        (
+            "input_command",
+            json!({"session_id": "cmd-1", "input": "y\n"}),
+            none().with(Capability::TypeInput("y\n".into())),
+        ),
+        (
+            "web_fetch",
+            json!({"url": "https://docs.rs/"}),
+            none().with(Capability::Network("https://docs.rs/".into())),
+        ),
+        ("web_search", json!({"query": "q"}), none()),
+        ("shell_task_output", json!({"task_id": "t1"}), none()),
+        ("shell_task_kill", json!({"task_id": "t1"}), none()),
+        ("todo_write", json!({"todos": []}), none()),
+        ("ask_user", json!({"question": "?"}), none()),
+        ("propose_plan", json!({"plan": "p"}), none()),
+        ("terminal_list", json!({}), none()),
+        ("terminal_read", json!({"terminal_id": "1"}), none()),
+    ];
+    let mut covered: Vec<String> = cases.iter().map(|(n, _, _)| n.to_string()).collect();
+    covered.sort();
+    covered.dedup();
+    let mut names: Vec<String> = all.iter().map(|t| t.schema().name).collect();
+    names.sort();
+    assert_eq!(covered, names, "every built-in tool has a case");
+    for (name, args, expected) in cases {
+        let t = tool(&all, name);
+        let subject = t.permission_subject(&args);
+        assert_eq!(subject, expected, "{name} {args}");
+        assert_eq!(
+            subject.runs_commands,
+            name == "run_shell" || name == "exec_command",
+            "{name}"
+        );
+        let legacy = PermissionSubject::from_arguments(
+            &t.meta().capabilities,
+            &args,
+            t.write_targets(&args),
+        );
+        assert_eq!(subject.rule_command(), legacy.rule_command(), "{name}");
+        assert_eq!(subject.rule_paths(), legacy.rule_paths(), "{name}");
+        assert_eq!(subject.command_run(), legacy.command_run(), "{name}");
+        assert_eq!(subject.typed(), legacy.typed(), "{name}");
+        assert_eq!(subject.written(), legacy.written(), "{name}");
+        assert!(subject.urls().eq(legacy.urls()), "{name}");
+    }
+}

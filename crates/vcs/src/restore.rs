@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
+use cairn_policy::lexical::{fold_dots, Climb};
+
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
@@ -109,19 +111,12 @@ fn normalize(root: &Path, p: &str) -> Result<Vec<u8>> {
         path
     };
     // `./a//b/` → `a/b`; `..` may not climb out of the workspace.
-    let mut parts: Vec<&[u8]> = Vec::new();
-    for c in rel.components() {
-        match c {
-            std::path::Component::Normal(n) => parts.push(n.as_bytes()),
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                if parts.pop().is_none() {
-                    return Err(VcsError::PathOutside(p.to_string()));
-                }
-            }
-            _ => return Err(VcsError::PathOutside(p.to_string())),
-        }
+    if rel.has_root() {
+        return Err(VcsError::PathOutside(p.to_string()));
     }
+    let folded =
+        fold_dots(rel, Climb::Refuse).ok_or_else(|| VcsError::PathOutside(p.to_string()))?;
+    let parts: Vec<&[u8]> = folded.iter().map(|n| n.as_bytes()).collect();
     Ok(parts.join(&b'/'))
 }
 

@@ -88,6 +88,11 @@ impl Tool for RunSubagentTool {
         meta()
     }
 
+    fn permission_subject(&self, _args: &serde_json::Value) -> crate::PermissionSubject {
+        // The child session decides each of its own calls.
+        crate::PermissionSubject::none()
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,
@@ -168,6 +173,11 @@ impl Tool for InputSubagentTool {
 
     fn meta(&self) -> ToolMeta {
         meta()
+    }
+
+    fn permission_subject(&self, _args: &serde_json::Value) -> crate::PermissionSubject {
+        // The child session decides each of its own calls.
+        crate::PermissionSubject::none()
     }
 
     async fn execute(

@@ -65,6 +65,10 @@ impl Tool for GitDiff {
         ToolMeta::read_only("git")
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::reads_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

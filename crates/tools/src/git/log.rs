@@ -61,6 +61,10 @@ impl Tool for GitLog {
         ToolMeta::read_only("git")
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::reads_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

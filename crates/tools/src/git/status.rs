@@ -51,6 +51,10 @@ impl Tool for GitStatus {
         ToolMeta::read_only("git")
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::reads_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

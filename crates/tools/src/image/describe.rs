@@ -93,6 +93,10 @@ impl Tool for DescribeImage {
         }
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::reads_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

@@ -45,6 +45,10 @@ impl Tool for ReadImage {
         ToolMeta::read_only("media")
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::reads_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

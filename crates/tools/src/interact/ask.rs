@@ -55,6 +55,10 @@ impl Tool for AskUser {
         interactive_meta("interaction")
     }
 
+    fn permission_subject(&self, _args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

@@ -42,6 +42,10 @@ impl Tool for ProposePlan {
         interactive_meta("interaction")
     }
 
+    fn permission_subject(&self, _args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

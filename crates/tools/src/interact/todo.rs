@@ -76,6 +76,10 @@ impl Tool for TodoWrite {
         interactive_meta("task")
     }
 
+    fn permission_subject(&self, _args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

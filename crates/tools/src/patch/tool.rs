@@ -97,6 +97,10 @@ impl Tool for ApplyPatch {
         envelope::parse(text).ok().map(|ops| targets(&ops))
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::writes(self.write_targets(args).unwrap_or_default())
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,
@@ -141,6 +145,10 @@ impl Tool for ApplyUnifiedDiff {
     fn write_targets(&self, args: &serde_json::Value) -> Option<Vec<String>> {
         let text = args.get("diff")?.as_str()?;
         unified::parse(text).ok().map(|ops| targets(&ops))
+    }
+
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::writes(self.write_targets(args).unwrap_or_default())
     }
 
     async fn execute(

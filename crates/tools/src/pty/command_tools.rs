@@ -129,6 +129,10 @@ impl Tool for ExecCommand {
         ToolMeta::mutating("shell", RiskLevel::High, &["exec"])
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::runs_command(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,
@@ -194,6 +198,10 @@ impl Tool for InputCommand {
 
     fn meta(&self) -> ToolMeta {
         ToolMeta::mutating("shell", RiskLevel::High, &["exec"])
+    }
+
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::types_input(args)
     }
 
     async fn execute(

@@ -86,6 +86,10 @@ impl Tool for Grep {
         ToolMeta::read_only("search")
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::reads_path(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

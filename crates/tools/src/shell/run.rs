@@ -103,6 +103,10 @@ impl Tool for RunShell {
         ToolMeta::mutating("shell", RiskLevel::High, &["exec"])
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::runs_command(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

@@ -92,6 +92,10 @@ impl Tool for ShellTaskOutput {
         ToolMeta::read_only("shell")
     }
 
+    fn permission_subject(&self, _args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,
@@ -147,6 +151,10 @@ impl Tool for ShellTaskKill {
             requires_approval: false,
             ..ToolMeta::mutating("shell", RiskLevel::Low, &["exec"])
         }
+    }
+
+    fn permission_subject(&self, _args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
     }
 
     async fn execute(

@@ -83,6 +83,10 @@ impl Tool for TerminalList {
         ToolMeta::read_only("terminal")
     }
 
+    fn permission_subject(&self, _args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
+    }
+
     async fn execute(
         &self,
         _args: serde_json::Value,
@@ -142,6 +146,10 @@ impl Tool for TerminalRead {
 
     fn meta(&self) -> ToolMeta {
         ToolMeta::read_only("terminal")
+    }
+
+    fn permission_subject(&self, _args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
     }
 
     async fn execute(

@@ -118,6 +118,10 @@ impl Tool for WebFetch {
         }
     }
 
+    fn permission_subject(&self, args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        crate::subject::fetches_url(args)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

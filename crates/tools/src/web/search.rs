@@ -209,6 +209,10 @@ impl Tool for WebSearch {
         }
     }
 
+    fn permission_subject(&self, _args: &serde_json::Value) -> cairn_engine::PermissionSubject {
+        cairn_engine::PermissionSubject::none()
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,
