@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod checkpoints;
+mod event_log;
 pub mod index;
 pub mod instructions;
 pub mod lock;
@@ -11,6 +12,7 @@ pub mod mcp_trust;
 pub mod naming;
 pub mod permission_seal;
 pub mod permissions;
+mod persister;
 pub mod rebuild;
 pub mod reserve;
 pub mod reserved;
@@ -21,6 +23,7 @@ pub mod sandbox_settings;
 pub mod schema;
 pub mod store;
 pub mod tooling;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
