@@ -36,6 +36,12 @@ pub fn version_of(value: &Value) -> u64 {
         .unwrap_or(1)
 }
 
+/// Whether migrating a checkpoint of version `found` changes its content (not only its
+/// layout or version number): then the original is worth keeping beside it.
+pub fn changes_content(found: u64) -> bool {
+    found < 2
+}
+
 /// Brings a raw checkpoint to [`SCHEMA_VERSION`] in place; returns the version it had.
 pub fn migrate(value: &mut Value) -> Result<u64, MigrateError> {
     let found = version_of(value);

@@ -230,7 +230,7 @@ impl SessionStore {
         })?;
         let saved: SavedSession =
             serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
-        if found < u64::from(crate::schema::SCHEMA_VERSION) {
+        if crate::schema::changes_content(found) {
             keep_original(path, found, &text);
         }
         Ok(saved)
@@ -247,7 +247,8 @@ impl SessionStore {
     }
 
     /// Rewrites session `id`'s checkpoint in the current schema when it has an older one
-    /// (as loaded: migrated, its original kept as `state.json.v<N>`, its seal untouched, so
+    /// (as loaded: migrated, its original kept as `state.json.v<N>` when the migration changes
+    /// its content, its seal untouched, so
     /// permissions that did not verify still do not); whether it did. A checkpoint that does
     /// not load is left alone (loading falls back to its previous copy).
     pub fn upgrade(&self, id: &str) -> Result<bool, StoreError> {
@@ -267,7 +268,9 @@ impl SessionStore {
         {
             return Ok(false);
         }
-        keep_original(&path, found, &text);
+        if crate::schema::changes_content(found) {
+            keep_original(&path, found, &text);
+        }
         let bytes = serde_json::to_vec(&value).map_err(|e| StoreError::Io {
             context: "serialising session".into(),
             source: std::io::Error::other(e),
@@ -425,8 +428,8 @@ fn checkpoint_bytes(s: &SavedSession) -> Result<Vec<u8>, serde_json::Error> {
     })
 }
 
-/// Keeps a migrated checkpoint's original text as `<file>.v<N>` (once), so a migration never
-/// loses what an older build wrote.
+/// Keeps a migrated checkpoint's original text as `<file>.v<N>` (once), so a migration that
+/// changes content never loses what an older build wrote.
 fn keep_original(path: &Path, version: u64, text: &str) {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".v{version}"));
