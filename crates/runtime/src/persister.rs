@@ -193,7 +193,10 @@ impl EngineHook for SessionPersister {
             // A turn's input is saved before the turn is announced.
             let after_rewind = self.durable_next.swap(false, Ordering::SeqCst);
             let durable = after_rewind || state.turns != saved.turns;
-            *saved = Arc::new(with_state(&saved, state));
+            let next = Arc::new(with_state(&saved, state));
+            let old = std::mem::replace(&mut *saved, next);
+            // Freed by the writer: the loop does not wait on it either.
+            self.writer.discard(old);
             (self.writer.submit(saved.clone(), true), durable)
         };
         if durable {

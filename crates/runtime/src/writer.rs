@@ -34,6 +34,9 @@ struct Slot {
     last_error: Option<StoreError>,
     /// The first failed write of a turn's state since [`Writer::take_failure`].
     failure: Option<String>,
+    /// Old states to free here, off the caller's thread (freeing a long history takes as
+    /// long as copying it).
+    garbage: Vec<Arc<SavedSession>>,
     /// No more states come: write what is waiting and end.
     stop: bool,
 }
@@ -81,12 +84,19 @@ impl Writer {
         let mut slot = self.shared.lock();
         // A replaced turn state is only on disk if this one is.
         let turn = turn || slot.pending.as_ref().is_some_and(|j| j.turn);
-        slot.pending = Some(Job { session, turn });
+        if let Some(replaced) = slot.pending.replace(Job { session, turn }) {
+            slot.garbage.push(replaced.session);
+        }
         slot.submitted += 1;
         let generation = slot.submitted;
         drop(slot);
         self.shared.changed.notify_all();
         generation
+    }
+
+    /// Hands over a state the caller no longer needs, to be freed on the writer's thread.
+    pub fn discard(&self, old: Arc<SavedSession>) {
+        self.shared.lock().garbage.push(old);
     }
 
     /// Waits until the state of `generation` (or a newer one, which holds it) is written;
@@ -139,12 +149,17 @@ impl Drop for Writer {
 /// The thread: takes the newest waiting state, writes it, records how that went.
 fn run(shared: &Shared, mut write: WriteFn) {
     loop {
-        let (job, generation, upkeep) = {
+        let (job, generation, upkeep, garbage) = {
             let mut slot = shared.lock();
             loop {
                 if let Some(job) = slot.pending.take() {
                     let upkeep = job.turn && slot.failure.is_none();
-                    break (job, slot.submitted, upkeep);
+                    break (
+                        job,
+                        slot.submitted,
+                        upkeep,
+                        std::mem::take(&mut slot.garbage),
+                    );
                 }
                 if slot.stop {
                     return;
@@ -152,6 +167,7 @@ fn run(shared: &Shared, mut write: WriteFn) {
                 slot = shared.changed.wait(slot).unwrap_or_else(|e| e.into_inner());
             }
         };
+        drop(garbage);
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write(&job.session, upkeep)))
                 .unwrap_or_else(|_| {
