@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod checkpoints;
 mod event_log;
+mod held;
 pub mod index;
 pub mod instructions;
 pub mod lock;

@@ -19,6 +19,7 @@ use cairn_engine::{EngineHook, StateSnapshot};
 use cairn_protocol::Event;
 
 use crate::event_log::EventLog;
+use crate::held::HeldState;
 use crate::lock::SessionLock;
 use crate::reserve::Reserve;
 use crate::store::{derive_name, now, SavedSession, SessionStore, StoreError};
@@ -45,7 +46,7 @@ impl SessionStore {
             Writer::spawn(
                 &id,
                 Box::new(move |s, upkeep| {
-                    store.save(s)?;
+                    store.save_held(s)?;
                     // A turn's successful save regrows the reserve, unless a write of the turn
                     // failed (then its end claims the reserve instead).
                     if upkeep && log.failure().is_none() {
@@ -59,7 +60,7 @@ impl SessionStore {
         Ok(SessionPersister {
             writer,
             log,
-            saved: Mutex::new(Arc::new(saved)),
+            saved: Mutex::new(Arc::new(HeldState::new(saved))),
             reserve,
             store: self.clone(),
             durable_next: AtomicBool::new(false),
@@ -84,7 +85,7 @@ pub struct SessionPersister {
     writer: Writer,
     log: Arc<EventLog>,
     /// The newest state (what the writer was last handed).
-    saved: Mutex<Arc<SavedSession>>,
+    saved: Mutex<Arc<HeldState>>,
     /// Room for the turn's final save when the disk is full (shared by the state dir).
     reserve: Arc<Reserve>,
     store: SessionStore,
@@ -96,25 +97,36 @@ pub struct SessionPersister {
 impl SessionPersister {
     /// The checkpoint as last saved (or about to be).
     pub fn saved(&self) -> SavedSession {
-        SavedSession::clone(&self.current())
+        self.current().to_saved()
     }
 
-    fn current(&self) -> Arc<SavedSession> {
+    fn current(&self) -> Arc<HeldState> {
         self.lock_saved().clone()
     }
 
-    fn lock_saved(&self) -> MutexGuard<'_, Arc<SavedSession>> {
+    fn lock_saved(&self) -> MutexGuard<'_, Arc<HeldState>> {
         self.saved.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Replaces the held state with `next` and hands it to the writer (the old one is freed
+    /// there); its generation.
+    fn hand_over(&self, held: &mut Arc<HeldState>, next: HeldState, turn: bool) -> u64 {
+        let old = std::mem::replace(held, Arc::new(next));
+        self.writer.discard(old);
+        self.writer.submit(held.clone(), turn)
     }
 
     /// Applies a change (e.g. a rename) and saves; on disk when it returns.
     pub fn update(&self, f: impl FnOnce(&mut SavedSession)) -> Result<(), StoreError> {
         let generation = {
-            let mut saved = self.lock_saved();
-            let s = Arc::make_mut(&mut saved);
-            f(s);
+            let mut held = self.lock_saved();
+            let mut s = held.to_saved();
+            f(&mut s);
             s.updated_at = now();
-            self.writer.submit(saved.clone(), false)
+            let messages = held.share(&s.messages);
+            s.messages = Vec::new();
+            let next = HeldState { meta: s, messages };
+            self.hand_over(&mut held, next, false)
         };
         self.writer.wait(generation)
     }
@@ -136,31 +148,34 @@ fn waits_on_user(event: &Event) -> bool {
     )
 }
 
-/// `prev` with the engine's state at a safe point.
-fn with_state(prev: &SavedSession, state: &StateSnapshot<'_>) -> SavedSession {
-    let messages = state.messages.to_vec();
-    let name = if prev.name.is_empty() {
-        derive_name(&messages)
+/// `prev` with the engine's state at a safe point: its unchanged messages shared, not copied.
+fn with_state(prev: &HeldState, state: &StateSnapshot<'_>) -> HeldState {
+    let meta = &prev.meta;
+    let name = if meta.name.is_empty() {
+        derive_name(state.messages)
     } else {
-        prev.name.clone()
+        meta.name.clone()
     };
-    SavedSession {
-        session_id: prev.session_id.clone(),
-        name,
-        name_source: prev.name_source.clone(),
-        workspace: prev.workspace.clone(),
-        model: state.model.to_string(),
-        provider: prev.provider.clone(),
-        messages,
-        permissions: state.permissions.clone(),
-        turns: state.turns,
-        todos: state.todos.to_vec(),
-        usage: prev.usage,
-        cost_usd: prev.cost_usd,
-        created_at: prev.created_at.clone(),
-        updated_at: now(),
-        protocol_version: prev.protocol_version,
-        turn_marks: state.turn_marks.to_vec(),
+    HeldState {
+        meta: SavedSession {
+            session_id: meta.session_id.clone(),
+            name,
+            name_source: meta.name_source.clone(),
+            workspace: meta.workspace.clone(),
+            model: state.model.to_string(),
+            provider: meta.provider.clone(),
+            messages: Vec::new(),
+            permissions: state.permissions.clone(),
+            turns: state.turns,
+            todos: state.todos.to_vec(),
+            usage: meta.usage,
+            cost_usd: meta.cost_usd,
+            created_at: meta.created_at.clone(),
+            updated_at: now(),
+            protocol_version: meta.protocol_version,
+            turn_marks: state.turn_marks.to_vec(),
+        },
+        messages: prev.share(state.messages),
     }
 }
 
@@ -179,8 +194,9 @@ impl EngineHook for SessionPersister {
         self.log.on_event(event);
         if let Event::TurnEnd(t) = event {
             if let Some(u) = &t.usage {
-                let mut saved = self.lock_saved();
-                let s = Arc::make_mut(&mut saved);
+                let mut held = self.lock_saved();
+                // Copies the list of shared messages at most, never the messages.
+                let s = &mut Arc::make_mut(&mut held).meta;
                 s.usage.add(u);
                 s.cost_usd += t.cost_usd.unwrap_or(0.0);
             }
@@ -189,15 +205,12 @@ impl EngineHook for SessionPersister {
 
     fn on_state(&self, state: &StateSnapshot<'_>) {
         let (generation, durable) = {
-            let mut saved = self.lock_saved();
+            let mut held = self.lock_saved();
             // A turn's input is saved before the turn is announced.
             let after_rewind = self.durable_next.swap(false, Ordering::SeqCst);
-            let durable = after_rewind || state.turns != saved.turns;
-            let next = Arc::new(with_state(&saved, state));
-            let old = std::mem::replace(&mut *saved, next);
-            // Freed by the writer: the loop does not wait on it either.
-            self.writer.discard(old);
-            (self.writer.submit(saved.clone(), true), durable)
+            let durable = after_rewind || state.turns != held.meta.turns;
+            let next = with_state(&held, state);
+            (self.hand_over(&mut held, next, true), durable)
         };
         if durable {
             // A failure is sticky in the writer: `failure()` reports it next.
@@ -221,6 +234,7 @@ impl EngineHook for SessionPersister {
         let saved = self.current();
         let dir = self.store.root().parent().unwrap_or(self.store.root());
         let again = self.writer.wait(self.writer.submit(saved.clone(), false));
+        let id = &saved.meta.session_id;
         // Reported here, once: the next turn starts with a clean slate.
         let _ = self.writer.take_failure();
         let _ = self.log.take_failure();
@@ -231,7 +245,7 @@ impl EngineHook for SessionPersister {
                  --session {}`",
                 freed / 1024,
                 dir.display(),
-                saved.session_id
+                id
             ),
             Err(e) => format!(
                 "{reason}. Saving it into the reserved space failed too ({e}): this turn's \

@@ -238,8 +238,17 @@ impl SessionStore {
 
     /// Writes a checkpoint atomically (temp file, fsync, rename).
     pub fn save(&self, s: &SavedSession) -> Result<(), StoreError> {
-        let dir = self.session_dir(&s.session_id)?;
-        let bytes = checkpoint_bytes(s).map_err(|e| StoreError::Io {
+        self.write(s, Messages::Own(&s.messages))
+    }
+
+    /// Writes a held state's checkpoint like [`SessionStore::save`].
+    pub(crate) fn save_held(&self, h: &crate::held::HeldState) -> Result<(), StoreError> {
+        self.write(&h.meta, Messages::Shared(&h.messages))
+    }
+
+    fn write(&self, meta: &SavedSession, messages: Messages<'_>) -> Result<(), StoreError> {
+        let dir = self.session_dir(&meta.session_id)?;
+        let bytes = checkpoint_bytes(meta, messages).map_err(|e| StoreError::Io {
             context: "serialising session".into(),
             source: std::io::Error::other(e),
         })?;
@@ -409,22 +418,92 @@ fn write_checkpoint(dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     fs::rename(&tmp, &path).map_err(io(format!("replacing {}", path.display())))
 }
 
-/// The checkpoint file's bytes: the session plus the schema version this build writes and
-/// the permissions' seal, as compact JSON.
-fn checkpoint_bytes(s: &SavedSession) -> Result<Vec<u8>, serde_json::Error> {
-    #[derive(Serialize)]
-    struct OnDisk<'a> {
-        #[serde(flatten)]
-        session: &'a SavedSession,
-        #[serde(rename = "schemaVersion")]
-        schema_version: u32,
-        #[serde(rename = "permissionsSeal", skip_serializing_if = "Option::is_none")]
-        seal: Option<String>,
+/// The messages of a checkpoint to write: a session's own, or a held state's shared ones.
+#[derive(Clone, Copy)]
+enum Messages<'a> {
+    Own(&'a [Message]),
+    Shared(&'a [std::sync::Arc<Message>]),
+}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Messages::Own(m) => serializer.collect_seq(m.iter()),
+            Messages::Shared(m) => serializer.collect_seq(m.iter().map(|m| &**m)),
+        }
     }
+}
+
+/// The checkpoint file's bytes, as compact JSON: the fields of `meta` (its own messages
+/// replaced by `messages`), the schema version this build writes and the permissions' seal.
+fn checkpoint_bytes(
+    meta: &SavedSession,
+    messages: Messages<'_>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    /// [`SavedSession`] as written, by reference (the same names and skips).
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct OnDisk<'a> {
+        session_id: &'a str,
+        name: &'a str,
+        name_source: &'a str,
+        workspace: &'a str,
+        model: &'a str,
+        provider: &'a str,
+        messages: Messages<'a>,
+        permissions: &'a PermissionState,
+        turns: u32,
+        todos: &'a [TodoItem],
+        usage: &'a cairn_protocol::TokenUsage,
+        cost_usd: f64,
+        created_at: &'a str,
+        updated_at: &'a str,
+        protocol_version: u32,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        turn_marks: &'a [cairn_engine::TurnMark],
+        schema_version: u32,
+        /// [`crate::permission_seal::SEAL_FIELD`].
+        #[serde(skip_serializing_if = "Option::is_none")]
+        permissions_seal: Option<String>,
+    }
+    // Every field named: one added to `SavedSession` must be added here too.
+    let SavedSession {
+        session_id,
+        name,
+        name_source,
+        workspace,
+        model,
+        provider,
+        messages: _,
+        permissions,
+        turns,
+        todos,
+        usage,
+        cost_usd,
+        created_at,
+        updated_at,
+        protocol_version,
+        turn_marks,
+    } = meta;
     serde_json::to_vec(&OnDisk {
-        session: s,
+        session_id,
+        name,
+        name_source,
+        workspace,
+        model,
+        provider,
+        messages,
+        permissions,
+        turns: *turns,
+        todos,
+        usage,
+        cost_usd: *cost_usd,
+        created_at,
+        updated_at,
+        protocol_version: *protocol_version,
+        turn_marks,
         schema_version: crate::schema::SCHEMA_VERSION,
-        seal: crate::permission_seal::seal(s),
+        permissions_seal: crate::permission_seal::seal(meta),
     })
 }
 
@@ -501,6 +580,33 @@ mod tests {
             protocol_version: 1,
             turn_marks: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_checkpoint_is_the_session_as_serde_writes_it_plus_version_and_seal() {
+        let mut s = saved("x", "2026-01-01T00:00:00Z");
+        s.name = "n".into();
+        s.turn_marks = vec![cairn_engine::TurnMark {
+            turn: 1,
+            messages: 1,
+        }];
+        s.todos = serde_json::from_str(r#"[{"content": "t", "status": "pending"}]"#).unwrap();
+        s.cost_usd = 0.5;
+        let mut expected = serde_json::to_value(&s).unwrap();
+        let obj = expected.as_object_mut().unwrap();
+        obj.insert("schemaVersion".into(), crate::schema::SCHEMA_VERSION.into());
+        if let Some(seal) = crate::permission_seal::seal(&s) {
+            obj.insert(crate::permission_seal::SEAL_FIELD.into(), seal.into());
+        }
+        let own = checkpoint_bytes(&s, Messages::Own(&s.messages)).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&own).unwrap(),
+            expected
+        );
+        let held = crate::held::HeldState::new(s.clone());
+        let shared = checkpoint_bytes(&held.meta, Messages::Shared(&held.messages)).unwrap();
+        assert_eq!(shared, own);
+        assert!(!own.contains(&b'\n'));
     }
 
     #[test]

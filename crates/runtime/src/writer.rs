@@ -8,16 +8,17 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::store::{SavedSession, StoreError};
+use crate::held::HeldState;
+use crate::store::StoreError;
 
 /// How one state is written: the checkpoint file, plus whatever upkeep goes with it. The
 /// flag allows the upkeep: the state is a turn's (see [`Writer::submit`]) and no write of
 /// the turn failed.
-pub type WriteFn = Box<dyn FnMut(&SavedSession, bool) -> Result<(), StoreError> + Send>;
+pub type WriteFn = Box<dyn FnMut(&HeldState, bool) -> Result<(), StoreError> + Send>;
 
 /// A state waiting to be written.
 struct Job {
-    session: Arc<SavedSession>,
+    session: Arc<HeldState>,
     /// A turn's state: its failure is sticky (see [`Writer::failure`]).
     turn: bool,
 }
@@ -36,7 +37,7 @@ struct Slot {
     failure: Option<String>,
     /// Old states to free here, off the caller's thread (freeing a long history takes as
     /// long as copying it).
-    garbage: Vec<Arc<SavedSession>>,
+    garbage: Vec<Arc<HeldState>>,
     /// No more states come: write what is waiting and end.
     stop: bool,
 }
@@ -80,7 +81,7 @@ impl Writer {
     /// Hands over the session's newest state and returns at once with its generation (for
     /// [`Writer::wait`]); a state still waiting is replaced, never queued behind. `turn`
     /// marks a turn's state: if its write fails, the failure is sticky.
-    pub fn submit(&self, session: Arc<SavedSession>, turn: bool) -> u64 {
+    pub fn submit(&self, session: Arc<HeldState>, turn: bool) -> u64 {
         let mut slot = self.shared.lock();
         // A replaced turn state is only on disk if this one is.
         let turn = turn || slot.pending.as_ref().is_some_and(|j| j.turn);
@@ -95,7 +96,7 @@ impl Writer {
     }
 
     /// Hands over a state the caller no longer needs, to be freed on the writer's thread.
-    pub fn discard(&self, old: Arc<SavedSession>) {
+    pub fn discard(&self, old: Arc<HeldState>) {
         self.shared.lock().garbage.push(old);
     }
 
@@ -202,8 +203,8 @@ mod tests {
     use super::*;
     use std::sync::mpsc;
 
-    fn session(turns: u32) -> Arc<SavedSession> {
-        Arc::new(SavedSession {
+    fn session(turns: u32) -> Arc<HeldState> {
+        Arc::new(HeldState::new(crate::store::SavedSession {
             session_id: "w".into(),
             name: String::new(),
             name_source: String::new(),
@@ -220,7 +221,7 @@ mod tests {
             updated_at: String::new(),
             protocol_version: 1,
             turn_marks: Vec::new(),
-        })
+        }))
     }
 
     /// A writer whose writes report the state they got and wait for the test's go.
@@ -230,7 +231,7 @@ mod tests {
         let writer = Writer::spawn(
             "test",
             Box::new(move |s, _| {
-                started_tx.send(s.turns).unwrap();
+                started_tx.send(s.meta.turns).unwrap();
                 match go_rx.recv() {
                     Ok(true) => Ok(()),
                     _ => Err(StoreError::from_io(
