@@ -3,6 +3,9 @@
 //! * Version 1: checkpoints written before the `schemaVersion` key existed. Depending on the
 //!   build that wrote them they may lack `todos`, `nameSource`, `usage` and `costUsd`.
 //! * Version 2: `schemaVersion` is written; `usage` always holds the session's totals.
+//! * Version 3: the same fields, written as compact JSON (no indentation) by a background
+//!   writer; a version 2 file needs no change but its version, and is rewritten compactly
+//!   when its session is next opened for a run.
 //!
 //! A migration works on the raw JSON so that old files never have to fit today's types, and
 //! a file from a newer Cairn is refused with a clear error instead of being rewritten.
@@ -10,7 +13,7 @@
 use serde_json::{Map, Value};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Why a checkpoint cannot be brought to the current schema.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -33,6 +36,12 @@ pub fn version_of(value: &Value) -> u64 {
         .unwrap_or(1)
 }
 
+/// Whether migrating a checkpoint of version `found` changes its content (not only its
+/// layout or version number): then the original is worth keeping beside it.
+pub fn changes_content(found: u64) -> bool {
+    found < 2
+}
+
 /// Brings a raw checkpoint to [`SCHEMA_VERSION`] in place; returns the version it had.
 pub fn migrate(value: &mut Value) -> Result<u64, MigrateError> {
     let found = version_of(value);
@@ -46,6 +55,7 @@ pub fn migrate(value: &mut Value) -> Result<u64, MigrateError> {
     if found < 2 {
         v1_to_v2(obj);
     }
+    // 2 → 3 changed the file's layout only (compact JSON): nothing to convert.
     obj.insert("schemaVersion".into(), Value::from(SCHEMA_VERSION));
     Ok(found)
 }
@@ -104,7 +114,7 @@ mod tests {
             {"role": "assistant", "content": [], "usage": {"input_tokens": 5, "output_tokens": 1, "reasoning_tokens": 4}}
         ]});
         assert_eq!(migrate(&mut v).unwrap(), 1);
-        assert_eq!(v["schemaVersion"], 2);
+        assert_eq!(v["schemaVersion"], SCHEMA_VERSION);
         assert_eq!(v["usage"]["input_tokens"], 15);
         assert_eq!(v["usage"]["output_tokens"], 3);
         assert_eq!(v["usage"]["reasoning_tokens"], 4);
@@ -113,10 +123,14 @@ mod tests {
 
     #[test]
     fn current_files_are_left_alone_and_newer_ones_refused() {
-        let mut v = json!({"schemaVersion": 2, "usage": {"input_tokens": 1, "output_tokens": 1}});
+        let mut v = json!({"schemaVersion": 3, "usage": {"input_tokens": 1, "output_tokens": 1}});
         let before = v.clone();
-        assert_eq!(migrate(&mut v).unwrap(), 2);
+        assert_eq!(migrate(&mut v).unwrap(), 3);
         assert_eq!(v, before);
+        // Version 2 only gains its new number.
+        let mut v2 = json!({"schemaVersion": 2, "usage": {"input_tokens": 1, "output_tokens": 1}});
+        assert_eq!(migrate(&mut v2).unwrap(), 2);
+        assert_eq!(v2, before);
         let mut newer = json!({"schemaVersion": 9});
         let err = migrate(&mut newer).unwrap_err();
         assert!(err.to_string().contains("newer Cairn"));

@@ -1,16 +1,18 @@
 //! Session persistence on disk: an append-only JSONL event log plus an atomically replaced
 //! checkpoint per session, under `<state_dir>/sessions/<id>/`.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use cairn_engine::{EngineHook, PermissionState, StateSnapshot};
+use cairn_engine::PermissionState;
 use cairn_protocol::{Event, Message, TodoItem};
 
 use crate::lock::SessionLock;
 use serde::{Deserialize, Serialize};
+
+pub use crate::event_log::EventLog;
+pub use crate::persister::SessionPersister;
 
 /// Errors reading or writing session files.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +51,34 @@ impl StoreError {
         StoreError::Io {
             context: context.into(),
             source,
+        }
+    }
+
+    /// The same error again (for each caller waiting on one background write).
+    pub(crate) fn duplicate(&self) -> StoreError {
+        match self {
+            StoreError::InvalidId(id) => StoreError::InvalidId(id.clone()),
+            StoreError::NotFound { id, dir } => StoreError::NotFound {
+                id: id.clone(),
+                dir: dir.clone(),
+            },
+            StoreError::Corrupt { id, path, reason } => StoreError::Corrupt {
+                id: id.clone(),
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            StoreError::Newer { id, reason } => StoreError::Newer {
+                id: id.clone(),
+                reason: reason.clone(),
+            },
+            StoreError::InUse { id, holder } => StoreError::InUse {
+                id: id.clone(),
+                holder: *holder,
+            },
+            StoreError::Io { context, source } => StoreError::Io {
+                context: context.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
         }
     }
 }
@@ -200,7 +230,7 @@ impl SessionStore {
         })?;
         let saved: SavedSession =
             serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
-        if found < u64::from(crate::schema::SCHEMA_VERSION) {
+        if crate::schema::changes_content(found) {
             keep_original(path, found, &text);
         }
         Ok(saved)
@@ -208,36 +238,60 @@ impl SessionStore {
 
     /// Writes a checkpoint atomically (temp file, fsync, rename).
     pub fn save(&self, s: &SavedSession) -> Result<(), StoreError> {
-        let dir = self.session_dir(&s.session_id)?;
-        fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
-        let path = dir.join("state.json");
-        let tmp = dir.join(format!(".state.json.{}.tmp", std::process::id()));
-        let bytes = checkpoint_bytes(s).map_err(|e| StoreError::Io {
+        self.write(s, Messages::Own(&s.messages))
+    }
+
+    /// Writes a held state's checkpoint like [`SessionStore::save`].
+    pub(crate) fn save_held(&self, h: &crate::held::HeldState) -> Result<(), StoreError> {
+        self.write(&h.meta, Messages::Shared(&h.messages))
+    }
+
+    fn write(&self, meta: &SavedSession, messages: Messages<'_>) -> Result<(), StoreError> {
+        let dir = self.session_dir(&meta.session_id)?;
+        let bytes = checkpoint_bytes(meta, messages).map_err(|e| StoreError::Io {
             context: "serialising session".into(),
             source: std::io::Error::other(e),
         })?;
-        let written = File::create(&tmp)
-            .map_err(io(format!("creating {}", tmp.display())))
-            .and_then(|mut f| {
-                f.write_all(&bytes)
-                    .and_then(|_| f.sync_all())
-                    .map_err(io(format!("writing {}", tmp.display())))
-            });
-        if let Err(e) = written {
-            // A half-written copy would only hold on to the space that ran out.
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
+        write_checkpoint(&dir, &bytes)
+    }
+
+    /// Rewrites session `id`'s checkpoint in the current schema when it has an older one
+    /// (as loaded: migrated, its original kept as `state.json.v<N>` when the migration changes
+    /// its content, its seal untouched, so
+    /// permissions that did not verify still do not); whether it did. A checkpoint that does
+    /// not load is left alone (loading falls back to its previous copy).
+    pub fn upgrade(&self, id: &str) -> Result<bool, StoreError> {
+        let path = self.session_dir(id)?.join("state.json");
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(io(format!("reading {}", path.display()))(e)),
+        };
+        let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return Ok(false);
+        };
+        let found = crate::schema::version_of(&value);
+        if found >= u64::from(crate::schema::SCHEMA_VERSION)
+            || crate::schema::migrate(&mut value).is_err()
+            || serde_json::from_value::<SavedSession>(value.clone()).is_err()
+        {
+            return Ok(false);
         }
-        // Keep the previous checkpoint as a fallback, without ever leaving `state.json` absent:
-        // hard-link it aside, then atomically replace it.
-        if path.exists() {
-            let bak_tmp = dir.join(".state.json.bak.tmp");
-            let _ = fs::remove_file(&bak_tmp);
-            if fs::hard_link(&path, &bak_tmp).is_ok() {
-                let _ = fs::rename(&bak_tmp, dir.join("state.json.bak"));
-            }
+        if crate::schema::changes_content(found) {
+            keep_original(&path, found, &text);
         }
-        fs::rename(&tmp, &path).map_err(io(format!("replacing {}", path.display())))
+        let bytes = serde_json::to_vec(&value).map_err(|e| StoreError::Io {
+            context: "serialising session".into(),
+            source: std::io::Error::other(e),
+        })?;
+        let dir = self.session_dir(id)?;
+        write_checkpoint(&dir, &bytes)?;
+        tracing::info!(
+            session = id,
+            from = found,
+            "checkpoint rewritten in the current format"
+        );
+        Ok(true)
     }
 
     /// Every readable session, newest first; unreadable ones are skipped with a warning.
@@ -332,271 +386,129 @@ impl SessionStore {
         }
         Ok(lock)
     }
-
-    /// A hook that appends events to `events.jsonl` and checkpoints the state at safe points;
-    /// it keeps the session's `lock` for as long as it lives.
-    pub fn persister(
-        &self,
-        saved: SavedSession,
-        lock: SessionLock,
-    ) -> Result<SessionPersister, StoreError> {
-        let dir = self.session_dir(&saved.session_id)?;
-        let persister = SessionPersister {
-            log: self.event_log(&saved.session_id)?,
-            store: self.clone(),
-            reserve: crate::reserve::Reserve::new(self.root.parent().unwrap_or(&self.root)),
-            state_file: dir.join("state.json"),
-            saved: Mutex::new(saved),
-            failure: Mutex::new(None),
-            _lock: lock,
-        };
-        persister.keep_reserve();
-        Ok(persister)
-    }
-
-    /// A hook appending every event (except text deltas) to the session's `events.jsonl`.
-    pub fn event_log(&self, id: &str) -> Result<EventLog, StoreError> {
-        let dir = self.session_dir(id)?;
-        fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
-        let path = dir.join("events.jsonl");
-        let mut file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(io(format!("opening {}", path.display())))?;
-        // A process killed mid-line left a torn last line: end it, so the next event starts
-        // a line of its own (the torn one is skipped when read).
-        if !ends_with_newline(&mut file) {
-            file.write_all(b"\n")
-                .map_err(io(format!("appending to {}", path.display())))?;
-        }
-        Ok(EventLog {
-            out: Mutex::new(file),
-            path,
-            failure: Mutex::new(None),
-            torn: std::sync::atomic::AtomicBool::new(false),
-        })
-    }
 }
 
-/// Appends events to a JSONL file, one `write` per line, so a killed process loses at most
-/// the line being written.
-pub struct EventLog {
-    out: Mutex<File>,
-    path: PathBuf,
-    /// The first append that failed since the last turn's end (sticky).
-    failure: Mutex<Option<String>>,
-    /// A failed append may have left part of a line: the next one starts a new line.
-    torn: std::sync::atomic::AtomicBool,
-}
-
-impl EventLog {
-    /// The first append that failed since [`EventLog::take_failure`].
-    pub fn failure(&self) -> Option<String> {
-        self.failure
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// Reports and clears the sticky append failure.
-    pub fn take_failure(&self) -> Option<String> {
-        self.failure
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-    }
-}
-
-impl EngineHook for EventLog {
-    fn on_rewind(&self, rewind: &cairn_engine::rewind::RewindSnapshot<'_>) -> Result<(), String> {
-        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        crate::rewind::rewind_log(&self.path, &mut out, rewind).map_err(|e| e.to_string())
-    }
-
-    fn on_event(&self, event: &Event) {
-        if matches!(event, Event::AssistantDelta(_) | Event::ReasoningDelta(_)) {
-            return;
-        }
-        let Ok(mut line) = serde_json::to_string(event) else {
-            return;
-        };
-        line.push('\n');
-        use std::sync::atomic::Ordering;
-        if self.torn.load(Ordering::SeqCst) {
-            line.insert(0, '\n');
-        }
-        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        match out.write_all(line.as_bytes()) {
-            Ok(()) => self.torn.store(false, Ordering::SeqCst),
-            Err(e) => {
-                tracing::warn!(error = %e, "could not append to the session event log");
-                self.torn.store(true, Ordering::SeqCst);
-                let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
-                failure.get_or_insert_with(|| {
-                    format!(
-                        "could not append to the session event log {}: {e}",
-                        self.path.display()
-                    )
-                });
-            }
-        }
-    }
-}
-
-/// Persists one session: event log plus checkpoint after input, each iteration and turn end,
-/// so a killed process loses at most the event being written.
-pub struct SessionPersister {
-    log: EventLog,
-    store: SessionStore,
-    saved: Mutex<SavedSession>,
-    /// Room for the turn's final save when the disk is full (shared by the state dir).
-    reserve: crate::reserve::Reserve,
-    state_file: PathBuf,
-    /// The first checkpoint of the current turn that could not be written (sticky until
-    /// the turn's end reports it).
-    failure: Mutex<Option<String>>,
-    _lock: SessionLock,
-}
-
-impl SessionPersister {
-    /// The checkpoint as last saved (or about to be).
-    pub fn saved(&self) -> SavedSession {
-        self.saved.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// Keeps the space reserve as big as the checkpoint needs (a warning when the disk has
-    /// no room for it: the next failed save then has less to fall back on).
-    fn keep_reserve(&self) {
-        let len = fs::metadata(&self.state_file).map(|m| m.len()).unwrap_or(0);
-        if let Err(e) = self.reserve.ensure(len) {
-            tracing::warn!(error = %e, "could not keep space in reserve for the session's saves");
-        }
-    }
-
-    /// Applies a change (e.g. a rename) and saves.
-    pub fn update(&self, f: impl FnOnce(&mut SavedSession)) -> Result<(), StoreError> {
-        let mut s = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-        f(&mut s);
-        s.updated_at = now();
-        self.store.save(&s)
-    }
-}
-
-impl EngineHook for SessionPersister {
-    fn on_rewind(&self, rewind: &cairn_engine::rewind::RewindSnapshot<'_>) -> Result<(), String> {
-        self.log.on_rewind(rewind)
-    }
-
-    fn on_event(&self, event: &Event) {
-        self.log.on_event(event);
-        if let Event::TurnEnd(t) = event {
-            if let Some(u) = &t.usage {
-                let mut s = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-                s.usage.add(u);
-                s.cost_usd += t.cost_usd.unwrap_or(0.0);
-            }
-        }
-    }
-
-    fn on_state(&self, state: &StateSnapshot<'_>) {
-        let r = self.update(|s| {
-            s.messages = state.messages.to_vec();
-            s.turns = state.turns;
-            s.permissions = state.permissions.clone();
-            s.todos = state.todos.to_vec();
-            s.model = state.model.to_string();
-            s.turn_marks = state.turn_marks.to_vec();
-            if s.name.is_empty() {
-                s.name = derive_name(&s.messages);
-            }
+/// Replaces `<dir>/state.json` with `bytes` atomically (temp file, fsync, rename), the
+/// previous copy kept as `state.json.bak`.
+fn write_checkpoint(dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+    let path = dir.join("state.json");
+    let tmp = dir.join(format!(".state.json.{}.tmp", std::process::id()));
+    let written = File::create(&tmp)
+        .map_err(io(format!("creating {}", tmp.display())))
+        .and_then(|mut f| {
+            f.write_all(bytes)
+                .and_then(|_| f.sync_all())
+                .map_err(io(format!("writing {}", tmp.display())))
         });
-        match r {
-            Err(e) => {
-                tracing::warn!(error = %e, "could not checkpoint the session");
-                let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
-                failure.get_or_insert_with(|| format!("could not save the session: {e}"));
-            }
-            Ok(()) if self.failure().is_none() => self.keep_reserve(),
-            Ok(()) => {}
+    if let Err(e) = written {
+        // A half-written copy would only hold on to the space that ran out.
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    // Keep the previous checkpoint as a fallback, without ever leaving `state.json` absent:
+    // hard-link it aside, then atomically replace it.
+    if path.exists() {
+        let bak_tmp = dir.join(".state.json.bak.tmp");
+        let _ = fs::remove_file(&bak_tmp);
+        if fs::hard_link(&path, &bak_tmp).is_ok() {
+            let _ = fs::rename(&bak_tmp, dir.join("state.json.bak"));
         }
     }
-
-    fn failure(&self) -> Option<String> {
-        let own = self
-            .failure
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        own.or_else(|| self.log.failure())
-    }
-
-    fn end_turn(&self) -> Result<(), String> {
-        let own = self
-            .failure
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        let Some(reason) = own.or_else(|| self.log.take_failure()) else {
-            return Ok(());
-        };
-        // Make room for the turn's record (and the `error` / `turn_end` lines after it).
-        let freed = self.reserve.release();
-        let saved = self.saved();
-        let dir = self.store.root().parent().unwrap_or(self.store.root());
-        let again = self.store.save(&saved);
-        // The log's last failure, if any, is now in the past: the next lines start afresh.
-        let _ = self.log.take_failure();
-        Err(match again {
-            Ok(()) => format!(
-                "{reason}. The turn was stopped; its history was saved into the space Cairn \
-                 keeps in reserve ({} KiB). Free space in {}, then continue with `cairn run \
-                 --session {}`",
-                freed / 1024,
-                dir.display(),
-                saved.session_id
-            ),
-            Err(e) => format!(
-                "{reason}. Saving it into the reserved space failed too ({e}): this turn's \
-                 history may be lost. Free space in {}",
-                dir.display()
-            ),
-        })
-    }
+    fs::rename(&tmp, &path).map_err(io(format!("replacing {}", path.display())))
 }
 
-/// Whether `file` is empty or ends with a newline (unreadable counts as yes).
-fn ends_with_newline(file: &mut File) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut last = [0u8; 1];
-    match file.seek(SeekFrom::End(-1)) {
-        Ok(_) => file
-            .read_exact(&mut last)
-            .map(|_| last[0] == b'\n')
-            .unwrap_or(true),
-        // Empty (cannot seek before the start).
-        Err(_) => true,
-    }
+/// The messages of a checkpoint to write: a session's own, or a held state's shared ones.
+#[derive(Clone, Copy)]
+enum Messages<'a> {
+    Own(&'a [Message]),
+    Shared(&'a [std::sync::Arc<Message>]),
 }
 
-/// The checkpoint file's bytes: the session plus the schema version this build writes.
-fn checkpoint_bytes(s: &SavedSession) -> Result<Vec<u8>, serde_json::Error> {
-    let mut value = serde_json::to_value(s)?;
-    if let Some(obj) = value.as_object_mut() {
-        obj.insert(
-            "schemaVersion".into(),
-            serde_json::Value::from(crate::schema::SCHEMA_VERSION),
-        );
-        if let Some(seal) = crate::permission_seal::seal(s) {
-            obj.insert(crate::permission_seal::SEAL_FIELD.into(), seal.into());
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Messages::Own(m) => serializer.collect_seq(m.iter()),
+            Messages::Shared(m) => serializer.collect_seq(m.iter().map(|m| &**m)),
         }
     }
-    serde_json::to_vec_pretty(&value)
 }
 
-/// Keeps a migrated checkpoint's original text as `<file>.v<N>` (once), so a migration never
-/// loses what an older build wrote.
+/// The checkpoint file's bytes, as compact JSON: the fields of `meta` (its own messages
+/// replaced by `messages`), the schema version this build writes and the permissions' seal.
+fn checkpoint_bytes(
+    meta: &SavedSession,
+    messages: Messages<'_>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    /// [`SavedSession`] as written, by reference (the same names and skips).
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct OnDisk<'a> {
+        session_id: &'a str,
+        name: &'a str,
+        name_source: &'a str,
+        workspace: &'a str,
+        model: &'a str,
+        provider: &'a str,
+        messages: Messages<'a>,
+        permissions: &'a PermissionState,
+        turns: u32,
+        todos: &'a [TodoItem],
+        usage: &'a cairn_protocol::TokenUsage,
+        cost_usd: f64,
+        created_at: &'a str,
+        updated_at: &'a str,
+        protocol_version: u32,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        turn_marks: &'a [cairn_engine::TurnMark],
+        schema_version: u32,
+        /// [`crate::permission_seal::SEAL_FIELD`].
+        #[serde(skip_serializing_if = "Option::is_none")]
+        permissions_seal: Option<String>,
+    }
+    // Every field named: one added to `SavedSession` must be added here too.
+    let SavedSession {
+        session_id,
+        name,
+        name_source,
+        workspace,
+        model,
+        provider,
+        messages: _,
+        permissions,
+        turns,
+        todos,
+        usage,
+        cost_usd,
+        created_at,
+        updated_at,
+        protocol_version,
+        turn_marks,
+    } = meta;
+    serde_json::to_vec(&OnDisk {
+        session_id,
+        name,
+        name_source,
+        workspace,
+        model,
+        provider,
+        messages,
+        permissions,
+        turns: *turns,
+        todos,
+        usage,
+        cost_usd: *cost_usd,
+        created_at,
+        updated_at,
+        protocol_version: *protocol_version,
+        turn_marks,
+        schema_version: crate::schema::SCHEMA_VERSION,
+        permissions_seal: crate::permission_seal::seal(meta),
+    })
+}
+
+/// Keeps a migrated checkpoint's original text as `<file>.v<N>` (once), so a migration that
+/// changes content never loses what an older build wrote.
 fn keep_original(path: &Path, version: u64, text: &str) {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".v{version}"));
@@ -647,6 +559,7 @@ pub fn validate_id(id: &str) -> Result<(), StoreError> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+    use cairn_engine::EngineHook;
 
     fn saved(id: &str, updated: &str) -> SavedSession {
         SavedSession {
@@ -667,6 +580,33 @@ mod tests {
             protocol_version: 1,
             turn_marks: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_checkpoint_is_the_session_as_serde_writes_it_plus_version_and_seal() {
+        let mut s = saved("x", "2026-01-01T00:00:00Z");
+        s.name = "n".into();
+        s.turn_marks = vec![cairn_engine::TurnMark {
+            turn: 1,
+            messages: 1,
+        }];
+        s.todos = serde_json::from_str(r#"[{"content": "t", "status": "pending"}]"#).unwrap();
+        s.cost_usd = 0.5;
+        let mut expected = serde_json::to_value(&s).unwrap();
+        let obj = expected.as_object_mut().unwrap();
+        obj.insert("schemaVersion".into(), crate::schema::SCHEMA_VERSION.into());
+        if let Some(seal) = crate::permission_seal::seal(&s) {
+            obj.insert(crate::permission_seal::SEAL_FIELD.into(), seal.into());
+        }
+        let own = checkpoint_bytes(&s, Messages::Own(&s.messages)).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&own).unwrap(),
+            expected
+        );
+        let held = crate::held::HeldState::new(s.clone());
+        let shared = checkpoint_bytes(&held.meta, Messages::Shared(&held.messages)).unwrap();
+        assert_eq!(shared, own);
+        assert!(!own.contains(&b'\n'));
     }
 
     #[test]

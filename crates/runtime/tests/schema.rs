@@ -78,21 +78,76 @@ fn the_named_checkpoint_format_keeps_names_todos_and_grants() {
 
 #[test]
 fn the_current_format_loads_unchanged() {
-    let (_tmp, store) = store_with("state_v2.json", "current-v2");
-    let s = store.load("current-v2").unwrap();
+    let (_tmp, store) = store_with("state_v3.json", "current-v3");
+    let s = store.load("current-v3").unwrap();
     // Stored totals win over anything recomputable from the messages.
     assert_eq!(s.usage.input_tokens, 999);
     assert_eq!(s.cost_usd, 0.25);
     assert_eq!(s.name_source, "auto");
-    let dir = store.session_dir("current-v2").unwrap();
-    assert!(!dir.join("state.json.v2").exists());
+    let dir = store.session_dir("current-v3").unwrap();
+    assert!(!dir.join("state.json.v3").exists());
+    assert!(!store.upgrade("current-v3").unwrap(), "nothing to rewrite");
     store.save(&s).unwrap();
+    assert_eq!(store.load("current-v3").unwrap(), s);
+}
+
+#[test]
+fn the_indented_format_migrates_and_is_rewritten_compactly_when_opened() {
+    // A version 2 file as older builds wrote it (indented), with a seal this build's key
+    // did not make.
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&fs::read(fixtures().join("state_v2.json")).unwrap()).unwrap();
+    v["permissionsSeal"] = "not-this-build's-seal".into();
+    let old_text = serde_json::to_string_pretty(&v).unwrap();
+    let (_tmp, store) = store_with("state_v2.json", "current-v2");
+    let dir = store.session_dir("current-v2").unwrap();
+    fs::write(dir.join("state.json"), &old_text).unwrap();
+
+    let s = store.load("current-v2").unwrap();
+    assert_eq!(s.usage.input_tokens, 999);
+    assert_eq!(
+        (s.name.as_str(), s.name_source.as_str()),
+        ("Add docs", "auto")
+    );
+    assert_eq!(s.messages.len(), 3);
+    // Loading alone writes nothing; the content does not change, so no copy is kept either.
+    assert_eq!(
+        fs::read_to_string(dir.join("state.json")).unwrap(),
+        old_text
+    );
+    assert!(!dir.join("state.json.v2").exists());
+
+    // Opening it for a run (under its lock) rewrites it in the current format.
+    let lock = store.lock("current-v2").unwrap();
+    let persister = store.persister(s.clone(), lock).unwrap();
+    let text = fs::read_to_string(dir.join("state.json")).unwrap();
+    assert!(!text.contains('\n'), "compact: {text}");
+    assert_eq!(
+        on_disk_version(&store, "current-v2"),
+        u64::from(SCHEMA_VERSION)
+    );
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        raw["permissionsSeal"], "not-this-build's-seal",
+        "the seal is kept as found"
+    );
     assert_eq!(store.load("current-v2").unwrap(), s);
+    assert_eq!(persister.saved(), s);
+    // The previous copy is the file as it was.
+    assert_eq!(
+        fs::read_to_string(dir.join("state.json.bak")).unwrap(),
+        old_text
+    );
+    assert!(!store.upgrade("current-v2").unwrap(), "rewritten once");
+    // Its saves are compact too.
+    persister.update(|s| s.name = "renamed".into()).unwrap();
+    let text = fs::read_to_string(dir.join("state.json")).unwrap();
+    assert!(!text.contains('\n') && text.contains("renamed"), "{text}");
 }
 
 #[test]
 fn a_newer_checkpoint_is_refused_and_left_untouched() {
-    let (_tmp, store) = store_with("state_v3_future.json", "from-the-future");
+    let (_tmp, store) = store_with("state_v4_future.json", "from-the-future");
     let dir = store.session_dir("from-the-future").unwrap();
     // Even with an older fallback present, the newer file is never silently replaced.
     fs::copy(fixtures().join("state_v2.json"), dir.join("state.json.bak")).unwrap();
