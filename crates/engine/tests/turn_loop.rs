@@ -2,6 +2,8 @@
 //! The turn loop: event order, tool pairing, permissions, iteration cap, steering.
 
 mod common;
+#[path = "turn_loop/layering.rs"]
+mod layering;
 #[path = "turn_loop/save_failures.rs"]
 mod save_failures;
 
