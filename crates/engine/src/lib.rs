@@ -6,14 +6,13 @@ pub mod approval;
 pub mod attachments;
 pub mod budget;
 pub mod checkpoint;
-mod checkpoint_call;
 pub mod compaction;
 pub mod config;
-mod exec;
 pub mod execenv;
 pub mod hook;
 pub mod host;
 pub mod llm;
+mod locks;
 pub mod permission;
 mod permission_reads;
 mod produced;
@@ -26,10 +25,12 @@ pub mod rewind;
 pub mod secret_env;
 pub mod session;
 mod shrink;
+mod state;
 pub mod subagent;
 pub mod testing;
 pub mod tokens;
 pub mod tool;
+mod tool_error;
 mod turn;
 
 pub use agents::{

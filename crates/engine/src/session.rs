@@ -15,8 +15,10 @@ use crate::approval::{Approver, FixedApprover};
 use crate::config::EngineConfig;
 use crate::hook::EngineHook;
 use crate::llm::LlmClient;
+use crate::locks::{lock, read, write};
 use crate::permission::{PermissionEngine, PermissionState};
 use crate::registry::ToolRegistry;
+use crate::state::{save_state, Inner, TurnState};
 use crate::turn::{TurnKind, TurnRunner};
 
 /// Capacity of a turn's event channel; a slow consumer applies back-pressure to the loop.
@@ -44,44 +46,6 @@ impl Stream for EventStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         self.rx.poll_recv(cx)
     }
-}
-
-/// Mutable conversation state, locked for the length of a turn.
-pub(crate) struct TurnState {
-    pub messages: Vec<Message>,
-    pub turns: u32,
-    /// The last turn ended with a retriable error.
-    pub retry_pending: bool,
-    /// Input of the last turn, for `retry`.
-    pub last_input: String,
-    /// Tool calls left without a result in a restored history, for `resume`.
-    pub pending: Vec<cairn_protocol::ToolCall>,
-    /// Of those, the ids that had started running before the process died.
-    pub pending_started: std::collections::BTreeSet<String>,
-    /// Base64 image parts of the current input, sent with this turn's requests only.
-    pub inline: Option<crate::attachments::InlineAttachments>,
-    /// Where the history stood at the end of each turn (for [`Session::rewind_to_turn`]).
-    pub turn_marks: Vec<crate::rewind::TurnMark>,
-}
-
-pub(crate) struct Inner {
-    pub config: RwLock<EngineConfig>,
-    pub llm: RwLock<Arc<dyn LlmClient>>,
-    pub registry: RwLock<ToolRegistry>,
-    pub permissions: Arc<Mutex<PermissionEngine>>,
-    pub todos: Arc<Mutex<Vec<cairn_protocol::TodoItem>>>,
-    pub checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
-    pub exec: crate::execenv::ExecEnvironment,
-    pub pricing: Option<Arc<dyn crate::llm::Pricing>>,
-    pub approver: RwLock<Arc<dyn Approver>>,
-    /// Whether the host set an approver (else `default_approval` applies).
-    pub approver_set: std::sync::atomic::AtomicBool,
-    pub hooks: Vec<Arc<dyn EngineHook>>,
-    pub state: tokio::sync::Mutex<TurnState>,
-    pub steering: Mutex<VecDeque<String>>,
-    /// Cancellation tokens of queued and running turns, by turn ticket.
-    pub active: Mutex<Vec<(u64, CancellationToken)>>,
-    pub next_ticket: std::sync::atomic::AtomicU64,
 }
 
 /// Builds a [`Session`].
@@ -191,6 +155,39 @@ impl SessionBuilder {
         self
     }
 
+    /// Gives a child session this session's persistent rules and shell policy only (its
+    /// own mode and allowances stay), so a deny rule binds the explore subagent's reads too.
+    pub(crate) fn inherit_rules_from(self, host: &crate::host::ToolHost) -> Self {
+        let builder = self;
+        let Some(s) = host.shared() else {
+            return builder;
+        };
+        let (rules, policy, enforced) = {
+            let p = lock(&s.permissions);
+            let (policy, enforced) = p.shell_policy();
+            (p.rules().clone(), policy, enforced)
+        };
+        builder.permission_rules(rules, policy, enforced)
+    }
+
+    /// Gives a child session this session's sandbox, vault, persistent rules, shell policy
+    /// and permission state (mode, session allowances, granted folders).
+    pub(crate) fn inherit_from(self, host: &crate::host::ToolHost) -> Self {
+        let builder = self;
+        let Some(s) = host.shared() else {
+            return builder;
+        };
+        let (rules, policy, enforced, state) = {
+            let p = lock(&s.permissions);
+            let (policy, enforced) = p.shell_policy();
+            (p.rules().clone(), policy, enforced, p.state().clone())
+        };
+        builder
+            .exec_environment(s.exec.clone())
+            .permission_rules(rules, policy, enforced)
+            .permission_state(state)
+    }
+
     /// Builds the session.
     pub fn build(self) -> Session {
         let mut permissions = PermissionEngine::new(
@@ -262,27 +259,6 @@ impl SessionBuilder {
             }),
         }
     }
-}
-
-/// Hands the current state to the hooks (checkpointing).
-pub(crate) fn save_state(inner: &Inner, state: &TurnState) {
-    if inner.hooks.is_empty() {
-        return;
-    }
-    let permissions = lock(&inner.permissions).state().clone();
-    let todos = lock(&inner.todos).clone();
-    let model = read(&inner.config).model.clone();
-    crate::hook::notify_state(
-        &inner.hooks,
-        &crate::hook::StateSnapshot {
-            messages: &state.messages,
-            turns: state.turns,
-            permissions: &permissions,
-            todos: &todos,
-            model: &model,
-            turn_marks: &state.turn_marks,
-        },
-    );
 }
 
 /// One conversation: cheap to clone, all clones share state.
@@ -601,17 +577,4 @@ impl Session {
 
 fn remove_ticket(inner: &Inner, ticket: u64) {
     lock(&inner.active).retain(|(t, _)| *t != ticket);
-}
-
-/// Locks a std mutex, recovering from poisoning (state stays usable after a panic elsewhere).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-pub(crate) fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    m.read().unwrap_or_else(|e| e.into_inner())
-}
-
-pub(crate) fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    m.write().unwrap_or_else(|e| e.into_inner())
 }

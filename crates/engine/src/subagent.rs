@@ -107,11 +107,9 @@ impl Tool for ExploreTool {
             config.workspace.display()
         );
         config.state_dir = ctx.state_dir.join("subagents").join(&config.session_id);
-        let child = ctx
-            .host
-            .inherit_rules_into(
-                Session::builder(config, self.llm.clone()).tools(self.tools.clone()),
-            )
+        let child = Session::builder(config, self.llm.clone())
+            .tools(self.tools.clone())
+            .inherit_rules_from(&ctx.host)
             .build();
         let report = crate::agents::run_child_turn(&child, args.task, &ctx, "explore").await?;
         Ok(ToolOutput::text(report))

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
 use crate::llm::{LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus};
-use crate::session::lock;
+use crate::locks::lock;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// One scripted LLM response.
@@ -105,7 +105,7 @@ impl FakeLlm {
         let messages: u64 = request
             .messages
             .iter()
-            .map(crate::compaction::estimate_message_tokens)
+            .map(crate::tokens::estimate_message_tokens)
             .sum();
         messages + tools
     }

@@ -68,7 +68,11 @@ fn ident(s: &str, at: usize) -> &str {
 
 /// The top-level modules `text` (of the file at `path`) refers to, and the crate-root names
 /// it uses that are no module (re-exports: those hide the real edge).
-fn references(text: &str, path: &[String], modules: &BTreeSet<String>) -> (BTreeSet<String>, Vec<String>) {
+fn references(
+    text: &str,
+    path: &[String],
+    modules: &BTreeSet<String>,
+) -> (BTreeSet<String>, Vec<String>) {
     let code = code_only(text);
     let mut refs = BTreeSet::new();
     let mut via_root = Vec::new();
@@ -113,7 +117,12 @@ fn references(text: &str, path: &[String], modules: &BTreeSet<String>) -> (BTree
     (refs, via_root)
 }
 
-fn classify(name: &str, modules: &BTreeSet<String>, refs: &mut BTreeSet<String>, root: &mut Vec<String>) {
+fn classify(
+    name: &str,
+    modules: &BTreeSet<String>,
+    refs: &mut BTreeSet<String>,
+    root: &mut Vec<String>,
+) {
     if name.is_empty() || name == "self" {
         return;
     }
@@ -191,7 +200,11 @@ fn import_graph(src: &Path) -> (BTreeMap<String, BTreeSet<String>>, Vec<String>)
         let (refs, via_root) = references(&text, &path, &modules);
         let edges = graph.entry(top.clone()).or_default();
         edges.extend(refs.into_iter().filter(|r| *r != top));
-        root_uses.extend(via_root.into_iter().map(|n| format!("{}: crate::{n}", file.display())));
+        root_uses.extend(
+            via_root
+                .into_iter()
+                .map(|n| format!("{}: crate::{n}", file.display())),
+        );
     }
     (graph, root_uses)
 }

@@ -8,12 +8,12 @@ use cairn_protocol::{
     ToolFinished, ToolMeta, ToolProposed, ToolResult, ToolStarted, ToolStatus,
 };
 
+use super::{now, TurnRunner};
 use crate::config::DefaultApproval;
 use crate::host::ToolHost;
+use crate::locks::{lock, read};
 use crate::registry::RegisteredTool;
-use crate::session::{lock, read};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
-use crate::turn::{now, TurnRunner};
 
 /// Grace period for a tool to stop after its cancellation fired (timeout path).
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -286,7 +286,7 @@ impl TurnRunner<'_> {
         let effect = tool
             .meta
             .mutating
-            .then(|| crate::checkpoint_call::side_effect(self, tool, &p.args));
+            .then(|| super::checkpoint_call::side_effect(self, tool, &p.args));
         if let Some(kind) = effect {
             if let Err(e) = self.checkpoint_before(p, kind).await {
                 return e;
