@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use cairn_protocol::{Event, TurnStatus};
+use cairn_protocol::Event;
 use cairn_runtime::{Assembled, RunOptions, SessionStore};
 
 use crate::approver::{DesktopApprover, Pending};
 use crate::dialogs::NativeDialogs;
 use crate::forward::{forward, ForwardEnd, BATCH_WINDOW};
 use crate::llm::{model_view, LlmSetup};
-use crate::types::{ApprovalHost, SessionView};
+use crate::types::{ApprovalHost, RunOutcome, SessionView};
 
 /// Longest wait for a running turn to stop when the window closes.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
@@ -286,14 +286,14 @@ impl SessionRuntime {
         Ok(view)
     }
 
-    /// Runs one turn (and then the steering that arrived too late for it), sending every
-    /// event to `send`. A `send` failure (the page is gone) cancels the turn.
-    pub async fn run<F>(&self, input: TurnInput, mut send: F) -> ForwardEnd
+    /// Runs one turn (and the steering turns the engine goes on with), sending every event
+    /// to `send`. A `send` failure (the page is gone) cancels the run.
+    pub async fn run<F>(&self, input: TurnInput, mut send: F) -> RunOutcome
     where
         F: FnMut(Event) -> Result<(), String>,
     {
         if self.closed.load(Ordering::SeqCst) {
-            return ForwardEnd::ChannelClosed;
+            return RunOutcome::ChannelClosed;
         }
         let session = &self.assembled.session;
         let mut stream = match input {
@@ -302,31 +302,11 @@ impl SessionRuntime {
             TurnInput::Retry => session.retry(),
             TurnInput::Resume => session.resume(),
         };
-        loop {
-            let end = forward(stream, BATCH_WINDOW, &mut send, |_| {}).await;
-            // Steering queued while the turn was finishing: run it as the next turn.
-            let leftover = match end {
-                ForwardEnd::TurnEnded(status) if status != TurnStatus::Interrupted => {
-                    self.take_steering()
-                }
-                _ => None,
-            };
-            match leftover {
-                Some(text) if !self.closed.load(Ordering::SeqCst) => stream = session.run(text),
-                _ => return end,
-            }
+        match forward(&mut stream, BATCH_WINDOW, &mut send, |_| {}).await {
+            // Dropping the stream cancels the run.
+            ForwardEnd::ChannelClosed => RunOutcome::ChannelClosed,
+            ForwardEnd::StreamEnded => stream.end().await.into(),
         }
-    }
-
-    /// Removes every queued steering message and joins them (`None` when none waits).
-    fn take_steering(&self) -> Option<String> {
-        let session = &self.assembled.session;
-        let texts: Vec<String> = session
-            .pending_steering()
-            .into_iter()
-            .filter(|t| session.remove_steering(t))
-            .collect();
-        (!texts.is_empty()).then(|| texts.join("\n\n"))
     }
 
     /// Closes the session: denies what is pending, interrupts the running turn (killing its
@@ -339,9 +319,7 @@ impl SessionRuntime {
         let session = &self.assembled.session;
         session.interrupt();
         let stop = async {
-            while session.is_busy() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            session.idle().await;
             self.assembled.close_mcp().await;
             // A session that never ran a turn leaves no checkpoint (and no sidebar entry).
             if self.saved().turns == 0 {

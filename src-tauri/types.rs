@@ -18,6 +18,44 @@ pub struct AppInfo {
     pub protocol_version: u32,
 }
 
+/// How a run (`run_turn`, `retry_turn`, `resume_turn`) ended, as the command returns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum RunOutcome {
+    /// Turns ran: the asked one, then `steeringTurns` started from steering left over.
+    Ended {
+        /// How the last turn ended.
+        status: cairn_protocol::TurnStatus,
+        /// Turns the run held.
+        turns: u32,
+        /// Of those, turns started from leftover steering.
+        #[serde(rename = "steeringTurns")]
+        steering_turns: u32,
+    },
+    /// Nothing ran: no retriable error to retry, no open call to resume.
+    NotStarted,
+    /// The page stopped taking events; the run was cancelled.
+    ChannelClosed,
+}
+
+impl From<cairn_protocol::RunEnd> for RunOutcome {
+    fn from(end: cairn_protocol::RunEnd) -> Self {
+        match end {
+            cairn_protocol::RunEnd::Ended {
+                status,
+                turns,
+                steering_turns,
+            } => RunOutcome::Ended {
+                status,
+                turns,
+                steering_turns,
+            },
+            cairn_protocol::RunEnd::NotStarted => RunOutcome::NotStarted,
+        }
+    }
+}
+
 /// Who answers approvals in this run of the app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

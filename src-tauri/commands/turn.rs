@@ -6,26 +6,16 @@ use tauri::ipc::Channel;
 use tauri::{Runtime, State, Window};
 
 use super::current;
-use crate::forward::ForwardEnd;
 use crate::runtime::TurnInput;
 use crate::state::AppState;
-use crate::types::ImageUpload;
-
-/// How a run ended, as the page learns it when the command returns.
-fn describe(end: ForwardEnd) -> String {
-    match end {
-        ForwardEnd::TurnEnded(status) => status.as_str().to_string(),
-        ForwardEnd::ChannelClosed => "channel_closed".to_string(),
-        ForwardEnd::StreamEnded => "not_started".to_string(),
-    }
-}
+use crate::types::{ImageUpload, RunOutcome};
 
 async fn run(
     state: &AppState,
     label: &str,
     input: TurnInput,
     on_event: Channel<Event>,
-) -> Result<String, String> {
+) -> Result<RunOutcome, String> {
     let runtime = current(state, label)?;
     if let Some(reason) = runtime.blocked() {
         return Err(reason);
@@ -35,17 +25,17 @@ async fn run(
             on_event.send(event).map_err(|e| e.to_string())
         })
         .await;
-    if end == ForwardEnd::ChannelClosed {
+    if end == RunOutcome::ChannelClosed {
         tracing::info!(
             window = label,
             "the page stopped listening; the turn was cancelled"
         );
     }
-    Ok(describe(end))
+    Ok(end)
 }
 
 /// Runs one turn with `text`, streaming its events (deltas batched) to `on_event`; returns
-/// when the turn (and any steering run after it) ended. Behind a running turn it waits its
+/// when the run ended: the turn and the turns the engine started from steering left over. Behind a running turn it waits its
 /// turn: turns of one session never overlap. Files the text mentions (`@path`) and pasted
 /// `images` go with it ([`crate::attach`]); a bad one refuses the turn before it starts.
 #[tauri::command]
@@ -55,7 +45,7 @@ pub async fn run_turn<R: Runtime>(
     text: String,
     images: Option<Vec<ImageUpload>>,
     on_event: Channel<Event>,
-) -> Result<String, String> {
+) -> Result<RunOutcome, String> {
     let text = text.trim().to_string();
     let images = images.unwrap_or_default();
     if text.is_empty() && images.is_empty() {
@@ -75,7 +65,7 @@ pub async fn retry_turn<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     on_event: Channel<Event>,
-) -> Result<String, String> {
+) -> Result<RunOutcome, String> {
     run(&state, window.label(), TurnInput::Retry, on_event).await
 }
 
@@ -87,7 +77,7 @@ pub async fn resume_turn<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     on_event: Channel<Event>,
-) -> Result<String, String> {
+) -> Result<RunOutcome, String> {
     run(&state, window.label(), TurnInput::Resume, on_event).await
 }
 

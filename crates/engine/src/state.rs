@@ -52,6 +52,8 @@ pub(crate) struct Inner {
     pub steering: Mutex<VecDeque<String>>,
     /// Cancellation tokens of queued and running turns, by turn ticket.
     pub active: Mutex<Vec<(u64, CancellationToken)>>,
+    /// `true` while no turn runs or waits (for [`crate::session::Session::idle`]).
+    pub idle: tokio::sync::watch::Sender<bool>,
     pub next_ticket: std::sync::atomic::AtomicU64,
 }
 

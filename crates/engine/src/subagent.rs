@@ -63,6 +63,10 @@ struct ExploreArgs {
 
 #[async_trait]
 impl Tool for ExploreTool {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Agent
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "explore".into(),

@@ -103,6 +103,11 @@ pub trait Tool: Send + Sync {
     fn write_targets(&self, _args: &serde_json::Value) -> Option<Vec<String>> {
         None
     }
+    /// What kind of work the tool does, reported on its calls' events so a UI can present
+    /// them (icon, edit diff) without guessing from the name. Default: `other`.
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Other
+    }
     /// Runs one call. Long-running tools must stop promptly when `ctx.cancel` fires: one still
     /// running a second after the user interrupted is abandoned. File changes go through
     /// [`ToolContext::write_files`], so an abandoned call writes nothing more and what it wrote

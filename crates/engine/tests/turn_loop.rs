@@ -6,6 +6,8 @@ mod common;
 mod layering;
 #[path = "turn_loop/save_failures.rs"]
 mod save_failures;
+#[path = "turn_loop/steering.rs"]
+mod steering;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

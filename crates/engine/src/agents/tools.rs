@@ -61,6 +61,10 @@ fn answer(id: &str, agent: &str, model: &str, report: &str, open: bool) -> Strin
 
 #[async_trait]
 impl Tool for RunSubagentTool {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Agent
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "run_subagent".into(),
@@ -147,6 +151,10 @@ struct InputArgs {
 
 #[async_trait]
 impl Tool for InputSubagentTool {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Agent
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "input_subagent".into(),

@@ -4,8 +4,9 @@
 use std::time::{Duration, Instant};
 
 use cairn_protocol::{
-    ApprovalDecision, ApprovalRequest, ContentPart, Event, Message, PermissionRequired, ToolCall,
-    ToolFinished, ToolMeta, ToolProposed, ToolResult, ToolStarted, ToolStatus,
+    ApprovalDecision, ApprovalRequest, ContentPart, Event, Message, PermissionRequired,
+    ResultAttachment, ToolCall, ToolFinished, ToolKind, ToolMeta, ToolProposed, ToolResult,
+    ToolStarted, ToolStatus,
 };
 
 use super::{now, TurnRunner};
@@ -165,6 +166,7 @@ impl TurnRunner<'_> {
             name: p.call.name.clone(),
             arguments: p.args.clone(),
             task_id: self.task_id.clone(),
+            kind: kind_of(p),
         }))
         .await;
     }
@@ -188,6 +190,19 @@ impl TurnRunner<'_> {
             reason: f.reason.clone(),
             duration: f.duration_ms,
             result_preview: Some(preview(&f.content)),
+            kind: kind_of(p),
+            truncated: f.content.chars().count() > PREVIEW_CHARS,
+            attachments: f
+                .images
+                .iter()
+                .filter_map(|part| match part {
+                    ContentPart::Image { mime_type, .. } => Some(ResultAttachment {
+                        kind: "image".into(),
+                        mime_type: mime_type.clone(),
+                    }),
+                    _ => None,
+                })
+                .collect(),
         }))
         .await;
     }
@@ -465,6 +480,11 @@ fn cap_output(content: String, meta: &ToolMeta) -> String {
         }
         _ => content,
     }
+}
+
+/// The kind of the called tool (`other` for an unknown one).
+fn kind_of(p: &Prepared) -> ToolKind {
+    p.tool.as_ref().map_or(ToolKind::Other, |t| t.handle.kind())
 }
 
 fn preview(s: &str) -> String {

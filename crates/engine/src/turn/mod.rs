@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cairn_protocol::{
     AssistantMessage, ContentPart, ErrorEvent, Event, Interrupted, IterationEnd, Message,
-    QueueSteering, TextDelta, TokenUsage, ToolCall, TurnEnd, TurnStart, TurnStatus,
+    QueueSteering, TextDelta, TokenUsage, ToolCall, TurnEnd, TurnSource, TurnStart, TurnStatus,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -33,6 +33,8 @@ pub(crate) enum TurnKind {
     Resume,
     /// New user input with attachments.
     Attach(String, Box<crate::attachments::TurnAttachments>),
+    /// Steering left over when the turn before ended (more may follow as injections).
+    Steering(String),
 }
 
 /// How the iteration loop ended.
@@ -59,6 +61,8 @@ pub(crate) struct TurnRunner<'a> {
     usage: Option<TokenUsage>,
     /// Cost summed over the turn; `None` once any request's price is unknown.
     cost: Option<f64>,
+    /// Open calls of a restored history that new input closed, announced after `turn_start`.
+    closed: Vec<ToolCall>,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -90,6 +94,7 @@ impl<'a> TurnRunner<'a> {
             checkpoint_failed: None,
             usage: None,
             cost: Some(0.0),
+            closed: Vec::new(),
             task_id,
             iteration: 0,
             produced: BTreeSet::new(),
@@ -104,44 +109,20 @@ impl<'a> TurnRunner<'a> {
         }
     }
 
-    pub(crate) async fn run(mut self, kind: TurnKind) {
+    /// Runs the turn to its `turn_end`; returns how it ended.
+    pub(crate) async fn run(mut self, kind: TurnKind) -> TurnStatus {
         let (kind, attached) = match kind {
             TurnKind::Attach(text, a) => (TurnKind::Input(text), Some(a)),
             other => (other, None),
         };
-        if matches!(kind, TurnKind::Input(_)) {
-            // Inline data belongs to the turn that carried it.
-            self.state.inline = None;
-        }
-        let input = match &kind {
-            TurnKind::Input(text) | TurnKind::Attach(text, _) => text.clone(),
-            TurnKind::Retry | TurnKind::Resume => self.state.last_input.clone(),
+        let source = match &kind {
+            TurnKind::Retry => TurnSource::Retry,
+            TurnKind::Resume => TurnSource::Resume,
+            TurnKind::Steering(_) => TurnSource::Steering,
+            TurnKind::Input(_) | TurnKind::Attach(..) => TurnSource::Input,
         };
-        let closed = if matches!(kind, TurnKind::Resume) {
-            Vec::new()
-        } else {
-            self.close_pending()
-        };
-        if matches!(kind, TurnKind::Input(_)) {
-            self.state.turns += 1;
-            self.state.last_input = input.clone();
-        }
-        self.state.retry_pending = false;
-        // The input is checkpointed before anything is announced, so a crash right after
-        // `turn_start` never loses what the user typed.
-        if let TurnKind::Input(text) = &kind {
-            let message = match &attached {
-                Some(a) => {
-                    let state_dir = read(&self.inner.config).state_dir.clone();
-                    let (message, inline) = a.split(text, &state_dir);
-                    self.state.inline = Some(inline);
-                    message
-                }
-                None => Message::user(text.clone()),
-            };
-            self.state.messages.push(message);
-            self.save_state();
-        }
+        let input = self.begin(&kind, attached.as_deref());
+        let closed = std::mem::take(&mut self.closed);
         let session_id = read(&self.inner.config).session_id.clone();
         self.emit(Event::TurnStart(TurnStart {
             task_id: self.task_id.clone(),
@@ -150,33 +131,11 @@ impl<'a> TurnRunner<'a> {
             attachments: attached.as_ref().map(|a| a.refs_json()),
             session_id,
             turn: self.state.turns,
+            source,
         }))
         .await;
         self.announce_closed(&closed, crate::resume::CLOSED).await;
-
-        let end = if read(&self.inner.config).model.trim().is_empty() {
-            self.emit_error(
-                "no model configured: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
-                "config",
-                false,
-                String::new(),
-            )
-            .await;
-            LoopEnd::Status(TurnStatus::Error)
-        } else if matches!(kind, TurnKind::Resume) {
-            match self.run_pending().await {
-                crate::resume::PendingOutcome::Continue => self.iterate().await,
-                crate::resume::PendingOutcome::Interrupted => LoopEnd::Interrupted(String::new()),
-                crate::resume::PendingOutcome::Fatal(msg) => {
-                    self.emit_error(msg, "approval_unavailable", false, String::new())
-                        .await;
-                    LoopEnd::Status(TurnStatus::Error)
-                }
-            }
-        } else {
-            self.iterate().await
-        };
-
+        let end = self.body(&kind).await;
         let status = match end {
             LoopEnd::Status(s) => s,
             LoopEnd::Interrupted(req_id) => {
@@ -189,7 +148,76 @@ impl<'a> TurnRunner<'a> {
                 TurnStatus::Interrupted
             }
         };
-        let status = self.end_checkpoint(status, &input).await;
+        self.finish(status, &input).await
+    }
+
+    /// Records the turn's input in the history (checkpointed before anything is announced,
+    /// so a crash right after `turn_start` never loses what the user typed); returns the
+    /// input `turn_start` shows.
+    fn begin(
+        &mut self,
+        kind: &TurnKind,
+        attached: Option<&crate::attachments::TurnAttachments>,
+    ) -> String {
+        if !matches!(kind, TurnKind::Resume) {
+            self.closed = self.close_pending();
+        }
+        self.state.retry_pending = false;
+        let text = match kind {
+            TurnKind::Input(text) | TurnKind::Steering(text) | TurnKind::Attach(text, _) => {
+                text.clone()
+            }
+            TurnKind::Retry | TurnKind::Resume => return self.state.last_input.clone(),
+        };
+        // Inline data belongs to the turn that carried it.
+        self.state.inline = None;
+        self.state.turns += 1;
+        self.state.last_input = text.clone();
+        let message = match attached {
+            Some(a) => {
+                let state_dir = read(&self.inner.config).state_dir.clone();
+                let (message, inline) = a.split(&text, &state_dir);
+                self.state.inline = Some(inline);
+                message
+            }
+            None => Message::user(text.clone()),
+        };
+        self.state.messages.push(message);
+        self.save_state();
+        text
+    }
+
+    /// The turn between `turn_start` and its end: the iterations (after the open calls, on
+    /// a resume).
+    async fn body(&mut self, kind: &TurnKind) -> LoopEnd {
+        if read(&self.inner.config).model.trim().is_empty() {
+            self.emit_error(
+                "no model configured: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
+                "config",
+                false,
+                String::new(),
+            )
+            .await;
+            return LoopEnd::Status(TurnStatus::Error);
+        }
+        if !matches!(kind, TurnKind::Resume) {
+            return self.iterate().await;
+        }
+        match self.run_pending().await {
+            crate::resume::PendingOutcome::Continue => self.iterate().await,
+            crate::resume::PendingOutcome::Interrupted => LoopEnd::Interrupted(String::new()),
+            crate::resume::PendingOutcome::Fatal(msg) => {
+                self.emit_error(msg, "approval_unavailable", false, String::new())
+                    .await;
+                LoopEnd::Status(TurnStatus::Error)
+            }
+        }
+    }
+
+    /// Ends the turn: the final checkpoint, the turn mark, and `turn_end` with the turn's
+    /// files, usage and cost. Returns the final status (a failed save makes it an error).
+    async fn finish(mut self, status: TurnStatus, input: &str) -> TurnStatus {
+        let status = self.end_checkpoint(status, input).await;
         self.host.close();
         let len = self.state.messages.len();
         crate::rewind::record(&mut self.state.turn_marks, self.state.turns, len);
@@ -205,12 +233,7 @@ impl<'a> TurnRunner<'a> {
         };
         let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
         // What subagents used for this turn's tool calls is part of its cost.
-        let extra = self
-            .host
-            .extra_usage
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let extra = lock(&self.host.extra_usage).take();
         if let Some((u, cost)) = extra {
             self.usage.get_or_insert_with(TokenUsage::default).add(&u);
             self.cost = match (self.cost, cost) {
@@ -228,6 +251,7 @@ impl<'a> TurnRunner<'a> {
             cost_usd,
         }))
         .await;
+        status
     }
 
     async fn iterate(&mut self) -> LoopEnd {

@@ -22,6 +22,10 @@ impl TurnRunner<'_> {
     /// event consumers see every call end.
     pub(crate) async fn announce_closed(&self, calls: &[ToolCall], why: &str) {
         for call in calls {
+            let kind = crate::locks::read(&self.inner.registry)
+                .get(&call.name)
+                .map(|t| t.handle.kind())
+                .unwrap_or_default();
             self.emit(cairn_protocol::Event::ToolFinished(
                 cairn_protocol::ToolFinished {
                     task_id: self.task_id.clone(),
@@ -31,6 +35,9 @@ impl TurnRunner<'_> {
                     reason: Some(why.trim_start_matches("interrupted: ").to_string()),
                     duration: None,
                     result_preview: None,
+                    kind,
+                    truncated: false,
+                    attachments: Vec::new(),
                 },
             ))
             .await;
