@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 pub use cairn_runtime::attach::ImageUpload;
+pub use cairn_runtime::host::RunOutcome;
 pub use cairn_runtime::llm_setup::{ModelView, PriceView};
 pub use cairn_runtime::usage::{FailureRow, UsageReport, UsageRow};
 

@@ -34,6 +34,7 @@ fn export_app_types(cfg: &Config) {
     export::<WatchStatus>(cfg);
     export::<FilesEvent>(cfg);
     export::<ImageUpload>(cfg);
+    export::<RunOutcome>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

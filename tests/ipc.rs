@@ -223,7 +223,10 @@ async fn a_turn_runs_and_its_session_is_listed_renamed_resumed_and_deleted() {
             "run_turn",
             json!({"text": "Say hello", "onEvent": "__CHANNEL__:7"}),
         );
-        assert_eq!(end, "completed");
+        assert_eq!(
+            end,
+            json!({"kind": "ended", "status": "completed", "turns": 1, "steeringTurns": 0})
+        );
         let reqs = server.requests();
         assert_eq!(reqs.len(), 1);
         assert_eq!(reqs[0].api_key(), Some(KEY));
@@ -265,7 +268,7 @@ async fn a_turn_runs_and_its_session_is_listed_renamed_resumed_and_deleted() {
             "resume_turn",
             json!({"onEvent": "__CHANNEL__:8"}),
         );
-        assert_eq!(end, "not_started");
+        assert_eq!(end, json!({"kind": "not_started"}));
         assert_eq!(server.requests().len(), 1, "resume sent no request");
 
         ok(&h.window, "delete_session", json!({"id": id}));
@@ -331,7 +334,7 @@ async fn an_approval_is_answered_from_the_chat_with_a_diff_preview() {
             "answer_approval",
             json!({"reqId": "call_l1", "decision": "always_command"}),
         );
-        assert_eq!(run.join().unwrap(), "completed");
+        assert_eq!(run.join().unwrap()["status"], "completed");
         assert_eq!(
             std::fs::read_to_string(h.workspace.path().join("notes.txt")).unwrap(),
             "hello\n"
@@ -386,8 +389,9 @@ async fn closing_the_window_denies_the_approval_interrupts_and_saves() {
         let closing = cairn_app::close_window_session(&h.app.state::<AppState>(), "main").unwrap();
         tauri::async_runtime::block_on(closing).unwrap();
         assert!(session.is_closed());
-        let end = run.join().unwrap();
-        assert_eq!(end, Ok(json!("interrupted")));
+        let end = run.join().unwrap().unwrap();
+        assert_eq!(end["kind"], "ended", "{end}");
+        assert_eq!(end["status"], "interrupted", "{end}");
         assert!(
             !h.workspace.path().join("out.txt").exists(),
             "denied command did not run"
@@ -466,7 +470,7 @@ async fn without_a_key_the_session_is_blocked_with_a_clear_message_until_one_is_
                 &h.window,
                 "run_turn",
                 json!({"text": "hi", "onEvent": "__CHANNEL__:2"})
-            ),
+            )["status"],
             "completed"
         );
         assert_eq!(server.requests()[0].api_key(), Some(KEY));
@@ -658,7 +662,7 @@ async fn mentioned_files_reach_the_model_and_bad_mentions_are_refused() {
             "run_turn",
             json!({"text": "What does @src/lib.rs return? ask @team", "onEvent": "__CHANNEL__:32"}),
         );
-        assert_eq!(end, "completed");
+        assert_eq!(end["status"], "completed", "{end}");
         let sent = last_user_text(&server);
         assert!(
             sent.contains("<file path=\"src/lib.rs\">\npub fn answer() -> u32 { 42 }\n</file>"),
@@ -740,7 +744,7 @@ async fn pasted_images_reach_the_model_and_read_back_only_in_their_session() {
             "run_turn",
             json!({"text": "what is this?", "images": [png_upload("")], "onEvent": "__CHANNEL__:42"}),
         );
-        assert_eq!(end, "completed");
+        assert_eq!(end["status"], "completed", "{end}");
         let body = server.requests()[0].body.to_string();
         assert!(
             body.contains("image_url") || body.contains("input_image"),

@@ -7,40 +7,31 @@ use tauri::{Runtime, State, Window};
 
 use super::current;
 use crate::state::AppState;
-use crate::types::ImageUpload;
-use cairn_runtime::host::{ForwardEnd, TurnInput, BATCH_WINDOW};
-
-/// How a run ended, as the page learns it when the command returns.
-fn describe(end: ForwardEnd) -> String {
-    match end {
-        ForwardEnd::TurnEnded(status) => status.as_str().to_string(),
-        ForwardEnd::ChannelClosed => "channel_closed".to_string(),
-        ForwardEnd::StreamEnded => "not_started".to_string(),
-    }
-}
+use crate::types::{ImageUpload, RunOutcome};
+use cairn_runtime::host::{TurnInput, BATCH_WINDOW};
 
 async fn run(
     state: &AppState,
     label: &str,
     input: TurnInput,
     on_event: Channel<Event>,
-) -> Result<String, String> {
+) -> Result<RunOutcome, String> {
     let runtime = current(state, label)?;
     let end = runtime
         .run(input, BATCH_WINDOW, |event| on_event.send(event))
         .await
         .map_err(|e| e.to_string())?;
-    if end == ForwardEnd::ChannelClosed {
+    if end == RunOutcome::ChannelClosed {
         tracing::info!(
             window = label,
             "the page stopped listening; the turn was cancelled"
         );
     }
-    Ok(describe(end))
+    Ok(end)
 }
 
 /// Runs one turn with `text`, streaming its events (deltas batched) to `on_event`; returns
-/// when the turn (and any steering run after it) ended. Behind a running turn it waits its
+/// when the run ended: the turn and the turns the engine started from steering left over. Behind a running turn it waits its
 /// turn: turns of one session never overlap. Files the text mentions (`@path`) and pasted
 /// `images` go with it ([`crate::attach`]); a bad one refuses the turn before it starts.
 #[tauri::command]
@@ -50,7 +41,7 @@ pub async fn run_turn<R: Runtime>(
     text: String,
     images: Option<Vec<ImageUpload>>,
     on_event: Channel<Event>,
-) -> Result<String, String> {
+) -> Result<RunOutcome, String> {
     let text = text.trim().to_string();
     let images = images.unwrap_or_default();
     if text.is_empty() && images.is_empty() {
@@ -70,7 +61,7 @@ pub async fn retry_turn<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     on_event: Channel<Event>,
-) -> Result<String, String> {
+) -> Result<RunOutcome, String> {
     run(&state, window.label(), TurnInput::Retry, on_event).await
 }
 
@@ -82,7 +73,7 @@ pub async fn resume_turn<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     on_event: Channel<Event>,
-) -> Result<String, String> {
+) -> Result<RunOutcome, String> {
     run(&state, window.label(), TurnInput::Resume, on_event).await
 }
 

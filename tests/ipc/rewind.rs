@@ -45,7 +45,7 @@ async fn rewinding_the_conversation_refuses_bad_turns_and_running_turns_and_keep
                 "run_turn",
                 json!({"text": text, "onEvent": format!("__CHANNEL__:{}", 20 + i)}),
             );
-            assert_eq!(end, "completed");
+            assert_eq!(end["status"], "completed", "{end}");
         }
 
         // Bad turn numbers: clear errors, nothing changes.
@@ -127,7 +127,7 @@ async fn rewinding_the_conversation_refuses_bad_turns_and_running_turns_and_keep
             "run_turn",
             json!({"text": "Question four", "onEvent": "__CHANNEL__:31"}),
         );
-        assert_eq!(end, "completed");
+        assert_eq!(end["status"], "completed", "{end}");
         let last = server.requests().last().unwrap().body.to_string();
         assert!(
             last.contains("Question one") && last.contains("Answer ONE."),

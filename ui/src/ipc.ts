@@ -23,6 +23,7 @@ import type { RestoreView } from "./bindings/app/RestoreView";
 import type { RewindView } from "./bindings/app/RewindView";
 import type { TerminalTab } from "./bindings/app/TerminalTab";
 import type { TimelineView } from "./bindings/app/TimelineView";
+import type { RunOutcome } from "./bindings/app/RunOutcome";
 import type { SessionStatus } from "./bindings/app/SessionStatus";
 import type { SessionView } from "./bindings/app/SessionView";
 import type { SettingsUpdate } from "./bindings/app/SettingsUpdate";
@@ -30,8 +31,8 @@ import type { SettingsView } from "./bindings/app/SettingsView";
 import type { UsageReport } from "./bindings/app/UsageReport";
 import type { WorkspaceView } from "./bindings/app/WorkspaceView";
 
-/** How a run ended: a turn status, `channel_closed` or `not_started`. */
-export type RunEnd = string;
+/** How a run ended: its turns (the last one's status), `not_started` or `channel_closed`. */
+export type RunEnd = RunOutcome;
 
 /** The app's name, version and protocol version. */
 export const appInfo = () => invoke<AppInfo>("app_info");

@@ -13,6 +13,11 @@ describe("previewIsWhole", () => {
     expect(previewIsWhole("", "x".repeat(ENGINE_PREVIEW_CHARS + 1))).toBe(false);
   });
 
+  it("the engine's truncation flag decides when it is given", () => {
+    expect(previewIsWhole("", "ends with an ellipsis…", false)).toBe(true);
+    expect(previewIsWhole("", "short", true)).toBe(false);
+  });
+
   it("streamed output or a missing preview may leave more to fetch", () => {
     expect(previewIsWhole("hello\n", "hello\n[exit code 0]")).toBe(false);
     expect(previewIsWhole("", null)).toBe(false);

@@ -121,6 +121,62 @@ describe("applyEvents", () => {
     expect(s.items.filter((i) => i.kind === "user").map((i) => (i.kind === "user" ? i.steering : null))).toEqual([false, true]);
   });
 
+  it("a turn the engine started from leftover steering is marked by its source, not by its text", () => {
+    const queued: ChatState = {
+      ...emptyChat,
+      steering: [
+        { text: "also add tests", state: "queued" },
+        { text: "and docs", state: "queued" },
+      ],
+    };
+    const steeringStart: Event = {
+      type: "turn_start",
+      data: { taskId: "t2", input: "also add tests", sessionId: "s1", turn: 2, source: "steering" },
+    };
+    const s = fold([steeringStart, { type: "queue_steering", data: { text: "and docs", taskId: "t2" } }], queued);
+    expect(s.steering).toEqual([
+      { text: "also add tests", state: "injected" },
+      { text: "and docs", state: "injected" },
+    ]);
+    const users = s.items.filter((i) => i.kind === "user");
+    expect(users.map((u) => (u.kind === "user" ? [u.text, u.steering] : null))).toEqual([
+      ["also add tests", true],
+      ["and docs", true],
+    ]);
+    // New input whose text happens to match a queued chip is still the user's own turn.
+    const typed = fold([turnStart("and docs")], queued);
+    expect(only(typed, "user").steering).toBe(false);
+    expect(typed.steering.every((x) => x.state === "queued")).toBe(true);
+  });
+
+  it("takes a tool's kind, truncation and attachments from the engine's events", () => {
+    const s = fold([
+      turnStart("x"),
+      { type: "tool_proposed", data: { reqId: "c1", name: "fancy_edit", arguments: {}, taskId: task, kind: "edit" } },
+      {
+        type: "tool_finished",
+        data: {
+          taskId: task,
+          reqId: "c1",
+          name: "fancy_edit",
+          status: "ok",
+          result_preview: "short…",
+          kind: "edit",
+          truncated: false,
+          attachments: [{ kind: "image", mimeType: "image/png" }],
+        },
+      },
+    ]);
+    expect(only(s, "tool")).toMatchObject({
+      toolKind: "edit",
+      truncated: false,
+      attachments: [{ kind: "image", mimeType: "image/png" }],
+    });
+    // A log written before the engine said the kind: the name still tells.
+    const old = fold([turnStart("x"), proposed("c2", "run_shell"), finished("c2", "ok")]);
+    expect(only(old, "tool")).toMatchObject({ toolKind: "command", truncated: null, attachments: [] });
+  });
+
   it("shows an error as a notice and remembers whether it can be retried", () => {
     const s = fold([turnStart("x"), {
         type: "error",

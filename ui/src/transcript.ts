@@ -3,7 +3,9 @@
 // events copies the item list once, so replaying a long session stays linear.
 import type { AlwaysAllow } from "./bindings/AlwaysAllow";
 import type { Event } from "./bindings/Event";
+import type { ResultAttachment } from "./bindings/ResultAttachment";
 import type { TodoItem } from "./bindings/TodoItem";
+import type { ToolKind } from "./bindings/ToolKind";
 import type { TokenUsage } from "./bindings/TokenUsage";
 import type { TurnStatus } from "./bindings/TurnStatus";
 
@@ -30,12 +32,18 @@ export type Item =
       kind: "tool";
       id: string;
       name: string;
+      /** What kind of work the tool does (from the engine). */
+      toolKind: ToolKind;
       args: unknown;
       state: ToolState;
       startedAt: number | null;
       durationMs: number | null;
       output: string;
       preview: string | null;
+      /** The preview is only the start of the result; `null`: not said (an older log). */
+      truncated: boolean | null;
+      /** What the result carries besides text (images). */
+      attachments: ResultAttachment[];
       reason: string | null;
       /** A pending or answered approval; `always` is the allowance on offer (none for shell operators). */
       approval: { reason: string; category: string; always: AlwaysAllow | null; state: AskState } | null;
@@ -87,6 +95,24 @@ export const emptyChat: ChatState = {
   sessionName: null,
   turn: 0,
 };
+
+/**
+ * The kind of a tool named `name`, for events logged before the engine said it (old
+ * sessions): what the name suggests.
+ */
+export function legacyKind(name: string): ToolKind {
+  if (name.startsWith("todo")) return "todo";
+  if (name === "ask_user" || name === "propose_plan" || name === "request_directory") return "question";
+  if (name.includes("shell") || name.startsWith("terminal") || name.endsWith("_command")) return "command";
+  if (name.includes("write") || name.includes("replace") || name.includes("patch") || name.includes("diff")) {
+    return name.startsWith("git") ? "git" : "edit";
+  }
+  if (name.includes("read") || name.includes("list")) return "read";
+  if (name.includes("grep") || name.includes("search")) return "search";
+  if (name.startsWith("git")) return "git";
+  if (name.startsWith("web")) return "web";
+  return "other";
+}
 
 /** Mutable working copy of a state while a batch of events is folded. */
 class Draft {
@@ -159,6 +185,18 @@ function carried(refs: unknown[] | undefined): { images: NonNullable<Extract<Ite
   return { images, files };
 }
 
+/** Marks the first queued steering chip with this text as injected. */
+function markInjected(s: ChatState, text: string) {
+  let marked = false;
+  s.steering = s.steering.map((x) => {
+    if (!marked && x.state === "queued" && x.text === text) {
+      marked = true;
+      return { ...x, state: "injected" };
+    }
+    return x;
+  });
+}
+
 function apply(d: Draft, event: Event) {
   const s = d.s;
   switch (event.type) {
@@ -167,10 +205,9 @@ function apply(d: Draft, event: Event) {
       s.turn = event.data.turn;
       s.retriable = false;
       const input = event.data.input;
-      // A turn started from steering that arrived too late for the previous turn.
-      const queued = s.steering.filter((x) => x.state === "queued").map((x) => x.text);
-      const fromSteering = queued.length > 0 && queued.join("\n\n") === input;
-      if (fromSteering) s.steering = s.steering.map((x) => ({ ...x, state: "injected" }));
+      // A turn the engine started from steering that arrived too late for the previous turn.
+      const fromSteering = event.data.source === "steering";
+      if (fromSteering) markInjected(s, input);
       d.put({ kind: "user", id: `${event.data.taskId}:user`, text: input, steering: fromSteering, ...carried(event.data.attachments) });
       return;
     }
@@ -211,12 +248,15 @@ function apply(d: Draft, event: Event) {
         kind: "tool",
         id: event.data.reqId,
         name: event.data.name,
+        toolKind: event.data.kind ?? legacyKind(event.data.name),
         args: event.data.arguments,
         state: "proposed",
         startedAt: null,
         durationMs: null,
         output: "",
         preview: null,
+        truncated: null,
+        attachments: [],
         reason: null,
         approval: null,
       });
@@ -256,12 +296,15 @@ function apply(d: Draft, event: Event) {
         kind: "tool" as const,
         id: event.data.reqId,
         name: event.data.name,
+        toolKind: event.data.kind ?? legacyKind(event.data.name),
         args: null,
         state: "proposed" as const,
         startedAt: null,
         durationMs: null,
         output: "",
         preview: null,
+        truncated: null,
+        attachments: [],
         reason: null,
         approval: null,
       };
@@ -271,6 +314,9 @@ function apply(d: Draft, event: Event) {
         state: event.data.status,
         durationMs: event.data.duration ?? null,
         preview: event.data.result_preview ?? null,
+        toolKind: event.data.kind ?? t.toolKind,
+        truncated: event.data.truncated ?? null,
+        attachments: event.data.attachments ?? [],
         reason: event.data.reason ?? null,
         approval,
       });
@@ -323,14 +369,7 @@ function apply(d: Draft, event: Event) {
       return;
     }
     case "queue_steering": {
-      let marked = false;
-      s.steering = s.steering.map((x) => {
-        if (!marked && x.state === "queued" && x.text === event.data.text) {
-          marked = true;
-          return { ...x, state: "injected" };
-        }
-        return x;
-      });
+      markInjected(s, event.data.text);
       d.put({ kind: "user", id: d.uid("steer"), text: event.data.text, steering: true });
       return;
     }

@@ -8,18 +8,16 @@
 //! own is cut to head + tail (full text saved), recent or not; after a provider overflow
 //! each further retry cuts harder.
 
-use cairn_protocol::{Compacted, Compacting, ContentPart, Event, Message, ToolSchema};
+use cairn_protocol::Message;
 
-use crate::llm::LlmRequest;
-use crate::session::{lock, read};
 use crate::shrink::{local_tokens, MIN_RESULT_TOKENS};
 use crate::tokens::TokenCounter;
-use crate::turn::TurnRunner;
 
 pub use crate::shrink::CUT_MARKER;
+pub use crate::tokens::{estimate_message_tokens, estimate_tokens};
 
 /// Overflow compactions (each harder than the last) tried within one LLM call.
-const MAX_OVERFLOW_ROUNDS: u32 = 4;
+pub(crate) const MAX_OVERFLOW_ROUNDS: u32 = 4;
 /// Tokens kept free for the summary's answer.
 const SUMMARY_OUTPUT_TOKENS: u64 = 1_000;
 
@@ -75,63 +73,10 @@ impl CompactionConfig {
     }
 }
 
-/// Rough token count of one message (≈ 4 chars per token, plus framing).
-pub fn estimate_message_tokens(m: &Message) -> u64 {
-    let chars: usize = match m {
-        Message::System { content } => content.len(),
-        Message::User { content } | Message::Assistant { content, .. } => content
-            .iter()
-            .map(|p| match p {
-                ContentPart::Text { text } | ContentPart::Reasoning { text } => text.len(),
-                ContentPart::Image { .. } => 4_000,
-            })
-            .sum(),
-        Message::Tool(r) => r.content.len(),
-    };
-    let calls: usize = match m {
-        Message::Assistant { tool_calls, .. } => tool_calls
-            .iter()
-            .map(|c| c.arguments.len() + c.name.len() + 16)
-            .sum(),
-        _ => 0,
-    };
-    ((chars + calls) as u64).div_ceil(4) + 4
-}
-
-/// The provider's reported size of the history up to and including `messages[i]`, unless it
-/// is implausibly small next to a character estimate (a server that reports a fixed or no
-/// real count, or leaves cached tokens out): then the estimate, so compaction still runs.
-pub(crate) fn reported_or_estimated(messages: &[Message], i: usize, reported: u64) -> u64 {
-    let estimated: u64 = messages[..=i].iter().map(estimate_message_tokens).sum();
-    if reported.saturating_mul(2) < estimated {
-        estimated
-    } else {
-        reported
-    }
-}
-
-/// Token count of a history: the provider's last reported usage plus estimates after it.
-pub fn estimate_tokens(messages: &[Message]) -> (u64, bool) {
-    let last_usage = messages.iter().rposition(
-        |m| matches!(m, Message::Assistant { usage: Some(u), .. } if u.input_tokens > 0),
-    );
-    match last_usage {
-        Some(i) => {
-            let base = match &messages[i] {
-                Message::Assistant { usage: Some(u), .. } => u.input_tokens + u.output_tokens,
-                _ => 0,
-            };
-            let base = reported_or_estimated(messages, i, base);
-            let rest: u64 = messages[i + 1..].iter().map(estimate_message_tokens).sum();
-            (base + rest, rest > 0)
-        }
-        None => (messages.iter().map(estimate_message_tokens).sum(), true),
-    }
-}
-
 /// Why compaction runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Trigger {
+    /// The history crossed the soft or hard threshold.
     Threshold,
     /// The provider rejected the request as too long; the round (1-based) sets how hard.
     Overflow(u32),
@@ -139,7 +84,7 @@ pub(crate) enum Trigger {
 
 /// Largest tokens one tool result may keep: a quarter of the hard threshold, and after an
 /// overflow at most a quarter of what was rejected (so less after each rejected retry).
-fn result_cap(cfg: &CompactionConfig, overflow: bool, sent: u64) -> u64 {
+pub(crate) fn result_cap(cfg: &CompactionConfig, overflow: bool, sent: u64) -> u64 {
     let mut cap = (cfg.hard_tokens() as f64 * cfg.keep_recent_pct) as u64;
     if overflow {
         cap = cap.min((sent as f64 * cfg.keep_recent_pct) as u64);
@@ -149,7 +94,7 @@ fn result_cap(cfg: &CompactionConfig, overflow: bool, sent: u64) -> u64 {
 
 /// Tokens the summary request's input may use: the hard threshold less room for the answer,
 /// and after an overflow at most half of what was rejected, halved on each further round.
-fn summary_input_budget(cfg: &CompactionConfig, level: u32, sent: u64) -> u64 {
+pub(crate) fn summary_input_budget(cfg: &CompactionConfig, level: u32, sent: u64) -> u64 {
     let hard = cfg.hard_tokens();
     let mut budget = hard.saturating_sub(SUMMARY_OUTPUT_TOKENS).max(hard / 2);
     if level > 0 {
@@ -158,360 +103,141 @@ fn summary_input_budget(cfg: &CompactionConfig, level: u32, sent: u64) -> u64 {
     budget.max(256)
 }
 
-impl TurnRunner<'_> {
-    /// Compacts when the history crosses a threshold (or unconditionally after an overflow).
-    pub(crate) async fn maybe_compact(&mut self, trigger: Trigger) {
-        let cfg = read(&self.inner.config).compaction.clone();
-        // Real tokenizer for OpenAI families, calibrated estimate otherwise (lazy BPE).
-        let counter = TokenCounter::for_model(&read(&self.inner.config).model);
-        let (tokens, estimated) = counter.count_history(&self.state.messages);
-        let level = match trigger {
-            Trigger::Overflow(round) => round.max(1),
-            Trigger::Threshold => 0,
+/// Replaces old, large tool results by a reference to a saved copy; dedupes re-reads.
+/// Returns how many and the tokens saved.
+pub(crate) fn elide_old_tool_results(
+    messages: &mut [Message],
+    cfg: &CompactionConfig,
+    counter: &TokenCounter,
+    dir: &std::path::Path,
+) -> (usize, u64) {
+    let tool_idx: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, Message::Tool(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let keep_from = tool_idx.len().saturating_sub(cfg.keep_recent_tool_results);
+    let (mut n, mut saved_tokens) = (0, 0);
+    for &i in &tool_idx[..keep_from] {
+        let Message::Tool(r) = &mut messages[i] else {
+            continue;
         };
-        let forced = level > 0;
-        if !forced && tokens < cfg.soft_tokens() {
-            return;
+        if r.content.len() < cfg.elide_min_chars || r.content.starts_with("[elided") {
+            continue;
         }
-        let task_id = self.task_id.clone();
-        let compacting = |trigger: &str, tokens: u64, n: usize| {
-            Event::Compacting(Compacting {
-                task_id: task_id.clone(),
-                trigger: trigger.to_string(),
-                tokens,
-                estimated,
-                context_window: cfg.context_window,
-                threshold_pct: cfg.threshold_pct,
-                threshold_tokens: cfg.hard_tokens(),
-                outbound_messages: n as u32,
-            })
+        let before = counter.count_text(&r.content);
+        let (full, saved) = crate::shrink::full_text_and_copy(dir, &r.call_id, &r.content);
+        let head: String = full.chars().take(200).collect();
+        r.content = match saved {
+            Some(file) => format!(
+                "[elided to save context: {} chars from {}; full text at {} — read it again if needed]\n{head}…",
+                full.len(),
+                r.name,
+                file.display()
+            ),
+            None => format!(
+                "[elided to save context: {} chars from {}]\n{head}…",
+                full.len(),
+                r.name
+            ),
         };
-        // Soft pass first: cheap, no LLM call.
-        let before = self.state.messages.len();
-        let ev = compacting(if forced { "overflow" } else { "soft" }, tokens, before);
-        self.emit(ev).await;
-        // The reported usage predates any rewrite: what compaction removes is subtracted.
-        let (elided, saved) = self.elide_old_tool_results(&cfg, &counter);
-        let mut after_soft = tokens.saturating_sub(saved);
-        let mut note = String::new();
-        let mut cut = 0;
-        if forced || after_soft >= cfg.hard_tokens() {
-            // Still too big: results too large on their own are cut too, recent ones included.
-            let cap = result_cap(&cfg, forced, tokens);
-            let dir = self.results_dir();
-            let (n, saved) =
-                crate::shrink::shrink_tool_results(&mut self.state.messages, cap, &counter, &dir);
-            cut = n;
-            if cut > 0 {
-                after_soft = after_soft.saturating_sub(saved);
-                note = format!("{cut} oversized tool result(s) cut to ~{cap} tokens; ");
-            }
+        saved_tokens += before.saturating_sub(counter.count_text(&r.content));
+        n += 1;
+    }
+    (n, saved_tokens)
+}
+
+/// What must survive every compaction: first goal, latest plan, todos, user instructions.
+pub(crate) fn pinned_block(
+    old: &[Message],
+    todos: &[cairn_protocol::TodoItem],
+) -> (String, u32, u32) {
+    let users: Vec<String> = old
+        .iter()
+        .filter(|m| matches!(m, Message::User { .. }))
+        .map(|m| m.text())
+        .filter(|t| !t.starts_with("[Earlier conversation compacted]"))
+        .collect();
+    let previous_pin = old.iter().find_map(|m| match m {
+        Message::User { .. } if m.text().starts_with("[Earlier conversation compacted]") => {
+            Some(m.text())
         }
-        self.emit(Event::Compacted(Compacted {
-            req_id: String::new(),
-            task_id: self.task_id.clone(),
-            method: "elide".into(),
-            messages_before: before as u32,
-            messages_after: self.state.messages.len() as u32,
-            boundary_index: None,
-            model: None,
-            summary_preview: Some(format!(
-                "{elided} old tool result(s) elided; {note}~{tokens} → ~{after_soft} tokens"
-            )),
-            kept_user_messages: None,
-            dropped_user_messages: None,
-        }))
-        .await;
-        // After an overflow, a cut result is tried first: a summary costs a call and detail.
-        let summary_needed = if forced {
-            cut == 0
-        } else {
-            after_soft >= cfg.hard_tokens()
-        };
-        if summary_needed {
-            let ev = compacting(
-                if forced { "overflow" } else { "hard" },
-                after_soft,
-                self.state.messages.len(),
+        _ => None,
+    });
+    let mut out = String::new();
+    if let Some(p) = &previous_pin {
+        // Keep the earlier pinned block (it holds the original goal).
+        if let Some(goal) = p.split("## Summary of what happened").next() {
+            out.push_str(
+                goal.trim_start_matches("[Earlier conversation compacted]")
+                    .trim(),
             );
-            self.emit(ev).await;
-            // After an overflow the configured window is evidently wrong: keep a quarter of
-            // what was actually sent instead (less on each further round).
-            let budget = if forced {
-                ((after_soft as f64 * cfg.keep_recent_pct) as u64) >> (level - 1).min(63)
-            } else {
-                (cfg.hard_tokens() as f64 * cfg.keep_recent_pct) as u64
-            };
-            self.summarise(budget, summary_input_budget(&cfg, level, tokens))
-                .await;
+            out.push_str("\n\n");
         }
+    } else if let Some(first) = users.first() {
+        out.push_str(&format!("## The user's original request\n{first}\n\n"));
     }
-
-    /// Where saved tool results go.
-    fn results_dir(&self) -> std::path::PathBuf {
-        let c = read(&self.inner.config);
-        c.budget.dir_for(&c.state_dir)
-    }
-
-    /// Compacts after a provider overflow, harder each round, until the history shrinks;
-    /// false when nothing more can be shrunk (`round` carries over between retries).
-    pub(crate) async fn recover_from_overflow(&mut self, round: &mut u32) -> bool {
-        let counter = TokenCounter::for_model(&read(&self.inner.config).model);
-        while *round < MAX_OVERFLOW_ROUNDS && !self.cancel.is_cancelled() {
-            *round += 1;
-            let before = (
-                self.state.messages.len(),
-                local_tokens(&self.state.messages, &counter),
-            );
-            self.maybe_compact(Trigger::Overflow(*round)).await;
-            let after = (
-                self.state.messages.len(),
-                local_tokens(&self.state.messages, &counter),
-            );
-            if after.0 < before.0 || after.1 < before.1 {
-                return true;
-            }
-            // A later round only helps if a result can be cut further or more summarised.
-            if !crate::shrink::can_shrink_more(&self.state.messages, &counter)
-                && self.state.messages.len() <= 3
-            {
-                return false;
-            }
+    if users.len() > 1 {
+        out.push_str("## Later user instructions\n");
+        for u in &users[1..] {
+            let t: String = u.chars().take(600).collect();
+            out.push_str(&format!("- {t}\n"));
         }
-        false
+        out.push('\n');
     }
-
-    /// The error for a request the provider still rejects as too long: what is too big.
-    pub(crate) fn overflow_message(&self, tools: &[ToolSchema], reason: &str) -> String {
-        let c = read(&self.inner.config);
-        let counter = TokenCounter::for_model(&c.model);
-        let what = crate::shrink::describe_oversize(
-            &self.state.messages,
-            tools,
-            &counter,
-            c.compaction.context_window,
-        );
-        format!("{what} ({reason})")
-    }
-
-    /// Replaces old, large tool results by a reference to a saved copy; dedupes re-reads.
-    /// Returns how many and the tokens saved.
-    fn elide_old_tool_results(
-        &mut self,
-        cfg: &CompactionConfig,
-        counter: &TokenCounter,
-    ) -> (usize, u64) {
-        let dir = self.results_dir();
-        let tool_idx: Vec<usize> = self
-            .state
-            .messages
+    let plan = old.iter().rev().find_map(|m| match m {
+        Message::Assistant { tool_calls, .. } => tool_calls
             .iter()
-            .enumerate()
-            .filter(|(_, m)| matches!(m, Message::Tool(_)))
-            .map(|(i, _)| i)
-            .collect();
-        let keep_from = tool_idx.len().saturating_sub(cfg.keep_recent_tool_results);
-        let (mut n, mut saved_tokens) = (0, 0);
-        for &i in &tool_idx[..keep_from] {
-            let Message::Tool(r) = &mut self.state.messages[i] else {
-                continue;
+            .rev()
+            .find(|c| c.name == "propose_plan")
+            .and_then(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).ok())
+            .and_then(|v| v.get("plan").and_then(|p| p.as_str()).map(str::to_string)),
+        _ => None,
+    });
+    if let Some(p) = plan {
+        out.push_str(&format!("## Latest plan\n{p}\n\n"));
+    }
+    if !todos.is_empty() {
+        out.push_str("## Todo list\n");
+        for t in todos {
+            let mark = match t.status {
+                cairn_protocol::TodoStatus::Completed => "[x]",
+                cairn_protocol::TodoStatus::InProgress => "[~]",
+                cairn_protocol::TodoStatus::Pending => "[ ]",
             };
-            if r.content.len() < cfg.elide_min_chars || r.content.starts_with("[elided") {
-                continue;
-            }
-            let before = counter.count_text(&r.content);
-            let (full, saved) = crate::shrink::full_text_and_copy(&dir, &r.call_id, &r.content);
-            let head: String = full.chars().take(200).collect();
-            r.content = match saved {
-                Some(file) => format!(
-                    "[elided to save context: {} chars from {}; full text at {} — read it again if needed]\n{head}…",
-                    full.len(),
-                    r.name,
-                    file.display()
-                ),
-                None => format!(
-                    "[elided to save context: {} chars from {}]\n{head}…",
-                    full.len(),
-                    r.name
-                ),
-            };
-            saved_tokens += before.saturating_sub(counter.count_text(&r.content));
-            n += 1;
+            out.push_str(&format!("- {mark} {}\n", t.content));
         }
-        (n, saved_tokens)
+        out.push('\n');
     }
+    (out, users.len() as u32, 0)
+}
 
-    /// Summarises everything before the recent window (`budget` tokens) with one LLM call
-    /// whose input is fitted to `input_budget` tokens.
-    async fn summarise(&mut self, budget: u64, input_budget: u64) {
-        let msgs = &self.state.messages;
-        let before = msgs.len();
-        let cut = recent_boundary(msgs, budget);
-        if cut <= 2 {
-            // Nothing old enough to summarise; every `compacting` still gets its `compacted`.
-            return self
-                .unchanged(
-                    before,
-                    "nothing old enough to summarise; history kept as it is",
-                )
-                .await;
-        }
-        let model = read(&self.inner.config).model.clone();
-        let old: Vec<Message> = msgs[1..cut].to_vec();
-        let counter = TokenCounter::for_model(&model);
-        let mut request_msgs = vec![Message::system(
-            "You compress a coding-agent conversation so the agent can continue without it. \
-             Write a dense summary: the user's goals and constraints, decisions made, files \
-             read and changed (paths), commands run and their outcomes, open problems and the \
-             next steps. Keep exact identifiers, paths and error messages. No preamble.",
-        )];
-        let ask = Message::user("Summarise the conversation above now, in at most ~600 words.");
-        // The summary request must itself fit the window.
-        let frame = local_tokens(&request_msgs, &counter) + counter.count_message(&ask);
-        let fitted = crate::shrink::fit_summary_input(
-            &old,
-            input_budget.saturating_sub(frame).max(1),
-            &counter,
-        );
-        request_msgs.extend(fitted);
-        request_msgs.push(ask);
-        let req_id = uuid::Uuid::new_v4().to_string();
-        let llm = read(&self.inner.llm).clone();
-        let (answer, usage) = crate::llm::answer_text_and_usage(llm.stream(
-            LlmRequest {
-                model: model.clone(),
-                messages: request_msgs,
-                tools: Vec::new(),
-                reasoning_effort: None,
-                req_id: req_id.clone(),
-            },
-            self.cancel.child_token(),
-        ))
-        .await;
-        // The summary request is billed like any other: it counts in the turn's usage.
-        if let Some(u) = usage {
-            self.account(&u, &model);
-        }
-        // A failed or interrupted summary leaves nothing to use.
-        let summary = answer.unwrap_or_default();
-        if summary.trim().is_empty() {
-            tracing::warn!("compaction summary failed; keeping the elided history");
-            return self
-                .unchanged(
-                    before,
-                    "the summary request failed; the history is kept (old tool results elided)",
-                )
-                .await;
-        }
-        let summary: String = summary.chars().take(12_000).collect();
-        let (pinned, kept_users, dropped_users) = self.pinned_block(&old);
-        let mut next = vec![self.state.messages[0].clone()];
-        next.push(Message::user(format!(
-            "[Earlier conversation compacted]\n\n{pinned}\n## Summary of what happened\n{summary}"
-        )));
-        next.extend(self.state.messages[cut..].iter().cloned());
-        self.state.messages = next;
-        // Earlier turns' ends no longer exist in this history.
-        self.state.turn_marks.clear();
-        self.emit(Event::Compacted(Compacted {
-            req_id,
-            task_id: self.task_id.clone(),
-            method: "summary".into(),
-            messages_before: before as u32,
-            messages_after: self.state.messages.len() as u32,
-            boundary_index: Some(cut as u32),
-            model: Some(model),
-            summary_preview: Some(summary.chars().take(200).collect()),
-            kept_user_messages: Some(kept_users),
-            dropped_user_messages: Some(dropped_users),
-        }))
-        .await;
-    }
-
-    /// Ends a summary pass that changed nothing: `compacted` with method `none` and why.
-    async fn unchanged(&mut self, before: usize, why: &str) {
-        self.emit(Event::Compacted(Compacted {
-            req_id: String::new(),
-            task_id: self.task_id.clone(),
-            method: "none".into(),
-            messages_before: before as u32,
-            messages_after: self.state.messages.len() as u32,
-            boundary_index: None,
-            model: None,
-            summary_preview: Some(why.to_string()),
-            kept_user_messages: None,
-            dropped_user_messages: None,
-        }))
-        .await;
-    }
-
-    /// What must survive every compaction: first goal, latest plan, todos, user instructions.
-    fn pinned_block(&self, old: &[Message]) -> (String, u32, u32) {
-        let users: Vec<String> = old
-            .iter()
-            .filter(|m| matches!(m, Message::User { .. }))
-            .map(|m| m.text())
-            .filter(|t| !t.starts_with("[Earlier conversation compacted]"))
-            .collect();
-        let previous_pin = old.iter().find_map(|m| match m {
-            Message::User { .. } if m.text().starts_with("[Earlier conversation compacted]") => {
-                Some(m.text())
-            }
-            _ => None,
-        });
-        let mut out = String::new();
-        if let Some(p) = &previous_pin {
-            // Keep the earlier pinned block (it holds the original goal).
-            if let Some(goal) = p.split("## Summary of what happened").next() {
-                out.push_str(
-                    goal.trim_start_matches("[Earlier conversation compacted]")
-                        .trim(),
-                );
-                out.push_str("\n\n");
-            }
-        } else if let Some(first) = users.first() {
-            out.push_str(&format!("## The user's original request\n{first}\n\n"));
-        }
-        if users.len() > 1 {
-            out.push_str("## Later user instructions\n");
-            for u in &users[1..] {
-                let t: String = u.chars().take(600).collect();
-                out.push_str(&format!("- {t}\n"));
-            }
-            out.push('\n');
-        }
-        let plan = old.iter().rev().find_map(|m| match m {
-            Message::Assistant { tool_calls, .. } => tool_calls
-                .iter()
-                .rev()
-                .find(|c| c.name == "propose_plan")
-                .and_then(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).ok())
-                .and_then(|v| v.get("plan").and_then(|p| p.as_str()).map(str::to_string)),
-            _ => None,
-        });
-        if let Some(p) = plan {
-            out.push_str(&format!("## Latest plan\n{p}\n\n"));
-        }
-        let todos = lock(&self.inner.todos).clone();
-        if !todos.is_empty() {
-            out.push_str("## Todo list\n");
-            for t in todos {
-                let mark = match t.status {
-                    cairn_protocol::TodoStatus::Completed => "[x]",
-                    cairn_protocol::TodoStatus::InProgress => "[~]",
-                    cairn_protocol::TodoStatus::Pending => "[ ]",
-                };
-                out.push_str(&format!("- {mark} {}\n", t.content));
-            }
-            out.push('\n');
-        }
-        (out, users.len() as u32, 0)
-    }
+/// The messages of the summary request for `old`, fitted to `input_budget` tokens.
+pub(crate) fn summary_request(
+    old: &[Message],
+    input_budget: u64,
+    counter: &TokenCounter,
+) -> Vec<Message> {
+    let mut request_msgs = vec![Message::system(
+        "You compress a coding-agent conversation so the agent can continue without it. \
+         Write a dense summary: the user's goals and constraints, decisions made, files \
+         read and changed (paths), commands run and their outcomes, open problems and the \
+         next steps. Keep exact identifiers, paths and error messages. No preamble.",
+    )];
+    let ask = Message::user("Summarise the conversation above now, in at most ~600 words.");
+    // The summary request must itself fit the window.
+    let frame = local_tokens(&request_msgs, counter) + counter.count_message(&ask);
+    let fitted =
+        crate::shrink::fit_summary_input(old, input_budget.saturating_sub(frame).max(1), counter);
+    request_msgs.extend(fitted);
+    request_msgs.push(ask);
+    request_msgs
 }
 
 /// Index where the verbatim recent window starts: at most `budget` tokens, and never at a
 /// tool result (its call would be cut off).
-fn recent_boundary(messages: &[Message], budget: u64) -> usize {
+pub(crate) fn recent_boundary(messages: &[Message], budget: u64) -> usize {
     let mut used = 0;
     let mut cut = messages.len();
     for i in (1..messages.len()).rev() {

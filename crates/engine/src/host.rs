@@ -11,8 +11,8 @@ use tokio::sync::mpsc;
 
 use crate::approval::Approver;
 use crate::execenv::ExecEnvironment;
+use crate::locks::lock;
 use crate::permission::PermissionEngine;
-use crate::session::lock;
 
 /// Session state shared with tools.
 pub(crate) struct HostShared {
@@ -83,7 +83,7 @@ impl ToolHost {
         }
     }
 
-    /// The call's write log (see [`crate::ToolContext::write_files`]).
+    /// The call's write log (see `ToolContext::write_files`).
     pub(crate) fn writes(&self) -> &Arc<crate::produced::WriteLog> {
         &self.writes
     }
@@ -244,10 +244,15 @@ impl ToolHost {
     pub fn helper_command(
         &self,
         argv: Vec<String>,
-    ) -> Result<(tokio::process::Command, crate::WrappedCommand), crate::ToolError> {
+    ) -> Result<
+        (tokio::process::Command, crate::execenv::WrappedCommand),
+        crate::tool_error::ToolError,
+    > {
         let wrapped = self.wrap_command(argv);
         let Some((first, rest)) = wrapped.argv.split_first() else {
-            return Err(crate::ToolError::Failed("empty helper command line".into()));
+            return Err(crate::tool_error::ToolError::Failed(
+                "empty helper command line".into(),
+            ));
         };
         let mut cmd = tokio::process::Command::new(first);
         cmd.args(rest)
@@ -262,9 +267,9 @@ impl ToolHost {
     /// The argv that runs `argv` for this session: inside the OS sandbox when one is set
     /// (granted writable folders included), unchanged otherwise; keep the returned guard
     /// until the process has ended.
-    pub fn wrap_command(&self, argv: Vec<String>) -> crate::WrappedCommand {
+    pub fn wrap_command(&self, argv: Vec<String>) -> crate::execenv::WrappedCommand {
         let Some(s) = &self.shared else {
-            return crate::WrappedCommand::plain(argv);
+            return crate::execenv::WrappedCommand::plain(argv);
         };
         match &s.exec.wrapper {
             Some(w) => {
@@ -276,7 +281,7 @@ impl ToolHost {
                     .collect();
                 w.wrap_guarded(argv, &extra)
             }
-            None => crate::WrappedCommand::plain(argv),
+            None => crate::execenv::WrappedCommand::plain(argv),
         }
     }
 
@@ -312,41 +317,9 @@ impl ToolHost {
             .map(|s| s.approver.clone())
     }
 
-    /// Gives a child session this session's persistent rules and shell policy only (its
-    /// own mode and allowances stay), so a deny rule binds the explore subagent's reads too.
-    pub(crate) fn inherit_rules_into(
-        &self,
-        builder: crate::session::SessionBuilder,
-    ) -> crate::session::SessionBuilder {
-        let Some(s) = &self.shared else {
-            return builder;
-        };
-        let (rules, policy, enforced) = {
-            let p = lock(&s.permissions);
-            let (policy, enforced) = p.shell_policy();
-            (p.rules().clone(), policy, enforced)
-        };
-        builder.permission_rules(rules, policy, enforced)
-    }
-
-    /// Gives a child session this session's sandbox, vault, persistent rules, shell policy
-    /// and permission state (mode, session allowances, granted folders).
-    pub(crate) fn inherit_into(
-        &self,
-        builder: crate::session::SessionBuilder,
-    ) -> crate::session::SessionBuilder {
-        let Some(s) = &self.shared else {
-            return builder;
-        };
-        let (rules, policy, enforced, state) = {
-            let p = lock(&s.permissions);
-            let (policy, enforced) = p.shell_policy();
-            (p.rules().clone(), policy, enforced, p.state().clone())
-        };
-        builder
-            .exec_environment(s.exec.clone())
-            .permission_rules(rules, policy, enforced)
-            .permission_state(state)
+    /// The session state behind this host; `None` when detached.
+    pub(crate) fn shared(&self) -> Option<&Arc<HostShared>> {
+        self.shared.as_ref()
     }
 
     /// The session's current permission mode; `None` when detached.

@@ -1,15 +1,15 @@
 //! What a tool call wrote, recorded the moment the write happens, and the gate that keeps a
 //! call the turn gave up on (interrupted, timed out) from writing afterwards.
 //!
-//! A tool that changes files runs each write through [`ToolContext::write_files`]: the write
+//! A tool that changes files runs each write through `ToolContext::write_files`: the write
 //! only starts while the call is live (not cancelled, not abandoned), and its paths count as
 //! produced as soon as it succeeds, so a call interrupted after its write (while it builds its
 //! diff, say) still reports them and the edit stays in the turn's change-set.
 
 use std::sync::Mutex;
 
-use crate::session::lock;
-use crate::tool::{ToolContext, ToolError};
+use crate::locks::lock;
+use crate::tool_error::ToolError;
 
 /// The writes of one tool call and whether it may still write.
 #[derive(Debug, Default)]
@@ -28,7 +28,7 @@ struct LogState {
 impl WriteLog {
     /// Runs `write` unless the log is closed; records `paths` when it succeeds. The lock is
     /// held during the write, so [`WriteLog::close`] waits for a write in progress.
-    fn run<T>(
+    pub(crate) fn run<T>(
         &self,
         live: bool,
         paths: &[String],
@@ -52,22 +52,6 @@ impl WriteLog {
         let mut state = lock(&self.state);
         state.closed = true;
         state.paths.clone()
-    }
-}
-
-impl ToolContext {
-    /// Runs `write`, the call's change to `paths` (workspace-relative) on disk, unless the call
-    /// was interrupted or the turn stopped waiting for it (then [`ToolError::Interrupted`] and
-    /// nothing is written). Once `write` succeeds the paths are the call's produced files,
-    /// reported even when the call is interrupted later. Blocking: call it from blocking code.
-    pub fn write_files<T>(
-        &self,
-        paths: &[String],
-        write: impl FnOnce() -> Result<T, ToolError>,
-    ) -> Result<T, ToolError> {
-        self.host
-            .writes()
-            .run(!self.cancel.is_cancelled(), paths, write)
     }
 }
 

@@ -2,12 +2,9 @@
 //! Turns of one session never overlap; `run` queues behind a running turn.
 
 use std::collections::VecDeque;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
-use std::task::{Context, Poll};
 
-use cairn_protocol::{Event, Message, Mode};
-use futures::Stream;
+use cairn_protocol::{Message, Mode};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -15,74 +12,16 @@ use crate::approval::{Approver, FixedApprover};
 use crate::config::EngineConfig;
 use crate::hook::EngineHook;
 use crate::llm::LlmClient;
+use crate::locks::{lock, read, write};
 use crate::permission::{PermissionEngine, PermissionState};
 use crate::registry::ToolRegistry;
-use crate::turn::{TurnKind, TurnRunner};
+use crate::state::{save_state, Inner, TurnState};
+use crate::turn::TurnKind;
 
 /// Capacity of a turn's event channel; a slow consumer applies back-pressure to the loop.
 const EVENT_CHANNEL_CAPACITY: usize = 1024;
 
-/// The ordered events of one turn; ends after `turn_end`.
-pub struct EventStream {
-    rx: mpsc::Receiver<Event>,
-}
-
-impl EventStream {
-    /// Receives the next event; `None` after the turn ended.
-    pub async fn recv(&mut self) -> Option<Event> {
-        self.rx.recv().await
-    }
-
-    fn empty() -> Self {
-        let (_tx, rx) = mpsc::channel(1);
-        EventStream { rx }
-    }
-}
-
-impl Stream for EventStream {
-    type Item = Event;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        self.rx.poll_recv(cx)
-    }
-}
-
-/// Mutable conversation state, locked for the length of a turn.
-pub(crate) struct TurnState {
-    pub messages: Vec<Message>,
-    pub turns: u32,
-    /// The last turn ended with a retriable error.
-    pub retry_pending: bool,
-    /// Input of the last turn, for `retry`.
-    pub last_input: String,
-    /// Tool calls left without a result in a restored history, for `resume`.
-    pub pending: Vec<cairn_protocol::ToolCall>,
-    /// Of those, the ids that had started running before the process died.
-    pub pending_started: std::collections::BTreeSet<String>,
-    /// Base64 image parts of the current input, sent with this turn's requests only.
-    pub inline: Option<crate::attachments::InlineAttachments>,
-    /// Where the history stood at the end of each turn (for [`Session::rewind_to_turn`]).
-    pub turn_marks: Vec<crate::rewind::TurnMark>,
-}
-
-pub(crate) struct Inner {
-    pub config: RwLock<EngineConfig>,
-    pub llm: RwLock<Arc<dyn LlmClient>>,
-    pub registry: RwLock<ToolRegistry>,
-    pub permissions: Arc<Mutex<PermissionEngine>>,
-    pub todos: Arc<Mutex<Vec<cairn_protocol::TodoItem>>>,
-    pub checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
-    pub exec: crate::execenv::ExecEnvironment,
-    pub pricing: Option<Arc<dyn crate::llm::Pricing>>,
-    pub approver: RwLock<Arc<dyn Approver>>,
-    /// Whether the host set an approver (else `default_approval` applies).
-    pub approver_set: std::sync::atomic::AtomicBool,
-    pub hooks: Vec<Arc<dyn EngineHook>>,
-    pub state: tokio::sync::Mutex<TurnState>,
-    pub steering: Mutex<VecDeque<String>>,
-    /// Cancellation tokens of queued and running turns, by turn ticket.
-    pub active: Mutex<Vec<(u64, CancellationToken)>>,
-    pub next_ticket: std::sync::atomic::AtomicU64,
-}
+pub use crate::stream::EventStream;
 
 /// Builds a [`Session`].
 pub struct SessionBuilder {
@@ -191,6 +130,39 @@ impl SessionBuilder {
         self
     }
 
+    /// Gives a child session this session's persistent rules and shell policy only (its
+    /// own mode and allowances stay), so a deny rule binds the explore subagent's reads too.
+    pub(crate) fn inherit_rules_from(self, host: &crate::host::ToolHost) -> Self {
+        let builder = self;
+        let Some(s) = host.shared() else {
+            return builder;
+        };
+        let (rules, policy, enforced) = {
+            let p = lock(&s.permissions);
+            let (policy, enforced) = p.shell_policy();
+            (p.rules().clone(), policy, enforced)
+        };
+        builder.permission_rules(rules, policy, enforced)
+    }
+
+    /// Gives a child session this session's sandbox, vault, persistent rules, shell policy
+    /// and permission state (mode, session allowances, granted folders).
+    pub(crate) fn inherit_from(self, host: &crate::host::ToolHost) -> Self {
+        let builder = self;
+        let Some(s) = host.shared() else {
+            return builder;
+        };
+        let (rules, policy, enforced, state) = {
+            let p = lock(&s.permissions);
+            let (policy, enforced) = p.shell_policy();
+            (p.rules().clone(), policy, enforced, p.state().clone())
+        };
+        builder
+            .exec_environment(s.exec.clone())
+            .permission_rules(rules, policy, enforced)
+            .permission_state(state)
+    }
+
     /// Builds the session.
     pub fn build(self) -> Session {
         let mut permissions = PermissionEngine::new(
@@ -258,31 +230,11 @@ impl SessionBuilder {
                 }),
                 steering: Mutex::new(VecDeque::new()),
                 active: Mutex::new(Vec::new()),
+                idle: tokio::sync::watch::Sender::new(true),
                 next_ticket: std::sync::atomic::AtomicU64::new(1),
             }),
         }
     }
-}
-
-/// Hands the current state to the hooks (checkpointing).
-pub(crate) fn save_state(inner: &Inner, state: &TurnState) {
-    if inner.hooks.is_empty() {
-        return;
-    }
-    let permissions = lock(&inner.permissions).state().clone();
-    let todos = lock(&inner.todos).clone();
-    let model = read(&inner.config).model.clone();
-    crate::hook::notify_state(
-        &inner.hooks,
-        &crate::hook::StateSnapshot {
-            messages: &state.messages,
-            turns: state.turns,
-            permissions: &permissions,
-            todos: &todos,
-            model: &model,
-            turn_marks: &state.turn_marks,
-        },
-    );
 }
 
 /// One conversation: cheap to clone, all clones share state.
@@ -319,7 +271,9 @@ impl Session {
         read(&self.inner.config).session_id.clone()
     }
 
-    /// Runs one turn with this user input; must be called inside a tokio runtime.
+    /// Runs one turn with this user input; must be called inside a tokio runtime. Steering
+    /// still queued when a turn ends (not interrupted) runs next in the same stream, as a turn
+    /// whose `turn_start` says `source: steering`; [`EventStream::end`] tells how it all ended.
     pub fn run(&self, input: impl Into<String>) -> EventStream {
         self.spawn_turn(TurnKind::Input(input.into()))
     }
@@ -358,12 +312,13 @@ impl Session {
 
     fn spawn_turn(&self, kind: TurnKind) -> EventStream {
         let (tx, rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
+        let (end_tx, end_rx) = tokio::sync::oneshot::channel();
         let cancel = CancellationToken::new();
         let ticket = self
             .inner
             .next_ticket
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        lock(&self.inner.active).push((ticket, cancel.clone()));
+        add_ticket(&self.inner, ticket, cancel.clone());
         let inner = self.inner.clone();
         // A consumer that goes away cancels the turn, even while nothing is being sent.
         let done = CancellationToken::new();
@@ -378,24 +333,21 @@ impl Session {
         }
         tokio::spawn(async move {
             let _done = done.drop_guard();
-            let mut state = inner.state.lock().await;
-            let nothing_to_do = match kind {
-                TurnKind::Retry => !state.retry_pending,
-                TurnKind::Resume => state.pending.is_empty(),
-                TurnKind::Input(_) | TurnKind::Attach(..) => false,
-            };
-            if nothing_to_do {
-                drop(state);
-                remove_ticket(&inner, ticket);
-                return;
-            }
-            TurnRunner::new(&inner, &mut state, tx, cancel.clone())
-                .run(kind)
-                .await;
-            drop(state);
+            // Held until the ticket is gone: the stream ends only once the session let go.
+            let keep_open = tx.clone();
+            let end = crate::run::drive(&inner, kind, tx, cancel).await;
             remove_ticket(&inner, ticket);
+            drop(keep_open);
+            let _ = end_tx.send(end);
         });
-        EventStream { rx }
+        EventStream::new(rx, end_rx)
+    }
+
+    /// Resolves when no turn runs and none is queued (at once when the session is idle).
+    pub async fn idle(&self) {
+        let mut rx = self.inner.idle.subscribe();
+        // The sender lives in the session itself, so waiting cannot fail.
+        let _ = rx.wait_for(|idle| *idle).await;
     }
 
     /// Interrupts the running turn (and any queued one): aborts the LLM stream and kills tools.
@@ -410,7 +362,8 @@ impl Session {
         !lock(&self.inner.active).is_empty()
     }
 
-    /// Queues an instruction to inject between iterations (or into the next turn).
+    /// Queues an instruction to inject between iterations; one left when the turn ends starts
+    /// a steering turn in the same run (after an interrupted turn it waits for the next one).
     pub fn queue_steering(&self, text: impl Into<String>) {
         lock(&self.inner.steering).push_back(text.into());
     }
@@ -599,19 +552,18 @@ impl Session {
     }
 }
 
+/// Registers a queued or running turn: the session is busy.
+fn add_ticket(inner: &Inner, ticket: u64, cancel: CancellationToken) {
+    let mut active = lock(&inner.active);
+    active.push((ticket, cancel));
+    inner.idle.send_replace(false);
+}
+
+/// Forgets a turn that ended (or never started); idle once none is left.
 fn remove_ticket(inner: &Inner, ticket: u64) {
-    lock(&inner.active).retain(|(t, _)| *t != ticket);
-}
-
-/// Locks a std mutex, recovering from poisoning (state stays usable after a panic elsewhere).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-pub(crate) fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    m.read().unwrap_or_else(|e| e.into_inner())
-}
-
-pub(crate) fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    m.write().unwrap_or_else(|e| e.into_inner())
+    let mut active = lock(&inner.active);
+    active.retain(|(t, _)| *t != ticket);
+    if active.is_empty() {
+        inner.idle.send_replace(true);
+    }
 }

@@ -63,6 +63,10 @@ struct ExploreArgs {
 
 #[async_trait]
 impl Tool for ExploreTool {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Agent
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "explore".into(),
@@ -87,9 +91,12 @@ impl Tool for ExploreTool {
         m
     }
 
-    fn permission_subject(&self, _args: &serde_json::Value) -> crate::PermissionSubject {
+    fn permission_subject(
+        &self,
+        _args: &serde_json::Value,
+    ) -> cairn_policy::subject::PermissionSubject {
         // The child session decides each of its own calls.
-        crate::PermissionSubject::none()
+        cairn_policy::subject::PermissionSubject::none()
     }
 
     async fn execute(
@@ -112,11 +119,9 @@ impl Tool for ExploreTool {
             config.workspace.display()
         );
         config.state_dir = ctx.state_dir.join("subagents").join(&config.session_id);
-        let child = ctx
-            .host
-            .inherit_rules_into(
-                Session::builder(config, self.llm.clone()).tools(self.tools.clone()),
-            )
+        let child = Session::builder(config, self.llm.clone())
+            .tools(self.tools.clone())
+            .inherit_rules_from(&ctx.host)
             .build();
         let report = crate::agents::run_child_turn(&child, args.task, &ctx, "explore").await?;
         Ok(ToolOutput::text(report))

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
 use crate::llm::{LlmChunk, LlmClient, LlmOutcome, LlmRequest, OutcomeStatus};
-use crate::session::lock;
+use crate::locks::lock;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// One scripted LLM response.
@@ -105,7 +105,7 @@ impl FakeLlm {
         let messages: u64 = request
             .messages
             .iter()
-            .map(crate::compaction::estimate_message_tokens)
+            .map(crate::tokens::estimate_message_tokens)
             .sum();
         messages + tools
     }
@@ -181,6 +181,7 @@ type ToolFn = dyn Fn(
 pub struct FnTool {
     schema: ToolSchema,
     meta: ToolMeta,
+    kind: cairn_protocol::ToolKind,
     f: Box<ToolFn>,
 }
 
@@ -191,7 +192,22 @@ impl FnTool {
         F: Fn(serde_json::Value, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
     {
+        FnTool::of_kind(name, cairn_protocol::ToolKind::Other, meta, f)
+    }
+
+    /// Like [`FnTool::new`], reporting `kind` (see [`Tool::kind`]).
+    pub fn of_kind<F, Fut>(
+        name: &str,
+        kind: cairn_protocol::ToolKind,
+        meta: ToolMeta,
+        f: F,
+    ) -> Arc<Self>
+    where
+        F: Fn(serde_json::Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
         Arc::new(FnTool {
+            kind,
             schema: ToolSchema {
                 name: name.to_string(),
                 description: format!("test tool {name}"),
@@ -210,6 +226,9 @@ impl Tool for FnTool {
     }
     fn meta(&self) -> ToolMeta {
         self.meta.clone()
+    }
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        self.kind
     }
     async fn execute(
         &self,

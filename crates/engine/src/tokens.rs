@@ -100,7 +100,7 @@ impl TokenCounter {
                     Message::Assistant { usage: Some(u), .. } => u.input_tokens + u.output_tokens,
                     _ => 0,
                 };
-                let base = crate::compaction::reported_or_estimated(messages, i, base);
+                let base = reported_or_estimated(messages, i, base);
                 let rest: u64 = messages[i + 1..]
                     .iter()
                     .map(|m| self.count_message(m))
@@ -195,6 +195,60 @@ pub fn estimate_text(text: &str) -> u64 {
     }
     tenths += flush(run, len);
     tenths.div_ceil(10)
+}
+
+/// Rough token count of one message (≈ 4 chars per token, plus framing).
+pub fn estimate_message_tokens(m: &Message) -> u64 {
+    let chars: usize = match m {
+        Message::System { content } => content.len(),
+        Message::User { content } | Message::Assistant { content, .. } => content
+            .iter()
+            .map(|p| match p {
+                ContentPart::Text { text } | ContentPart::Reasoning { text } => text.len(),
+                ContentPart::Image { .. } => 4_000,
+            })
+            .sum(),
+        Message::Tool(r) => r.content.len(),
+    };
+    let calls: usize = match m {
+        Message::Assistant { tool_calls, .. } => tool_calls
+            .iter()
+            .map(|c| c.arguments.len() + c.name.len() + 16)
+            .sum(),
+        _ => 0,
+    };
+    ((chars + calls) as u64).div_ceil(4) + 4
+}
+
+/// The provider's reported size of the history up to and including `messages[i]`, unless it
+/// is implausibly small next to a character estimate (a server that reports a fixed or no
+/// real count, or leaves cached tokens out): then the estimate, so compaction still runs.
+pub(crate) fn reported_or_estimated(messages: &[Message], i: usize, reported: u64) -> u64 {
+    let estimated: u64 = messages[..=i].iter().map(estimate_message_tokens).sum();
+    if reported.saturating_mul(2) < estimated {
+        estimated
+    } else {
+        reported
+    }
+}
+
+/// Token count of a history: the provider's last reported usage plus estimates after it.
+pub fn estimate_tokens(messages: &[Message]) -> (u64, bool) {
+    let last_usage = messages.iter().rposition(
+        |m| matches!(m, Message::Assistant { usage: Some(u), .. } if u.input_tokens > 0),
+    );
+    match last_usage {
+        Some(i) => {
+            let base = match &messages[i] {
+                Message::Assistant { usage: Some(u), .. } => u.input_tokens + u.output_tokens,
+                _ => 0,
+            };
+            let base = reported_or_estimated(messages, i, base);
+            let rest: u64 = messages[i + 1..].iter().map(estimate_message_tokens).sum();
+            (base + rest, rest > 0)
+        }
+        None => (messages.iter().map(estimate_message_tokens).sum(), true),
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use cairn_protocol::{ContentPart, ToolMeta, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
 use crate::host::ToolHost;
+pub use crate::tool_error::ToolError;
 
 /// Everything a tool call may use besides its arguments.
 #[derive(Debug, Clone)]
@@ -43,6 +44,22 @@ impl ToolContext {
     }
 }
 
+impl ToolContext {
+    /// Runs `write`, the call's change to `paths` (workspace-relative) on disk, unless the call
+    /// was interrupted or the turn stopped waiting for it (then [`ToolError::Interrupted`] and
+    /// nothing is written). Once `write` succeeds the paths are the call's produced files,
+    /// reported even when the call is interrupted later. Blocking: call it from blocking code.
+    pub fn write_files<T>(
+        &self,
+        paths: &[String],
+        write: impl FnOnce() -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
+        self.host
+            .writes()
+            .run(!self.cancel.is_cancelled(), paths, write)
+    }
+}
+
 /// A successful tool result.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolOutput {
@@ -73,64 +90,6 @@ impl ToolOutput {
     }
 }
 
-/// Why a tool call failed; the model sees `{error, error_type}`.
-#[derive(Debug, thiserror::Error)]
-pub enum ToolError {
-    /// Arguments missing, of the wrong type, or not valid JSON.
-    #[error("invalid arguments: {0}")]
-    InvalidArguments(String),
-    /// A path resolves outside the workspace.
-    #[error("path is outside the workspace: {0}")]
-    OutsideWorkspace(String),
-    /// File or directory not found.
-    #[error("not found: {0}")]
-    NotFound(String),
-    /// The call ran past its time limit; `detail` says what was cleaned up and what it printed.
-    #[error("timed out after {ms} ms{detail}")]
-    Timeout {
-        /// The limit that was hit.
-        ms: u64,
-        /// Extra text for the model (partial output), starting with a separator; may be empty.
-        detail: String,
-    },
-    /// The call was interrupted.
-    #[error("interrupted")]
-    Interrupted,
-    /// An I/O failure.
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// Any other failure, with a message for the model.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl ToolError {
-    /// The `error_type` the model sees.
-    pub fn error_type(&self) -> &'static str {
-        match self {
-            ToolError::InvalidArguments(_) => "invalid_arguments",
-            ToolError::OutsideWorkspace(_) => "outside_workspace",
-            ToolError::NotFound(_) => "not_found",
-            ToolError::Timeout { .. } => "timeout",
-            ToolError::Interrupted => "interrupted",
-            ToolError::Io { .. } => "io_error",
-            ToolError::Failed(_) => "failed",
-        }
-    }
-
-    /// An I/O error with context.
-    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        ToolError::Io {
-            context: context.into(),
-            source,
-        }
-    }
-}
-
 /// A tool the model can call.
 #[async_trait]
 pub trait Tool: Send + Sync {
@@ -152,6 +111,11 @@ pub trait Tool: Send + Sync {
     /// capability tags ([`PermissionSubject::from_arguments`]); built-in tools name theirs.
     fn permission_subject(&self, args: &serde_json::Value) -> PermissionSubject {
         PermissionSubject::from_arguments(&self.meta().capabilities, args, self.write_targets(args))
+    }
+    /// What kind of work the tool does, reported on its calls' events so a UI can present
+    /// them (icon, edit diff) without guessing from the name. Default: `other`.
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Other
     }
     /// Runs one call. Long-running tools must stop promptly when `ctx.cancel` fires: one still
     /// running a second after the user interrupted is abandoned. File changes go through

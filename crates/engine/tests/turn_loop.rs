@@ -2,8 +2,12 @@
 //! The turn loop: event order, tool pairing, permissions, iteration cap, steering.
 
 mod common;
+#[path = "turn_loop/layering.rs"]
+mod layering;
 #[path = "turn_loop/save_failures.rs"]
 mod save_failures;
+#[path = "turn_loop/steering.rs"]
+mod steering;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

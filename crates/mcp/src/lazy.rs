@@ -56,6 +56,10 @@ struct SearchTools {
 
 #[async_trait]
 impl Tool for SearchTools {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Mcp
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: SEARCH_TOOL.into(),
@@ -164,6 +168,10 @@ struct CallTool {
 
 #[async_trait]
 impl Tool for CallTool {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Mcp
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: CALL_TOOL.into(),

@@ -97,6 +97,10 @@ pub fn arguments(args: Value) -> Result<JsonObject, ToolError> {
 
 #[async_trait]
 impl Tool for McpTool {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Mcp
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: self.registered.clone(),

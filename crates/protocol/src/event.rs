@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::message::TokenUsage;
-use crate::tool::ToolStatus;
+use crate::tool::{ToolKind, ToolStatus};
 
 /// How a turn ended (`turn_end.data.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -49,6 +49,35 @@ pub struct TurnStart {
     pub session_id: String,
     /// 1-based turn number in the session.
     pub turn: u32,
+    /// Extension: what started the turn. A `steering` turn runs instructions that arrived too
+    /// late for the turn before it: `input` is the first, each further one follows as its own
+    /// `queue_steering` event.
+    #[serde(default, skip_serializing_if = "TurnSource::is_input")]
+    #[ts(as = "Option<TurnSource>", optional)]
+    pub source: TurnSource,
+}
+
+/// What started a turn (`turn_start.data.source`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum TurnSource {
+    /// New user input.
+    #[default]
+    Input,
+    /// A re-run of the last turn after a retriable error.
+    Retry,
+    /// Finishing the tool calls a stopped session left open.
+    Resume,
+    /// Steering left over when the previous turn of the same run ended.
+    Steering,
+}
+
+impl TurnSource {
+    /// Whether the turn started from new user input (left out of events).
+    pub fn is_input(&self) -> bool {
+        *self == TurnSource::Input
+    }
 }
 
 /// `assistant_delta` / `reasoning_delta`: streamed text.
@@ -97,6 +126,10 @@ pub struct ToolProposed {
     pub arguments: serde_json::Value,
     #[serde(rename = "taskId")]
     pub task_id: String,
+    /// Extension: what kind of work the tool does (absent in logs written before it existed).
+    #[serde(default)]
+    #[ts(as = "Option<ToolKind>", optional)]
+    pub kind: ToolKind,
 }
 
 /// `permission_required`: the approver is about to be asked.
@@ -158,6 +191,30 @@ pub struct ToolFinished {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub result_preview: Option<String>,
+    /// Extension: what kind of work the tool does (absent in logs written before it existed).
+    #[serde(default)]
+    #[ts(as = "Option<ToolKind>", optional)]
+    pub kind: ToolKind,
+    /// Extension: `result_preview` is only the start of the result (fetch the rest); absent
+    /// in logs written before it existed.
+    #[serde(default)]
+    #[ts(as = "Option<bool>", optional)]
+    pub truncated: bool,
+    /// Extension: what the result carries besides text (images handed to the model).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<ResultAttachment>>", optional)]
+    pub attachments: Vec<ResultAttachment>,
+}
+
+/// Something a tool result carries besides its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ResultAttachment {
+    /// `image`.
+    pub kind: String,
+    /// MIME type, e.g. `image/png`.
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
 }
 
 /// `iteration_end`: one LLM call and its tools are done.
@@ -488,9 +545,15 @@ mod tests {
             reason: Some("user denied".into()),
             duration: None,
             result_preview: None,
+            kind: ToolKind::Command,
+            truncated: false,
+            attachments: Vec::new(),
         });
         let v = serde_json::to_value(&e)?;
         assert_eq!(v["type"], "tool_finished");
+        assert_eq!(v["data"]["kind"], "command");
+        assert_eq!(v["data"]["truncated"], false);
+        assert!(v["data"].get("attachments").is_none());
         assert_eq!(v["data"]["taskId"], "t");
         assert_eq!(v["data"]["reqId"], "c1");
         assert_eq!(v["data"]["status"], "denied");
@@ -498,6 +561,47 @@ mod tests {
         assert_eq!(e.type_name(), "tool_finished");
         let back: Event = serde_json::from_value(v)?;
         assert_eq!(back, e);
+        Ok(())
+    }
+
+    #[test]
+    fn a_steering_turn_start_says_so_and_an_input_one_stays_as_it_was(
+    ) -> Result<(), serde_json::Error> {
+        let start = |source| {
+            Event::TurnStart(TurnStart {
+                task_id: "t".into(),
+                input: "also test it".into(),
+                attachment_count: None,
+                attachments: None,
+                session_id: "s".into(),
+                turn: 2,
+                source,
+            })
+        };
+        let v = serde_json::to_value(start(TurnSource::Steering))?;
+        assert_eq!(v["data"]["source"], "steering");
+        let v = serde_json::to_value(start(TurnSource::Input))?;
+        assert!(v["data"].get("source").is_none());
+        // Logs written before the field existed read as input.
+        let old: Event = serde_json::from_value(v)?;
+        assert_eq!(old, start(TurnSource::Input));
+        Ok(())
+    }
+
+    #[test]
+    fn run_end_is_tagged_by_kind() -> Result<(), serde_json::Error> {
+        let end = crate::RunEnd::Ended {
+            status: TurnStatus::Completed,
+            turns: 2,
+            steering_turns: 1,
+        };
+        let v = serde_json::to_value(end)?;
+        assert_eq!(v["kind"], "ended");
+        assert_eq!(v["steeringTurns"], 1);
+        assert_eq!(
+            serde_json::to_value(crate::RunEnd::NotStarted)?["kind"],
+            "not_started"
+        );
         Ok(())
     }
 

@@ -6,6 +6,7 @@
 pub mod approval;
 pub mod event;
 pub mod message;
+pub mod run;
 pub mod tool;
 
 pub use approval::{
@@ -13,7 +14,8 @@ pub use approval::{
 };
 pub use event::*;
 pub use message::{ContentPart, Message, TokenUsage, ToolCall, ToolResult};
-pub use tool::{RiskLevel, ToolMeta, ToolSchema, ToolStatus};
+pub use run::RunEnd;
+pub use tool::{RiskLevel, ToolKind, ToolMeta, ToolSchema, ToolStatus};
 
 /// Version of the event and message protocol; bumped on any incompatible change.
 pub const PROTOCOL_VERSION: u32 = 1;

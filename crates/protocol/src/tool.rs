@@ -26,6 +26,36 @@ impl ToolStatus {
     }
 }
 
+/// What kind of work a tool does, for how a UI presents its calls (icon, edit diff).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum ToolKind {
+    /// Reads files, images or media.
+    Read,
+    /// Creates or changes files (its arguments describe the change).
+    Edit,
+    /// Searches or lists the workspace.
+    Search,
+    /// Runs a command or drives a terminal.
+    Command,
+    /// Reaches the web.
+    Web,
+    /// Asks the user something: a question, a plan, a directory.
+    Question,
+    /// Keeps the todo list.
+    Todo,
+    /// Reads version control (status, diff, log).
+    Git,
+    /// Runs or talks to a subagent.
+    Agent,
+    /// A tool served by an MCP server.
+    Mcp,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
 /// Risk class of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

@@ -27,6 +27,7 @@ fn export_protocol(cfg: &Config) {
     export::<UserAnswer>(cfg);
     export::<PlanReview>(cfg);
     export::<DirectoryGrant>(cfg);
+    export::<RunEnd>(cfg);
 }
 
 fn export<T: TS + 'static>(cfg: &Config) {

@@ -4,9 +4,9 @@
 pub mod agents;
 pub mod attach;
 pub mod checkpoints;
-pub mod host;
 mod event_log;
 mod held;
+pub mod host;
 pub mod index;
 pub mod instructions;
 pub mod llm_setup;

@@ -97,6 +97,7 @@ mod tests {
             attachments: None,
             session_id: "s".into(),
             turn,
+            source: Default::default(),
         });
         format!("{}\n", serde_json::to_string(&e).unwrap())
     }

@@ -72,6 +72,10 @@ struct NoDescription(ToolHandle);
 
 #[async_trait]
 impl Tool for NoDescription {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        self.0.kind()
+    }
+
     fn schema(&self) -> ToolSchema {
         let mut s = self.0.schema();
         if let Some(props) = s

@@ -146,6 +146,10 @@ pub fn notice(changed: &[PathBuf], workspace: &Path) -> String {
 
 #[async_trait]
 impl Tool for StaleNotice {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        self.inner.kind()
+    }
+
     fn schema(&self) -> ToolSchema {
         self.inner.schema()
     }

@@ -49,6 +49,10 @@ struct Options {
 
 #[async_trait]
 impl Tool for ListFiles {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Search
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "list_files".into(),

@@ -45,6 +45,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for ReadFile {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Read
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "read_file".into(),

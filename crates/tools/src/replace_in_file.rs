@@ -43,6 +43,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for ReplaceInFile {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Edit
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "replace_in_file".into(),

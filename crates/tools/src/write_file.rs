@@ -35,6 +35,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for WriteFile {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Edit
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "write_file".into(),

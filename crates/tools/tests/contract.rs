@@ -415,3 +415,44 @@ fn every_tool_names_what_it_asks_permission_for() {
         assert!(subject.urls().eq(legacy.urls()), "{name}");
     }
 }
+
+#[test]
+fn every_core_tool_reports_its_kind_through_the_wrappers() {
+    use cairn_protocol::ToolKind::*;
+    let kinds: std::collections::BTreeMap<String, cairn_protocol::ToolKind> = core_tools()
+        .iter()
+        .map(|t| (t.schema().name, t.kind()))
+        .collect();
+    let want = [
+        ("read_file", Read),
+        ("list_files", Search),
+        ("write_file", Edit),
+        ("replace_in_file", Edit),
+        ("apply_patch", Edit),
+        ("apply_unified_diff", Edit),
+        ("grep", Search),
+        ("run_shell", Command),
+        ("shell_task_output", Command),
+        ("shell_task_kill", Command),
+        ("exec_command", Command),
+        ("input_command", Command),
+        ("git_status", Git),
+        ("git_log", Git),
+        ("git_diff", Git),
+        ("web_fetch", Web),
+        ("todo_write", Todo),
+        ("ask_user", Question),
+        ("propose_plan", Question),
+        ("request_directory", Question),
+    ];
+    for (name, kind) in want {
+        assert_eq!(kinds.get(name), Some(&kind), "{name}");
+    }
+    // Wrapped to drop the call description: the kind still comes through.
+    let stripped = cairn_tools::disable_call_descriptions(core_tools(), &["run_shell"]);
+    let shell = stripped
+        .iter()
+        .find(|t| t.schema().name == "run_shell")
+        .unwrap();
+    assert_eq!(shell.kind(), Command);
+}

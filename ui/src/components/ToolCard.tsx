@@ -1,5 +1,6 @@
 import { memo, useEffect, useState } from "react";
 import type { ApprovalDecision } from "../bindings/ApprovalDecision";
+import type { ToolKind } from "../bindings/ToolKind";
 import { useT, type MessageKey } from "../i18n";
 import { describeError, editPreview, toolResult } from "../ipc";
 import type { Item } from "../transcript";
@@ -33,17 +34,32 @@ export function toolSummary(item: Tool): string {
   );
 }
 
-function icon(name: string): string {
-  if (name.startsWith("todo")) return "☑";
-  if (name === "ask_user" || name === "propose_plan") return "?";
-  if (name.includes("shell") || name.startsWith("terminal")) return "›_";
-  if (name.includes("write") || name.includes("replace") || name.includes("patch") || name.includes("diff")) return "✎";
-  if (name.includes("read") || name.includes("list")) return "▤";
-  if (name.includes("grep") || name.includes("search")) return "⌕";
-  if (name.startsWith("git")) return "±";
-  if (name.startsWith("web")) return "◍";
-  if (name.startsWith("todo")) return "☑";
-  return "◆";
+/** The card's icon for what the tool does. */
+function icon(kind: ToolKind): string {
+  switch (kind) {
+    case "todo":
+      return "☑";
+    case "question":
+      return "?";
+    case "command":
+      return "›_";
+    case "edit":
+      return "✎";
+    case "read":
+      return "▤";
+    case "search":
+      return "⌕";
+    case "git":
+      return "±";
+    case "web":
+      return "◍";
+    case "agent":
+      return "⚇";
+    case "mcp":
+      return "⧉";
+    case "other":
+      return "◆";
+  }
 }
 
 function formatDuration(ms: number): string {
@@ -110,7 +126,7 @@ function Arguments({ item }: { item: Tool }) {
       </pre>
     );
   }
-  const isEdit = ["write_file", "replace_in_file", "apply_patch", "apply_unified_diff"].includes(item.name);
+  const isEdit = item.toolKind === "edit";
   // Once applied, the result's own diff (shown as the output) is the real change: one diff.
   if (isEdit && item.state === "ok" && item.preview !== null && looksLikeDiff(item.preview)) return null;
   if (isEdit) return <EditDiff item={item} />;
@@ -209,12 +225,28 @@ function Output({ item }: { item: Tool }) {
       ) : (
         <pre data-testid="tool-output">{shown}</pre>
       )}
-      {((done && !previewIsWhole(streamed, item.preview)) || lines.length > PREVIEW_LINES) && (
+      {((done && !previewIsWhole(streamed, item.preview, item.truncated)) || lines.length > PREVIEW_LINES) && (
         <button type="button" className="link-button" data-testid="tool-expand" onClick={toggle}>
           {loading ? t("tool.loading") : t(open ? "tool.hideOutput" : "tool.fullOutput")}
         </button>
       )}
       {error !== null && <div className="tool-error">{error}</div>}
+    </div>
+  );
+}
+
+/** What the result carried besides text (images handed to the model). */
+function Attachments({ item }: { item: Tool }) {
+  const t = useT();
+  if (item.attachments.length === 0) return null;
+  return (
+    <div className="tool-attachments" data-testid="tool-attachments">
+      {t("tool.attachments").replace("{count}", String(item.attachments.length))}
+      {item.attachments.map((a, i) => (
+        <span key={i} className="tool-attachment" data-mime={a.mimeType}>
+          {a.mimeType}
+        </span>
+      ))}
     </div>
   );
 }
@@ -233,10 +265,10 @@ export const ToolCard = memo(function ToolCard({
   const summary = toolSummary(item);
   const stateKey = `tool.${item.state}` as MessageKey;
   return (
-    <article className={`tool-card tool-${item.state}`} data-testid="tool-card" data-tool={item.name} data-state={item.state} data-call-id={item.id}>
+    <article className={`tool-card tool-${item.state}`} data-testid="tool-card" data-tool={item.name} data-kind={item.toolKind} data-state={item.state} data-call-id={item.id}>
       <header className="tool-head">
         <span className="tool-icon" aria-hidden="true">
-          {icon(item.name)}
+          {icon(item.toolKind)}
         </span>
         <span className="tool-name">{item.name}</span>
         <span className="tool-summary" title={summary}>
@@ -253,6 +285,7 @@ export const ToolCard = memo(function ToolCard({
         <Approval item={item} onAnswer={onAnswer} native={native} />
         {item.reason !== null && item.state !== "ok" && <div className="tool-reason">{item.reason}</div>}
         <Output item={item} />
+        <Attachments item={item} />
       </div>
     </article>
   );

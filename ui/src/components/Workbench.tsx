@@ -230,9 +230,9 @@ export function Workbench(p: Props) {
   }, [chat.running, show, fail]);
 
   const afterRun = useCallback(
-    (end: string) => {
+    (end: ipc.RunEnd, nothingToRetry = true) => {
       setPending(false);
-      if (end === "not_started") dispatch({ type: "notice", text: "Nothing to retry." });
+      if (end.kind === "not_started" && nothingToRetry) dispatch({ type: "notice", text: "Nothing to retry." });
       refreshList();
       refreshStatus();
       refreshTimeline();
@@ -309,7 +309,7 @@ export function Workbench(p: Props) {
     setPending(true);
     ipc.resumeTurn(onEvent).then((end) => {
       // `not_started`: nothing was open any more (not a failed retry).
-      afterRun(end === "not_started" ? "nothing_open" : end);
+      afterRun(end, false);
     }, (e: unknown) => {
       setPending(false);
       fail(e);

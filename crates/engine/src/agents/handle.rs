@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
 
-use crate::session::{lock, Session};
+use crate::locks::lock;
+use crate::session::Session;
 use crate::tool::{ToolContext, ToolError};
 
 /// A child agent session (seed 000 `SubagentHandle`).

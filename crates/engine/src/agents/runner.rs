@@ -11,9 +11,10 @@ use super::handle::{short_id, SubagentHandle, SubagentSessions};
 use super::registry::AgentRegistry;
 use crate::config::EngineConfig;
 use crate::llm::LlmClient;
+use crate::locks::read;
 use crate::prompt::{Environment, Lang, ProjectNote};
 use crate::registry::ToolRegistry;
-use crate::session::{read, Session};
+use crate::session::Session;
 use crate::tool::{ToolContext, ToolError};
 
 /// Default deepest nesting: the parent is depth 0, its children depth 1, grandchildren 2.
@@ -254,9 +255,9 @@ impl SubagentRunner {
         tools.register(Arc::new(run));
         tools.register(Arc::new(input));
         let origin = config.session_id.clone();
-        let mut builder = ctx
-            .host
-            .inherit_into(Session::builder(config, llm).tools(tools));
+        let mut builder = Session::builder(config, llm)
+            .tools(tools)
+            .inherit_from(&ctx.host);
         if let Some(parent) = ctx.host.approver() {
             builder = builder.approver(Arc::new(ChildApprover::new(
                 parent,

@@ -61,6 +61,10 @@ fn answer(id: &str, agent: &str, model: &str, report: &str, open: bool) -> Strin
 
 #[async_trait]
 impl Tool for RunSubagentTool {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Agent
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "run_subagent".into(),
@@ -88,9 +92,12 @@ impl Tool for RunSubagentTool {
         meta()
     }
 
-    fn permission_subject(&self, _args: &serde_json::Value) -> crate::PermissionSubject {
+    fn permission_subject(
+        &self,
+        _args: &serde_json::Value,
+    ) -> cairn_policy::subject::PermissionSubject {
         // The child session decides each of its own calls.
-        crate::PermissionSubject::none()
+        cairn_policy::subject::PermissionSubject::none()
     }
 
     async fn execute(
@@ -152,6 +159,10 @@ struct InputArgs {
 
 #[async_trait]
 impl Tool for InputSubagentTool {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Agent
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "input_subagent".into(),
@@ -175,9 +186,12 @@ impl Tool for InputSubagentTool {
         meta()
     }
 
-    fn permission_subject(&self, _args: &serde_json::Value) -> crate::PermissionSubject {
+    fn permission_subject(
+        &self,
+        _args: &serde_json::Value,
+    ) -> cairn_policy::subject::PermissionSubject {
         // The child session decides each of its own calls.
-        crate::PermissionSubject::none()
+        cairn_policy::subject::PermissionSubject::none()
     }
 
     async fn execute(

@@ -1,28 +1,25 @@
-//! Forwards a turn's events to a face, batching text deltas so a fast stream does not flood
-//! it: consecutive `assistant_delta`, `reasoning_delta` or `tool_output` events of one request
-//! are merged and sent at most once per batching window, and any other event flushes the batch
-//! first, so order is kept.
+//! Forwards a run's events to a face, batching text deltas so a fast stream does not
+//! flood it: consecutive `assistant_delta`, `reasoning_delta` or `tool_output`
+//! events of one request are merged and sent at most once per batching window, and any
+//! other event flushes the batch first, so order is kept. A run may hold several turns (the
+//! engine goes on with leftover steering): forwarding lasts until the stream ends, which is
+//! when the engine has let go of the session.
 
 use std::time::Duration;
 
-use cairn_protocol::{Event, TurnStatus};
+use cairn_protocol::Event;
 use futures::{Stream, StreamExt};
 use tokio::time::Instant;
 
 /// Default batching window: about two frames.
 pub const BATCH_WINDOW: Duration = Duration::from_millis(32);
 
-/// How long to wait, after `turn_end`, for the turn's task to finish and end the stream.
-const TASK_END_WAIT: Duration = Duration::from_secs(5);
-
 /// How forwarding ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ForwardEnd {
-    /// The turn ended with this status (`turn_end` was forwarded).
-    TurnEnded(TurnStatus),
     /// The page stopped taking events; the caller should cancel the run.
     ChannelClosed,
-    /// The stream ended without `turn_end` (a turn that never started).
+    /// Every event was forwarded and the stream ended.
     StreamEnded,
 }
 
@@ -54,8 +51,8 @@ fn is_batchable(e: &Event) -> bool {
 }
 
 /// Forwards `stream` to `send` with deltas batched over `window`; `observe` sees every
-/// event as the engine produced it (before merging). Stops at `turn_end`, at the end of the
-/// stream, or when `send` fails.
+/// event as the engine produced it (before merging). Stops at the end of the stream, or when
+/// `send` fails.
 pub async fn forward<S, F, O, E>(
     mut stream: S,
     window: Duration,
@@ -118,21 +115,8 @@ where
                 return ForwardEnd::ChannelClosed;
             }
         }
-        let end = match &event {
-            Event::TurnEnd(t) => Some(t.status),
-            _ => None,
-        };
         if send(event).is_err() {
             return ForwardEnd::ChannelClosed;
-        }
-        if let Some(status) = end {
-            // The stream ends when the turn's task has let go of the session, so a caller that
-            // acts on the session next (a new session, a restore) never finds it still busy.
-            let _ = tokio::time::timeout(TASK_END_WAIT, async {
-                while stream.next().await.is_some() {}
-            })
-            .await;
-            return ForwardEnd::TurnEnded(status);
         }
     }
 }
@@ -184,7 +168,7 @@ mod tests {
             |_| seen += 1,
         )
         .await;
-        assert_eq!(r, ForwardEnd::TurnEnded(TurnStatus::Completed));
+        assert_eq!(r, ForwardEnd::StreamEnded);
         assert_eq!(seen, 6);
         let shown: Vec<String> = out
             .iter()
@@ -247,31 +231,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn turn_end_returns_only_once_the_turn_task_has_let_go() {
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = released.clone();
-        tokio::spawn(async move {
-            tx.send(end()).await.unwrap();
-            // The engine's task still holds the session for a moment after sending turn_end.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
-            drop(tx);
-        });
-        let mut sent = 0;
+    async fn a_run_of_two_turns_is_forwarded_to_the_end_of_its_stream() {
+        let events = vec![end(), delta("more", "r3"), end()];
+        let mut ends = 0;
         let r = forward(
-            tokio_stream_from(rx),
+            stream::iter(events),
             BATCH_WINDOW,
-            |_| {
-                sent += 1;
+            |e| {
+                ends += usize::from(matches!(e, Event::TurnEnd(_)));
                 Ok::<(), ()>(())
             },
             |_| {},
         )
         .await;
-        assert_eq!(r, ForwardEnd::TurnEnded(TurnStatus::Completed));
-        assert_eq!(sent, 1);
-        assert!(released.load(std::sync::atomic::Ordering::SeqCst));
+        assert_eq!(r, ForwardEnd::StreamEnded);
+        assert_eq!(
+            ends, 2,
+            "the steering turn after the first turn_end is forwarded too"
+        );
     }
 
     fn tokio_stream_from(

@@ -11,7 +11,7 @@ use cairn_protocol::{ApprovalDecision, DirectoryGrant, Event, PlanReview, UserAn
 
 use super::batch::{forward, ForwardEnd};
 use super::pending::Pending;
-use super::{HostError, TurnInput};
+use super::{HostError, RunOutcome, TurnInput};
 use crate::{Assembled, SavedSession, SessionStore, StoreError};
 
 /// Longest wait for a running turn to stop when the session closes.
@@ -150,7 +150,8 @@ impl SessionHandle {
         })
     }
 
-    /// Runs one turn (and the steering that arrived too late for it), sending every event to
+    /// Runs one turn (and the turns the engine starts from steering left over), sending every
+    /// event to
     /// `send` with text deltas batched over `window`. A `send` failure (the face is gone)
     /// cancels the turn.
     pub async fn run<F, E>(
@@ -158,16 +159,18 @@ impl SessionHandle {
         input: TurnInput,
         window: Duration,
         mut send: F,
-    ) -> Result<ForwardEnd, HostError>
+    ) -> Result<RunOutcome, HostError>
     where
         F: FnMut(Event) -> Result<(), E>,
     {
-        let stream = self.start(input)?;
-        let end = forward(stream, window, &mut send, |_| {}).await;
-        if end == ForwardEnd::ChannelClosed {
-            self.interrupt();
-        }
-        Ok(end)
+        let mut stream = self.start(input)?;
+        Ok(
+            match forward(&mut stream, window, &mut send, |_| {}).await {
+                // Dropping the stream cancels the run.
+                ForwardEnd::ChannelClosed => RunOutcome::ChannelClosed,
+                ForwardEnd::StreamEnded => stream.end().await.into(),
+            },
+        )
     }
 
     /// Interrupts the running turn: the LLM stream stops, tools and their processes are
@@ -233,12 +236,9 @@ impl SessionHandle {
         session.pending_calls().await.len()
     }
 
-    /// Waits until no turn runs.
+    /// Waits until no turn runs and none is queued.
     pub async fn idle(&self) {
-        let session = &self.assembled.session;
-        while session.is_busy() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        self.assembled.session.idle().await;
     }
 
     /// Renames the session on the user's behalf.

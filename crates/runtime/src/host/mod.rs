@@ -11,6 +11,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_engine::attachments::TurnAttachments;
+use serde::Serialize;
+use ts_rs::TS;
 
 pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
 pub use handle::{LlmBinding, SessionHandle};
@@ -33,6 +35,45 @@ pub enum TurnInput {
     Retry,
     /// Finish the tool calls left open when the process stopped (approvals asked again).
     Resume,
+}
+
+/// How a run (a turn and the turns started from steering left over) ended, as a face
+/// reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum RunOutcome {
+    /// Turns ran: the asked one, then `steeringTurns` started from steering left over.
+    Ended {
+        /// How the last turn ended.
+        status: cairn_protocol::TurnStatus,
+        /// Turns the run held.
+        turns: u32,
+        /// Of those, turns started from leftover steering.
+        #[serde(rename = "steeringTurns")]
+        steering_turns: u32,
+    },
+    /// Nothing ran: no retriable error to retry, no open call to resume.
+    NotStarted,
+    /// The face stopped taking events; the run was cancelled.
+    ChannelClosed,
+}
+
+impl From<cairn_protocol::RunEnd> for RunOutcome {
+    fn from(end: cairn_protocol::RunEnd) -> Self {
+        match end {
+            cairn_protocol::RunEnd::Ended {
+                status,
+                turns,
+                steering_turns,
+            } => RunOutcome::Ended {
+                status,
+                turns,
+                steering_turns,
+            },
+            cairn_protocol::RunEnd::NotStarted => RunOutcome::NotStarted,
+        }
+    }
 }
 
 /// Why the host refused a call.

@@ -32,6 +32,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for GitLog {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Git
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "git_log".into(),

@@ -28,6 +28,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for GitStatus {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Git
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "git_status".into(),

@@ -66,6 +66,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for DescribeImage {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Read
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "describe_image".into(),

@@ -22,6 +22,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for ReadImage {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Read
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "read_image".into(),

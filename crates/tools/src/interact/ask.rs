@@ -29,6 +29,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for AskUser {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Question
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "ask_user".into(),

@@ -28,6 +28,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for RequestDirectory {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Question
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "request_directory".into(),

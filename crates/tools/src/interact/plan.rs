@@ -20,6 +20,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for ProposePlan {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Question
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "propose_plan".into(),

@@ -43,6 +43,10 @@ fn parse_status(s: &str) -> Option<TodoStatus> {
 
 #[async_trait]
 impl Tool for TodoWrite {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Todo
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "todo_write".into(),

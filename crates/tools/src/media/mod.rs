@@ -101,6 +101,10 @@ fn kind_of(path: &std::path::Path) -> std::io::Result<Kind> {
 
 #[async_trait]
 impl Tool for Media {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Read
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "media".into(),

@@ -53,6 +53,10 @@ struct DiffArgs {
 
 #[async_trait]
 impl Tool for ApplyPatch {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Edit
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "apply_patch".into(),
@@ -115,6 +119,10 @@ impl Tool for ApplyPatch {
 
 #[async_trait]
 impl Tool for ApplyUnifiedDiff {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Edit
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "apply_unified_diff".into(),

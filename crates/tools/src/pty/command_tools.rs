@@ -86,6 +86,10 @@ fn yield_for(ms: Option<u64>, tool: &str) -> Result<Duration, ToolError> {
 
 #[async_trait]
 impl Tool for ExecCommand {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Command
+    }
+
     fn schema(&self) -> ToolSchema {
         let mut params = json!({
             "type": "object",
@@ -159,6 +163,10 @@ impl Tool for ExecCommand {
 
 #[async_trait]
 impl Tool for InputCommand {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Command
+    }
+
     fn schema(&self) -> ToolSchema {
         let mut params = json!({
             "type": "object",

@@ -38,6 +38,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for Grep {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Search
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "grep".into(),

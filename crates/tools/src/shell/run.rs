@@ -55,6 +55,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for RunShell {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Command
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "run_shell".into(),

@@ -64,6 +64,10 @@ fn header(id: &str, s: &TaskSnapshot) -> String {
 
 #[async_trait]
 impl Tool for ShellTaskOutput {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Command
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "shell_task_output".into(),
@@ -125,6 +129,10 @@ impl Tool for ShellTaskOutput {
 
 #[async_trait]
 impl Tool for ShellTaskKill {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Command
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "shell_task_kill".into(),

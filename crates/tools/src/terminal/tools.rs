@@ -68,6 +68,10 @@ struct ReadArgs {
 
 #[async_trait]
 impl Tool for TerminalList {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Command
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "terminal_list".into(),
@@ -118,6 +122,10 @@ impl Tool for TerminalList {
 
 #[async_trait]
 impl Tool for TerminalRead {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Command
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "terminal_read".into(),

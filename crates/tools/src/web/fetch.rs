@@ -77,6 +77,10 @@ enum BodyKind {
 
 #[async_trait]
 impl Tool for WebFetch {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Web
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "web_fetch".into(),

@@ -175,6 +175,10 @@ struct Args {
 
 #[async_trait]
 impl Tool for WebSearch {
+    fn kind(&self) -> cairn_protocol::ToolKind {
+        cairn_protocol::ToolKind::Web
+    }
+
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "web_search".into(),

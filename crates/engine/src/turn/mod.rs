@@ -4,19 +4,24 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use cairn_protocol::{
-    AssistantMessage, ContentPart, ErrorEvent, Event, Interrupted, IterationEnd,
-    LlmRequest as LlmRequestEvent, LlmRetry, Message, QueueSteering, TextDelta, TokenUsage,
-    ToolCall, TurnEnd, TurnStart, TurnStatus,
+    AssistantMessage, ContentPart, ErrorEvent, Event, Interrupted, IterationEnd, Message,
+    QueueSteering, TextDelta, TokenUsage, ToolCall, TurnEnd, TurnSource, TurnStart, TurnStatus,
 };
-use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+mod checkpoint_call;
+mod compact;
+mod exec;
+mod llm_call;
+mod pending;
+
+use llm_call::LlmResult;
+
 use crate::compaction::Trigger;
 use crate::host::HostShared;
-use crate::llm::{FailureKind, LlmChunk, LlmOutcome, LlmRequest, OutcomeStatus};
-use crate::retry::RetryPolicy;
-use crate::session::{lock, read, Inner, TurnState};
+use crate::locks::{lock, read};
+use crate::state::{Inner, TurnState};
 
 /// What starts a turn.
 pub(crate) enum TurnKind {
@@ -28,22 +33,8 @@ pub(crate) enum TurnKind {
     Resume,
     /// New user input with attachments.
     Attach(String, Box<crate::attachments::TurnAttachments>),
-}
-
-/// Result of one LLM call (after retries).
-enum LlmResult {
-    /// A complete reply.
-    Reply {
-        text: String,
-        reasoning: String,
-        tool_calls: Vec<ToolCall>,
-        usage: Option<TokenUsage>,
-        req_id: String,
-    },
-    /// Interrupted while streaming; partial text kept.
-    Interrupted { partial: String, req_id: String },
-    /// Gave up; the error event was emitted.
-    Failed,
+    /// Steering left over when the turn before ended (more may follow as injections).
+    Steering(String),
 }
 
 /// How the iteration loop ended.
@@ -70,6 +61,8 @@ pub(crate) struct TurnRunner<'a> {
     usage: Option<TokenUsage>,
     /// Cost summed over the turn; `None` once any request's price is unknown.
     cost: Option<f64>,
+    /// Open calls of a restored history that new input closed, announced after `turn_start`.
+    closed: Vec<ToolCall>,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -101,6 +94,7 @@ impl<'a> TurnRunner<'a> {
             checkpoint_failed: None,
             usage: None,
             cost: Some(0.0),
+            closed: Vec::new(),
             task_id,
             iteration: 0,
             produced: BTreeSet::new(),
@@ -115,44 +109,20 @@ impl<'a> TurnRunner<'a> {
         }
     }
 
-    pub(crate) async fn run(mut self, kind: TurnKind) {
+    /// Runs the turn to its `turn_end`; returns how it ended.
+    pub(crate) async fn run(mut self, kind: TurnKind) -> TurnStatus {
         let (kind, attached) = match kind {
             TurnKind::Attach(text, a) => (TurnKind::Input(text), Some(a)),
             other => (other, None),
         };
-        if matches!(kind, TurnKind::Input(_)) {
-            // Inline data belongs to the turn that carried it.
-            self.state.inline = None;
-        }
-        let input = match &kind {
-            TurnKind::Input(text) | TurnKind::Attach(text, _) => text.clone(),
-            TurnKind::Retry | TurnKind::Resume => self.state.last_input.clone(),
+        let source = match &kind {
+            TurnKind::Retry => TurnSource::Retry,
+            TurnKind::Resume => TurnSource::Resume,
+            TurnKind::Steering(_) => TurnSource::Steering,
+            TurnKind::Input(_) | TurnKind::Attach(..) => TurnSource::Input,
         };
-        let closed = if matches!(kind, TurnKind::Resume) {
-            Vec::new()
-        } else {
-            self.close_pending()
-        };
-        if matches!(kind, TurnKind::Input(_)) {
-            self.state.turns += 1;
-            self.state.last_input = input.clone();
-        }
-        self.state.retry_pending = false;
-        // The input is checkpointed before anything is announced, so a crash right after
-        // `turn_start` never loses what the user typed.
-        if let TurnKind::Input(text) = &kind {
-            let message = match &attached {
-                Some(a) => {
-                    let state_dir = read(&self.inner.config).state_dir.clone();
-                    let (message, inline) = a.split(text, &state_dir);
-                    self.state.inline = Some(inline);
-                    message
-                }
-                None => Message::user(text.clone()),
-            };
-            self.state.messages.push(message);
-            self.save_state();
-        }
+        let input = self.begin(&kind, attached.as_deref());
+        let closed = std::mem::take(&mut self.closed);
         let session_id = read(&self.inner.config).session_id.clone();
         self.emit(Event::TurnStart(TurnStart {
             task_id: self.task_id.clone(),
@@ -161,33 +131,11 @@ impl<'a> TurnRunner<'a> {
             attachments: attached.as_ref().map(|a| a.refs_json()),
             session_id,
             turn: self.state.turns,
+            source,
         }))
         .await;
         self.announce_closed(&closed, crate::resume::CLOSED).await;
-
-        let end = if read(&self.inner.config).model.trim().is_empty() {
-            self.emit_error(
-                "no model configured: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
-                "config",
-                false,
-                String::new(),
-            )
-            .await;
-            LoopEnd::Status(TurnStatus::Error)
-        } else if matches!(kind, TurnKind::Resume) {
-            match self.run_pending().await {
-                crate::resume::PendingOutcome::Continue => self.iterate().await,
-                crate::resume::PendingOutcome::Interrupted => LoopEnd::Interrupted(String::new()),
-                crate::resume::PendingOutcome::Fatal(msg) => {
-                    self.emit_error(msg, "approval_unavailable", false, String::new())
-                        .await;
-                    LoopEnd::Status(TurnStatus::Error)
-                }
-            }
-        } else {
-            self.iterate().await
-        };
-
+        let end = self.body(&kind).await;
         let status = match end {
             LoopEnd::Status(s) => s,
             LoopEnd::Interrupted(req_id) => {
@@ -200,7 +148,76 @@ impl<'a> TurnRunner<'a> {
                 TurnStatus::Interrupted
             }
         };
-        let status = self.end_checkpoint(status, &input).await;
+        self.finish(status, &input).await
+    }
+
+    /// Records the turn's input in the history (checkpointed before anything is announced,
+    /// so a crash right after `turn_start` never loses what the user typed); returns the
+    /// input `turn_start` shows.
+    fn begin(
+        &mut self,
+        kind: &TurnKind,
+        attached: Option<&crate::attachments::TurnAttachments>,
+    ) -> String {
+        if !matches!(kind, TurnKind::Resume) {
+            self.closed = self.close_pending();
+        }
+        self.state.retry_pending = false;
+        let text = match kind {
+            TurnKind::Input(text) | TurnKind::Steering(text) | TurnKind::Attach(text, _) => {
+                text.clone()
+            }
+            TurnKind::Retry | TurnKind::Resume => return self.state.last_input.clone(),
+        };
+        // Inline data belongs to the turn that carried it.
+        self.state.inline = None;
+        self.state.turns += 1;
+        self.state.last_input = text.clone();
+        let message = match attached {
+            Some(a) => {
+                let state_dir = read(&self.inner.config).state_dir.clone();
+                let (message, inline) = a.split(&text, &state_dir);
+                self.state.inline = Some(inline);
+                message
+            }
+            None => Message::user(text.clone()),
+        };
+        self.state.messages.push(message);
+        self.save_state();
+        text
+    }
+
+    /// The turn between `turn_start` and its end: the iterations (after the open calls, on
+    /// a resume).
+    async fn body(&mut self, kind: &TurnKind) -> LoopEnd {
+        if read(&self.inner.config).model.trim().is_empty() {
+            self.emit_error(
+                "no model configured: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
+                "config",
+                false,
+                String::new(),
+            )
+            .await;
+            return LoopEnd::Status(TurnStatus::Error);
+        }
+        if !matches!(kind, TurnKind::Resume) {
+            return self.iterate().await;
+        }
+        match self.run_pending().await {
+            crate::resume::PendingOutcome::Continue => self.iterate().await,
+            crate::resume::PendingOutcome::Interrupted => LoopEnd::Interrupted(String::new()),
+            crate::resume::PendingOutcome::Fatal(msg) => {
+                self.emit_error(msg, "approval_unavailable", false, String::new())
+                    .await;
+                LoopEnd::Status(TurnStatus::Error)
+            }
+        }
+    }
+
+    /// Ends the turn: the final checkpoint, the turn mark, and `turn_end` with the turn's
+    /// files, usage and cost. Returns the final status (a failed save makes it an error).
+    async fn finish(mut self, status: TurnStatus, input: &str) -> TurnStatus {
+        let status = self.end_checkpoint(status, input).await;
         self.host.close();
         let len = self.state.messages.len();
         crate::rewind::record(&mut self.state.turn_marks, self.state.turns, len);
@@ -216,12 +233,7 @@ impl<'a> TurnRunner<'a> {
         };
         let produced_files = std::mem::take(&mut self.produced).into_iter().collect();
         // What subagents used for this turn's tool calls is part of its cost.
-        let extra = self
-            .host
-            .extra_usage
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let extra = lock(&self.host.extra_usage).take();
         if let Some((u, cost)) = extra {
             self.usage.get_or_insert_with(TokenUsage::default).add(&u);
             self.cost = match (self.cost, cost) {
@@ -239,6 +251,7 @@ impl<'a> TurnRunner<'a> {
             cost_usd,
         }))
         .await;
+        status
     }
 
     async fn iterate(&mut self) -> LoopEnd {
@@ -316,7 +329,7 @@ impl<'a> TurnRunner<'a> {
 
     /// Hands the current state to the hooks (checkpointing).
     pub(crate) fn save_state(&self) {
-        crate::session::save_state(self.inner, &*self.state);
+        crate::state::save_state(self.inner, &*self.state);
     }
 
     /// Whether a hook could not save the session during this turn: then no further LLM call
@@ -427,165 +440,6 @@ impl<'a> TurnRunner<'a> {
         }
     }
 
-    /// One LLM call with the retry policy applied.
-    async fn call_llm(&mut self, tools: Vec<cairn_protocol::ToolSchema>) -> LlmResult {
-        let (model, effort, policy) = {
-            let c = read(&self.inner.config);
-            (c.model.clone(), c.reasoning_effort, c.retry.clone())
-        };
-        let mut attempt: u32 = 0;
-        // Overflow compaction rounds so far: each one cuts harder than the last.
-        let mut overflow_round: u32 = 0;
-        loop {
-            let req_id = uuid::Uuid::new_v4().to_string();
-            self.emit(Event::LlmRequest(LlmRequestEvent {
-                req_id: req_id.clone(),
-                task_id: self.task_id.clone(),
-                log_time: now(),
-                model: model.clone(),
-                msg_count: self.state.messages.len() as u32,
-                tool_count: tools.len() as u32,
-                compact: None,
-            }))
-            .await;
-            let request = LlmRequest {
-                model: model.clone(),
-                messages: crate::attachments::outbound(
-                    &self.state.messages,
-                    self.state.inline.as_ref(),
-                ),
-                tools: tools.clone(),
-                reasoning_effort: effort,
-                req_id: req_id.clone(),
-            };
-            let llm = read(&self.inner.llm).clone();
-            let mut stream = llm.stream(request, self.cancel.child_token());
-            let (mut text, mut reasoning, mut calls, mut usage) =
-                (String::new(), String::new(), Vec::new(), None);
-            let mut outcome = None;
-            // Increments that have already arrived are merged into one delta event: no added
-            // latency, far fewer events for a fast stream.
-            let mut pending: Option<LlmChunk> = None;
-            let mut ended = false;
-            loop {
-                if ended && pending.is_none() {
-                    break;
-                }
-                let chunk = match pending.take() {
-                    Some(c) => c,
-                    None => match stream.next().await {
-                        Some(c) => c,
-                        None => break,
-                    },
-                };
-                match chunk {
-                    LlmChunk::Text(mut t) => {
-                        (pending, ended) = coalesce(&mut stream, &mut t, |c| match c {
-                            LlmChunk::Text(x) => Ok(x),
-                            other => Err(other),
-                        });
-                        text.push_str(&t);
-                        self.emit(Event::AssistantDelta(self.delta(t, &req_id)))
-                            .await;
-                    }
-                    LlmChunk::Reasoning(mut t) => {
-                        (pending, ended) = coalesce(&mut stream, &mut t, |c| match c {
-                            LlmChunk::Reasoning(x) => Ok(x),
-                            other => Err(other),
-                        });
-                        reasoning.push_str(&t);
-                        self.emit(Event::ReasoningDelta(self.delta(t, &req_id)))
-                            .await;
-                    }
-                    LlmChunk::ToolCall(c) => calls.push(c),
-                    LlmChunk::Usage(u) => usage = Some(u),
-                    LlmChunk::End(o) => {
-                        outcome = Some(o);
-                        break;
-                    }
-                }
-            }
-            drop(stream);
-            let outcome = outcome.unwrap_or_else(|| {
-                LlmOutcome::new(
-                    OutcomeStatus::Malformed,
-                    Some("the LLM client ended without an outcome".into()),
-                )
-            });
-            if self.cancel.is_cancelled() || outcome.status == OutcomeStatus::Aborted {
-                return LlmResult::Interrupted {
-                    partial: text,
-                    req_id,
-                };
-            }
-            if outcome.status == OutcomeStatus::Completed {
-                return LlmResult::Reply {
-                    text,
-                    reasoning,
-                    tool_calls: dedupe_call_ids(calls),
-                    usage,
-                    req_id,
-                };
-            }
-            // A prompt too long for the model: compact (harder each time) and send it again;
-            // give up, naming what is too big, once nothing more can be shrunk.
-            let overflow = outcome.kind == Some(FailureKind::ContextOverflow);
-            if overflow && self.recover_from_overflow(&mut overflow_round).await {
-                continue;
-            }
-            if self.cancel.is_cancelled() {
-                return LlmResult::Interrupted {
-                    partial: String::new(),
-                    req_id,
-                };
-            }
-            let retriable = RetryPolicy::is_retriable(&outcome);
-            if retriable && attempt < policy.max_retries {
-                attempt += 1;
-                let wait = policy.delay(attempt, &outcome);
-                self.emit(Event::LlmRetry(LlmRetry {
-                    attempt,
-                    max: policy.max_retries,
-                    reason: outcome.describe(),
-                    wait_ms: wait.as_millis() as u64,
-                    iteration: self.iteration,
-                    req_id: req_id.clone(),
-                }))
-                .await;
-                tokio::select! {
-                    _ = tokio::time::sleep(wait) => continue,
-                    _ = self.cancel.cancelled() => {
-                        return LlmResult::Interrupted { partial: String::new(), req_id };
-                    }
-                }
-            }
-            let error_type = error_type_of(&outcome);
-            let message = match outcome.status {
-                _ if overflow => self.overflow_message(&tools, &outcome.describe()),
-                OutcomeStatus::Auth => format!(
-                    "the provider rejected the API key ({}); set a valid key and try again",
-                    outcome.describe()
-                ),
-                _ if attempt > 0 => format!(
-                    "LLM request failed after {} attempts: {}",
-                    attempt + 1,
-                    outcome.describe()
-                ),
-                _ => format!("LLM request failed: {}", outcome.describe()),
-            };
-            // Context overflow is retriable once compaction has run; auth needs a new key.
-            let retriable_later = outcome.status != OutcomeStatus::Auth
-                && !matches!(
-                    outcome.kind,
-                    Some(FailureKind::BadRequest | FailureKind::QuotaExhausted)
-                );
-            self.emit_error(message, error_type, retriable_later, req_id)
-                .await;
-            self.state.retry_pending = retriable_later;
-            return LlmResult::Failed;
-        }
-    }
-
     fn delta(&self, text: String, req_id: &str) -> TextDelta {
         TextDelta {
             text,
@@ -615,46 +469,8 @@ impl<'a> TurnRunner<'a> {
     }
 }
 
-/// Appends every already-available chunk of the same kind to `acc`. Returns the first ready
-/// chunk of another kind (to handle next) and whether the stream has ended.
-fn coalesce(
-    stream: &mut futures::stream::BoxStream<'static, LlmChunk>,
-    acc: &mut String,
-    same: impl Fn(LlmChunk) -> Result<String, LlmChunk>,
-) -> (Option<LlmChunk>, bool) {
-    use futures::FutureExt;
-    const MAX_MERGED: usize = 64 * 1024;
-    while acc.len() < MAX_MERGED {
-        match stream.next().now_or_never() {
-            Some(Some(c)) => match same(c) {
-                Ok(more) => acc.push_str(&more),
-                Err(other) => return (Some(other), false),
-            },
-            Some(None) => return (None, true),
-            None => return (None, false),
-        }
-    }
-    (None, false)
-}
-
-/// The `error_type` of a failed LLM outcome.
-fn error_type_of(outcome: &LlmOutcome) -> &'static str {
-    match (outcome.status, outcome.kind) {
-        (OutcomeStatus::Auth, _) => "auth",
-        (_, Some(FailureKind::RateLimited)) => "rate_limited",
-        (_, Some(FailureKind::ContextOverflow)) => "context_length_exceeded",
-        (_, Some(FailureKind::Server)) => "server_error",
-        (_, Some(FailureKind::BadRequest)) => "bad_request",
-        (_, Some(FailureKind::Network)) => "network",
-        (_, Some(FailureKind::QuotaExhausted)) => "quota_exhausted",
-        (OutcomeStatus::Timeout, _) => "timeout",
-        (OutcomeStatus::Malformed, _) => "malformed",
-        _ => "failed",
-    }
-}
-
 /// Gives every call a unique, non-empty id so each result pairs with exactly one call.
-fn dedupe_call_ids(calls: Vec<ToolCall>) -> Vec<ToolCall> {
+pub(super) fn dedupe_call_ids(calls: Vec<ToolCall>) -> Vec<ToolCall> {
     let mut seen = BTreeSet::new();
     calls
         .into_iter()

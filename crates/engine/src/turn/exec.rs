@@ -4,17 +4,18 @@
 use std::time::{Duration, Instant};
 
 use cairn_protocol::{
-    ApprovalDecision, ApprovalRequest, ContentPart, Event, Message, PermissionRequired, ToolCall,
-    ToolFinished, ToolMeta, ToolProposed, ToolResult, ToolStarted, ToolStatus,
+    ApprovalDecision, ApprovalRequest, ContentPart, Event, Message, PermissionRequired,
+    ResultAttachment, ToolCall, ToolFinished, ToolKind, ToolMeta, ToolProposed, ToolResult,
+    ToolStarted, ToolStatus,
 };
 
+use super::{now, TurnRunner};
 use crate::config::DefaultApproval;
 use crate::host::ToolHost;
+use crate::locks::{lock, read};
 use crate::permission::Decision;
 use crate::registry::RegisteredTool;
-use crate::session::{lock, read};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
-use crate::turn::{now, TurnRunner};
 
 /// Grace period for a tool to stop after its cancellation fired (timeout path).
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -166,6 +167,7 @@ impl TurnRunner<'_> {
             name: p.call.name.clone(),
             arguments: p.args.clone(),
             task_id: self.task_id.clone(),
+            kind: kind_of(p),
         }))
         .await;
     }
@@ -189,6 +191,19 @@ impl TurnRunner<'_> {
             reason: f.reason.clone(),
             duration: f.duration_ms,
             result_preview: Some(preview(&f.content)),
+            kind: kind_of(p),
+            truncated: f.content.chars().count() > PREVIEW_CHARS,
+            attachments: f
+                .images
+                .iter()
+                .filter_map(|part| match part {
+                    ContentPart::Image { mime_type, .. } => Some(ResultAttachment {
+                        kind: "image".into(),
+                        mime_type: mime_type.clone(),
+                    }),
+                    _ => None,
+                })
+                .collect(),
         }))
         .await;
     }
@@ -278,7 +293,7 @@ impl TurnRunner<'_> {
         let effect = tool
             .meta
             .mutating
-            .then(|| crate::checkpoint_call::side_effect(self, tool, &p.args));
+            .then(|| super::checkpoint_call::side_effect(self, tool, &p.args));
         if let Some(kind) = effect {
             if let Err(e) = self.checkpoint_before(p, kind).await {
                 return e;
@@ -457,6 +472,11 @@ fn cap_output(content: String, meta: &ToolMeta) -> String {
         }
         _ => content,
     }
+}
+
+/// The kind of the called tool (`other` for an unknown one).
+fn kind_of(p: &Prepared) -> ToolKind {
+    p.tool.as_ref().map_or(ToolKind::Other, |t| t.handle.kind())
 }
 
 fn preview(s: &str) -> String {

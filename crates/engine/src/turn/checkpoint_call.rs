@@ -3,11 +3,11 @@
 
 use cairn_protocol::{ToolStatus, TurnStatus};
 
+use super::exec::{error_json, Finished, Prepared};
+use super::TurnRunner;
 use crate::checkpoint::SideEffect;
-use crate::exec::{error_json, Finished, Prepared};
+use crate::locks::lock;
 use crate::registry::RegisteredTool;
-use crate::session::lock;
-use crate::turn::TurnRunner;
 
 /// How a mutating call counts for checkpoints: file tools change what they report, known
 /// read-only commands nothing, anything else may change anything.

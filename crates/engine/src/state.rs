@@ -1,0 +1,79 @@
+//! The state a session shares with its turns: the conversation (locked for the length of a
+//! turn) and what the session holds for every turn (config, LLM, tools, permissions, hooks,
+//! queued steering, running turns).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, RwLock};
+
+use cairn_protocol::Message;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::Approver;
+use crate::config::EngineConfig;
+use crate::hook::EngineHook;
+use crate::llm::LlmClient;
+use crate::locks::{lock, read};
+use crate::permission::PermissionEngine;
+use crate::registry::ToolRegistry;
+
+/// Mutable conversation state, locked for the length of a turn.
+pub(crate) struct TurnState {
+    pub messages: Vec<Message>,
+    pub turns: u32,
+    /// The last turn ended with a retriable error.
+    pub retry_pending: bool,
+    /// Input of the last turn, for `retry`.
+    pub last_input: String,
+    /// Tool calls left without a result in a restored history, for `resume`.
+    pub pending: Vec<cairn_protocol::ToolCall>,
+    /// Of those, the ids that had started running before the process died.
+    pub pending_started: std::collections::BTreeSet<String>,
+    /// Base64 image parts of the current input, sent with this turn's requests only.
+    pub inline: Option<crate::attachments::InlineAttachments>,
+    /// Where the history stood at the end of each turn (for [`Session::rewind_to_turn`]).
+    pub turn_marks: Vec<crate::rewind::TurnMark>,
+}
+
+/// What a session holds for all its turns.
+pub(crate) struct Inner {
+    pub config: RwLock<EngineConfig>,
+    pub llm: RwLock<Arc<dyn LlmClient>>,
+    pub registry: RwLock<ToolRegistry>,
+    pub permissions: Arc<Mutex<PermissionEngine>>,
+    pub todos: Arc<Mutex<Vec<cairn_protocol::TodoItem>>>,
+    pub checkpointer: Option<Arc<dyn crate::checkpoint::Checkpointer>>,
+    pub exec: crate::execenv::ExecEnvironment,
+    pub pricing: Option<Arc<dyn crate::llm::Pricing>>,
+    pub approver: RwLock<Arc<dyn Approver>>,
+    /// Whether the host set an approver (else `default_approval` applies).
+    pub approver_set: std::sync::atomic::AtomicBool,
+    pub hooks: Vec<Arc<dyn EngineHook>>,
+    pub state: tokio::sync::Mutex<TurnState>,
+    pub steering: Mutex<VecDeque<String>>,
+    /// Cancellation tokens of queued and running turns, by turn ticket.
+    pub active: Mutex<Vec<(u64, CancellationToken)>>,
+    /// `true` while no turn runs or waits (for [`crate::session::Session::idle`]).
+    pub idle: tokio::sync::watch::Sender<bool>,
+    pub next_ticket: std::sync::atomic::AtomicU64,
+}
+
+/// Hands the current state to the hooks (checkpointing).
+pub(crate) fn save_state(inner: &Inner, state: &TurnState) {
+    if inner.hooks.is_empty() {
+        return;
+    }
+    let permissions = lock(&inner.permissions).state().clone();
+    let todos = lock(&inner.todos).clone();
+    let model = read(&inner.config).model.clone();
+    crate::hook::notify_state(
+        &inner.hooks,
+        &crate::hook::StateSnapshot {
+            messages: &state.messages,
+            turns: state.turns,
+            permissions: &permissions,
+            todos: &todos,
+            model: &model,
+            turn_marks: &state.turn_marks,
+        },
+    );
+}

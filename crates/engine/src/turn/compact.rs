@@ -1,0 +1,242 @@
+//! The turn's side of compaction: when to compact, the events around it, and the summary
+//! request sent through the session's LLM (the rules themselves are in [`crate::compaction`]).
+
+use cairn_protocol::{Compacted, Compacting, Event, Message, ToolSchema};
+
+use super::TurnRunner;
+use crate::compaction::{
+    elide_old_tool_results, pinned_block, recent_boundary, result_cap, summary_input_budget,
+    summary_request, Trigger, MAX_OVERFLOW_ROUNDS,
+};
+use crate::llm::LlmRequest;
+use crate::locks::{lock, read};
+use crate::shrink::local_tokens;
+use crate::tokens::TokenCounter;
+
+impl TurnRunner<'_> {
+    /// Compacts when the history crosses a threshold (or unconditionally after an overflow).
+    pub(crate) async fn maybe_compact(&mut self, trigger: Trigger) {
+        let cfg = read(&self.inner.config).compaction.clone();
+        // Real tokenizer for OpenAI families, calibrated estimate otherwise (lazy BPE).
+        let counter = TokenCounter::for_model(&read(&self.inner.config).model);
+        let (tokens, estimated) = counter.count_history(&self.state.messages);
+        let level = match trigger {
+            Trigger::Overflow(round) => round.max(1),
+            Trigger::Threshold => 0,
+        };
+        let forced = level > 0;
+        if !forced && tokens < cfg.soft_tokens() {
+            return;
+        }
+        let task_id = self.task_id.clone();
+        let compacting = |trigger: &str, tokens: u64, n: usize| {
+            Event::Compacting(Compacting {
+                task_id: task_id.clone(),
+                trigger: trigger.to_string(),
+                tokens,
+                estimated,
+                context_window: cfg.context_window,
+                threshold_pct: cfg.threshold_pct,
+                threshold_tokens: cfg.hard_tokens(),
+                outbound_messages: n as u32,
+            })
+        };
+        // Soft pass first: cheap, no LLM call.
+        let before = self.state.messages.len();
+        let ev = compacting(if forced { "overflow" } else { "soft" }, tokens, before);
+        self.emit(ev).await;
+        // The reported usage predates any rewrite: what compaction removes is subtracted.
+        let dir = self.results_dir();
+        let (elided, saved) =
+            elide_old_tool_results(&mut self.state.messages, &cfg, &counter, &dir);
+        let mut after_soft = tokens.saturating_sub(saved);
+        let mut note = String::new();
+        let mut cut = 0;
+        if forced || after_soft >= cfg.hard_tokens() {
+            // Still too big: results too large on their own are cut too, recent ones included.
+            let cap = result_cap(&cfg, forced, tokens);
+            let (n, saved) =
+                crate::shrink::shrink_tool_results(&mut self.state.messages, cap, &counter, &dir);
+            cut = n;
+            if cut > 0 {
+                after_soft = after_soft.saturating_sub(saved);
+                note = format!("{cut} oversized tool result(s) cut to ~{cap} tokens; ");
+            }
+        }
+        self.emit(Event::Compacted(Compacted {
+            req_id: String::new(),
+            task_id: self.task_id.clone(),
+            method: "elide".into(),
+            messages_before: before as u32,
+            messages_after: self.state.messages.len() as u32,
+            boundary_index: None,
+            model: None,
+            summary_preview: Some(format!(
+                "{elided} old tool result(s) elided; {note}~{tokens} → ~{after_soft} tokens"
+            )),
+            kept_user_messages: None,
+            dropped_user_messages: None,
+        }))
+        .await;
+        // After an overflow, a cut result is tried first: a summary costs a call and detail.
+        let summary_needed = if forced {
+            cut == 0
+        } else {
+            after_soft >= cfg.hard_tokens()
+        };
+        if summary_needed {
+            let ev = compacting(
+                if forced { "overflow" } else { "hard" },
+                after_soft,
+                self.state.messages.len(),
+            );
+            self.emit(ev).await;
+            // After an overflow the configured window is evidently wrong: keep a quarter of
+            // what was actually sent instead (less on each further round).
+            let budget = if forced {
+                ((after_soft as f64 * cfg.keep_recent_pct) as u64) >> (level - 1).min(63)
+            } else {
+                (cfg.hard_tokens() as f64 * cfg.keep_recent_pct) as u64
+            };
+            self.summarise(budget, summary_input_budget(&cfg, level, tokens))
+                .await;
+        }
+    }
+
+    /// Where saved tool results go.
+    fn results_dir(&self) -> std::path::PathBuf {
+        let c = read(&self.inner.config);
+        c.budget.dir_for(&c.state_dir)
+    }
+
+    /// Compacts after a provider overflow, harder each round, until the history shrinks;
+    /// false when nothing more can be shrunk (`round` carries over between retries).
+    pub(crate) async fn recover_from_overflow(&mut self, round: &mut u32) -> bool {
+        let counter = TokenCounter::for_model(&read(&self.inner.config).model);
+        while *round < MAX_OVERFLOW_ROUNDS && !self.cancel.is_cancelled() {
+            *round += 1;
+            let before = (
+                self.state.messages.len(),
+                local_tokens(&self.state.messages, &counter),
+            );
+            self.maybe_compact(Trigger::Overflow(*round)).await;
+            let after = (
+                self.state.messages.len(),
+                local_tokens(&self.state.messages, &counter),
+            );
+            if after.0 < before.0 || after.1 < before.1 {
+                return true;
+            }
+            // A later round only helps if a result can be cut further or more summarised.
+            if !crate::shrink::can_shrink_more(&self.state.messages, &counter)
+                && self.state.messages.len() <= 3
+            {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// The error for a request the provider still rejects as too long: what is too big.
+    pub(crate) fn overflow_message(&self, tools: &[ToolSchema], reason: &str) -> String {
+        let c = read(&self.inner.config);
+        let counter = TokenCounter::for_model(&c.model);
+        let what = crate::shrink::describe_oversize(
+            &self.state.messages,
+            tools,
+            &counter,
+            c.compaction.context_window,
+        );
+        format!("{what} ({reason})")
+    }
+
+    /// Summarises everything before the recent window (`budget` tokens) with one LLM call
+    /// whose input is fitted to `input_budget` tokens.
+    async fn summarise(&mut self, budget: u64, input_budget: u64) {
+        let msgs = &self.state.messages;
+        let before = msgs.len();
+        let cut = recent_boundary(msgs, budget);
+        if cut <= 2 {
+            // Nothing old enough to summarise; every `compacting` still gets its `compacted`.
+            return self
+                .unchanged(
+                    before,
+                    "nothing old enough to summarise; history kept as it is",
+                )
+                .await;
+        }
+        let model = read(&self.inner.config).model.clone();
+        let old: Vec<Message> = msgs[1..cut].to_vec();
+        let counter = TokenCounter::for_model(&model);
+        let request_msgs = summary_request(&old, input_budget, &counter);
+        let req_id = uuid::Uuid::new_v4().to_string();
+        let llm = read(&self.inner.llm).clone();
+        let (answer, usage) = crate::llm::answer_text_and_usage(llm.stream(
+            LlmRequest {
+                model: model.clone(),
+                messages: request_msgs,
+                tools: Vec::new(),
+                reasoning_effort: None,
+                req_id: req_id.clone(),
+            },
+            self.cancel.child_token(),
+        ))
+        .await;
+        // The summary request is billed like any other: it counts in the turn's usage.
+        if let Some(u) = usage {
+            self.account(&u, &model);
+        }
+        // A failed or interrupted summary leaves nothing to use.
+        let summary = answer.unwrap_or_default();
+        if summary.trim().is_empty() {
+            tracing::warn!("compaction summary failed; keeping the elided history");
+            return self
+                .unchanged(
+                    before,
+                    "the summary request failed; the history is kept (old tool results elided)",
+                )
+                .await;
+        }
+        let summary: String = summary.chars().take(12_000).collect();
+        let todos = lock(&self.inner.todos).clone();
+        let (pinned, kept_users, dropped_users) = pinned_block(&old, &todos);
+        let mut next = vec![self.state.messages[0].clone()];
+        next.push(Message::user(format!(
+            "[Earlier conversation compacted]\n\n{pinned}\n## Summary of what happened\n{summary}"
+        )));
+        next.extend(self.state.messages[cut..].iter().cloned());
+        self.state.messages = next;
+        // Earlier turns' ends no longer exist in this history.
+        self.state.turn_marks.clear();
+        self.emit(Event::Compacted(Compacted {
+            req_id,
+            task_id: self.task_id.clone(),
+            method: "summary".into(),
+            messages_before: before as u32,
+            messages_after: self.state.messages.len() as u32,
+            boundary_index: Some(cut as u32),
+            model: Some(model),
+            summary_preview: Some(summary.chars().take(200).collect()),
+            kept_user_messages: Some(kept_users),
+            dropped_user_messages: Some(dropped_users),
+        }))
+        .await;
+    }
+
+    /// Ends a summary pass that changed nothing: `compacted` with method `none` and why.
+    async fn unchanged(&mut self, before: usize, why: &str) {
+        self.emit(Event::Compacted(Compacted {
+            req_id: String::new(),
+            task_id: self.task_id.clone(),
+            method: "none".into(),
+            messages_before: before as u32,
+            messages_after: self.state.messages.len() as u32,
+            boundary_index: None,
+            model: None,
+            summary_preview: Some(why.to_string()),
+            kept_user_messages: None,
+            dropped_user_messages: None,
+        }))
+        .await;
+    }
+}

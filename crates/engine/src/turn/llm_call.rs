@@ -1,0 +1,225 @@
+//! One LLM call of a turn: streaming its deltas, retries with backoff, compaction after a
+//! context overflow, and the error the turn ends with when it gives up.
+
+use cairn_protocol::{Event, LlmRequest as LlmRequestEvent, LlmRetry, TokenUsage, ToolCall};
+use futures::StreamExt;
+
+use super::{dedupe_call_ids, now, TurnRunner};
+use crate::llm::{FailureKind, LlmChunk, LlmOutcome, LlmRequest, OutcomeStatus};
+use crate::locks::read;
+use crate::retry::RetryPolicy;
+
+/// Result of one LLM call (after retries).
+pub(super) enum LlmResult {
+    /// A complete reply.
+    Reply {
+        text: String,
+        reasoning: String,
+        tool_calls: Vec<ToolCall>,
+        usage: Option<TokenUsage>,
+        req_id: String,
+    },
+    /// Interrupted while streaming; partial text kept.
+    Interrupted { partial: String, req_id: String },
+    /// Gave up; the error event was emitted.
+    Failed,
+}
+
+impl TurnRunner<'_> {
+    /// One LLM call with the retry policy applied.
+    pub(super) async fn call_llm(&mut self, tools: Vec<cairn_protocol::ToolSchema>) -> LlmResult {
+        let (model, effort, policy) = {
+            let c = read(&self.inner.config);
+            (c.model.clone(), c.reasoning_effort, c.retry.clone())
+        };
+        let mut attempt: u32 = 0;
+        // Overflow compaction rounds so far: each one cuts harder than the last.
+        let mut overflow_round: u32 = 0;
+        loop {
+            let req_id = uuid::Uuid::new_v4().to_string();
+            self.emit(Event::LlmRequest(LlmRequestEvent {
+                req_id: req_id.clone(),
+                task_id: self.task_id.clone(),
+                log_time: now(),
+                model: model.clone(),
+                msg_count: self.state.messages.len() as u32,
+                tool_count: tools.len() as u32,
+                compact: None,
+            }))
+            .await;
+            let request = LlmRequest {
+                model: model.clone(),
+                messages: crate::attachments::outbound(
+                    &self.state.messages,
+                    self.state.inline.as_ref(),
+                ),
+                tools: tools.clone(),
+                reasoning_effort: effort,
+                req_id: req_id.clone(),
+            };
+            let llm = read(&self.inner.llm).clone();
+            let mut stream = llm.stream(request, self.cancel.child_token());
+            let (mut text, mut reasoning, mut calls, mut usage) =
+                (String::new(), String::new(), Vec::new(), None);
+            let mut outcome = None;
+            // Increments that have already arrived are merged into one delta event: no added
+            // latency, far fewer events for a fast stream.
+            let mut pending: Option<LlmChunk> = None;
+            let mut ended = false;
+            loop {
+                if ended && pending.is_none() {
+                    break;
+                }
+                let chunk = match pending.take() {
+                    Some(c) => c,
+                    None => match stream.next().await {
+                        Some(c) => c,
+                        None => break,
+                    },
+                };
+                match chunk {
+                    LlmChunk::Text(mut t) => {
+                        (pending, ended) = coalesce(&mut stream, &mut t, |c| match c {
+                            LlmChunk::Text(x) => Ok(x),
+                            other => Err(other),
+                        });
+                        text.push_str(&t);
+                        self.emit(Event::AssistantDelta(self.delta(t, &req_id)))
+                            .await;
+                    }
+                    LlmChunk::Reasoning(mut t) => {
+                        (pending, ended) = coalesce(&mut stream, &mut t, |c| match c {
+                            LlmChunk::Reasoning(x) => Ok(x),
+                            other => Err(other),
+                        });
+                        reasoning.push_str(&t);
+                        self.emit(Event::ReasoningDelta(self.delta(t, &req_id)))
+                            .await;
+                    }
+                    LlmChunk::ToolCall(c) => calls.push(c),
+                    LlmChunk::Usage(u) => usage = Some(u),
+                    LlmChunk::End(o) => {
+                        outcome = Some(o);
+                        break;
+                    }
+                }
+            }
+            drop(stream);
+            let outcome = outcome.unwrap_or_else(|| {
+                LlmOutcome::new(
+                    OutcomeStatus::Malformed,
+                    Some("the LLM client ended without an outcome".into()),
+                )
+            });
+            if self.cancel.is_cancelled() || outcome.status == OutcomeStatus::Aborted {
+                return LlmResult::Interrupted {
+                    partial: text,
+                    req_id,
+                };
+            }
+            if outcome.status == OutcomeStatus::Completed {
+                return LlmResult::Reply {
+                    text,
+                    reasoning,
+                    tool_calls: dedupe_call_ids(calls),
+                    usage,
+                    req_id,
+                };
+            }
+            // A prompt too long for the model: compact (harder each time) and send it again;
+            // give up, naming what is too big, once nothing more can be shrunk.
+            let overflow = outcome.kind == Some(FailureKind::ContextOverflow);
+            if overflow && self.recover_from_overflow(&mut overflow_round).await {
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                return LlmResult::Interrupted {
+                    partial: String::new(),
+                    req_id,
+                };
+            }
+            let retriable = RetryPolicy::is_retriable(&outcome);
+            if retriable && attempt < policy.max_retries {
+                attempt += 1;
+                let wait = policy.delay(attempt, &outcome);
+                self.emit(Event::LlmRetry(LlmRetry {
+                    attempt,
+                    max: policy.max_retries,
+                    reason: outcome.describe(),
+                    wait_ms: wait.as_millis() as u64,
+                    iteration: self.iteration,
+                    req_id: req_id.clone(),
+                }))
+                .await;
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => continue,
+                    _ = self.cancel.cancelled() => {
+                        return LlmResult::Interrupted { partial: String::new(), req_id };
+                    }
+                }
+            }
+            let error_type = error_type_of(&outcome);
+            let message = match outcome.status {
+                _ if overflow => self.overflow_message(&tools, &outcome.describe()),
+                OutcomeStatus::Auth => format!(
+                    "the provider rejected the API key ({}); set a valid key and try again",
+                    outcome.describe()
+                ),
+                _ if attempt > 0 => format!(
+                    "LLM request failed after {} attempts: {}",
+                    attempt + 1,
+                    outcome.describe()
+                ),
+                _ => format!("LLM request failed: {}", outcome.describe()),
+            };
+            // Context overflow is retriable once compaction has run; auth needs a new key.
+            let retriable_later = outcome.status != OutcomeStatus::Auth
+                && !matches!(
+                    outcome.kind,
+                    Some(FailureKind::BadRequest | FailureKind::QuotaExhausted)
+                );
+            self.emit_error(message, error_type, retriable_later, req_id)
+                .await;
+            self.state.retry_pending = retriable_later;
+            return LlmResult::Failed;
+        }
+    }
+}
+
+/// Appends every already-available chunk of the same kind to `acc`. Returns the first ready
+/// chunk of another kind (to handle next) and whether the stream has ended.
+fn coalesce(
+    stream: &mut futures::stream::BoxStream<'static, LlmChunk>,
+    acc: &mut String,
+    same: impl Fn(LlmChunk) -> Result<String, LlmChunk>,
+) -> (Option<LlmChunk>, bool) {
+    use futures::FutureExt;
+    const MAX_MERGED: usize = 64 * 1024;
+    while acc.len() < MAX_MERGED {
+        match stream.next().now_or_never() {
+            Some(Some(c)) => match same(c) {
+                Ok(more) => acc.push_str(&more),
+                Err(other) => return (Some(other), false),
+            },
+            Some(None) => return (None, true),
+            None => return (None, false),
+        }
+    }
+    (None, false)
+}
+
+/// The `error_type` of a failed LLM outcome.
+fn error_type_of(outcome: &LlmOutcome) -> &'static str {
+    match (outcome.status, outcome.kind) {
+        (OutcomeStatus::Auth, _) => "auth",
+        (_, Some(FailureKind::RateLimited)) => "rate_limited",
+        (_, Some(FailureKind::ContextOverflow)) => "context_length_exceeded",
+        (_, Some(FailureKind::Server)) => "server_error",
+        (_, Some(FailureKind::BadRequest)) => "bad_request",
+        (_, Some(FailureKind::Network)) => "network",
+        (_, Some(FailureKind::QuotaExhausted)) => "quota_exhausted",
+        (OutcomeStatus::Timeout, _) => "timeout",
+        (OutcomeStatus::Malformed, _) => "malformed",
+        _ => "failed",
+    }
+}
