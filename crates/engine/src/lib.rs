@@ -27,6 +27,7 @@ pub mod secret_env;
 pub mod session;
 mod shrink;
 pub mod subagent;
+#[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 pub mod tokens;
 pub mod tool;
