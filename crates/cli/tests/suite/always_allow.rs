@@ -5,7 +5,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::Duration;
 
 use crate::common;
 
@@ -20,9 +19,8 @@ fn run_on_tty(ws: &Path, state: &Path, base_url: &str, answer: &str) -> (u32, St
     let mut writer = run.master.take_writer().unwrap();
     writer.write_all(answer.as_bytes()).unwrap();
     writer.flush().unwrap();
-    let status = run.child.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(100));
-    (status.exit_code(), run.text())
+    let code = run.wait_exit();
+    (code, run.text())
 }
 
 async fn run_json(ws: &Path, state: &Path, base_url: &str, session: &str) -> Vec<Value> {
@@ -181,9 +179,8 @@ async fn a_command_with_operators_is_offered_no_always_answer() {
         run.wait_for("please answer y, n");
         writer.write_all(b"n\n").unwrap();
         writer.flush().unwrap();
-        let status = run.child.wait().unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-        (status.exit_code(), run.text())
+        let code = run.wait_exit();
+        (code, run.text())
     })
     .await
     .unwrap();
@@ -214,8 +211,7 @@ async fn escape_sequences_in_a_request_cannot_redraw_the_approval_prompt() {
         let mut writer = run.master.take_writer().unwrap();
         writer.write_all(b"n\n").unwrap();
         writer.flush().unwrap();
-        let _ = run.child.wait();
-        std::thread::sleep(Duration::from_millis(100));
+        run.wait_exit();
         run.text()
     })
     .await

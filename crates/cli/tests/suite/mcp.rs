@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use cairn_testkit::process::processes_with;
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::{json, Value};
 use tokio::process::Command;
@@ -115,32 +116,6 @@ async fn output(mut c: Command) -> Out {
         stdout: String::from_utf8_lossy(&o.stdout).to_string(),
         stderr: String::from_utf8_lossy(&o.stderr).to_string(),
     }
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        let after = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-        !after
-            .split_whitespace()
-            .next()
-            .is_some_and(|st| st == "Z" || st == "X")
-    })
-}
-
-/// Live processes whose command line contains `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(needle) && alive(pid) {
-                out.push(pid);
-            }
-        }
-    }
-    out
 }
 
 fn marker(tag: &str) -> String {

@@ -150,6 +150,6 @@ fn every_exported_type_is_generated() {
     assert!(
         missing.is_empty(),
         "types marked #[ts(export)] in crates/protocol/src are reachable from no root type in \
-         `export_protocol` (tests/bindings.rs); add them there: {missing:?}"
+         `export_protocol` (tests/suite/bindings.rs); add them there: {missing:?}"
     );
 }

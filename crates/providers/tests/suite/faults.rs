@@ -2,6 +2,7 @@
 
 use crate::common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn_engine::{FailureKind, LlmChunk, LlmClient, OutcomeStatus};
@@ -9,6 +10,7 @@ use cairn_providers::{ApiMode, OpenAiClient};
 use cairn_testkit::{Fault, MockLlmServer, Reply};
 use common::{client, collect, collect_with, config, request, KEY};
 use futures::StreamExt;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 async fn one(reply: Reply) -> (MockLlmServer, common::Collected) {
@@ -202,26 +204,31 @@ async fn cancellation_mid_stream_aborts_quickly() {
 }
 
 /// A server that accepts connections and never answers.
-async fn silent_server() -> (tokio::task::JoinHandle<()>, String) {
+/// A server that accepts connections and never answers; `accepted` is notified at each.
+async fn silent_server() -> (tokio::task::JoinHandle<()>, String, Arc<Notify>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let accepted = Arc::new(Notify::new());
+    let seen = accepted.clone();
     let task = tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((sock, _)) = listener.accept().await {
             held.push(sock);
+            seen.notify_one();
         }
     });
-    (task, url)
+    (task, url, accepted)
 }
 
 #[tokio::test]
 async fn cancellation_while_waiting_for_headers_aborts_quickly() {
-    let (task, url) = silent_server().await;
+    let (task, url, accepted) = silent_server().await;
     let c = client(&url, ApiMode::Chat);
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
+    // Cancelled once the request is on the wire, waiting for headers.
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        accepted.notified().await;
         trigger.cancel();
     });
     let start = Instant::now();
@@ -237,7 +244,7 @@ async fn cancellation_while_waiting_for_headers_aborts_quickly() {
 
 #[tokio::test]
 async fn no_headers_within_the_request_timeout_is_a_timeout() {
-    let (task, url) = silent_server().await;
+    let (task, url, _) = silent_server().await;
     let mut cfg = config(&url, ApiMode::Chat);
     cfg.request_timeout = Duration::from_millis(300);
     let got = collect(&OpenAiClient::new(cfg).unwrap(), request("gpt-4o")).await;

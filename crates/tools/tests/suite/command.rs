@@ -214,16 +214,16 @@ async fn interrupting_a_call_kills_its_session() {
         exec.execute(json!({"command": cmd, "yield_ms": 60000}), ctx)
             .await
     });
-    let start = Instant::now();
-    while !marker.exists() && start.elapsed() < Duration::from_secs(5) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let pid: u32 = std::fs::read_to_string(&marker)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    // The shell wrote its pid (a whole line: the file can exist before `echo` filled it).
+    let read_pid = || -> Option<u32> {
+        let text = std::fs::read_to_string(&marker).ok()?;
+        text.strip_suffix('\n')?.trim().parse().ok()
+    };
+    assert!(
+        cairn_testkit::process::eventually(Duration::from_secs(5), || read_pid().is_some()).await,
+        "the command never wrote its pid"
+    );
+    let pid = read_pid().unwrap();
     cancel.cancel();
     let r = tokio::time::timeout(Duration::from_secs(10), call)
         .await
