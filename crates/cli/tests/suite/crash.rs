@@ -1,7 +1,6 @@
 //! SIGKILL at random points of scripted turns: every session loads afterwards, its history is
 //! valid for the next request, and no event the process printed before dying is lost.
 
-use crate::common;
 mod disk_full;
 
 use std::collections::BTreeSet;

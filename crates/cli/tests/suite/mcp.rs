@@ -54,9 +54,8 @@ fn serve() -> i32 {
 /// A server entry in the `mcpServers` form pointing at this binary.
 fn entry(marker: &str, faults: &str) -> Value {
     let exe = std::env::current_exe().unwrap();
-    // The full name of `stdio_mcp_server` in this binary (`module_path!` starts with the
-    // binary's own name); `marker` is one more filter, matching no test.
-    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    // `marker` is one more test-name filter, matching no test.
+    let server_test = cairn_testkit::child::test_name(module_path!(), "stdio_mcp_server");
     json!({
         "command": "sh",
         "args": [
@@ -67,7 +66,7 @@ fn entry(marker: &str, faults: &str) -> Value {
             "--ignored",
             "--nocapture",
             "--test-threads=1",
-            format!("{module}::stdio_mcp_server"),
+            server_test,
             marker,
         ],
         "env": { SERVER_ENV: "1", "CAIRN_TEST_MCP_FAULTS": faults }
