@@ -1,5 +1,5 @@
 // Included by build.rs and lib.rs: one list of command names for the permission set
-// (build script), the capability file (checked by tests/ipc.rs) and the handler.
+// (build script), the capability file (checked by tests/suite/ipc.rs) and the handler.
 
 /// Every command's name, for the build script's permission set and the capability file.
 pub const COMMANDS: &[&str] = &[

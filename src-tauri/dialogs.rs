@@ -321,6 +321,7 @@ impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
 }
 
 /// A fake for tests: records prompts and answers with a fixed decision (or never).
+#[cfg(any(test, feature = "test-support"))]
 pub mod testing {
     use super::*;
     use std::sync::Mutex;

@@ -1,5 +1,5 @@
 //! The app's own IPC types: what commands take and return. TypeScript bindings for every
-//! type here are generated into `ui/src/bindings/app/` (see `tests/bindings.rs`).
+//! type here are generated into `ui/src/bindings/app/` (see `tests/suite/bindings.rs`).
 
 use cairn_protocol::{Event, Mode, TodoItem};
 use serde::{Deserialize, Serialize};

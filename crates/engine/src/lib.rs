@@ -29,6 +29,7 @@ mod shrink;
 mod state;
 mod stream;
 pub mod subagent;
+#[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 pub mod tokens;
 pub mod tool;

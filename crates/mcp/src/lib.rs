@@ -21,6 +21,7 @@ pub mod result;
 pub mod slot;
 pub mod sse;
 pub mod stderr_log;
+#[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 pub mod tool;
 

@@ -1,7 +1,7 @@
 //! Wire types shared by every part of Cairn: messages, events, tool schemas and approvals.
 //!
 //! This crate is the only contract between the engine, the CLI and the desktop UI. The
-//! TypeScript bindings used by `ui/` are generated from these types (see `tests/bindings.rs`).
+//! TypeScript bindings used by `ui/` are generated from these types (see `tests/suite/bindings.rs`).
 
 pub mod approval;
 pub mod event;

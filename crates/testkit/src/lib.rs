@@ -7,11 +7,14 @@
 //! (`POST /v1/messages`). Each model request takes the next [`Reply`] of the script,
 //! rendered in the protocol of the endpoint it hit; when the script is exhausted the server
 //! answers HTTP 500 `mock script exhausted`. [`Socks5Proxy`] is a minimal SOCKS5 proxy for
-//! testing proxied clients.
+//! testing proxied clients. [`child`] runs a test that changes process-wide state in a child
+//! process of its own test binary; [`process`] looks at processes (alive, marked, gone).
 
 mod anthropic;
 mod chat;
+pub mod child;
 mod frame;
+pub mod process;
 mod reply;
 mod responses;
 mod server;

@@ -3,7 +3,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
@@ -16,6 +16,8 @@ pub struct TtyRun {
     pub master: Box<dyn MasterPty + Send>,
     /// Everything the terminal showed so far.
     pub shown: Arc<Mutex<String>>,
+    /// Disconnected once the terminal's reader saw its end (everything shown is in `shown`).
+    read_all: mpsc::Receiver<()>,
 }
 
 /// Starts `cairn run --model m --approve ask --vcs off` with `prompt` in `ws` on a terminal.
@@ -48,7 +50,9 @@ pub fn start(ws: &Path, state: &Path, base_url: &str, prompt: &str) -> TtyRun {
     let mut reader = pair.master.try_clone_reader().unwrap();
     let shown = Arc::new(Mutex::new(String::new()));
     let sink = shown.clone();
+    let (reading, read_all) = mpsc::channel::<()>();
     std::thread::spawn(move || {
+        let _reading = reading;
         let mut buf = [0u8; 4096];
         while let Ok(n) = reader.read(&mut buf) {
             if n == 0 {
@@ -63,6 +67,7 @@ pub fn start(ws: &Path, state: &Path, base_url: &str, prompt: &str) -> TtyRun {
         child,
         master: pair.master,
         shown,
+        read_all,
     }
 }
 
@@ -78,6 +83,17 @@ impl TtyRun {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Waits for the process to exit and for the terminal to show all it wrote; its exit code.
+    pub fn wait_exit(&mut self) -> u32 {
+        let status = self.child.wait().unwrap();
+        let ended = self.read_all.recv_timeout(Duration::from_secs(30));
+        assert!(
+            matches!(ended, Err(mpsc::RecvTimeoutError::Disconnected)),
+            "the terminal stayed open after the process exited"
+        );
+        status.exit_code()
     }
 
     /// Everything the terminal showed so far.

@@ -2,7 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cairn_engine::{ToolContext, ToolError, ToolHandle, ToolOutput};
 use serde_json::Value;
@@ -73,30 +73,7 @@ pub fn tool(tools: &[ToolHandle], name: &str) -> ToolHandle {
         .clone()
 }
 
-/// Whether `pid` is a live (not zombie) process.
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, r)| r.trim_start().chars().next());
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
-}
-
-/// Waits up to `within` for `pid` to be gone.
-pub async fn gone_within(pid: u32, within: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < within {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    !alive(pid)
-}
+pub use cairn_testkit::process::{alive, gone_within};
 
 /// The first line of `text` that parses as a pid.
 pub fn first_pid(text: &str) -> u32 {

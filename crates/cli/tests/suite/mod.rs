@@ -1,0 +1,16 @@
+//! The former integration-test files, one module each.
+
+mod agents;
+mod always_allow;
+mod checkpoints;
+mod cli_run;
+mod conflict_guard;
+mod crash;
+mod credentials;
+mod human_output;
+mod mcp;
+mod permissions;
+mod resume;
+mod sandbox_flag;
+mod session_lock;
+mod sessions_index;

@@ -1,0 +1,7 @@
+//! The integration tests of `engine`: one test binary (`cargo test -p cairn-engine --test all`),
+//! one module per topic under `suite/`. Run one topic with a filter, e.g.
+//! `cargo test -p cairn-engine --test all suite::agents::`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod suite;

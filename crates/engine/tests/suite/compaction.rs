@@ -1,0 +1,251 @@
+//! Compaction: thresholds, events, what survives.
+
+use crate::common;
+
+use std::sync::Arc;
+
+use cairn_engine::compaction::estimate_tokens;
+use cairn_engine::testing::{FakeLlm, FakeReply};
+use cairn_engine::{CompactionConfig, FailureKind, LlmOutcome, OutcomeStatus, Session};
+use cairn_protocol::{
+    Event, Message, Mode, TodoItem, TodoStatus, ToolCall, ToolResult, ToolStatus, TurnStatus,
+};
+use common::*;
+
+fn long_history() -> Vec<Message> {
+    let mut h = vec![Message::user("GOAL-7: port the parser to Rust")];
+    h.push(Message::Assistant {
+        content: vec![],
+        tool_calls: vec![ToolCall {
+            id: "p1".into(),
+            name: "propose_plan".into(),
+            arguments: serde_json::json!({"plan": "PLAN-STEP-A then PLAN-STEP-B"}).to_string(),
+        }],
+        usage: None,
+    });
+    h.push(Message::Tool(ToolResult {
+        call_id: "p1".into(),
+        name: "propose_plan".into(),
+        content: "accepted".into(),
+        status: ToolStatus::Ok,
+        images: Vec::new(),
+    }));
+    for i in 0..12 {
+        h.push(Message::Assistant {
+            content: vec![],
+            tool_calls: vec![ToolCall {
+                id: format!("r{i}"),
+                name: "read_file".into(),
+                arguments: format!("{{\"path\":\"f{i}.rs\"}}"),
+            }],
+            usage: None,
+        });
+        h.push(Message::Tool(ToolResult {
+            call_id: format!("r{i}"),
+            name: "read_file".into(),
+            content: format!("FILE-{i} ") + &"x".repeat(1600),
+            status: ToolStatus::Ok,
+            images: Vec::new(),
+        }));
+        h.push(Message::user(
+            format!("instruction {i}: ") + &"keep going ".repeat(40),
+        ));
+        h.push(Message::assistant_text("y".repeat(600)));
+    }
+    h
+}
+
+fn small_window(dir: &TempDir) -> cairn_engine::EngineConfig {
+    let mut cfg = config(dir, Mode::Interactive);
+    cfg.compaction = CompactionConfig {
+        context_window: 6_000,
+        keep_recent_tool_results: 2,
+        ..Default::default()
+    };
+    cfg
+}
+
+#[tokio::test]
+async fn a_long_session_crosses_both_thresholds_and_keeps_what_matters() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::text("SUMMARY-TEXT of the work"),
+        FakeReply::text("done"),
+    ]);
+    let cfg = small_window(&dir);
+    let hard = cfg.compaction.hard_tokens();
+    let before_tokens = estimate_tokens(&long_history()).0;
+    assert!(
+        before_tokens > hard,
+        "the fixture is over the hard threshold"
+    );
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .messages(long_history())
+        .todos(vec![TodoItem {
+            content: "TODO-write-tests".into(),
+            status: TodoStatus::Pending,
+        }])
+        .build();
+    let ev = collect(s.run("next step please")).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    let methods: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Compacted(c) => Some(c.method.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(methods, vec!["elide", "summary"]);
+    let triggers: Vec<_> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Compacting(c) => Some(c.trigger.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(triggers, vec!["soft", "hard"]);
+    let reqs = llm.requests();
+    assert!(
+        reqs[0].tools.is_empty(),
+        "the summary request offers no tools"
+    );
+    let next = &reqs[1].messages;
+    let (tokens, _) = estimate_tokens(next);
+    assert!(tokens < hard, "{tokens} < {hard}");
+    let all: String = next.iter().map(|m| m.text()).collect::<Vec<_>>().join("\n");
+    for must in [
+        "GOAL-7",
+        "PLAN-STEP-A",
+        "TODO-write-tests",
+        "SUMMARY-TEXT",
+        "next step please",
+    ] {
+        assert!(all.contains(must), "{must} was lost");
+    }
+    assert!(matches!(next[0], Message::System { .. }));
+    // History stays valid: every tool result follows its call.
+    for (i, m) in next.iter().enumerate() {
+        if let Message::Tool(r) = m {
+            let has_call = next[..i].iter().any(|p| {
+                matches!(p, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|c| c.id == r.call_id))
+            });
+            assert!(has_call, "orphan tool result {}", r.call_id);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_failed_summary_still_ends_its_compaction_and_the_turn_goes_on() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::outcome(cairn_engine::LlmOutcome::new(
+            cairn_engine::OutcomeStatus::Failed,
+            Some("HTTP 400".into()),
+        )),
+        FakeReply::text("done"),
+    ]);
+    let s = Session::builder(small_window(&dir), Arc::new(llm.clone()))
+        .messages(long_history())
+        .build();
+    let ev = collect(s.run("next step please")).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    let pairs: Vec<&str> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Compacting(_) => Some("compacting"),
+            Event::Compacted(c) => Some(if c.method == "none" {
+                "none"
+            } else {
+                "compacted"
+            }),
+            _ => None,
+        })
+        .collect();
+    // Every `compacting` is answered by a `compacted` (the hard pass: method `none`).
+    assert_eq!(pairs, vec!["compacting", "compacted", "compacting", "none"]);
+}
+
+#[tokio::test]
+async fn the_summary_request_counts_in_the_turns_usage() {
+    use cairn_engine::LlmChunk;
+    use cairn_protocol::TokenUsage;
+    let dir = TempDir::new();
+    let usage = |input: u64| {
+        LlmChunk::Usage(TokenUsage {
+            input_tokens: input,
+            output_tokens: 10,
+            ..Default::default()
+        })
+    };
+    let llm = FakeLlm::new(vec![
+        FakeReply::Chunks(vec![LlmChunk::Text("SUMMARY".into()), usage(5_000)]),
+        FakeReply::Chunks(vec![LlmChunk::Text("done".into()), usage(700)]),
+    ]);
+    let s = Session::builder(small_window(&dir), Arc::new(llm.clone()))
+        .messages(long_history())
+        .build();
+    let ev = collect(s.run("next step please")).await;
+    let end = turn_end(&ev);
+    assert_eq!(end.status, TurnStatus::Completed);
+    let total = end.usage.expect("usage");
+    assert_eq!(
+        (total.input_tokens, total.output_tokens),
+        (5_700, 20),
+        "the summary request and the answer"
+    );
+}
+
+#[tokio::test]
+async fn soft_threshold_elides_old_tool_results_without_an_llm_call() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![FakeReply::text("done")]);
+    let mut cfg = small_window(&dir);
+    cfg.compaction.context_window = 12_000; // soft 7200, hard 9600
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .messages(long_history())
+        .build();
+    let ev = collect(s.run("go")).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 1, "no summary call");
+    let elided = reqs[0]
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Tool(r) if r.content.starts_with("[elided")))
+        .count();
+    assert!(elided >= 9, "{elided}");
+    // The saved copy is referenced and complete.
+    let saved = dir.0.join(".state/tool-results/r0.txt");
+    assert!(std::fs::read_to_string(saved)
+        .unwrap()
+        .starts_with("FILE-0 "));
+}
+
+#[tokio::test]
+async fn a_provider_overflow_forces_compaction_and_one_retry() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::outcome(
+            LlmOutcome::new(OutcomeStatus::Failed, Some("maximum context length".into()))
+                .with_kind(FailureKind::ContextOverflow),
+        ),
+        FakeReply::text("SUMMARY"),
+        FakeReply::text("answered"),
+    ]);
+    let mut cfg = small_window(&dir);
+    cfg.compaction.context_window = 1_000_000; // the estimate thinks all is fine
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .messages(long_history())
+        .build();
+    let ev = collect(s.run("go")).await;
+    assert_eq!(
+        turn_end(&ev).status,
+        TurnStatus::Completed,
+        "{:?}",
+        types(&ev)
+    );
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Event::Compacting(c) if c.trigger == "overflow")));
+    assert_eq!(llm.requests().len(), 3);
+}

@@ -1,0 +1,216 @@
+//! Against a real third-party server: the reference `@modelcontextprotocol/server-everything`
+//! from npm, over stdio and over legacy SSE — list, call, progress, error result, image.
+//!
+//! The package comes from `crates/mcp/tests/npm` (`npm ci` there, as CI's setup does); when it
+//! is not installed the test runs `npm ci` into Cargo's test temp dir once. Without `node` or
+//! `npm`, or when the install fails (offline), the test prints why and skips.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use cairn_engine::ToolError;
+use cairn_mcp::{ServerConfig, TransportConfig};
+use common::*;
+use serde_json::json;
+
+const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// The server's entry script, installing it if needed; `Err` is the reason to skip.
+fn everything() -> Result<PathBuf, String> {
+    if std::env::var("CAIRN_SKIP_NPM_TESTS").is_ok_and(|v| v == "1") {
+        return Err("CAIRN_SKIP_NPM_TESTS=1".into());
+    }
+    if !have("node") {
+        return Err("`node` is not installed".into());
+    }
+    let pkg = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/npm");
+    if pkg.join(ENTRY).is_file() {
+        return Ok(pkg.join(ENTRY));
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-npm");
+    if dir.join(ENTRY).is_file() {
+        return Ok(dir.join(ENTRY));
+    }
+    if !have("npm") {
+        return Err("`npm` is not installed".into());
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    for f in ["package.json", "package-lock.json"] {
+        std::fs::copy(pkg.join(f), dir.join(f)).map_err(|e| format!("copy {f}: {e}"))?;
+    }
+    let out = Command::new("npm")
+        .args([
+            "ci",
+            "--prefer-offline",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ])
+        .current_dir(&dir)
+        .output()
+        .map_err(|e| format!("cannot run npm: {e}"))?;
+    if !out.status.success() || !dir.join(ENTRY).is_file() {
+        return Err(format!(
+            "`npm ci` failed (offline?): {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .take(5)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+    }
+    Ok(dir.join(ENTRY))
+}
+
+fn node_server(name: &str, entry: &Path, mode: &str) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        transport: Some(TransportConfig::Stdio {
+            program: "node".into(),
+            args: vec![entry.display().to_string(), mode.into()],
+            env: Default::default(),
+            cwd: None,
+        }),
+        enabled: true,
+        startup_timeout: Some(Duration::from_secs(30)),
+        call_timeout: None,
+        max_call_timeout: None,
+        source: PathBuf::from("(test)"),
+        held: None,
+    }
+}
+
+async fn exercise(h: &Harness, server: &str) {
+    let t = |tool: &str| format!("mcp__{server}__{tool}");
+    let names = h.names();
+    for tool in [
+        "echo",
+        "get-tiny-image",
+        "trigger-long-running-operation",
+        "get-sum",
+    ] {
+        assert!(names.contains(&t(tool)), "{tool} missing from {names:?}");
+    }
+    let out = h
+        .call(&t("echo"), json!({"message": "hi from cairn"}))
+        .await
+        .unwrap();
+    assert!(out.content.contains("hi from cairn"), "{}", out.content);
+    let sum = h
+        .call(&t("get-sum"), json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert!(sum.content.contains("42"), "{}", sum.content);
+    let img = h.call(&t("get-tiny-image"), json!({})).await.unwrap();
+    assert!(
+        img.content.contains("[image: image/png, "),
+        "{}",
+        img.content
+    );
+    // Progress: 2 s in 4 steps with a 1.2 s idle limit only passes because progress resets it.
+    let slow = h
+        .call(
+            &t("trigger-long-running-operation"),
+            json!({"duration": 2, "steps": 4}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        slow.content.to_lowercase().contains("completed"),
+        "{}",
+        slow.content
+    );
+    // Invalid arguments come back as an `isError` result (or a protocol error): a clear tool error.
+    let err = h
+        .call(&t("get-sum"), json!({"a": "two"}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Failed(_)), "{err:?}");
+    assert!(err.to_string().contains(server), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_everything_server_over_stdio() {
+    let entry = match everything() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED reference_everything_server_over_stdio: {why}");
+            return;
+        }
+    };
+    let m = marker();
+    let mut cfg = node_server("everything", &entry, "stdio");
+    if let Some(TransportConfig::Stdio { args, .. }) = cfg.transport.as_mut() {
+        args.push(m.clone());
+    }
+    let h = Harness::new(vec![cfg], |o| o.call_timeout = Duration::from_millis(1200));
+    let (ok, failed) = h.manager.connect_all().await;
+    assert_eq!(ok, ["everything"], "{failed:?}");
+    exercise(&h, "everything").await;
+    h.manager.close_all().await;
+    assert!(eventually(Duration::from_secs(3), || processes_with(&m).is_empty()).await);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_everything_server_over_legacy_sse() {
+    let entry = match everything() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED reference_everything_server_over_legacy_sse: {why}");
+            return;
+        }
+    };
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = tokio::process::Command::new("node")
+        .arg(&entry)
+        .arg("sse")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/sse");
+    assert!(
+        eventually(Duration::from_secs(20), || std::net::TcpStream::connect((
+            "127.0.0.1",
+            port
+        ))
+        .is_ok())
+        .await,
+        "the SSE server did not listen"
+    );
+    let cfg = ServerConfig {
+        name: "ev".into(),
+        transport: Some(TransportConfig::Sse {
+            url,
+            headers: Default::default(),
+        }),
+        enabled: true,
+        startup_timeout: Some(Duration::from_secs(20)),
+        call_timeout: None,
+        max_call_timeout: None,
+        source: PathBuf::from("(test)"),
+        held: None,
+    };
+    let h = Harness::new(vec![cfg], |o| o.call_timeout = Duration::from_millis(1200));
+    let (ok, failed) = h.manager.connect_all().await;
+    assert_eq!(ok, ["ev"], "{failed:?}");
+    exercise(&h, "ev").await;
+    h.manager.close_all().await;
+    let _ = child.kill().await;
+}

@@ -1,0 +1,9 @@
+//! The former integration-test files, one module each.
+
+mod builtin;
+mod everything;
+mod faults;
+mod http;
+mod malformed;
+mod session;
+mod stdio;

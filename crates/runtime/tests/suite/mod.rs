@@ -1,0 +1,8 @@
+//! The former integration-test files, one module each.
+
+mod agents;
+mod index;
+mod resume;
+mod rewind;
+mod sandbox;
+mod schema;

@@ -1,0 +1,3 @@
+//! The former integration-test files, one module each.
+
+mod keyring;

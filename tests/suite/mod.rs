@@ -1,0 +1,4 @@
+//! The former integration-test files, one module each.
+
+mod bindings;
+mod ipc;
