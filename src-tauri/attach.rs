@@ -5,6 +5,7 @@
 use cairn_runtime::attach::{turn_attachments, uploads_to_attachments, ImageUpload};
 use cairn_runtime::host::TurnInput;
 
+use crate::error::{IpcError, IpcResult};
 use crate::runtime::SessionRuntime;
 
 /// The turn input for a prompt: its mentioned files read, its images validated and saved
@@ -13,23 +14,19 @@ pub fn turn_input(
     runtime: &SessionRuntime,
     text: String,
     images: Vec<ImageUpload>,
-) -> Result<TurnInput, String> {
+) -> IpcResult<TurnInput> {
     let denials = runtime.session().read_denials("read_file");
     let mentions = cairn_runtime::mentions::resolve(runtime.workspace(), &text, &denials);
     if let Some(refused) = mentions.first_refusal() {
-        return Err(refused.to_string());
+        return Err(IpcError::invalid(refused.to_string()));
     }
-    let images = uploads_to_attachments(images).map_err(|e| e.to_string())?;
+    let images = uploads_to_attachments(images)?;
     if mentions.files.is_empty() && images.is_empty() {
         return Ok(TurnInput::Text(text));
     }
-    let dir = runtime
-        .store()
-        .session_dir(&runtime.id())
-        .map_err(|e| e.to_string())?;
+    let dir = runtime.store().session_dir(&runtime.id())?;
     let model = runtime.session().model();
-    let (attached, held) =
-        turn_attachments(&dir, &model, images, mentions.files).map_err(|e| e.to_string())?;
+    let (attached, held) = turn_attachments(&dir, &model, images, mentions.files)?;
     if held > 0 {
         tracing::info!(
             held,

@@ -132,6 +132,46 @@ impl From<cairn_vcs::VcsError> for IpcError {
     }
 }
 
+impl From<cairn_runtime::timeline::TimelineError> for IpcError {
+    fn from(e: cairn_runtime::timeline::TimelineError) -> Self {
+        let code = match &e {
+            cairn_runtime::timeline::TimelineError::Outside(_) => ErrorCode::Invalid,
+            cairn_runtime::timeline::TimelineError::Vcs(_) => ErrorCode::Checkpoints,
+        };
+        IpcError::new(code, e.to_string())
+    }
+}
+
+impl From<cairn_runtime::attach::AttachError> for IpcError {
+    fn from(e: cairn_runtime::attach::AttachError) -> Self {
+        IpcError::invalid(e.to_string())
+    }
+}
+
+impl From<cairn_providers::secrets::SecretError> for IpcError {
+    fn from(e: cairn_providers::secrets::SecretError) -> Self {
+        IpcError::new(ErrorCode::Unavailable, e.to_string())
+    }
+}
+
+impl From<crate::settings::SettingsError> for IpcError {
+    fn from(e: crate::settings::SettingsError) -> Self {
+        IpcError::new(ErrorCode::Storage, e.to_string())
+    }
+}
+
+impl From<cairn_tools::terminal::TerminalError> for IpcError {
+    fn from(e: cairn_tools::terminal::TerminalError) -> Self {
+        IpcError::new(ErrorCode::Unavailable, e.to_string())
+    }
+}
+
+impl From<tokio::task::JoinError> for IpcError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        IpcError::internal(format!("a background task failed: {e}"))
+    }
+}
+
 impl From<tauri::Error> for IpcError {
     fn from(e: tauri::Error) -> Self {
         IpcError::new(ErrorCode::Unavailable, e.to_string())

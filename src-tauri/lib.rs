@@ -21,10 +21,10 @@ pub mod runtime;
 pub mod settings;
 pub mod state;
 pub mod terminals;
-pub mod timeline;
 pub mod types;
 pub mod windows;
 
+pub use cairn_runtime::timeline;
 pub use cairn_runtime::workspace::{files, preview, watch};
 
 /// The one list of command names (also read by the build script).

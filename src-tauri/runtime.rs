@@ -99,15 +99,6 @@ pub fn binding(llm: LlmSetup) -> LlmBinding {
     }
 }
 
-/// Where a session's checkpoints live (for the timeline).
-pub fn timeline_source(h: &SessionHandle) -> crate::timeline::TimelineSource {
-    crate::timeline::TimelineSource {
-        state_dir: h.state_dir().to_path_buf(),
-        workspace: h.workspace().to_path_buf(),
-        session_id: h.id(),
-    }
-}
-
 /// State of the session's MCP servers (`None` when none is configured).
 pub fn mcp_status(h: &SessionHandle) -> Option<Vec<crate::types::McpServerView>> {
     let manager = h.assembled().mcp.manager()?;

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use cairn_providers::secrets::KeyStore;
 
 use crate::dialogs::NativeDialogs;
+use crate::error::IpcResult;
 use crate::runtime::SessionRuntime;
 use crate::settings::{Settings, SettingsFile};
 use crate::types::ApprovalHost;
@@ -112,11 +113,11 @@ impl AppState {
     }
 
     /// Changes and saves the settings.
-    pub fn update_settings(&self, f: impl FnOnce(&mut Settings)) -> Result<Settings, String> {
+    pub fn update_settings(&self, f: impl FnOnce(&mut Settings)) -> IpcResult<Settings> {
         let mut s = lock(&self.settings);
         let mut next = s.clone();
         f(&mut next);
-        self.settings_file.save(&next).map_err(|e| e.to_string())?;
+        self.settings_file.save(&next)?;
         *s = next.clone();
         Ok(next)
     }

@@ -51,9 +51,9 @@ pub fn tabs(
 
 /// Sends `replay` and then every live chunk of `live` to `send` until the output ends or
 /// `send` fails (the page is gone). Chunks lost to a slow page are skipped, not fatal.
-pub async fn pump<F>(replay: Vec<u8>, mut live: broadcast::Receiver<Arc<[u8]>>, mut send: F)
+pub async fn pump<F, E>(replay: Vec<u8>, mut live: broadcast::Receiver<Arc<[u8]>>, mut send: F)
 where
-    F: FnMut(Vec<u8>) -> Result<(), String>,
+    F: FnMut(Vec<u8>) -> Result<(), E>,
 {
     if !replay.is_empty() && send(replay).is_err() {
         return;
@@ -92,7 +92,7 @@ mod tests {
         let mut got = Vec::new();
         pump(b"old".to_vec(), rx, |c| {
             got.push(String::from_utf8(c).unwrap());
-            Ok(())
+            Ok::<(), String>(())
         })
         .await;
         assert_eq!(got, ["old", "live"]);
@@ -104,7 +104,7 @@ mod tests {
         let mut calls = 0;
         pump(b"old".to_vec(), rx, |_| {
             calls += 1;
-            Err("gone".into())
+            Err("gone".to_string())
         })
         .await;
         assert_eq!(calls, 1);

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 
+use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 
 /// Label of the window the app starts with.
@@ -23,7 +24,7 @@ pub fn new_label() -> String {
 pub fn open_window<R: Runtime>(
     app: &AppHandle<R>,
     workspace: Option<PathBuf>,
-) -> Result<String, String> {
+) -> IpcResult<String> {
     let label = new_label();
     if let Some(ws) = workspace {
         app.state::<AppState>()
@@ -36,7 +37,10 @@ pub fn open_window<R: Runtime>(
         .build()
         .map_err(|e| {
             app.state::<AppState>().take_slot(&label);
-            format!("cannot open a window: {e}")
+            IpcError::new(
+                crate::error::ErrorCode::Unavailable,
+                format!("cannot open a window: {e}"),
+            )
         })?;
     tracing::info!(window = %label, "window opened");
     Ok(label)

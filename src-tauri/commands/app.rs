@@ -2,6 +2,7 @@
 
 use tauri::{Manager, Runtime, State, Window};
 
+use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::types::{AppInfo, Bootstrap};
 
@@ -21,7 +22,7 @@ pub fn app_info() -> AppInfo {
 pub async fn bootstrap<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<Bootstrap, String> {
+) -> IpcResult<Bootstrap> {
     let started = std::time::Instant::now();
     let slot = state.slot(window.label());
     crate::windows::set_title(&window, slot.workspace.as_deref());
@@ -59,9 +60,11 @@ pub async fn bench_mark<R: Runtime>(
     state: State<'_, AppState>,
     mark: String,
     data: serde_json::Value,
-) -> Result<serde_json::Value, String> {
+) -> IpcResult<serde_json::Value> {
     if !state.config.bench {
-        return Err("benchmark marks are accepted only when CAIRN_BENCH=1".into());
+        return Err(IpcError::invalid(
+            "benchmark marks are accepted only when CAIRN_BENCH=1",
+        ));
     }
     match mark.as_str() {
         "first_paint" => {
@@ -102,12 +105,14 @@ pub async fn bench_mark<R: Runtime>(
             window.app_handle().exit(0);
             Ok(serde_json::Value::Null)
         }
-        other => Err(format!("unknown benchmark mark `{other}`")),
+        other => Err(IpcError::invalid(format!(
+            "unknown benchmark mark `{other}`"
+        ))),
     }
 }
 
 /// Opens a new window (its own workspace and engine session); returns its label.
 #[tauri::command]
-pub fn new_window<R: Runtime>(app: tauri::AppHandle<R>) -> Result<String, String> {
+pub fn new_window<R: Runtime>(app: tauri::AppHandle<R>) -> IpcResult<String> {
     crate::windows::open_window(&app, None)
 }

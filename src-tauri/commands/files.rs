@@ -7,15 +7,16 @@ use std::path::PathBuf;
 use tauri::ipc::Channel;
 use tauri::{Runtime, State, Window};
 
+use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::types::{DirListing, FileIndex, FilesEvent, WatchStatus};
 use crate::watch::WorkspaceWatch;
 
-fn workspace(state: &AppState, label: &str) -> Result<PathBuf, String> {
+fn workspace(state: &AppState, label: &str) -> IpcResult<PathBuf> {
     state
         .slot(label)
         .workspace
-        .ok_or_else(|| "No workspace is open in this window.".to_string())
+        .ok_or_else(IpcError::no_workspace)
 }
 
 /// The entries of workspace folder `path` ("" = the root), ignored files left out; the
@@ -25,16 +26,14 @@ pub async fn list_dir<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     path: String,
-) -> Result<DirListing, String> {
+) -> IpcResult<DirListing> {
     let slot = state.slot(window.label());
-    let ws = slot
-        .workspace
-        .ok_or("No workspace is open in this window.")?;
+    let ws = slot.workspace.ok_or_else(IpcError::no_workspace)?;
     let root = ws.clone();
     let listing =
         tauri::async_runtime::spawn_blocking(move || crate::files::list_dir(&root, &path))
-            .await
-            .map_err(|e| e.to_string())??;
+            .await?
+            .map_err(IpcError::invalid)?;
     if let Some(watch) = slot.files.filter(|w| w.root() == ws) {
         let dir = ws.join(&listing.path);
         if let Err(e) = watch.watch_dir(&dir) {
@@ -49,11 +48,11 @@ pub async fn list_dir<R: Runtime>(
 pub async fn workspace_files<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<FileIndex, String> {
+) -> IpcResult<FileIndex> {
     let ws = workspace(&state, window.label())?;
     tauri::async_runtime::spawn_blocking(move || crate::files::index(&ws))
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
+        .map_err(IpcError::invalid)
 }
 
 /// Starts (or restarts) the window's file watcher, sending changed folders to `on_event`.
@@ -63,7 +62,7 @@ pub fn watch_files<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     on_event: Channel<FilesEvent>,
-) -> Result<WatchStatus, String> {
+) -> IpcResult<WatchStatus> {
     let ws = workspace(&state, window.label())?;
     // The previous watch of this window (if any) stops when it is replaced.
     let (watch, pump) = WorkspaceWatch::start(ws, move |e| on_event.send(e));
@@ -83,15 +82,10 @@ pub async fn read_attachment<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     path: String,
-) -> Result<String, String> {
+) -> IpcResult<String> {
     let runtime = super::current(&state, window.label())?;
-    let dir = runtime
-        .store()
-        .session_dir(&runtime.id())
-        .map_err(|e| e.to_string())?;
-    tauri::async_runtime::spawn_blocking(move || {
-        cairn_runtime::attach::read_back(&dir, &path).map_err(|e| e.to_string())
-    })
-    .await
-    .map_err(|e| e.to_string())?
+    let dir = runtime.store().session_dir(&runtime.id())?;
+    tauri::async_runtime::spawn_blocking(move || cairn_runtime::attach::read_back(&dir, &path))
+        .await?
+        .map_err(IpcError::from)
 }

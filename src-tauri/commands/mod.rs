@@ -15,14 +15,13 @@ pub mod workspace;
 
 use std::sync::Arc;
 
+use crate::error::{IpcError, IpcResult};
 use crate::runtime::SessionRuntime;
 use crate::state::AppState;
 
 pub use crate::command_names::COMMANDS;
 
 /// The window's open session, or a message saying there is none.
-pub(crate) fn current(state: &AppState, label: &str) -> Result<Arc<SessionRuntime>, String> {
-    state.slot(label).session.ok_or_else(|| {
-        "No session is open in this window: open a workspace and start a chat.".to_string()
-    })
+pub(crate) fn current(state: &AppState, label: &str) -> IpcResult<Arc<SessionRuntime>> {
+    state.slot(label).session.ok_or_else(IpcError::no_session)
 }

@@ -8,6 +8,7 @@ use cairn_protocol::{ApprovalDecision, DirectoryGrant, Message, Mode, PlanReview
 use tauri::{Runtime, State, Window};
 
 use super::current;
+use crate::error::{IpcError, IpcResult};
 use crate::runtime::{OpenRequest, SessionRuntime};
 use crate::state::AppState;
 use crate::types::{GrantedDirectory, PermissionRules, PersistentRule, SessionStatus, SessionView};
@@ -18,8 +19,8 @@ fn open_runtime(
     workspace: &Path,
     session_id: Option<String>,
     choice: &ProviderChoice,
-) -> Result<Arc<SessionRuntime>, String> {
-    crate::runtime::open(
+) -> IpcResult<Arc<SessionRuntime>> {
+    Ok(crate::runtime::open(
         &state.host,
         OpenRequest {
             state_dir: &state.config.state_dir,
@@ -30,8 +31,7 @@ fn open_runtime(
             dialogs: state.dialogs.clone(),
             terminals: state.terminals.clone(),
         },
-    )
-    .map_err(|e| e.to_string())
+    )?)
 }
 
 /// Starts a new session in the window's workspace (closing the previous one).
@@ -39,18 +39,18 @@ fn open_runtime(
 pub async fn new_session<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<SessionView, String> {
+) -> IpcResult<SessionView> {
     let label = window.label();
     let workspace = state
         .slot(label)
         .workspace
-        .ok_or("Open a workspace first.")?;
+        .ok_or_else(IpcError::no_workspace)?;
     super::workspace::close_session_of(&state, label).await?;
     let choice = state.provider_choice();
     let runtime = tokio::task::block_in_place(|| open_runtime(&state, &workspace, None, &choice))?;
     state.with_slot(label, |slot| slot.session = Some(runtime.clone()));
     remember_session(&state, &workspace, &runtime.id());
-    crate::runtime::view(&runtime).map_err(|e| e.to_string())
+    Ok(crate::runtime::view(&runtime)?)
 }
 
 /// Remembers the session a workspace shows, to reopen it at the next start.
@@ -67,13 +67,11 @@ pub async fn open_session<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     id: String,
-) -> Result<SessionView, String> {
+) -> IpcResult<SessionView> {
     let label = window.label();
     if let Some(current) = state.slot(label).session {
         if current.id() == id {
-            return crate::runtime::view_with_pending(&current)
-                .await
-                .map_err(|e| e.to_string());
+            return Ok(crate::runtime::view_with_pending(&current).await?);
         }
     }
     if state
@@ -81,12 +79,14 @@ pub async fn open_session<R: Runtime>(
         .iter()
         .any(|(l, r)| l != label && r.id() == id)
     {
-        return Err("This session is open in another window.".into());
+        return Err(IpcError::new(
+            crate::error::ErrorCode::OpenElsewhere,
+            "This session is open in another window.",
+        ));
     }
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
-    let saved = store.load(&id).map_err(|e| e.to_string())?;
-    let workspace =
-        cairn_runtime::resolve_workspace(Path::new(&saved.workspace)).map_err(|e| e.to_string())?;
+    let saved = store.load(&id)?;
+    let workspace = cairn_runtime::resolve_workspace(Path::new(&saved.workspace))?;
     super::workspace::close_session_of(&state, label).await?;
     let settings = state.settings();
     let provider = if saved.provider.is_empty() {
@@ -107,9 +107,7 @@ pub async fn open_session<R: Runtime>(
         slot.workspace = Some(workspace);
         slot.session = Some(runtime.clone());
     });
-    crate::runtime::view_with_pending(&runtime)
-        .await
-        .map_err(|e| e.to_string())
+    Ok(crate::runtime::view_with_pending(&runtime).await?)
 }
 
 /// The live state of the window's session.
@@ -117,7 +115,7 @@ pub async fn open_session<R: Runtime>(
 pub fn session_status<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<SessionStatus, String> {
+) -> IpcResult<SessionStatus> {
     Ok(crate::runtime::status(
         current(&state, window.label())?.as_ref(),
     ))
@@ -125,25 +123,27 @@ pub fn session_status<R: Runtime>(
 
 /// Renames a session (open or not).
 #[tauri::command]
-pub fn rename_session(state: State<'_, AppState>, id: String, name: String) -> Result<(), String> {
+pub fn rename_session(state: State<'_, AppState>, id: String, name: String) -> IpcResult<()> {
     let name = name.trim();
     if name.is_empty() {
-        return Err("A session name cannot be empty.".into());
+        return Err(IpcError::invalid("A session name cannot be empty."));
     }
     if name.chars().count() > 200 {
-        return Err("A session name is at most 200 characters.".into());
+        return Err(IpcError::invalid(
+            "A session name is at most 200 characters.",
+        ));
     }
     if let Some((_, r)) = state
         .open_sessions()
         .into_iter()
         .find(|(_, r)| r.id() == id)
     {
-        return r.rename(name).map_err(|e| e.to_string());
+        return Ok(r.rename(name)?);
     }
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
-    let mut saved = store.load(&id).map_err(|e| e.to_string())?;
+    let mut saved = store.load(&id)?;
     saved.name = name.to_string();
-    store.save(&saved).map_err(|e| e.to_string())
+    Ok(store.save(&saved)?)
 }
 
 /// Deletes a session's files. The window's own session is closed first (not while a turn
@@ -153,7 +153,7 @@ pub async fn delete_session<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     id: String,
-) -> Result<(), String> {
+) -> IpcResult<()> {
     let label = window.label();
     if let Some((owner, _)) = state
         .open_sessions()
@@ -161,16 +161,24 @@ pub async fn delete_session<R: Runtime>(
         .find(|(_, r)| r.id() == id)
     {
         if owner != label {
-            return Err("This session is open in another window.".into());
+            return Err(IpcError::new(
+                crate::error::ErrorCode::OpenElsewhere,
+                "This session is open in another window.",
+            ));
         }
         super::workspace::close_session_of(&state, label).await?;
     }
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
-    let dir = store.session_dir(&id).map_err(|e| e.to_string())?;
+    let dir = store.session_dir(&id)?;
     if !dir.join("state.json").exists() {
-        return Err(format!("There is no session `{id}`."));
+        return Err(IpcError::not_found(format!("There is no session `{id}`.")));
     }
-    std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot delete {}: {e}", dir.display()))?;
+    std::fs::remove_dir_all(&dir).map_err(|e| {
+        IpcError::new(
+            crate::error::ErrorCode::Storage,
+            format!("cannot delete {}: {e}", dir.display()),
+        )
+    })?;
     if let Err(e) = state.update_settings(|s| s.forget_session(&id)) {
         tracing::warn!(error = %e, "cannot forget the deleted session");
     }
@@ -184,7 +192,7 @@ pub fn set_mode<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     mode: Mode,
-) -> Result<(), String> {
+) -> IpcResult<()> {
     current(&state, window.label())?.session().set_mode(mode);
     Ok(())
 }
@@ -197,7 +205,7 @@ pub fn answer_approval<R: Runtime>(
     state: State<'_, AppState>,
     req_id: String,
     decision: ApprovalDecision,
-) -> Result<bool, String> {
+) -> IpcResult<bool> {
     Ok(current(&state, window.label())?
         .pending()
         .answer_approval(&req_id, decision))
@@ -209,7 +217,7 @@ pub fn answer_question<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     answer: UserAnswer,
-) -> Result<bool, String> {
+) -> IpcResult<bool> {
     Ok(current(&state, window.label())?
         .pending()
         .answer_question(answer))
@@ -221,7 +229,7 @@ pub fn answer_plan<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     review: PlanReview,
-) -> Result<bool, String> {
+) -> IpcResult<bool> {
     Ok(current(&state, window.label())?
         .pending()
         .answer_plan(review))
@@ -233,7 +241,7 @@ pub fn answer_directory<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     grant: DirectoryGrant,
-) -> Result<bool, String> {
+) -> IpcResult<bool> {
     Ok(current(&state, window.label())?
         .pending()
         .answer_directory(grant))
@@ -245,7 +253,7 @@ pub fn edit_preview<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     req_id: String,
-) -> Result<Option<String>, String> {
+) -> IpcResult<Option<String>> {
     let runtime = current(&state, window.label())?;
     Ok(runtime
         .pending()
@@ -260,7 +268,7 @@ pub fn tool_result<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     call_id: String,
-) -> Result<Option<String>, String> {
+) -> IpcResult<Option<String>> {
     let saved = current(&state, window.label())?.saved();
     Ok(saved.messages.iter().find_map(|m| match m {
         Message::Tool(r) if r.call_id == call_id => Some(r.content.clone()),
@@ -305,7 +313,7 @@ fn rules_of(runtime: &SessionRuntime) -> PermissionRules {
 pub fn permission_rules<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<PermissionRules, String> {
+) -> IpcResult<PermissionRules> {
     let runtime = current(&state, window.label())?;
     Ok(rules_of(&runtime))
 }
@@ -316,10 +324,12 @@ pub fn revoke_tool<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     name: String,
-) -> Result<PermissionRules, String> {
+) -> IpcResult<PermissionRules> {
     let runtime = current(&state, window.label())?;
     if !runtime.session().revoke_tool(&name) {
-        return Err(format!("`{name}` was not allowed for this session."));
+        return Err(IpcError::not_found(format!(
+            "`{name}` was not allowed for this session."
+        )));
     }
     Ok(rules_of(&runtime))
 }
@@ -330,10 +340,12 @@ pub fn revoke_command<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     program: String,
-) -> Result<PermissionRules, String> {
+) -> IpcResult<PermissionRules> {
     let runtime = current(&state, window.label())?;
     if !runtime.session().revoke_command(&program) {
-        return Err(format!("`{program}` was not allowed for this session."));
+        return Err(IpcError::not_found(format!(
+            "`{program}` was not allowed for this session."
+        )));
     }
     Ok(rules_of(&runtime))
 }
@@ -345,11 +357,13 @@ pub fn revoke_rule<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     text: String,
-) -> Result<PermissionRules, String> {
+) -> IpcResult<PermissionRules> {
     let runtime = current(&state, window.label())?;
-    let removed = cairn_runtime::permissions::revoke_user_rule(&text).map_err(|e| e.to_string())?;
+    let removed = cairn_runtime::permissions::revoke_user_rule(&text)?;
     if removed == 0 {
-        return Err(format!("No rule `{text}` in the user permissions file."));
+        return Err(IpcError::not_found(format!(
+            "No rule `{text}` in the user permissions file."
+        )));
     }
     tracing::info!(rule = %text, "persistent rule revoked");
     Ok(rules_of(&runtime))

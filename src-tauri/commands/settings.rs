@@ -8,6 +8,7 @@ use cairn_providers::preset;
 use cairn_providers::secrets::ApiKey;
 use tauri::{Runtime, State, Window};
 
+use crate::error::{IpcError, IpcResult};
 use crate::keys::key_status;
 use crate::state::AppState;
 use crate::types::{ProviderView, SettingsUpdate, SettingsView, UsageReport};
@@ -56,7 +57,7 @@ pub(crate) async fn settings_view(
     workspace: Option<&Path>,
     session: Option<&crate::runtime::SessionRuntime>,
     with_keys: bool,
-) -> Result<SettingsView, String> {
+) -> IpcResult<SettingsView> {
     let choice = state.provider_choice();
     let settings = state.settings();
     // One keyring lookup per provider, in parallel: each is a D-Bus round trip.
@@ -123,7 +124,7 @@ fn refresh_sessions(state: &AppState) {
 pub async fn get_settings<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<SettingsView, String> {
+) -> IpcResult<SettingsView> {
     let slot = state.slot(window.label());
     settings_view(
         &state,
@@ -140,15 +141,16 @@ pub async fn trust_mcp_server<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     name: String,
-) -> Result<SettingsView, String> {
+) -> IpcResult<SettingsView> {
     let slot = state.slot(window.label());
     let ws = slot
         .workspace
         .as_deref()
-        .ok_or("open a workspace first")?
+        .ok_or_else(IpcError::no_workspace)?
         .to_path_buf();
     let loaded = cairn_runtime::mcp::load_config(&ws);
-    cairn_runtime::mcp_trust::trust(&loaded, &ws, std::slice::from_ref(&name))?;
+    cairn_runtime::mcp_trust::trust(&loaded, &ws, std::slice::from_ref(&name))
+        .map_err(|e| IpcError::new(crate::error::ErrorCode::Config, e.to_string()))?;
     settings_view(&state, Some(&ws), slot.session.as_deref(), true).await
 }
 
@@ -158,19 +160,23 @@ pub async fn save_settings<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     update: SettingsUpdate,
-) -> Result<SettingsView, String> {
+) -> IpcResult<SettingsView> {
     let provider = update.provider.trim().to_ascii_lowercase();
     if !provider_names().contains(&provider) {
-        return Err(format!("Unknown provider `{provider}`."));
+        return Err(IpcError::invalid(format!("Unknown provider `{provider}`.")));
     }
     let base_url = update.base_url.trim().to_string();
     let has_scheme = base_url.starts_with("http://") || base_url.starts_with("https://");
     if !base_url.is_empty() && !has_scheme {
-        return Err("The base URL must start with http:// or https://.".into());
+        return Err(IpcError::invalid(
+            "The base URL must start with http:// or https://.",
+        ));
     }
     let reasoning = update.reasoning.trim().to_ascii_lowercase();
     if !reasoning.is_empty() && cairn_providers::ThinkingLevel::parse(&reasoning).is_none() {
-        return Err(format!("Unknown reasoning level `{reasoning}`."));
+        return Err(IpcError::invalid(format!(
+            "Unknown reasoning level `{reasoning}`."
+        )));
     }
     state.update_settings(|s| {
         s.provider = provider.clone();
@@ -199,14 +205,11 @@ pub async fn set_api_key<R: Runtime>(
     state: State<'_, AppState>,
     provider: String,
     key: String,
-) -> Result<SettingsView, String> {
-    let key = ApiKey::new(&key).map_err(|e| e.to_string())?;
+) -> IpcResult<SettingsView> {
+    let key = ApiKey::new(&key)?;
     let keys = Arc::clone(&state.keys);
     let name = provider.clone();
-    tokio::task::spawn_blocking(move || keys.set(&name, &key))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+    tokio::task::spawn_blocking(move || keys.set(&name, &key)).await??;
     tracing::info!(provider = %provider, "API key stored in the keyring");
     tokio::task::block_in_place(|| refresh_sessions(&state));
     get_settings(window, state).await
@@ -218,18 +221,15 @@ pub async fn remove_api_key<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     provider: String,
-) -> Result<SettingsView, String> {
+) -> IpcResult<SettingsView> {
     let keys = Arc::clone(&state.keys);
     let name = provider.clone();
-    let removed = tokio::task::spawn_blocking(move || keys.remove(&name))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+    let removed = tokio::task::spawn_blocking(move || keys.remove(&name)).await??;
     if !removed {
-        return Err(format!(
+        return Err(IpcError::invalid(format!(
             "There was no key for {} in the keyring.",
             provider_label(&provider)
-        ));
+        )));
     }
     tracing::info!(provider = %provider, "API key removed from the keyring");
     tokio::task::block_in_place(|| refresh_sessions(&state));
@@ -238,12 +238,11 @@ pub async fn remove_api_key<R: Runtime>(
 
 /// Requests, tokens and cost per session and day, and failed or retried requests.
 #[tauri::command]
-pub async fn usage_report(state: State<'_, AppState>) -> Result<UsageReport, String> {
+pub async fn usage_report(state: State<'_, AppState>) -> IpcResult<UsageReport> {
     let dir = state.config.state_dir.clone();
     tokio::task::spawn_blocking(move || {
         cairn_runtime::usage::report(&cairn_runtime::SessionStore::new(&dir))
-            .map_err(|e| e.to_string())
     })
-    .await
-    .map_err(|e| e.to_string())?
+    .await?
+    .map_err(IpcError::from)
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use tauri::ipc::Channel;
 use tauri::{Runtime, State, Window};
 
+use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::terminals::{self, is_command_session, project_id};
 use crate::types::{TerminalKind, TerminalTab};
@@ -14,11 +15,11 @@ use crate::types::{TerminalKind, TerminalTab};
 const MIN_SIZE: u16 = 2;
 const MAX_SIZE: u16 = 1000;
 
-fn workspace(state: &AppState, label: &str) -> Result<PathBuf, String> {
+fn workspace(state: &AppState, label: &str) -> IpcResult<PathBuf> {
     state
         .slot(label)
         .workspace
-        .ok_or_else(|| "No workspace is open in this window.".to_string())
+        .ok_or_else(IpcError::no_workspace)
 }
 
 fn clamp(n: u16) -> u16 {
@@ -30,7 +31,7 @@ fn clamp(n: u16) -> u16 {
 pub fn terminal_list<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<Vec<TerminalTab>, String> {
+) -> IpcResult<Vec<TerminalTab>> {
     let ws = workspace(&state, window.label())?;
     let session = state.slot(window.label()).session;
     Ok(terminals::tabs(
@@ -50,7 +51,7 @@ pub fn terminal_open<R: Runtime>(
     state: State<'_, AppState>,
     cols: u16,
     rows: u16,
-) -> Result<TerminalTab, String> {
+) -> IpcResult<TerminalTab> {
     let ws = workspace(&state, window.label())?;
     let mut opts = cairn_tools::TerminalOptions::shell(&ws);
     opts.cols = clamp(cols);
@@ -60,10 +61,7 @@ pub fn terminal_open<R: Runtime>(
             opts.argv = vec![shell];
         }
     }
-    let info = state
-        .terminals
-        .open(&project_id(&ws), opts)
-        .map_err(|e| e.to_string())?;
+    let info = state.terminals.open(&project_id(&ws), opts)?;
     tracing::info!(window = window.label(), id = %info.id, "terminal opened");
     Ok(TerminalTab {
         id: info.id,
@@ -81,27 +79,21 @@ pub fn terminal_attach<R: Runtime>(
     state: State<'_, AppState>,
     id: String,
     on_output: Channel<Vec<u8>>,
-) -> Result<(), String> {
+) -> IpcResult<()> {
     let (replay, live) = if is_command_session(&id) {
         let session = super::current(&state, window.label())?;
         session
             .commands()
             .and_then(|c| c.attach(&id))
-            .ok_or_else(|| format!("no command session `{id}`"))?
+            .ok_or_else(|| IpcError::not_found(format!("no command session `{id}`")))?
     } else {
         let project = project_id(&workspace(&state, window.label())?);
-        let live = state
-            .terminals
-            .subscribe(&project, &id)
-            .map_err(|e| e.to_string())?;
-        let replay = state
-            .terminals
-            .raw_output(&project, &id)
-            .map_err(|e| e.to_string())?;
+        let live = state.terminals.subscribe(&project, &id)?;
+        let replay = state.terminals.raw_output(&project, &id)?;
         (replay, live)
     };
     tauri::async_runtime::spawn(terminals::pump(replay, live, move |chunk| {
-        on_output.send(chunk).map_err(|e| e.to_string())
+        on_output.send(chunk)
     }));
     Ok(())
 }
@@ -113,12 +105,15 @@ pub async fn terminal_write<R: Runtime>(
     state: State<'_, AppState>,
     id: String,
     data: String,
-) -> Result<(), String> {
+) -> IpcResult<()> {
     if is_command_session(&id) {
         let session = super::current(&state, window.label())?;
         return match session.commands() {
-            Some(c) => c.write_input(&id, data.into_bytes()).await,
-            None => Err(format!("no command session `{id}`")),
+            Some(c) => c
+                .write_input(&id, data.into_bytes())
+                .await
+                .map_err(IpcError::invalid),
+            None => Err(IpcError::not_found(format!("no command session `{id}`"))),
         };
     }
     let project = project_id(&workspace(&state, window.label())?);
@@ -126,7 +121,7 @@ pub async fn terminal_write<R: Runtime>(
         .terminals
         .write(&project, &id, data.as_bytes())
         .await
-        .map_err(|e| e.to_string())
+        .map_err(IpcError::from)
 }
 
 /// Resizes terminal `id` (command sessions keep their size).
@@ -137,7 +132,7 @@ pub fn terminal_resize<R: Runtime>(
     id: String,
     cols: u16,
     rows: u16,
-) -> Result<(), String> {
+) -> IpcResult<()> {
     if is_command_session(&id) {
         return Ok(());
     }
@@ -145,7 +140,7 @@ pub fn terminal_resize<R: Runtime>(
     state
         .terminals
         .resize(&project, &id, clamp(cols), clamp(rows))
-        .map_err(|e| e.to_string())
+        .map_err(IpcError::from)
 }
 
 /// Closes the user's terminal `id` (its program is stopped).
@@ -154,14 +149,16 @@ pub async fn terminal_close<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     id: String,
-) -> Result<(), String> {
+) -> IpcResult<()> {
     if is_command_session(&id) {
-        return Err("The agent's command sessions end with their program.".into());
+        return Err(IpcError::invalid(
+            "The agent's command sessions end with their program.",
+        ));
     }
     let project = project_id(&workspace(&state, window.label())?);
     state
         .terminals
         .close(&project, &id)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(IpcError::from)
 }

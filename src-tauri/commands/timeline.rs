@@ -4,16 +4,17 @@
 use tauri::{Runtime, State, Window};
 
 use super::current;
+use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::timeline;
 use crate::types::{RestoreRequest, RestoreView, RewindView, TimelineView};
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
+async fn blocking<T: Send + 'static, E: Into<IpcError> + Send + 'static>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> IpcResult<T> {
     tauri::async_runtime::spawn_blocking(f)
-        .await
-        .map_err(|e| format!("the checkpoint store task failed: {e}"))?
+        .await?
+        .map_err(Into::into)
 }
 
 /// The window's session timeline: every change-turn with its files, and the changes since
@@ -22,8 +23,8 @@ async fn blocking<T: Send + 'static>(
 pub async fn session_timeline<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<TimelineView, String> {
-    let src = crate::runtime::timeline_source(current(&state, window.label())?.as_ref());
+) -> IpcResult<TimelineView> {
+    let src = current(&state, window.label())?.timeline_source();
     blocking(move || timeline::timeline(&src)).await
 }
 
@@ -35,8 +36,8 @@ pub async fn checkpoint_diff<R: Runtime>(
     state: State<'_, AppState>,
     turn: u32,
     paths: Vec<String>,
-) -> Result<String, String> {
-    let src = crate::runtime::timeline_source(current(&state, window.label())?.as_ref());
+) -> IpcResult<String> {
+    let src = current(&state, window.label())?.timeline_source();
     blocking(move || timeline::diff(&src, turn, &paths)).await
 }
 
@@ -47,12 +48,14 @@ pub async fn restore_checkpoint<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     request: RestoreRequest,
-) -> Result<RestoreView, String> {
+) -> IpcResult<RestoreView> {
     let runtime = current(&state, window.label())?;
     if runtime.session().is_busy() {
-        return Err("A turn is running: stop it or wait for it to end before restoring.".into());
+        return Err(IpcError::invalid(
+            "A turn is running: stop it or wait for it to end before restoring.",
+        ));
     }
-    let src = crate::runtime::timeline_source(&runtime);
+    let src = runtime.timeline_source();
     let session_turn = runtime.saved().turns;
     let view = blocking(move || timeline::restore(&src, session_turn, &request)).await?;
     if let Some(turn) = view.turn {
@@ -75,12 +78,14 @@ pub async fn rewind_conversation<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     turn: u32,
-) -> Result<RewindView, String> {
+) -> IpcResult<RewindView> {
     let runtime = current(&state, window.label())?;
-    let rewound = runtime
-        .session()
-        .rewind_to_turn(turn)
-        .map_err(|e| capitalised(&e.to_string()))?;
+    let rewound = runtime.session().rewind_to_turn(turn).map_err(|e| {
+        IpcError::new(
+            crate::error::ErrorCode::Checkpoints,
+            capitalised(&e.to_string()),
+        )
+    })?;
     let archive = match rewound.removed.is_empty() {
         true => None,
         false => runtime
@@ -101,9 +106,7 @@ pub async fn rewind_conversation<R: Runtime>(
         removed_turns: rewound.removed_turns,
         removed_messages: u32::try_from(rewound.removed.len()).unwrap_or(u32::MAX),
         archive,
-        session: crate::runtime::view_with_pending(&runtime)
-            .await
-            .map_err(|e| e.to_string())?,
+        session: crate::runtime::view_with_pending(&runtime).await?,
     })
 }
 

@@ -6,6 +6,7 @@ use tauri::ipc::Channel;
 use tauri::{Runtime, State, Window};
 
 use super::current;
+use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::types::{ImageUpload, RunOutcome};
 use cairn_runtime::host::{TurnInput, BATCH_WINDOW};
@@ -15,12 +16,11 @@ async fn run(
     label: &str,
     input: TurnInput,
     on_event: Channel<Event>,
-) -> Result<RunOutcome, String> {
+) -> IpcResult<RunOutcome> {
     let runtime = current(state, label)?;
     let end = runtime
         .run(input, BATCH_WINDOW, |event| on_event.send(event))
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     if end == RunOutcome::ChannelClosed {
         tracing::info!(
             window = label,
@@ -41,15 +41,15 @@ pub async fn run_turn<R: Runtime>(
     text: String,
     images: Option<Vec<ImageUpload>>,
     on_event: Channel<Event>,
-) -> Result<RunOutcome, String> {
+) -> IpcResult<RunOutcome> {
     let text = text.trim().to_string();
     let images = images.unwrap_or_default();
     if text.is_empty() && images.is_empty() {
-        return Err("The message is empty.".into());
+        return Err(IpcError::invalid("The message is empty."));
     }
     let runtime = current(&state, window.label())?;
     if let Some(reason) = runtime.blocked() {
-        return Err(reason);
+        return Err(IpcError::new(crate::error::ErrorCode::Blocked, reason));
     }
     let input = tokio::task::block_in_place(|| crate::attach::turn_input(&runtime, text, images))?;
     run(&state, window.label(), input, on_event).await
@@ -61,7 +61,7 @@ pub async fn retry_turn<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     on_event: Channel<Event>,
-) -> Result<RunOutcome, String> {
+) -> IpcResult<RunOutcome> {
     run(&state, window.label(), TurnInput::Retry, on_event).await
 }
 
@@ -73,14 +73,14 @@ pub async fn resume_turn<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     on_event: Channel<Event>,
-) -> Result<RunOutcome, String> {
+) -> IpcResult<RunOutcome> {
     run(&state, window.label(), TurnInput::Resume, on_event).await
 }
 
 /// Interrupts the running turn: the LLM stream stops, running tools and their processes are
 /// killed, pending approvals of the turn are dropped (denied).
 #[tauri::command]
-pub fn interrupt<R: Runtime>(window: Window<R>, state: State<'_, AppState>) -> Result<(), String> {
+pub fn interrupt<R: Runtime>(window: Window<R>, state: State<'_, AppState>) -> IpcResult<()> {
     current(&state, window.label())?.interrupt();
     Ok(())
 }
@@ -92,10 +92,10 @@ pub fn queue_steering<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     text: String,
-) -> Result<Vec<String>, String> {
+) -> IpcResult<Vec<String>> {
     let text = text.trim().to_string();
     if text.is_empty() {
-        return Err("The message is empty.".into());
+        return Err(IpcError::invalid("The message is empty."));
     }
     Ok(current(&state, window.label())?.queue_steering(text))
 }
@@ -106,6 +106,6 @@ pub fn remove_steering<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     text: String,
-) -> Result<bool, String> {
+) -> IpcResult<bool> {
     Ok(current(&state, window.label())?.remove_steering(&text))
 }

@@ -5,17 +5,17 @@ use std::path::{Path, PathBuf};
 
 use tauri::{Runtime, State, Window};
 
+use crate::error::{IpcError, IpcResult};
 use crate::settings::folder_name;
 use crate::state::AppState;
 use crate::types::{RecentWorkspace, SessionEntry, WorkspaceView};
 
 /// The sessions of `workspace`, newest first.
-pub(crate) fn workspace_view(state: &AppState, workspace: &Path) -> Result<WorkspaceView, String> {
+pub(crate) fn workspace_view(state: &AppState, workspace: &Path) -> IpcResult<WorkspaceView> {
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
     let path = workspace.display().to_string();
     let sessions = store
-        .list()
-        .map_err(|e| e.to_string())?
+        .list()?
         .into_iter()
         .filter(|s| s.workspace == path)
         .map(|s| SessionEntry {
@@ -43,7 +43,7 @@ pub(crate) fn workspace_view(state: &AppState, workspace: &Path) -> Result<Works
 
 /// Shows the native folder picker; `None` when cancelled.
 #[tauri::command]
-pub async fn pick_folder(state: State<'_, AppState>) -> Result<Option<String>, String> {
+pub async fn pick_folder(state: State<'_, AppState>) -> IpcResult<Option<String>> {
     let start = state
         .settings()
         .recent
@@ -59,7 +59,7 @@ pub async fn pick_folder(state: State<'_, AppState>) -> Result<Option<String>, S
     );
     let picked = rx
         .await
-        .map_err(|_| "the folder picker closed without an answer")?;
+        .map_err(|_| IpcError::internal("the folder picker closed without an answer"))?;
     Ok(picked.map(|p| p.display().to_string()))
 }
 
@@ -70,9 +70,8 @@ pub async fn open_workspace<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     path: String,
-) -> Result<WorkspaceView, String> {
-    let canon =
-        cairn_runtime::resolve_workspace(Path::new(path.trim())).map_err(|e| e.to_string())?;
+) -> IpcResult<WorkspaceView> {
+    let canon = cairn_runtime::resolve_workspace(Path::new(path.trim()))?;
     close_session_of(&state, window.label()).await?;
     state.with_slot(window.label(), |slot| {
         slot.workspace = Some(canon.clone());
@@ -94,16 +93,12 @@ pub async fn open_workspace<R: Runtime>(
 }
 
 /// Closes the window's session (refusing while a turn runs).
-pub(crate) async fn close_session_of(state: &AppState, label: &str) -> Result<(), String> {
+pub(crate) async fn close_session_of(state: &AppState, label: &str) -> IpcResult<()> {
     if let Some(current) = state.slot(label).session {
         if current.session().is_busy() {
-            return Err("A turn is running: stop it first (Esc).".into());
+            return Err(IpcError::busy());
         }
-        state
-            .host
-            .close(&current.id())
-            .await
-            .map_err(|e| e.to_string())?;
+        state.host.close(&current.id()).await?;
         state.with_slot(label, |slot| slot.session = None);
     }
     Ok(())
@@ -114,7 +109,7 @@ pub(crate) async fn close_session_of(state: &AppState, label: &str) -> Result<()
 pub async fn close_workspace<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<Vec<RecentWorkspace>, String> {
+) -> IpcResult<Vec<RecentWorkspace>> {
     close_session_of(&state, window.label()).await?;
     state.with_slot(window.label(), |slot| {
         slot.workspace = None;
@@ -133,7 +128,7 @@ pub async fn close_workspace<R: Runtime>(
 pub fn forget_workspace(
     state: State<'_, AppState>,
     path: String,
-) -> Result<Vec<RecentWorkspace>, String> {
+) -> IpcResult<Vec<RecentWorkspace>> {
     let s = state.update_settings(|s| {
         s.forget_workspace(&path);
     })?;
@@ -145,10 +140,10 @@ pub fn forget_workspace(
 pub fn list_sessions<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
-) -> Result<WorkspaceView, String> {
+) -> IpcResult<WorkspaceView> {
     let workspace = state
         .slot(window.label())
         .workspace
-        .ok_or("No workspace is open in this window.")?;
+        .ok_or_else(IpcError::no_workspace)?;
     workspace_view(&state, &workspace)
 }

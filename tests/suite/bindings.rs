@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use cairn_app::error::IpcError;
 use cairn_app::types::*;
 use ts_rs::{Config, TS};
 
@@ -33,6 +34,7 @@ fn export_app_types(cfg: &Config) {
     export::<WatchStatus>(cfg);
     export::<FilesEvent>(cfg);
     export::<ImageUpload>(cfg);
+    export::<IpcError>(cfg);
     export::<RunOutcome>(cfg);
 }
 

@@ -10,7 +10,7 @@ vi.mock("@tauri-apps/api/core", () => ({
   Channel: class {},
 }));
 
-const { terminalTypist } = await import("./ipc");
+const { describeError, errorCode, terminalTypist } = await import("./ipc");
 
 /** Lets pending promise callbacks run. */
 const settle = () => new Promise((r) => setTimeout(r, 0));
@@ -54,5 +54,17 @@ describe("terminalTypist", () => {
     expect(calls).toHaveLength(1);
     type("c");
     expect(calls.map((c) => c.args.data)).toEqual(["a", "c"]);
+  });
+});
+
+describe("command errors", () => {
+  it("are read by code and message, other failures by their text", () => {
+    const busy = { code: "busy", message: "A turn is running: stop it first (Esc)." };
+    expect(errorCode(busy)).toBe("busy");
+    expect(describeError(busy)).toBe("A turn is running: stop it first (Esc).");
+    expect(errorCode("plain")).toBeNull();
+    expect(describeError("plain")).toBe("plain");
+    expect(describeError(new Error("boom"))).toBe("boom");
+    expect(errorCode({ code: 3, message: "x" })).toBeNull();
   });
 });

@@ -14,6 +14,8 @@ import type { Bootstrap } from "./bindings/app/Bootstrap";
 import type { DirListing } from "./bindings/app/DirListing";
 import type { FileIndex } from "./bindings/app/FileIndex";
 import type { FilesEvent } from "./bindings/app/FilesEvent";
+import type { ErrorCode } from "./bindings/app/ErrorCode";
+import type { IpcError } from "./bindings/app/IpcError";
 import type { ImageUpload } from "./bindings/app/ImageUpload";
 import type { WatchStatus } from "./bindings/app/WatchStatus";
 import type { PermissionRules } from "./bindings/app/PermissionRules";
@@ -201,8 +203,21 @@ export function watchFiles(onEvent: (event: FilesEvent) => void) {
 /** A stored image attachment of the window's session as a `data:` URL. */
 export const readAttachment = (path: string) => invoke<string>("read_attachment", { path });
 
-/** A readable message for an IPC failure of unknown shape. */
+/** Whether `error` is a command's typed failure (a code and a message). */
+export function isIpcError(error: unknown): error is IpcError {
+  if (typeof error !== "object" || error === null) return false;
+  const e = error as Record<string, unknown>;
+  return typeof e.code === "string" && typeof e.message === "string";
+}
+
+/** The code of a command's failure (`null` for other failures). */
+export function errorCode(error: unknown): ErrorCode | null {
+  return isIpcError(error) ? error.code : null;
+}
+
+/** A readable message for an IPC failure: a command's message, or one of unknown shape. */
 export function describeError(error: unknown): string {
+  if (isIpcError(error)) return error.message;
   if (error instanceof Error) return error.message;
   if (typeof error === "string") return error;
   try {

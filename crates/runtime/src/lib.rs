@@ -27,6 +27,7 @@ pub mod sandbox;
 pub mod sandbox_settings;
 pub mod schema;
 pub mod store;
+pub mod timeline;
 pub mod tooling;
 pub mod usage;
 pub mod workspace;

@@ -95,6 +95,15 @@ impl SessionHandle {
         &self.assembled.state_dir
     }
 
+    /// Where the session's checkpoints live (for its timeline).
+    pub fn timeline_source(&self) -> crate::timeline::TimelineSource {
+        crate::timeline::TimelineSource {
+            state_dir: self.state_dir().to_path_buf(),
+            workspace: self.workspace.clone(),
+            session_id: self.id(),
+        }
+    }
+
     /// The last saved state (never waits for a running turn).
     pub fn saved(&self) -> SavedSession {
         self.assembled.persister.saved()

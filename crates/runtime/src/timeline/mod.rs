@@ -1,4 +1,4 @@
-//! The timeline of a window's session: its change-turns (per-turn checkpoints) with the files
+//! The timeline of a session as a face shows it: its change-turns (per-turn checkpoints) with the files
 //! each one changed, their diffs, the changes since the session started, and restores (dry
 //! run, chosen paths, conflicts with the user's own edits, undoable). The same checkpoint
 //! store and API as `cairn turns|diff|restore`; each call opens the store on a blocking
@@ -10,10 +10,23 @@ use cairn_vcs::{
     FileStat, RestoreOptions, RestoreReport, TurnEntry, TurnKind, Vcs, VcsConfig, VcsError,
 };
 
-use crate::types::{
+pub mod types;
+
+pub use types::{
     CheckpointKind, CheckpointView, ConflictView, FileChange, RestoreRequest, RestoreView,
     RewindArchiveView, RewoundTurnView, TimelineView,
 };
+
+/// Why a timeline call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TimelineError {
+    /// The checkpoint store refused.
+    #[error(transparent)]
+    Vcs(#[from] VcsError),
+    /// A path of the request leaves the workspace.
+    #[error("`{0}` is not a path inside the workspace.")]
+    Outside(String),
+}
 
 /// Where a session's checkpoints live.
 #[derive(Debug, Clone)]
@@ -26,15 +39,15 @@ pub struct TimelineSource {
     pub session_id: String,
 }
 
-fn open(src: &TimelineSource) -> Result<Vcs, String> {
+fn open(src: &TimelineSource) -> Result<Vcs, TimelineError> {
     let config = VcsConfig {
         watch: false,
         ..VcsConfig::default()
     };
-    Vcs::open(&src.state_dir, &src.workspace, config).map_err(|e| e.to_string())
+    Ok(Vcs::open(&src.state_dir, &src.workspace, config)?)
 }
 
-/// The page's view of a file's line counts.
+/// The face's view of a file's line counts.
 fn change_of(f: FileStat) -> FileChange {
     FileChange {
         path: f.path,
@@ -43,7 +56,7 @@ fn change_of(f: FileStat) -> FileChange {
     }
 }
 
-/// The page's view of a listed change-turn.
+/// The face's view of a listed change-turn.
 fn view_of(e: TurnEntry) -> CheckpointView {
     let r = e.record;
     CheckpointView {
@@ -63,19 +76,16 @@ fn view_of(e: TurnEntry) -> CheckpointView {
 
 /// Every change-turn of the session and the files changed since it started (empty when the
 /// session changed nothing yet).
-pub fn timeline(src: &TimelineSource) -> Result<TimelineView, String> {
+pub fn timeline(src: &TimelineSource) -> Result<TimelineView, TimelineError> {
     let vcs = open(src)?;
     let entries = match vcs.listing(&src.session_id, true) {
         Ok(r) => r,
         Err(VcsError::NoCheckpoints(_)) => Vec::new(),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.into()),
     };
-    let changes = vcs
-        .changes_since_start(&src.session_id)
-        .map_err(|e| e.to_string())?;
+    let changes = vcs.changes_since_start(&src.session_id)?;
     let pending_restore = vcs
-        .pending_restore()
-        .map_err(|e| e.to_string())?
+        .pending_restore()?
         .map(|p| format!("an interrupted restore to turn {} is pending", p.to_turn));
     Ok(TimelineView {
         checkpoints: entries.into_iter().map(view_of).collect(),
@@ -87,11 +97,11 @@ pub fn timeline(src: &TimelineSource) -> Result<TimelineView, String> {
 
 /// What the session's conversation rewinds removed, newest first.
 fn rewinds(src: &TimelineSource) -> Vec<RewindArchiveView> {
-    let store = cairn_runtime::store::SessionStore::new(&src.state_dir);
+    let store = crate::store::SessionStore::new(&src.state_dir);
     let Ok(dir) = store.session_dir(&src.session_id) else {
         return Vec::new();
     };
-    cairn_runtime::rewind_read::read_archives(&dir)
+    crate::rewind_read::read_archives(&dir)
         .into_iter()
         .map(|a| RewindArchiveView {
             file: a.file,
@@ -112,15 +122,15 @@ fn rewinds(src: &TimelineSource) -> Vec<RewindArchiveView> {
 
 /// The unified diff of change-turn `turn`, or, with `turn == 0`, of everything the session
 /// changed (its start to its last checkpoint); `paths` limits it.
-pub fn diff(src: &TimelineSource, turn: u32, paths: &[String]) -> Result<String, String> {
+pub fn diff(src: &TimelineSource, turn: u32, paths: &[String]) -> Result<String, TimelineError> {
     let vcs = open(src)?;
-    let count = vcs.turns(&src.session_id).map_err(|e| e.to_string())?.len() as u32;
+    let count = vcs.turns(&src.session_id)?.len() as u32;
     match turn {
         0 => vcs.diff_checkpoints(&src.session_id, 0, count, paths),
         n if paths.is_empty() => vcs.diff_turn(&src.session_id, n),
         n => vcs.diff_checkpoints(&src.session_id, n - 1, n, paths),
     }
-    .map_err(|e| e.to_string())
+    .map_err(TimelineError::from)
 }
 
 /// Restores (or with `dry_run`, plans restoring) the workspace or `req.paths` to checkpoint
@@ -129,9 +139,9 @@ pub fn restore(
     src: &TimelineSource,
     session_turn: u32,
     req: &RestoreRequest,
-) -> Result<RestoreView, String> {
+) -> Result<RestoreView, TimelineError> {
     if let Some(bad) = req.paths.iter().find(|p| !is_inside(p)) {
-        return Err(format!("`{bad}` is not a path inside the workspace."));
+        return Err(TimelineError::Outside(bad.clone()));
     }
     let mut vcs = open(src)?;
     let opts = RestoreOptions {
@@ -145,13 +155,11 @@ pub fn restore(
         dry_run: req.dry_run,
         force: req.force,
     };
-    let report = vcs
-        .restore(&src.session_id, session_turn, &opts)
-        .map_err(|e| e.to_string())?;
+    let report = vcs.restore(&src.session_id, session_turn, &opts)?;
     Ok(restore_view(report))
 }
 
-/// The page's view of a restore report.
+/// The face's view of a restore report.
 pub fn restore_view(r: RestoreReport) -> RestoreView {
     RestoreView {
         restored: r.restored,
