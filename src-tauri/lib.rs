@@ -13,9 +13,7 @@ pub mod commands;
 pub mod dialogs;
 pub mod egl;
 pub mod error;
-pub mod keys;
 pub mod logging;
-pub mod mcp;
 pub mod menu;
 pub mod runtime;
 pub mod settings;
@@ -24,7 +22,7 @@ pub mod terminals;
 pub mod types;
 pub mod windows;
 
-pub use cairn_runtime::timeline;
+pub use cairn_runtime::{keys, mcp_view as mcp, timeline};
 pub use cairn_runtime::workspace::{files, preview, watch};
 
 /// The one list of command names (also read by the build script).

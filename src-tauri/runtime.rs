@@ -8,11 +8,11 @@ use std::sync::Arc;
 use cairn_runtime::host::{
     Answerer, ApprovalPresenter, Host, HostError, LlmBinding, OpenSession, SessionHandle,
 };
-use cairn_runtime::llm_setup::{model_view, LlmSetup};
+use cairn_runtime::llm_setup::LlmSetup;
 use cairn_runtime::RunOptions;
 
 use crate::dialogs::{approval_prompt, NativeDialogs};
-use crate::types::{ApprovalHost, SessionView};
+use crate::types::ApprovalHost;
 
 /// An open session as a window holds it.
 pub type SessionRuntime = SessionHandle;
@@ -97,85 +97,4 @@ pub fn binding(llm: LlmSetup) -> LlmBinding {
         model: llm.model,
         blocked: llm.blocked.map(|b| b.to_string()),
     }
-}
-
-/// State of the session's MCP servers (`None` when none is configured).
-pub fn mcp_status(h: &SessionHandle) -> Option<Vec<crate::types::McpServerView>> {
-    let manager = h.assembled().mcp.manager()?;
-    let views = manager
-        .status()
-        .iter()
-        .filter_map(|info| serde_json::to_value(info).ok())
-        .map(|v| {
-            let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-            let st = &v["status"];
-            let state = st["state"].as_str().unwrap_or("unknown");
-            let mut status = match (state, st["tools"].as_u64(), st["reason"].as_str()) {
-                ("ready", Some(n), _) => format!("ready · {n} tools"),
-                (s, _, Some(reason)) => format!("{s}: {reason}"),
-                (s, _, None) => s.to_string(),
-            };
-            let held = st["reason"]
-                .as_str()
-                .is_some_and(|r| r.starts_with(cairn_runtime::mcp_trust::UNTRUSTED));
-            // Trusted since this session started: it starts with the next chat.
-            let untrusted =
-                held && !cairn_runtime::mcp_trust::trusted_now(h.workspace(), &text("name"));
-            if held && !untrusted {
-                status = crate::mcp::NOT_CONNECTED.to_string();
-            }
-            crate::types::McpServerView {
-                name: text("name"),
-                target: text("target"),
-                untrusted,
-                status,
-            }
-        })
-        .collect();
-    Some(views)
-}
-
-/// The live state shown in the header.
-pub fn status(h: &SessionHandle) -> crate::types::SessionStatus {
-    let session = h.session();
-    crate::types::SessionStatus {
-        id: session.id(),
-        provider: h.provider(),
-        model: model_view(&session.model()),
-        mode: session.mode(),
-        busy: session.is_busy(),
-        blocked: h.blocked(),
-    }
-}
-
-/// What the UI shows when it opens this session.
-pub fn view(h: &SessionHandle) -> Result<SessionView, cairn_runtime::StoreError> {
-    let saved = h.saved();
-    let session = h.session();
-    let events = h.store().read_events(&saved.session_id)?;
-    Ok(SessionView {
-        id: saved.session_id,
-        name: saved.name,
-        workspace: h.workspace().display().to_string(),
-        provider: h.provider(),
-        model: model_view(&session.model()),
-        mode: session.mode(),
-        turns: saved.turns,
-        events,
-        todos: session.todos(),
-        pending_steering: session.pending_steering(),
-        busy: session.is_busy(),
-        blocked: h.blocked(),
-        pending_calls: 0,
-        sandbox: crate::types::SandboxView::of(&h.assembled().sandbox),
-    })
-}
-
-/// [`view`] with the count of open tool calls, for opening a session.
-pub async fn view_with_pending(
-    h: &SessionHandle,
-) -> Result<SessionView, cairn_runtime::StoreError> {
-    let mut v = view(h)?;
-    v.pending_calls = u32::try_from(h.pending_calls().await).unwrap_or(u32::MAX);
-    Ok(v)
 }

@@ -1,12 +1,15 @@
 //! The app's own IPC types: what commands take and return. TypeScript bindings for every
 //! type here are generated into `ui/src/bindings/app/` (see `tests/suite/bindings.rs`).
 
-use cairn_protocol::{Event, Mode, TodoItem};
+use cairn_protocol::Mode;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 pub use cairn_runtime::attach::ImageUpload;
+pub use cairn_runtime::host::view::{SandboxView, SessionStatus, SessionView};
 pub use cairn_runtime::host::RunOutcome;
+pub use cairn_runtime::keys::KeyStatus;
+pub use cairn_runtime::mcp_view::McpServerView;
 pub use cairn_runtime::llm_setup::{ModelView, PriceView};
 pub use cairn_runtime::timeline::types::{
     CheckpointKind, CheckpointView, ConflictView, FileChange, RestoreRequest, RestoreView,
@@ -114,69 +117,6 @@ pub struct SessionEntry {
     pub model: String,
 }
 
-/// A session opened in this window, with the events to rebuild its transcript.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct SessionView {
-    /// Session id.
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// Workspace root.
-    pub workspace: String,
-    /// Provider name.
-    pub provider: String,
-    /// The model and what it can do.
-    pub model: ModelView,
-    /// Permission mode.
-    pub mode: Mode,
-    /// Turns run.
-    pub turns: u32,
-    /// The logged events of earlier turns (text deltas are not logged).
-    pub events: Vec<Event>,
-    /// The agent's todo list.
-    pub todos: Vec<TodoItem>,
-    /// Steering messages not yet injected.
-    pub pending_steering: Vec<String>,
-    /// A turn is running or queued.
-    pub busy: bool,
-    /// Why a turn cannot run now (no key, no model), shown instead of a failed turn.
-    pub blocked: Option<String>,
-    /// Tool calls left open when the process stopped (an approval was waiting); `resume_turn`
-    /// finishes them, the next prompt closes them as interrupted.
-    pub pending_calls: u32,
-    /// Whether the session's commands run inside the OS sandbox.
-    pub sandbox: SandboxView,
-}
-
-/// The sandbox state of a session, as the header shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct SandboxView {
-    /// `on`, `off` (the user turned it off) or `unavailable` (no working bubblewrap here).
-    pub state: String,
-    /// One line saying what that means (what is writable, what is hidden).
-    pub detail: String,
-}
-
-impl SandboxView {
-    /// The view of a runtime sandbox state.
-    pub fn of(state: &cairn_runtime::sandbox::SandboxState) -> Self {
-        use cairn_runtime::sandbox::SandboxState;
-        let name = match state {
-            SandboxState::On(_) => "on",
-            SandboxState::Off => "off",
-            SandboxState::Unavailable => "unavailable",
-        };
-        SandboxView {
-            state: name.to_string(),
-            detail: state.describe(),
-        }
-    }
-}
-
 /// Session permission allowances, for the settings' rules list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -232,25 +172,6 @@ pub enum Language {
     Zh,
 }
 
-/// Whether and where a provider's API key is set. Never carries the key itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(tag = "state", rename_all = "snake_case")]
-#[ts(export, export_to = "app/")]
-pub enum KeyStatus {
-    /// Not looked up yet (the start-up answer skips the keyring; `get_settings` fills it).
-    Unchecked,
-    /// The provider needs no key (local servers).
-    NotNeeded,
-    /// No key anywhere.
-    Missing,
-    /// In the OS keyring; `masked` shows only the last characters.
-    Stored { masked: String },
-    /// From an environment variable, which wins over the keyring.
-    Env { var: String, masked: String },
-    /// The keyring cannot be reached.
-    Unavailable { reason: String },
-}
-
 /// One provider in the settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -293,22 +214,6 @@ pub struct SettingsView {
     pub mcp: Vec<McpServerView>,
 }
 
-/// An MCP server listed in the workspace's `.agent/mcp.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct McpServerView {
-    /// Server name.
-    pub name: String,
-    /// Command or URL.
-    pub target: String,
-    /// Human-readable state.
-    pub status: String,
-    /// Defined by the project and not trusted yet: the user may trust it (it then starts with
-    /// the next chat).
-    pub untrusted: bool,
-}
-
 /// What an endpoint check found: the models it serves, or why it could not be reached.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -340,25 +245,6 @@ pub struct SettingsUpdate {
     pub reasoning: String,
     /// UI language.
     pub language: Language,
-}
-
-/// The live state of the window's session (after a settings or key change).
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct SessionStatus {
-    /// Session id.
-    pub id: String,
-    /// Provider name.
-    pub provider: String,
-    /// The model and what it can do.
-    pub model: ModelView,
-    /// Permission mode.
-    pub mode: Mode,
-    /// A turn is running or queued.
-    pub busy: bool,
-    /// Why a turn cannot run now.
-    pub blocked: Option<String>,
 }
 
 /// Whose terminal a panel tab shows.

@@ -50,7 +50,7 @@ pub async fn new_session<R: Runtime>(
     let runtime = tokio::task::block_in_place(|| open_runtime(&state, &workspace, None, &choice))?;
     state.with_slot(label, |slot| slot.session = Some(runtime.clone()));
     remember_session(&state, &workspace, &runtime.id());
-    Ok(crate::runtime::view(&runtime)?)
+    Ok(cairn_runtime::host::view::view(&runtime)?)
 }
 
 /// Remembers the session a workspace shows, to reopen it at the next start.
@@ -71,7 +71,7 @@ pub async fn open_session<R: Runtime>(
     let label = window.label();
     if let Some(current) = state.slot(label).session {
         if current.id() == id {
-            return Ok(crate::runtime::view_with_pending(&current).await?);
+            return Ok(cairn_runtime::host::view::view_with_pending(&current).await?);
         }
     }
     if state
@@ -107,7 +107,7 @@ pub async fn open_session<R: Runtime>(
         slot.workspace = Some(workspace);
         slot.session = Some(runtime.clone());
     });
-    Ok(crate::runtime::view_with_pending(&runtime).await?)
+    Ok(cairn_runtime::host::view::view_with_pending(&runtime).await?)
 }
 
 /// The live state of the window's session.
@@ -116,7 +116,7 @@ pub fn session_status<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
 ) -> IpcResult<SessionStatus> {
-    Ok(crate::runtime::status(
+    Ok(cairn_runtime::host::view::status(
         current(&state, window.label())?.as_ref(),
     ))
 }

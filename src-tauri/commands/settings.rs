@@ -94,7 +94,7 @@ pub(crate) async fn settings_view(
         language: settings.language,
         providers,
         models: catalog_models(),
-        mcp: match session.and_then(crate::runtime::mcp_status) {
+        mcp: match session.and_then(cairn_runtime::mcp_view::session_servers) {
             Some(live) => live,
             None => workspace
                 .map(crate::mcp::configured_servers)

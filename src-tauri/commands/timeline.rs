@@ -106,7 +106,7 @@ pub async fn rewind_conversation<R: Runtime>(
         removed_turns: rewound.removed_turns,
         removed_messages: u32::try_from(rewound.removed.len()).unwrap_or(u32::MAX),
         archive,
-        session: crate::runtime::view_with_pending(&runtime).await?,
+        session: cairn_runtime::host::view::view_with_pending(&runtime).await?,
     })
 }
 

@@ -5,6 +5,8 @@
 mod batch;
 mod handle;
 mod pending;
+pub mod prompt;
+pub mod view;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -1,11 +1,29 @@
-//! MCP servers listed in a workspace's `.agent/mcp.json`, for the settings' status list.
+//! MCP servers as a face lists them: those a workspace's `.agent/mcp.json` configures, and
+//! the live state of a session's servers.
 //! The file accepts a bare array, `{"servers": …}` and `{"mcpServers": {name: {…}}}`.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::types::McpServerView;
+use serde::Serialize;
+use ts_rs::TS;
+
+/// An MCP server listed in the workspace's `.agent/mcp.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct McpServerView {
+    /// Server name.
+    pub name: String,
+    /// Command or URL.
+    pub target: String,
+    /// Human-readable state.
+    pub status: String,
+    /// Defined by the project and not trusted yet: the user may trust it (it then starts with
+    /// the next chat).
+    pub untrusted: bool,
+}
 
 /// The state shown for a configured server while no session runs it.
 pub const NOT_CONNECTED: &str = "configured; starts with the next chat";
@@ -23,7 +41,7 @@ pub fn configured_servers(workspace: &Path) -> Vec<McpServerView> {
         Err(e) => return vec![problem(&path, &e.to_string())],
     };
     // Project servers start only once trusted: say so here too, with the Trust button.
-    let loaded = cairn_runtime::mcp::load_config(workspace);
+    let loaded = crate::mcp::load_config(workspace);
     for view in &mut views {
         if let Some(reason) = loaded.get(&view.name).and_then(|s| s.held.clone()) {
             view.untrusted = true;
@@ -91,6 +109,42 @@ fn parse(v: &Value) -> Vec<McpServerView> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// State of the session's MCP servers (`None` when none is configured).
+pub fn session_servers(h: &crate::host::SessionHandle) -> Option<Vec<McpServerView>> {
+    let manager = h.assembled().mcp.manager()?;
+    let views = manager
+        .status()
+        .iter()
+        .filter_map(|info| serde_json::to_value(info).ok())
+        .map(|v| {
+            let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            let st = &v["status"];
+            let state = st["state"].as_str().unwrap_or("unknown");
+            let mut status = match (state, st["tools"].as_u64(), st["reason"].as_str()) {
+                ("ready", Some(n), _) => format!("ready · {n} tools"),
+                (s, _, Some(reason)) => format!("{s}: {reason}"),
+                (s, _, None) => s.to_string(),
+            };
+            let held = st["reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with(crate::mcp_trust::UNTRUSTED));
+            // Trusted since this session started: it starts with the next chat.
+            let untrusted =
+                held && !crate::mcp_trust::trusted_now(h.workspace(), &text("name"));
+            if held && !untrusted {
+                status = NOT_CONNECTED.to_string();
+            }
+            McpServerView {
+                name: text("name"),
+                target: text("target"),
+                untrusted,
+                status,
+            }
+        })
+        .collect();
+    Some(views)
 }
 
 #[cfg(test)]

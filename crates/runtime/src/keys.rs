@@ -1,12 +1,33 @@
-//! Which key store the app uses and how a key's state is shown. Keys live only in the OS
+//! Which key store a face uses and how a key's state is shown. Keys live only in the OS
 //! keyring (service `cairn`, one entry per provider); the UI never receives a key back.
 
 use std::sync::Arc;
 
 use cairn_providers::secrets::{env_var_for, KeyStore, MemoryKeyStore, OsKeyStore, SecretError};
 
-use crate::types::KeyStatus;
-use cairn_runtime::llm_setup::EnvFn;
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::llm_setup::EnvFn;
+
+/// Whether and where a provider's API key is set. Never carries the key itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "state", rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum KeyStatus {
+    /// Not looked up yet (the start-up answer skips the keyring; `get_settings` fills it).
+    Unchecked,
+    /// The provider needs no key (local servers).
+    NotNeeded,
+    /// No key anywhere.
+    Missing,
+    /// In the OS keyring; `masked` shows only the last characters.
+    Stored { masked: String },
+    /// From an environment variable, which wins over the keyring.
+    Env { var: String, masked: String },
+    /// The keyring cannot be reached.
+    Unavailable { reason: String },
+}
 
 /// The key store selected by the environment: `CAIRN_KEYSTORE=memory` (tests without a
 /// keyring), `CAIRN_KEYRING_SERVICE=name` (tests with a real keyring that must not touch the

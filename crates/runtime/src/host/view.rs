@@ -1,0 +1,136 @@
+//! What a face shows of an open session: its header state and the view it opens it with.
+
+use cairn_protocol::{Event, Mode, TodoItem};
+use serde::Serialize;
+use ts_rs::TS;
+
+use super::SessionHandle;
+use crate::llm_setup::{model_view, ModelView};
+use crate::StoreError;
+
+/// A session opened in this window, with the events to rebuild its transcript.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SessionView {
+    /// Session id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Workspace root.
+    pub workspace: String,
+    /// Provider name.
+    pub provider: String,
+    /// The model and what it can do.
+    pub model: ModelView,
+    /// Permission mode.
+    pub mode: Mode,
+    /// Turns run.
+    pub turns: u32,
+    /// The logged events of earlier turns (text deltas are not logged).
+    pub events: Vec<Event>,
+    /// The agent's todo list.
+    pub todos: Vec<TodoItem>,
+    /// Steering messages not yet injected.
+    pub pending_steering: Vec<String>,
+    /// A turn is running or queued.
+    pub busy: bool,
+    /// Why a turn cannot run now (no key, no model), shown instead of a failed turn.
+    pub blocked: Option<String>,
+    /// Tool calls left open when the process stopped (an approval was waiting); `resume_turn`
+    /// finishes them, the next prompt closes them as interrupted.
+    pub pending_calls: u32,
+    /// Whether the session's commands run inside the OS sandbox.
+    pub sandbox: SandboxView,
+}
+
+/// The sandbox state of a session, as the header shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SandboxView {
+    /// `on`, `off` (the user turned it off) or `unavailable` (no working bubblewrap here).
+    pub state: String,
+    /// One line saying what that means (what is writable, what is hidden).
+    pub detail: String,
+}
+
+impl SandboxView {
+    /// The view of a runtime sandbox state.
+    pub fn of(state: &crate::sandbox::SandboxState) -> Self {
+        use crate::sandbox::SandboxState;
+        let name = match state {
+            SandboxState::On(_) => "on",
+            SandboxState::Off => "off",
+            SandboxState::Unavailable => "unavailable",
+        };
+        SandboxView {
+            state: name.to_string(),
+            detail: state.describe(),
+        }
+    }
+}
+
+/// The live state of the window's session (after a settings or key change).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SessionStatus {
+    /// Session id.
+    pub id: String,
+    /// Provider name.
+    pub provider: String,
+    /// The model and what it can do.
+    pub model: ModelView,
+    /// Permission mode.
+    pub mode: Mode,
+    /// A turn is running or queued.
+    pub busy: bool,
+    /// Why a turn cannot run now.
+    pub blocked: Option<String>,
+}
+
+/// The live state shown in the header.
+pub fn status(h: &SessionHandle) -> SessionStatus {
+    let session = h.session();
+    SessionStatus {
+        id: session.id(),
+        provider: h.provider(),
+        model: model_view(&session.model()),
+        mode: session.mode(),
+        busy: session.is_busy(),
+        blocked: h.blocked(),
+    }
+}
+
+/// What the UI shows when it opens this session.
+pub fn view(h: &SessionHandle) -> Result<SessionView, StoreError> {
+    let saved = h.saved();
+    let session = h.session();
+    let events = h.store().read_events(&saved.session_id)?;
+    Ok(SessionView {
+        id: saved.session_id,
+        name: saved.name,
+        workspace: h.workspace().display().to_string(),
+        provider: h.provider(),
+        model: model_view(&session.model()),
+        mode: session.mode(),
+        turns: saved.turns,
+        events,
+        todos: session.todos(),
+        pending_steering: session.pending_steering(),
+        busy: session.is_busy(),
+        blocked: h.blocked(),
+        pending_calls: 0,
+        sandbox: SandboxView::of(&h.assembled().sandbox),
+    })
+}
+
+/// [`view`] with the count of open tool calls, for opening a session.
+pub async fn view_with_pending(
+    h: &SessionHandle,
+) -> Result<SessionView, StoreError> {
+    let mut v = view(h)?;
+    v.pending_calls = u32::try_from(h.pending_calls().await).unwrap_or(u32::MAX);
+    Ok(v)
+}
