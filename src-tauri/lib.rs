@@ -8,7 +8,6 @@
 //! saves its session.
 
 pub mod attach;
-pub mod bench;
 pub mod commands;
 pub mod dialogs;
 pub mod egl;
@@ -16,14 +15,13 @@ pub mod error;
 pub mod logging;
 pub mod menu;
 pub mod runtime;
-pub mod settings;
 pub mod state;
 pub mod terminals;
 pub mod types;
 pub mod windows;
 
-pub use cairn_runtime::{keys, mcp_view as mcp, timeline};
 pub use cairn_runtime::workspace::{files, preview, watch};
+pub use cairn_runtime::{bench, face_settings as settings, keys, mcp_view as mcp, timeline};
 
 /// The one list of command names (also read by the build script).
 pub mod command_names {

@@ -6,11 +6,12 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 pub use cairn_runtime::attach::ImageUpload;
+pub use cairn_runtime::face_settings::{Language, RecentWorkspace};
 pub use cairn_runtime::host::view::{SandboxView, SessionStatus, SessionView};
 pub use cairn_runtime::host::RunOutcome;
 pub use cairn_runtime::keys::KeyStatus;
-pub use cairn_runtime::mcp_view::McpServerView;
 pub use cairn_runtime::llm_setup::{ModelView, PriceView};
+pub use cairn_runtime::mcp_view::McpServerView;
 pub use cairn_runtime::timeline::types::{
     CheckpointKind, CheckpointView, ConflictView, FileChange, RestoreRequest, RestoreView,
     RewindArchiveView, RewoundTurnView, TimelineView,
@@ -66,21 +67,6 @@ pub struct Bootstrap {
     pub bench: bool,
     /// The workspace this window has open, if any (after a page reload).
     pub workspace: Option<WorkspaceView>,
-}
-
-/// A workspace in the welcome screen's recent list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct RecentWorkspace {
-    /// Absolute path.
-    pub path: String,
-    /// Folder name.
-    pub name: String,
-    /// RFC 3339 time it was last opened.
-    pub opened_at: String,
-    /// Whether the folder still exists.
-    pub available: bool,
 }
 
 /// An open workspace and its sessions.
@@ -158,18 +144,6 @@ pub struct GrantedDirectory {
     pub path: String,
     /// Writes allowed too.
     pub writable: bool,
-}
-
-/// UI (and prompt) language.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(export, export_to = "app/")]
-pub enum Language {
-    /// English.
-    #[default]
-    En,
-    /// Simplified Chinese.
-    Zh,
 }
 
 /// One provider in the settings.

@@ -3,8 +3,10 @@
 
 pub mod agents;
 pub mod attach;
+pub mod bench;
 pub mod checkpoints;
 mod event_log;
+pub mod face_settings;
 mod held;
 pub mod host;
 pub mod index;

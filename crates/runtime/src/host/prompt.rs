@@ -222,5 +222,4 @@ mod tests {
         assert!(p.message.contains("… 17 more"), "{}", p.message);
         assert!(!p.message.contains("+new 29"), "{}", p.message);
     }
-
 }

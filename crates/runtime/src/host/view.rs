@@ -127,9 +127,7 @@ pub fn view(h: &SessionHandle) -> Result<SessionView, StoreError> {
 }
 
 /// [`view`] with the count of open tool calls, for opening a session.
-pub async fn view_with_pending(
-    h: &SessionHandle,
-) -> Result<SessionView, StoreError> {
+pub async fn view_with_pending(h: &SessionHandle) -> Result<SessionView, StoreError> {
     let mut v = view(h)?;
     v.pending_calls = u32::try_from(h.pending_calls().await).unwrap_or(u32::MAX);
     Ok(v)

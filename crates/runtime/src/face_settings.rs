@@ -1,5 +1,6 @@
-//! The desktop settings file (`<state dir>/desktop.json`): provider, model, endpoints,
-//! reasoning level, language and recent workspaces. API keys are never written here.
+//! A face's settings file (the desktop app's `<state dir>/desktop.json`): provider, model,
+//! endpoints, reasoning level, language and recent workspaces. API keys are never written
+//! here.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -7,8 +8,34 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
-use crate::types::{Language, RecentWorkspace};
+/// UI (and prompt) language.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum Language {
+    /// English.
+    #[default]
+    En,
+    /// Simplified Chinese.
+    Zh,
+}
+
+/// A workspace in the welcome screen's recent list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct RecentWorkspace {
+    /// Absolute path.
+    pub path: String,
+    /// Folder name.
+    pub name: String,
+    /// RFC 3339 time it was last opened.
+    pub opened_at: String,
+    /// Whether the folder still exists.
+    pub available: bool,
+}
 
 /// Most recent workspaces remembered.
 const MAX_RECENT: usize = 12;
