@@ -21,7 +21,7 @@ pub use boundary::lexically_inside;
 /// What a tool call asks permission for (named by each tool through [`crate::Tool`]).
 pub use cairn_policy::{Capability, CommandRun, PermissionSubject};
 pub use command::{command_matches_prefix, has_shell_operators, simple_command_program};
-pub use decision::{AllowReason, AskReason, Decision, DenyReason, Effect, Flags};
+pub use decision::{AllowReason, AskReason, Decision, DenyReason, Effect};
 pub use offer::{always_allow, always_allow_in};
 
 /// When shell commands may run without asking (seed §8.4).

@@ -134,29 +134,6 @@ pub enum Effect {
     SideEffects,
 }
 
-/// The two flags callers written against the old struct read: `allowed` (runs without
-/// asking) and `needs_user` (the approver decides).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Flags {
-    /// Whether the call may run without asking.
-    pub allowed: bool,
-    /// Whether the approver must decide.
-    pub needs_user: bool,
-}
-
-const ALLOWED: Flags = Flags {
-    allowed: true,
-    needs_user: false,
-};
-const DENIED: Flags = Flags {
-    allowed: false,
-    needs_user: false,
-};
-const ASKED: Flags = Flags {
-    allowed: false,
-    needs_user: true,
-};
-
 impl Decision {
     /// The reason's text, as users and events see it.
     pub fn reason(&self) -> String {
@@ -176,28 +153,6 @@ impl Decision {
     /// Whether the approver decides.
     pub fn is_ask(&self) -> bool {
         matches!(self, Decision::Ask(_))
-    }
-
-    /// The decision as the two flags of the old struct.
-    pub fn flags(&self) -> Flags {
-        match self {
-            Decision::Allow(_) => ALLOWED,
-            Decision::Deny(_) => DENIED,
-            Decision::Ask(_) => ASKED,
-        }
-    }
-}
-
-/// Lets `decision.allowed` and `decision.needs_user` read as they did on the old struct
-/// (the approval-matrix and boundary tests still do).
-impl std::ops::Deref for Decision {
-    type Target = Flags;
-    fn deref(&self) -> &Flags {
-        match self {
-            Decision::Allow(_) => &ALLOWED,
-            Decision::Deny(_) => &DENIED,
-            Decision::Ask(_) => &ASKED,
-        }
     }
 }
 

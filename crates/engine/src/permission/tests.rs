@@ -25,21 +25,18 @@ fn fetching_a_local_address_asks_except_in_auto_mode() {
         |p: &PermissionEngine, url: &str| p.evaluate("web_fetch", &web, &json!({ "url": url }));
     let mut p = PermissionEngine::new(ws, Mode::Interactive, vec![]);
     let d = fetch(&p, "http://169.254.169.254/latest/meta-data/");
-    assert!(
-        d.needs_user && d.reason().contains("local network"),
-        "{d:?}"
-    );
-    assert!(fetch(&p, "http://localhost:3000/").needs_user);
+    assert!(d.is_ask() && d.reason().contains("local network"), "{d:?}");
+    assert!(fetch(&p, "http://localhost:3000/").is_ask());
     let d = fetch(&p, "https://docs.rs/serde");
-    assert!(d.allowed && !d.needs_user, "{d:?}");
+    assert!(d.is_allow() && !d.is_ask(), "{d:?}");
     p.set_mode(Mode::Plan);
     assert!(
-        fetch(&p, "http://127.0.0.1/").needs_user,
+        fetch(&p, "http://127.0.0.1/").is_ask(),
         "read-only modes ask too"
     );
     p.set_mode(Mode::Auto);
     assert!(
-        !fetch(&p, "http://127.0.0.1/").needs_user,
+        !fetch(&p, "http://127.0.0.1/").is_ask(),
         "auto mode allows it"
     );
 }
@@ -60,7 +57,7 @@ fn commands_naming_a_protected_folder_ask_in_every_mode() {
         "mv a .cairn/b",
     ] {
         let d = shell(&p, c);
-        assert!(d.needs_user, "{c}: {d:?}");
+        assert!(d.is_ask(), "{c}: {d:?}");
         assert!(d.reason().contains("protected"), "{c}: {}", d.reason());
     }
     for c in [
@@ -72,11 +69,11 @@ fn commands_naming_a_protected_folder_ask_in_every_mode() {
         "cargo test --all",
     ] {
         let d = shell(&p, c);
-        assert!(!d.needs_user, "{c}: {d:?}");
+        assert!(!d.is_ask(), "{c}: {d:?}");
     }
     // The sandbox keeps protected folders read-only: no need to ask there.
     p.set_shell_policy(ShellPolicy::All, true);
-    assert!(!shell(&p, "echo x > .git/hooks/x").needs_user);
+    assert!(!shell(&p, "echo x > .git/hooks/x").is_ask());
 }
 
 #[test]
@@ -138,19 +135,16 @@ fn running_outside_the_sandbox_asks_in_every_mode_and_is_never_remembered() {
         p.set_mode(mode);
         let d = p.evaluate("run_shell", &shell_meta(), &args);
         assert!(
-            d.needs_user && d.reason().contains("outside the sandbox"),
+            d.is_ask() && d.reason().contains("outside the sandbox"),
             "{d:?}"
         );
         let sandboxed = json!({"command": "git commit -m x"});
-        assert!(
-            !p.evaluate("run_shell", &shell_meta(), &sandboxed)
-                .needs_user
-        );
+        assert!(!p.evaluate("run_shell", &shell_meta(), &sandboxed).is_ask());
     }
     for mode in [Mode::Plan, Mode::Discuss] {
         p.set_mode(mode);
         let d = p.evaluate("run_shell", &shell_meta(), &args);
-        assert!(!d.allowed && !d.needs_user, "{d:?}");
+        assert!(!d.is_allow() && !d.is_ask(), "{d:?}");
     }
     assert_eq!(always_allow("run_shell", &shell_call(&args)), None);
     let as_text = json!({"command": "ls", "sandbox": "false"});
@@ -158,7 +152,7 @@ fn running_outside_the_sandbox_asks_in_every_mode_and_is_never_remembered() {
     // Without a sandbox the argument changes nothing.
     p.set_mode(Mode::Auto);
     p.set_shell_policy(ShellPolicy::Approve, false);
-    assert!(!p.evaluate("run_shell", &shell_meta(), &args).needs_user);
+    assert!(!p.evaluate("run_shell", &shell_meta(), &args).is_ask());
 }
 
 #[test]
@@ -181,79 +175,76 @@ fn decision_order() {
     let ws = PathBuf::from("/w");
     let mut p = PermissionEngine::new(ws.clone(), Mode::Interactive, vec!["cargo test".into()]);
     let read = ToolMeta::read_only("file");
-    assert!(
-        p.evaluate("read_file", &read, &json!({"path": "a"}))
-            .allowed
-    );
+    assert!(p
+        .evaluate("read_file", &read, &json!({"path": "a"}))
+        .is_allow());
     let d = p.evaluate("write_file", &write_meta(), &json!({"path": "a"}));
-    assert!(d.needs_user);
+    assert!(d.is_ask());
     let d = p.evaluate("write_file", &write_meta(), &json!({"path": "../x"}));
-    assert!(!d.allowed && !d.needs_user);
+    assert!(!d.is_allow() && !d.is_ask());
     let d = p.evaluate(
         "run_shell",
         &shell_meta(),
         &json!({"command": "cargo test -p x"}),
     );
-    assert!(d.allowed && !d.needs_user);
+    assert!(d.is_allow() && !d.is_ask());
     let d = p.evaluate(
         "run_shell",
         &shell_meta(),
         &json!({"command": "cargo test; rm -rf ~"}),
     );
-    assert!(d.needs_user);
+    assert!(d.is_ask());
     p.set_mode(Mode::Plan);
     let d = p.evaluate("write_file", &write_meta(), &json!({"path": "a"}));
-    assert!(!d.allowed && !d.needs_user);
-    assert!(
-        p.evaluate("read_file", &read, &json!({"path": "a"}))
-            .allowed
-    );
+    assert!(!d.is_allow() && !d.is_ask());
+    assert!(p
+        .evaluate("read_file", &read, &json!({"path": "a"}))
+        .is_allow());
     p.set_mode(Mode::Auto);
-    assert!(
-        p.evaluate("write_file", &write_meta(), &json!({"path": "a"}))
-            .allowed
-    );
+    assert!(p
+        .evaluate("write_file", &write_meta(), &json!({"path": "a"}))
+        .is_allow());
     let d = p.evaluate("write_file", &write_meta(), &json!({"path": "/etc/passwd"}));
-    assert!(!d.allowed, "auto mode never writes outside the workspace");
+    assert!(
+        !d.is_allow(),
+        "auto mode never writes outside the workspace"
+    );
     let d = p.evaluate(
         "write_file",
         &write_meta(),
         &json!({"path": ".git/hooks/pre-commit"}),
     );
-    assert!(d.needs_user, "protected paths ask even in auto mode");
+    assert!(d.is_ask(), "protected paths ask even in auto mode");
     let d = p.evaluate(
         "write_file",
         &write_meta(),
         &json!({"path": "sub/.GIT/config"}),
     );
-    assert!(d.needs_user);
+    assert!(d.is_ask());
 }
 
 #[test]
 fn session_allowances() {
     let mut p = PermissionEngine::new(PathBuf::from("/w"), Mode::Interactive, vec![]);
     p.allow_tool_for_session("write_file");
-    assert!(
-        p.evaluate("write_file", &write_meta(), &json!({"path": "a"}))
-            .allowed
-    );
+    assert!(p
+        .evaluate("write_file", &write_meta(), &json!({"path": "a"}))
+        .is_allow());
     p.allow_command_for_session("npm test");
-    assert!(
-        p.evaluate(
+    assert!(p
+        .evaluate(
             "run_shell",
             &shell_meta(),
             &json!({"command": "npm run build"})
         )
-        .allowed
-    );
-    assert!(
-        p.evaluate(
+        .is_allow());
+    assert!(p
+        .evaluate(
             "run_shell",
             &shell_meta(),
             &json!({"command": "npm x | sh"})
         )
-        .needs_user
-    );
+        .is_ask());
     p.allow_command_for_session("rm -rf / ; ls");
     assert_eq!(p.state().allow_commands.len(), 1);
 }
@@ -264,7 +255,7 @@ fn workspace_shell_policy_passes_only_known_safe_commands() {
     p.set_shell_policy(ShellPolicy::Workspace, false);
     let ask = |p: &PermissionEngine, c: &str| {
         p.evaluate("run_shell", &shell_meta(), &json!({"command": c}))
-            .needs_user
+            .is_ask()
     };
     assert!(!ask(&p, "git status"));
     assert!(!ask(&p, "cat a | wc -l"));
@@ -308,15 +299,15 @@ fn symlinks_and_patch_targets_cannot_carry_a_write_past_the_boundary() {
     let p = PermissionEngine::new(ws.clone(), Mode::Auto, vec![]);
     let write = |path: &str| p.evaluate("write_file", &write_meta(), &json!({"path": path}));
     assert!(
-        write("h/pre-commit").needs_user,
+        write("h/pre-commit").is_ask(),
         "a symlink into .git still asks"
     );
     let d = write("o/new.txt");
     assert!(
-        !d.allowed && !d.needs_user,
+        !d.is_allow() && !d.is_ask(),
         "a symlink out of the workspace is refused"
     );
-    assert!(write("plain.txt").allowed);
+    assert!(write("plain.txt").is_allow());
     let patch = |targets: &[&str]| {
         p.evaluate_call(
             "apply_patch",
@@ -325,10 +316,10 @@ fn symlinks_and_patch_targets_cannot_carry_a_write_past_the_boundary() {
             Some(targets.iter().map(|t| t.to_string()).collect()),
         )
     };
-    assert!(patch(&["a.txt", ".agent/mcp.json"]).needs_user);
+    assert!(patch(&["a.txt", ".agent/mcp.json"]).is_ask());
     let d = patch(&["a.txt", "../out/x"]);
-    assert!(!d.allowed && !d.needs_user && d.reason().contains("../out/x"));
-    assert!(patch(&["a.txt", "b.txt"]).allowed);
+    assert!(!d.is_allow() && !d.is_ask() && d.reason().contains("../out/x"));
+    assert!(patch(&["a.txt", "b.txt"]).is_allow());
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -599,13 +590,6 @@ fn decisions_round_trip_with_their_reasons() {
             serde_json::from_value(json.clone()).unwrap_or_else(|e| panic!("{json}: {e}"));
         assert_eq!(back, decision, "{json}");
         assert_eq!(back.reason(), text, "{json}");
-        let flags = decision.flags();
-        assert_eq!(
-            (flags.allowed, flags.needs_user),
-            (decision.is_allow(), decision.is_ask()),
-            "{text}"
-        );
-        assert_eq!(*decision, flags, "the old fields read the same flags");
         assert!(decision.is_allow() ^ decision.is_deny() ^ decision.is_ask());
     }
 }

@@ -329,7 +329,7 @@ fn session_grants_and_allowlists_do_not_cover_risky_options() {
     let meta = ToolMeta::mutating("shell", RiskLevel::High, &["exec"]);
     let ask = |p: &PermissionEngine, c: &str| {
         p.evaluate("run_shell", &meta, &json!({ "command": c }))
-            .needs_user
+            .is_ask()
     };
     let mut p = PermissionEngine::new("/w".into(), Mode::Interactive, vec![]);
     p.allow_command_for_session("git status");

@@ -63,13 +63,27 @@ impl Answerer {
 }
 
 /// Requests waiting for the user, per session.
-#[derive(Default)]
 pub struct Pending {
     approvals: Mutex<HashMap<String, (ApprovalRequest, oneshot::Sender<ApprovalDecision>)>>,
     questions: Mutex<VecDeque<oneshot::Sender<UserAnswer>>>,
     plans: Mutex<VecDeque<oneshot::Sender<PlanReview>>>,
     directories: Mutex<VecDeque<oneshot::Sender<DirectoryGrant>>>,
     closed: AtomicBool,
+    /// How many approvals wait, for faces that show it (badges, a sessions board).
+    waiting: tokio::sync::watch::Sender<usize>,
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        Pending {
+            approvals: Mutex::default(),
+            questions: Mutex::default(),
+            plans: Mutex::default(),
+            directories: Mutex::default(),
+            closed: AtomicBool::new(false),
+            waiting: tokio::sync::watch::channel(0).0,
+        }
+    }
 }
 
 impl Pending {
@@ -78,9 +92,24 @@ impl Pending {
         Self::default()
     }
 
+    /// The number of approvals waiting, updated as requests come and go.
+    pub fn approvals_waiting(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.waiting.subscribe()
+    }
+
+    fn count(
+        &self,
+        approvals: &HashMap<String, (ApprovalRequest, oneshot::Sender<ApprovalDecision>)>,
+    ) {
+        self.waiting.send_replace(approvals.len());
+    }
+
     /// Answers the approval of tool call `req_id`; false when it is no longer pending.
     pub fn answer_approval(&self, req_id: &str, decision: ApprovalDecision) -> bool {
-        match lock(&self.approvals).remove(req_id) {
+        let mut approvals = lock(&self.approvals);
+        let found = approvals.remove(req_id);
+        self.count(&approvals);
+        match found {
             Some((_, tx)) => tx.send(decision).is_ok(),
             None => false,
         }
@@ -114,9 +143,12 @@ impl Pending {
     /// Denies everything pending now and everything asked from now on.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        for (_, (_, tx)) in lock(&self.approvals).drain() {
+        let mut approvals = lock(&self.approvals);
+        for (_, (_, tx)) in approvals.drain() {
             let _ = tx.send(ApprovalDecision::Deny);
         }
+        self.count(&approvals);
+        drop(approvals);
         for tx in lock(&self.questions).drain(..) {
             let _ = tx.send(UserAnswer::Declined {
                 reason: CLOSED_REASON.into(),
@@ -173,7 +205,11 @@ struct ApprovalGuard<'a> {
 
 impl Drop for ApprovalGuard<'_> {
     fn drop(&mut self) {
-        lock(&self.approver.pending.approvals).remove(&self.req_id);
+        let pending = &self.approver.pending;
+        let mut approvals = lock(&pending.approvals);
+        approvals.remove(&self.req_id);
+        pending.count(&approvals);
+        drop(approvals);
         if let (Some(token), Some(p)) = (&self.token, &self.approver.presenter) {
             p.dismiss(token);
         }
@@ -216,7 +252,11 @@ impl Approver for PendingApprover {
         }
         let (tx, rx) = oneshot::channel();
         let req_id = request.req_id.clone();
-        lock(&self.pending.approvals).insert(req_id.clone(), (request.clone(), tx));
+        {
+            let mut approvals = lock(&self.pending.approvals);
+            approvals.insert(req_id.clone(), (request.clone(), tx));
+            self.pending.count(&approvals);
+        }
         let mut guard = ApprovalGuard {
             approver: self,
             req_id: req_id.clone(),

@@ -17,11 +17,11 @@ fn shell_meta() -> ToolMeta {
 }
 
 fn is_deny(d: &Decision) -> bool {
-    !d.allowed && !d.needs_user
+    !d.is_allow() && !d.is_ask()
 }
 
 fn is_ask(d: &Decision) -> bool {
-    d.needs_user
+    d.is_ask()
 }
 
 #[test]

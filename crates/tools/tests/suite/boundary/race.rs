@@ -233,7 +233,7 @@ async fn a_link_swapped_in_after_the_permission_check_is_refused() {
             let t: ToolHandle = tool(&tools, name);
             let perms = PermissionEngine::new(ws.root.clone(), Mode::Auto, Vec::new());
             let d = perms.evaluate_call(name, &t.meta(), args, t.write_targets(args));
-            assert!(d.allowed && !d.needs_user, "{name}: {d:?}");
+            assert!(d.is_allow() && !d.is_ask(), "{name}: {d:?}");
             let outside = tree(&ws.outside);
             let git = tree(&ws.root.join(".git"));
             std::fs::rename(ws.root.join("d"), ws.root.join("d_real")).unwrap();

@@ -1,0 +1,140 @@
+//! One host, several sessions: each runs, waits and is answered on its own; closing one
+//! leaves the others open.
+
+use crate::common;
+use common::opts;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_engine::testing::{FakeLlm, FakeReply};
+use cairn_engine::EventStream;
+use cairn_protocol::{ApprovalDecision, Event, TurnStatus};
+use cairn_runtime::host::{Answerer, Host, HostError, LlmBinding, OpenSession, TurnInput};
+use serde_json::json;
+
+fn binding(script: Vec<FakeReply>) -> LlmBinding {
+    LlmBinding {
+        client: Arc::new(FakeLlm::new(script)),
+        provider: "openai".into(),
+        model: "mock-model".into(),
+        blocked: None,
+    }
+}
+
+fn spec(ws: &std::path::Path, state: &std::path::Path, script: Vec<FakeReply>) -> OpenSession {
+    OpenSession {
+        options: opts(ws, state, None),
+        llm: Some(binding(script)),
+        answerer: Answerer::waiting(),
+        terminals: None,
+    }
+}
+
+async fn until(stream: &mut EventStream, pred: impl Fn(&Event) -> bool) -> Event {
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(20), stream.recv())
+            .await
+            .expect("an event in time")
+            .expect("the stream is open");
+        if pred(&e) {
+            return e;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_of_one_host_run_wait_and_close_independently() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    // A asks to run a command and waits for its approval; B only answers.
+    let a = host
+        .open(spec(
+            ws.path(),
+            state.path(),
+            vec![
+                FakeReply::tool("c1", "run_shell", json!({"command": "touch made.txt"})),
+                FakeReply::text("done"),
+            ],
+        ))
+        .unwrap();
+    let b = host
+        .open(spec(
+            ws.path(),
+            state.path(),
+            vec![FakeReply::text("hello")],
+        ))
+        .unwrap();
+    assert_ne!(a.id(), b.id());
+    assert_eq!(host.sessions().len(), 2);
+
+    let mut a_stream = a.start(TurnInput::Text("make a file".into())).unwrap();
+    let asked = until(&mut a_stream, |e| matches!(e, Event::PermissionRequired(_))).await;
+    let Event::PermissionRequired(asked) = asked else {
+        unreachable!()
+    };
+    // The request is parked right after its event.
+    a.pending()
+        .approvals_waiting()
+        .wait_for(|n| *n == 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        a.pending().pending_approvals(),
+        std::slice::from_ref(&asked.req_id)
+    );
+    assert!(b.pending().pending_approvals().is_empty());
+
+    // B runs to its end while A still waits: sessions never wait on each other.
+    let b_out = b
+        .run(
+            TurnInput::Text("hi".into()),
+            Duration::from_millis(5),
+            |_| Ok::<(), ()>(()),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            b_out,
+            cairn_runtime::host::RunOutcome::Ended {
+                status: TurnStatus::Completed,
+                ..
+            }
+        ),
+        "{b_out:?}"
+    );
+    assert!(a.is_busy(), "A is still waiting for its approval");
+    // An answer for A's call given to B reaches nothing.
+    assert!(!b.answer_approval(&asked.req_id, ApprovalDecision::Once));
+    assert!(a.answer_approval(&asked.req_id, ApprovalDecision::Once));
+    let end = until(&mut a_stream, |e| matches!(e, Event::TurnEnd(_))).await;
+    let Event::TurnEnd(end) = end else {
+        unreachable!()
+    };
+    assert_eq!(end.status, TurnStatus::Completed);
+    assert!(ws.path().join("made.txt").exists());
+    drop(a_stream);
+    a.idle().await;
+
+    // Closing A keeps B open; A can be opened again (its lock was let go), once.
+    let a_id = a.id();
+    assert!(host.close(&a_id).await.unwrap());
+    assert!(a.is_closed() && !b.is_closed());
+    assert_eq!(host.sessions().len(), 1);
+    assert!(matches!(
+        a.start(TurnInput::Text("again".into())),
+        Err(HostError::Closed(_))
+    ));
+    drop(a);
+    let mut again = spec(ws.path(), state.path(), vec![FakeReply::text("back")]);
+    again.options.session_id = Some(a_id.clone());
+    let reopened = host.open(again).unwrap();
+    assert_eq!(reopened.id(), a_id);
+    let mut twice = spec(ws.path(), state.path(), vec![]);
+    twice.options.session_id = Some(a_id.clone());
+    assert!(matches!(host.open(twice), Err(HostError::AlreadyOpen(_))));
+    host.shutdown().await;
+    assert!(host.sessions().is_empty() && b.is_closed() && reopened.is_closed());
+}
