@@ -33,6 +33,8 @@ mod support;
 mod terminal;
 #[path = "e2e/timeline.rs"]
 mod timeline;
+#[path = "e2e/working.rs"]
+mod working;
 #[path = "e2e/windows.rs"]
 mod windows;
 

@@ -3,6 +3,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState } from 
 import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { TurnStatus } from "../bindings/TurnStatus";
 import { Follow } from "../follow";
+import { elapsedText, phaseKey, workingPhase } from "../working";
 import { useT, type MessageKey } from "../i18n";
 import type { Item } from "../transcript";
 import { MessageAttachments } from "./Attachments";
@@ -118,6 +119,38 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
 });
 
 /**
+ * What the agent is doing while a turn runs, with the time spent in that phase (so a slow or
+ * stalled model never leaves the transcript silent). Ticks once a second.
+ */
+function Working({ items, running }: { items: Item[]; running: boolean }) {
+  const t = useT();
+  const phase = workingPhase(items, running);
+  const key = phase === null ? null : phaseKey(phase);
+  const [since, setSince] = useState(() => ({ key, at: Date.now() }));
+  const [now, setNow] = useState(() => Date.now());
+  if (since.key !== key) setSince({ key, at: Date.now() });
+  useEffect(() => {
+    if (key === null) return;
+    const timer = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(timer);
+  }, [key]);
+  if (phase === null) return null;
+  const label =
+    phase.kind === "tool"
+      ? `${t("working.tool")} ${phase.name}`
+      : phase.kind === "approval"
+        ? `${t("working.approval")} ${phase.name}`
+        : t(phase.kind === "writing" ? "working.writing" : "working.model");
+  return (
+    <div className="working" data-testid="working" data-phase={phase.kind} role="status">
+      <span className="working-dot" aria-hidden="true" />
+      <span>{label}</span>
+      <span className="working-elapsed">{elapsedText(Math.max(0, now - since.at))}</span>
+    </div>
+  );
+}
+
+/**
  * The chat transcript, virtualised: only the rows in view (plus a margin) are in the DOM, so
  * a session of thousands of messages scrolls and streams smoothly. Follows the bottom while
  * new content arrives unless the user scrolled up (see ../follow.ts).
@@ -174,6 +207,7 @@ export function Transcript({ items, actions }: { items: Item[]; actions: Transcr
           <h1>{t("chat.empty.title")}</h1>
           <p>{t("chat.empty.lead")}</p>
         </div>
+        <Working items={items} running={actions.running} />
       </section>
     );
   }
@@ -207,6 +241,7 @@ export function Transcript({ items, actions }: { items: Item[]; actions: Transcr
           })}
         </div>
       </div>
+      <Working items={items} running={actions.running} />
     </section>
   );
 }
