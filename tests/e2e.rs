@@ -33,10 +33,10 @@ mod support;
 mod terminal;
 #[path = "e2e/timeline.rs"]
 mod timeline;
-#[path = "e2e/working.rs"]
-mod working;
 #[path = "e2e/windows.rs"]
 mod windows;
+#[path = "e2e/working.rs"]
+mod working;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -7,9 +7,11 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_stream_shows_a_working_indicator_with_elapsed_time_within_a_second() {
     let server = Arc::new(
-        MockLlmServer::with_script(vec![Reply::fault(cairn_testkit::Fault::Stall(Duration::from_secs(60)))])
-            .await
-            .unwrap(),
+        MockLlmServer::with_script(vec![Reply::fault(cairn_testkit::Fault::Stall(
+            Duration::from_secs(60),
+        ))])
+        .await
+        .unwrap(),
     );
     let state = tempfile::tempdir().unwrap();
     let (_ws_dir, ws) = named_workspace("stalled");
