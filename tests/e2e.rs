@@ -28,6 +28,8 @@ mod resume;
 mod rewind;
 #[path = "e2e/setup.rs"]
 mod setup;
+#[path = "e2e/steering.rs"]
+mod steering;
 mod support;
 #[path = "e2e/terminal.rs"]
 mod terminal;

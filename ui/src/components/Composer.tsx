@@ -9,7 +9,9 @@ import { MentionList, useMentions } from "./Mentions";
 /** Text (and images) put back into the prompt, or a mention added to it; `at` makes each one new. */
 export type ComposerDraft =
   | { kind: "restore"; text: string; images: PendingImage[]; at: number }
-  | { kind: "mention"; path: string; at: number };
+  | { kind: "mention"; path: string; at: number }
+  /** Queued steering of a stopped turn, in typed order, put before what is typed. */
+  | { kind: "reclaim"; texts: string[]; at: number };
 
 type Props = {
   running: boolean;
@@ -69,6 +71,11 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
   const setImages = drafts.set;
   useEffect(() => {
     if (draft === null || draft === undefined) return;
+    if (draft.kind === "reclaim") {
+      const back = draft.texts.join("\n");
+      setText((cur) => (cur.trim() === "" ? back : `${back}\n${cur}`));
+      return;
+    }
     if (draft.kind === "restore") {
       setText((cur) => (cur.trim() === "" ? draft.text : cur));
       setImages((cur) => (cur.length === 0 ? draft.images : cur));

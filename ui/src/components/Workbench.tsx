@@ -113,6 +113,8 @@ export function Workbench(p: Props) {
   const composer = useRef<HTMLTextAreaElement>(null);
   const sessionRef = useRef<SessionView | null>(null);
   sessionRef.current = session;
+  const steeringRef = useRef(chat.steering);
+  steeringRef.current = chat.steering;
 
   // Events arrive in bursts: fold them once per animation frame.
   const queue = useRef<Event[]>([]);
@@ -229,16 +231,33 @@ export function Workbench(p: Props) {
     }, fail);
   }, [chat.running, show, fail]);
 
+  // Steering queued for a turn that was then stopped goes back into the composer, in the
+  // order it was typed, instead of waiting to be injected after the next prompt.
+  const reclaimSteering = useCallback(async () => {
+    const queued = steeringRef.current.filter((s) => s.state === "queued").map((s) => s.text);
+    const back: string[] = [];
+    for (const text of queued) {
+      if (await ipc.removeSteering(text)) {
+        dispatch({ type: "unsteer", text });
+        back.push(text);
+      }
+    }
+    if (back.length === 0) return;
+    setDraft({ kind: "reclaim", texts: back, at: Date.now() });
+    dispatch({ type: "notice", text: t("composer.reclaimed") });
+  }, [t]);
+
   const afterRun = useCallback(
     (end: ipc.RunEnd, nothingToRetry = true) => {
       setPending(false);
       if (end.kind === "not_started" && nothingToRetry) dispatch({ type: "notice", text: "Nothing to retry." });
+      if (end.kind === "ended" && end.status === "interrupted") reclaimSteering().catch(fail);
       refreshList();
       refreshStatus();
       refreshTimeline();
       setRuns((n) => n + 1);
     },
-    [refreshList, refreshStatus, refreshTimeline],
+    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail],
   );
 
   const send = useCallback(
