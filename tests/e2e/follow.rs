@@ -1,6 +1,7 @@
 //! E2E: the transcript follows new content at its bottom. Scrolls that layout or code cause
-//! never stop it (a race once left the view above a whole new turn); the user scrolling up
-//! does, and scrolling back to the bottom resumes it.
+//! never stop it (a race once left the view above a whole new turn); the user's own prompt
+//! brings the view down to it even when they had scrolled up (what the user scrolling up
+//! does to streamed content is `ui/src/follow.test.ts`).
 
 use super::*;
 
@@ -42,7 +43,7 @@ async fn scroll_top(c: &Client) -> f64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_transcript_follows_new_turns_until_the_user_scrolls_up() {
+async fn the_transcript_follows_new_turns_and_comes_down_to_the_users_own_prompt() {
     let server = Arc::new(
         MockLlmServer::with_script(
             ["one", "two", "three", "four"]
@@ -74,15 +75,13 @@ async fn the_transcript_follows_new_turns_until_the_user_scrolls_up() {
             )
             .await;
 
-            // The user scrolls up: a new turn leaves the view where they put it.
+            // The user scrolls up to read, then sends: the view comes down to the new prompt
+            // and its answer.
             scroll_to(&c, "0", true).await;
+            assert!(scroll_top(&c).await < 50.0, "the user scrolled up");
             send(&c, "third").await;
             wait_turns(&c, "completed", 3).await;
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            assert!(
-                scroll_top(&c).await < 50.0,
-                "the view stayed where the user scrolled it"
-            );
+            wait_bottom(&c, "the user's own prompt brought the view down").await;
 
             // Back at the bottom, it follows again.
             scroll_to(&c, "el.scrollHeight", true).await;

@@ -155,7 +155,7 @@ function Working({ items, running }: { items: Item[]; running: boolean }) {
  * a session of thousands of messages scrolls and streams smoothly. Follows the bottom while
  * new content arrives unless the user scrolled up (see ../follow.ts).
  */
-export function Transcript({ items, actions }: { items: Item[]; actions: TranscriptActions }) {
+export function Transcript({ items, actions, sent = 0 }: { items: Item[]; actions: TranscriptActions; sent?: number }) {
   const t = useT();
   const scroller = useRef<HTMLDivElement>(null);
   const [follow] = useState(() => new Follow());
@@ -182,9 +182,13 @@ export function Transcript({ items, actions }: { items: Item[]; actions: Transcr
       window.removeEventListener("pointercancel", up);
     };
   }, [follow]);
+  // The user's own prompt always brings the view down to it, even when they had scrolled up.
+  useLayoutEffect(() => {
+    if (sent > 0) follow.pinned = true;
+  }, [sent, follow]);
   useLayoutEffect(() => {
     if (follow.pinned && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
-  }, [items, virtualizer, follow]);
+  }, [items, virtualizer, follow, sent]);
   // Keep following while rows grow after measuring (streamed text, expanded output).
   const empty = items.length === 0;
   useEffect(() => {

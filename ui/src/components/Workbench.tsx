@@ -110,6 +110,8 @@ export function Workbench(p: Props) {
   const [session, setSession] = useState<SessionView | null>(null);
   const [chat, dispatch] = useReducer(reduce, emptyChat);
   const [pending, setPending] = useState(false);
+  // Counts the user's prompts: each one brings the transcript down to it.
+  const [sent, setSent] = useState(0);
   const composer = useRef<HTMLTextAreaElement>(null);
   const sessionRef = useRef<SessionView | null>(null);
   sessionRef.current = session;
@@ -263,6 +265,7 @@ export function Workbench(p: Props) {
   const send = useCallback(
     async (text: string, images: PendingImage[]) => {
       setPending(true);
+      setSent((n) => n + 1);
       // A turn refused before it started (a bad mention or image) gives the prompt back.
       const giveBack = () => setDraft({ kind: "restore", text, images, at: Date.now() });
       try {
@@ -507,7 +510,7 @@ export function Workbench(p: Props) {
       )}
       <main className="chat">
         {/* Keyed by session: another session opens pinned to its bottom. */}
-        <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} />
+        <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
         {terminal && (
           <Suspense fallback={<section className="terminal-panel" />}>
             <TerminalPanel fail={fail} epoch={runs} />
