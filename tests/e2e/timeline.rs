@@ -140,6 +140,19 @@ async fn timeline_restores_to_a_turn_keeps_user_edits_and_undoes_the_restore() {
         );
         let entry = text_of(&c, "[data-testid=restored-entry]").await;
         assert!(entry.contains("Restored to turn 1"), "{entry}");
+        // The restore is announced where the user looks, with its Undo.
+        let toast = text_of(&c, "[data-testid=toast]").await;
+        assert!(
+            toast.contains("Restored to turn 1") && toast.contains("Undo"),
+            "{toast}"
+        );
+        click(&c, "[data-testid=toast-close]").await;
+        wait_js(
+            &c,
+            "the toast dismissed",
+            "return document.querySelector('[data-testid=toast]') === null",
+        )
+        .await;
         // The user's own edit got a checkpoint of its own, before the restore's.
         let mine = c
             .execute(

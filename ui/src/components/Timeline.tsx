@@ -34,6 +34,13 @@ export function useTimeline(sessionId: string | null, fail: (e: unknown) => void
   const [timeline, setTimeline] = useState<TimelineView | null>(null);
   const [diff, setDiff] = useState<{ turn: number; paths: string[] } | null>(null);
   const [restore, setRestore] = useState<RestoreAsk | null>(null);
+  // The last restore, announced where the user is looking (its timeline entry may be off screen).
+  const [toast, setToast] = useState<RestoreView | null>(null);
+  useEffect(() => {
+    if (toast === null) return;
+    const timer = window.setTimeout(() => setToast(null), TOAST_MS);
+    return () => window.clearTimeout(timer);
+  }, [toast]);
   const refresh = useCallback(() => {
     if (sessionId === null) {
       setTimeline(null);
@@ -79,15 +86,52 @@ export function useTimeline(sessionId: string | null, fail: (e: unknown) => void
         <RestoreDialog
           ask={restore}
           onClose={() => setRestore(null)}
-          onDone={() => {
+          onDone={(view) => {
             setRestore(null);
             refresh();
+            if (!view.dryRun && view.turn !== null) setToast(view);
           }}
+        />
+      )}
+      {toast !== null && (
+        <RestoreToast
+          view={toast}
+          onUndo={(turn) => {
+            setToast(null);
+            setRestore({ toTurn: turn - 1, paths: [] });
+          }}
+          onClose={() => setToast(null)}
         />
       )}
     </>
   );
   return { actions, refresh, dialogs };
+}
+
+/** How long a restore's toast stays. */
+const TOAST_MS = 10_000;
+
+/** "Restored to turn N · Undo", shown over the chat after a restore. */
+function RestoreToast({ view, onUndo, onClose }: { view: RestoreView; onUndo: (turn: number) => void; onClose: () => void }) {
+  const t = useT();
+  const label = view.toTurn === 0 ? t("timeline.restoredStart") : `${t("timeline.restoredTo")} ${view.toTurn}`;
+  const files = view.restored.length + view.deleted.length;
+  return (
+    <div className="toast" data-testid="toast" role="status">
+      <span>
+        {label} · {files} {t(files === 1 ? "timeline.file" : "timeline.files")}
+        {view.conflicts.length > 0 && ` · ${view.conflicts.length} ${t("timeline.kept")}`}
+      </span>
+      {view.turn !== null && (
+        <button type="button" className="btn btn-small" data-testid="toast-undo" onClick={() => onUndo(view.turn ?? 0)}>
+          {t("timeline.undo")}
+        </button>
+      )}
+      <button type="button" className="toast-close" data-testid="toast-close" aria-label={t("toast.close")} onClick={onClose}>
+        ×
+      </button>
+    </div>
+  );
 }
 
 function plusMinus(files: FileChange[]) {
