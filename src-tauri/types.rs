@@ -13,8 +13,8 @@ pub use cairn_runtime::keys::KeyStatus;
 pub use cairn_runtime::llm_setup::{ModelView, PriceView};
 pub use cairn_runtime::mcp_view::McpServerView;
 pub use cairn_runtime::timeline::types::{
-    CheckpointKind, CheckpointView, ConflictView, FileChange, RestoreRequest, RestoreView,
-    RewindArchiveView, RewoundTurnView, TimelineView,
+    CheckpointKind, CheckpointView, ConflictKind, ConflictView, FileChange, RestoreRequest,
+    RestoreView, RewindArchiveView, RewoundTurnView, TimelineView,
 };
 pub use cairn_runtime::usage::{FailureRow, UsageReport, UsageRow};
 

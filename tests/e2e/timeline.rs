@@ -130,6 +130,10 @@ async fn timeline_restores_to_a_turn_keeps_user_edits_and_undoes_the_restore() {
             plan.contains("extra.txt"),
             "the user's edit is reported: {plan}"
         );
+        assert!(
+            !plan.contains("--force") && plan.contains("Overwrite my own edits"),
+            "GUI words, no CLI flag: {plan}"
+        );
         wait_css(&c, "[data-testid=checkpoint][data-kind=restore]").await;
         assert_eq!(read(&w, "notes.txt").as_deref(), Some("v1\n"));
         assert_eq!(read(&w, "shell.txt"), None);

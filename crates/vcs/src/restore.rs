@@ -40,6 +40,10 @@ pub struct Conflict {
     pub path: String,
     /// Why it was not touched.
     pub reason: String,
+    /// Whose change it keeps, when that is why (not in the CLI's JSON, whose `reason` says it;
+    /// faces word it themselves).
+    #[serde(skip)]
+    pub cause: Option<crate::Cause>,
 }
 
 /// What a restore did (or, for a dry run, would do).
@@ -173,9 +177,11 @@ pub(crate) fn plan(
         if let Some(reason) =
             unsafe_reason(repo, root, pre, &c.path, &c.old, &c.new, &removed_links)?
         {
-            report
-                .conflicts
-                .push(crate::restore::Conflict { path: name, reason });
+            report.conflicts.push(crate::restore::Conflict {
+                path: name,
+                reason,
+                cause: None,
+            });
             continue;
         }
         // Absent from the target only because that checkpoint could not hold it (too large,
@@ -191,6 +197,7 @@ pub(crate) fn plan(
                         "was not covered by that checkpoint ({}); kept as it is",
                         e.reason
                     ),
+                    cause: None,
                 });
                 continue;
             }
@@ -202,6 +209,7 @@ pub(crate) fn plan(
             report.conflicts.push(Conflict {
                 path: name,
                 reason: cause.reason(),
+                cause: Some(cause.clone()),
             });
             continue;
         }

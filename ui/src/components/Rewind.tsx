@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import type { RestoreView } from "../bindings/app/RestoreView";
 import type { SessionView } from "../bindings/app/SessionView";
 import type { TimelineActions } from "./Timeline";
+import { conflictText } from "../conflicts";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
 import { Overlay } from "./Overlay";
@@ -91,7 +92,7 @@ export function RewindDialog({
         <div data-testid="rewind-plan">
           <Paths title={t("timeline.written")} paths={plan.restored} testId="rewind-written" />
           <Paths title={t("timeline.deleted")} paths={plan.deleted} testId="rewind-deleted" />
-          <Paths title={t("timeline.conflicts")} paths={plan.conflicts.map((c) => `${c.path} (${c.reason})`)} testId="rewind-conflicts" />
+          <Paths title={t("timeline.conflicts")} paths={plan.conflicts.map((c) => `${c.path} (${conflictText(c, t)})`)} testId="rewind-conflicts" />
           {plan.restored.length === 0 && plan.deleted.length === 0 && <p className="sidebar-empty">{t("timeline.nothing")}</p>}
         </div>
       )}

@@ -8,6 +8,7 @@ import type { FileChange } from "../bindings/app/FileChange";
 import type { RestoreView } from "../bindings/app/RestoreView";
 import type { SessionView } from "../bindings/app/SessionView";
 import type { TimelineView } from "../bindings/app/TimelineView";
+import { conflictText } from "../conflicts";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
 import { DiffView, type DiffMode } from "./DiffView";
@@ -359,7 +360,7 @@ function RestoreDialog({ ask, onClose, onDone }: { ask: RestoreAsk; onClose: () 
         <div data-testid="restore-plan">
           <PathList title={t("timeline.written")} paths={plan.restored} testId="restore-written" tone="written" />
           <PathList title={t("timeline.deleted")} paths={plan.deleted} testId="restore-deleted" tone="deleted" />
-          <PathList title={t("timeline.conflicts")} paths={plan.conflicts.map((c) => `${c.path} (${c.reason})`)} testId="restore-conflicts" tone="conflict" />
+          <PathList title={t("timeline.conflicts")} paths={plan.conflicts.map((c) => `${c.path} (${conflictText(c, t)})`)} testId="restore-conflicts" tone="conflict" />
           {empty && <p className="sidebar-empty">{t("timeline.nothing")}</p>}
         </div>
       )}

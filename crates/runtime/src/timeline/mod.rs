@@ -13,8 +13,8 @@ use cairn_vcs::{
 pub mod types;
 
 pub use types::{
-    CheckpointKind, CheckpointView, ConflictView, FileChange, RestoreRequest, RestoreView,
-    RewindArchiveView, RewoundTurnView, TimelineView,
+    CheckpointKind, CheckpointView, ConflictKind, ConflictView, FileChange, RestoreRequest,
+    RestoreView, RewindArchiveView, RewoundTurnView, TimelineView,
 };
 
 /// Why a timeline call failed.
@@ -170,6 +170,12 @@ pub fn restore_view(r: RestoreReport) -> RestoreView {
             .conflicts
             .into_iter()
             .map(|c| ConflictView {
+                kind: match c.cause {
+                    Some(cairn_vcs::Cause::Outside) => ConflictKind::Outside,
+                    Some(cairn_vcs::Cause::Uncertain { .. }) => ConflictKind::Uncertain,
+                    Some(cairn_vcs::Cause::Session { .. }) => ConflictKind::OtherSession,
+                    None => ConflictKind::Other,
+                },
                 path: c.path,
                 reason: c.reason,
             })

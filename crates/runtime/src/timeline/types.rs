@@ -116,8 +116,25 @@ pub struct RestoreRequest {
 pub struct ConflictView {
     /// Path relative to the workspace.
     pub path: String,
-    /// Why it was kept.
+    /// Why it was kept (the checkpoint store's words).
     pub reason: String,
+    /// Whose change it keeps, so a face can word it (and say whether overwriting is offered).
+    pub kind: ConflictKind,
+}
+
+/// Whose change a restore kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum ConflictKind {
+    /// Changed while no agent command ran: the user's (overwriting is offered).
+    Outside,
+    /// Changed while commands of several sessions ran (overwriting is offered).
+    Uncertain,
+    /// Another session's (never overwritten).
+    OtherSession,
+    /// Anything else (unsafe to write, not covered by the checkpoint).
+    Other,
 }
 
 /// What a restore did or, for a dry run, would do.
