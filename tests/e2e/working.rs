@@ -88,3 +88,43 @@ async fn a_stalled_stream_shows_a_working_indicator_with_elapsed_time_within_a_s
     )
     .await;
 }
+
+/// The mode can be picked before the first message: the session the message creates runs in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mode_is_picked_before_the_first_message() {
+    let server = Arc::new(
+        MockLlmServer::with_script(vec![Reply::text("A plan first.")])
+            .await
+            .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("planned");
+    seed_recent(state.path(), &ws, json!({}));
+    let dir = state.path().to_path_buf();
+    with_app(
+        app_env(state.path(), &server, "mock-model"),
+        move |c| async move {
+            open_recent(&c).await;
+            // No session exists yet, and the switcher is there.
+            find(&c, "[data-testid=mode-switcher][data-mode=interactive]").await;
+            click(&c, "[data-testid=mode-plan]").await;
+            find(&c, "[data-testid=mode-switcher][data-mode=plan]").await;
+            send(&c, "how should we split the parser?").await;
+            wait_turns(&c, "completed", 1).await;
+            find(&c, "[data-testid=mode-switcher][data-mode=plan]").await;
+            // The engine ran the session in that mode: its saved permissions say so.
+            let sessions: Vec<_> = std::fs::read_dir(dir.join("sessions"))
+                .unwrap()
+                .flatten()
+                .filter(|e| e.path().join("state.json").exists())
+                .collect();
+            assert_eq!(sessions.len(), 1);
+            let saved: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(sessions[0].path().join("state.json")).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(saved["permissions"]["mode"], json!("plan"), "{saved}");
+        },
+    )
+    .await;
+}

@@ -112,6 +112,10 @@ export function Workbench(p: Props) {
   const [pending, setPending] = useState(false);
   // Counts the user's prompts: each one brings the transcript down to it.
   const [sent, setSent] = useState(0);
+  // The mode picked before the first message (the session is created when it is sent).
+  const [firstMode, setFirstMode] = useState<Mode>("interactive");
+  const firstModeRef = useRef(firstMode);
+  firstModeRef.current = firstMode;
   const composer = useRef<HTMLTextAreaElement>(null);
   const sessionRef = useRef<SessionView | null>(null);
   sessionRef.current = session;
@@ -272,6 +276,10 @@ export function Workbench(p: Props) {
         let current = sessionRef.current;
         if (current === null) {
           current = await ipc.newSession();
+          if (current.mode !== firstModeRef.current) {
+            await ipc.setMode(firstModeRef.current);
+            current = { ...current, mode: firstModeRef.current };
+          }
           show(current);
         }
         if (current.blocked !== null) {
@@ -366,7 +374,10 @@ export function Workbench(p: Props) {
   );
 
   const setMode = (mode: Mode) => {
-    if (session === null) return;
+    if (session === null) {
+      setFirstMode(mode);
+      return;
+    }
     ipc.setMode(mode).then(() => setSession({ ...session, mode }), fail);
   };
 
@@ -452,7 +463,7 @@ export function Workbench(p: Props) {
           )}
         </div>
         <div className="header-tools">
-          {session !== null && <ModeSwitcher mode={session.mode} onChange={setMode} disabled={false} />}
+          <ModeSwitcher mode={session?.mode ?? firstMode} onChange={setMode} disabled={false} />
           {session !== null && <Meter meter={chat.meter} model={session.model} />}
           {session !== null && (
             <span
