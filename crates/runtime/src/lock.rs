@@ -11,6 +11,16 @@ use crate::store::StoreError;
 /// The lock file's name inside a session's directory.
 pub const LOCK_FILE: &str = "lock";
 
+/// Longest wait for a lock whose recorded holder died (a command it left running holds it).
+const ORPHAN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How often that wait looks again.
+const ORPHAN_POLL: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// Whether process `pid` still exists.
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// A held session lock; dropping it (or the process ending, however it ends) releases it.
 /// A clean release also clears the holder's pid, so the file names a previous holder only
 /// when that process was killed (and the next one looks for what it left running).
@@ -39,23 +49,37 @@ impl SessionLock {
             .truncate(false)
             .open(&path)
             .map_err(|e| StoreError::from_io(format!("opening {}", path.display()), e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let mut text = String::new();
-                let _ = file.read_to_string(&mut text);
-                return Err(StoreError::InUse {
-                    id: id.to_string(),
-                    holder: text.trim().parse().ok(),
-                });
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(StoreError::from_io(
-                    format!("locking {}", path.display()),
-                    e,
-                ))
+        let mut waited = std::time::Duration::ZERO;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut text = String::new();
+                    let _ = file.seek(SeekFrom::Start(0));
+                    let _ = file.read_to_string(&mut text);
+                    let holder: Option<u32> = text.trim().parse().ok();
+                    // The recorded holder is gone (killed), yet the lock is held: a command it
+                    // left running still has the lock open and ends on its own soon. Wait for
+                    // it a little rather than refuse a session whose process has died.
+                    if holder.is_some_and(|pid| !alive(pid)) && waited < ORPHAN_WAIT {
+                        std::thread::sleep(ORPHAN_POLL);
+                        waited += ORPHAN_POLL;
+                        continue;
+                    }
+                    return Err(StoreError::InUse {
+                        id: id.to_string(),
+                        holder,
+                    });
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(StoreError::from_io(
+                        format!("locking {}", path.display()),
+                        e,
+                    ))
+                }
             }
         }
+        let _ = file.seek(SeekFrom::Start(0));
         // The last holder (gone now, or it would still hold the lock), then who holds it,
         // for the message another process shows.
         let mut text = String::new();
@@ -103,5 +127,33 @@ mod tests {
         assert_eq!(after_kill.previous_holder(), Some(4242));
         // Another session is independent.
         assert!(SessionLock::acquire("s2", &tmp.path().join("s2")).is_ok());
+    }
+
+    #[test]
+    fn a_lock_left_by_a_dead_holder_is_waited_for_while_a_leftover_keeps_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s1");
+        std::fs::create_dir_all(&dir).unwrap();
+        // A leftover command of a killed process: it holds the lock, the file names a pid
+        // that no longer exists, and it lets go a moment later.
+        let leftover = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join(LOCK_FILE))
+            .unwrap();
+        leftover.lock().unwrap();
+        std::fs::write(dir.join(LOCK_FILE), "4000000000").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            rx.recv().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            drop(leftover);
+        });
+        tx.send(()).unwrap();
+        let lock = SessionLock::acquire("s1", &dir).unwrap();
+        assert_eq!(lock.previous_holder(), Some(4_000_000_000));
+        holder.join().unwrap();
     }
 }
