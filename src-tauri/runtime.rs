@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cairn_runtime::host::{
-    Answerer, ApprovalPresenter, Host, HostError, LlmBinding, OpenSession, SessionHandle,
+    Answerer, ApprovalPresenter, Host, HostError, OpenSession, SessionHandle,
 };
 use cairn_runtime::llm_setup::LlmSetup;
 use cairn_runtime::RunOptions;
@@ -83,18 +83,8 @@ pub fn open(host: &Host, req: OpenRequest<'_>) -> Result<Arc<SessionHandle>, Hos
     let project = crate::terminals::project_id(req.workspace);
     host.open(OpenSession {
         options,
-        llm: Some(binding(req.llm)),
+        llm: Some(req.llm),
         answerer,
         terminals: Some((req.terminals, project)),
     })
-}
-
-/// The host's view of an LLM setup.
-pub fn binding(llm: LlmSetup) -> LlmBinding {
-    LlmBinding {
-        client: llm.client,
-        provider: llm.provider,
-        model: llm.model,
-        blocked: llm.blocked.map(|b| b.to_string()),
-    }
 }

@@ -115,7 +115,7 @@ fn refresh_sessions(state: &AppState) {
             reasoning: settings.reasoning.clone(),
             provider,
         };
-        runtime.set_llm(crate::runtime::binding(state.llm_for(&choice)));
+        runtime.set_llm(state.llm_for(&choice));
     }
 }
 
@@ -193,7 +193,7 @@ pub async fn save_settings<R: Runtime>(
     if let Some(runtime) = state.slot(&label).session {
         let choice = state.provider_choice();
         let llm = tokio::task::block_in_place(|| state.llm_for(&choice));
-        runtime.set_llm(crate::runtime::binding(llm));
+        runtime.set_llm(llm);
     }
     get_settings(window, state).await
 }

@@ -6,12 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use cairn_engine::{EventStream, LlmClient, Session};
+use cairn_engine::{EventStream, Session};
 use cairn_protocol::{ApprovalDecision, DirectoryGrant, Event, PlanReview, UserAnswer};
 
 use super::batch::{forward, ForwardEnd};
 use super::pending::Pending;
 use super::{HostError, RunOutcome, TurnInput};
+use crate::llm_setup::LlmSetup;
 use crate::{Assembled, SavedSession, SessionStore, StoreError};
 
 /// Longest wait for a running turn to stop when the session closes.
@@ -19,19 +20,6 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The LLM a session runs on, and why turns cannot run when they cannot.
-#[derive(Clone)]
-pub struct LlmBinding {
-    /// The client.
-    pub client: Arc<dyn LlmClient>,
-    /// The provider whose key and defaults apply.
-    pub provider: String,
-    /// The model id ("" = keep the session's).
-    pub model: String,
-    /// Why turns cannot run now (no key, no model), shown before the user sends anything.
-    pub blocked: Option<String>,
 }
 
 /// An open session of a [`super::Host`].
@@ -131,14 +119,14 @@ impl SessionHandle {
     }
 
     /// Switches the LLM (after a settings change); the next turn uses it.
-    pub fn set_llm(&self, llm: LlmBinding) {
+    pub fn set_llm(&self, llm: LlmSetup) {
         let session = &self.assembled.session;
         session.set_llm(llm.client);
         if !llm.model.is_empty() {
             session.set_model(llm.model);
         }
         *lock(&self.provider) = llm.provider;
-        *lock(&self.blocked) = llm.blocked;
+        *lock(&self.blocked) = llm.blocked.map(|b| b.to_string());
     }
 
     /// Starts a turn from `input`; its events come on the stream. Behind a running turn it

@@ -17,7 +17,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
-pub use handle::{LlmBinding, SessionHandle};
+pub use handle::SessionHandle;
 pub use pending::{Answerer, ApprovalPresenter, Pending, PendingApprover, CLOSED_REASON};
 
 use crate::{open_session, RunOptions, RuntimeError, StoreError};
@@ -103,7 +103,7 @@ pub struct OpenSession {
     /// Workspace, state dir, session to resume, model, mode, sandbox… (see [`RunOptions`]).
     pub options: RunOptions,
     /// The LLM to use; `None` = built from the options, the environment and the keyring.
-    pub llm: Option<LlmBinding>,
+    pub llm: Option<crate::llm_setup::LlmSetup>,
     /// Who answers the session's requests.
     pub answerer: Answerer,
     /// The user's terminals the agent may read (the desktop's terminal panel) and the
@@ -159,7 +159,11 @@ impl Host {
                     options.model = Some(b.model);
                 }
                 options.provider = Some(b.provider.clone());
-                (Some(b.client), Some(b.provider), b.blocked)
+                (
+                    Some(b.client),
+                    Some(b.provider),
+                    b.blocked.map(|r| r.to_string()),
+                )
             }
             None => (None, None, None),
         };

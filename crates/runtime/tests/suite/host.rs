@@ -10,11 +10,12 @@ use std::time::Duration;
 use cairn_engine::testing::{FakeLlm, FakeReply};
 use cairn_engine::EventStream;
 use cairn_protocol::{ApprovalDecision, Event, TurnStatus};
-use cairn_runtime::host::{Answerer, Host, HostError, LlmBinding, OpenSession, TurnInput};
+use cairn_runtime::host::{Answerer, Host, HostError, OpenSession, TurnInput};
+use cairn_runtime::llm_setup::LlmSetup;
 use serde_json::json;
 
-fn binding(script: Vec<FakeReply>) -> LlmBinding {
-    LlmBinding {
+fn binding(script: Vec<FakeReply>) -> LlmSetup {
+    LlmSetup {
         client: Arc::new(FakeLlm::new(script)),
         provider: "openai".into(),
         model: "mock-model".into(),
