@@ -434,6 +434,10 @@ function apply(d: Draft, event: Event) {
     case "interrupted":
     case "iteration_end":
       return;
+    case "progress":
+      // Long preparation before a turn (worktree creation, a first snapshot): the working
+      // indicator already shows the turn is busy; the count is not part of the chat.
+      return;
     case "subagent_event":
       // A child agent's own events (explore): only its final report reaches the chat, as the
       // explore tool card's result; the nested stream is not rendered yet.

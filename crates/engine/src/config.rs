@@ -60,6 +60,8 @@ pub struct EngineConfig {
     pub compaction: CompactionConfig,
     /// Behaviour when approval is needed but no approver was set.
     pub default_approval: DefaultApproval,
+    /// The Cairn-made git worktree the session runs in (reported in `turn_start`).
+    pub worktree: Option<cairn_protocol::WorktreeRef>,
 }
 
 impl EngineConfig {
@@ -82,6 +84,7 @@ impl EngineConfig {
             default_tool_timeout_ms: None,
             compaction: CompactionConfig::default(),
             default_approval: DefaultApproval::Error,
+            worktree: None,
         }
     }
 }

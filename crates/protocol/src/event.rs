@@ -55,6 +55,24 @@ pub struct TurnStart {
     #[serde(default, skip_serializing_if = "TurnSource::is_input")]
     #[ts(as = "Option<TurnSource>", optional)]
     pub source: TurnSource,
+    /// Extension: the git worktree the session runs in (absent for a folder session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub worktree: Option<WorktreeRef>,
+}
+
+/// The Cairn-made git worktree a session runs in (`turn_start.data.worktree`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct WorktreeRef {
+    /// The worktree's NAME (`cairn run --worktree NAME`).
+    pub name: String,
+    /// Its folder.
+    pub path: String,
+    /// Its branch (`cairn/NAME`).
+    pub branch: String,
+    /// Whether this run created it.
+    pub created: bool,
 }
 
 /// What started a turn (`turn_start.data.source`).
@@ -410,6 +428,21 @@ pub struct SessionNamed {
     pub source: String,
 }
 
+/// `progress`: a long piece of work before or inside a turn (creating a worktree, a first
+/// snapshot of a big tree), sent when it takes over a second.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Progress {
+    /// What: `worktree`, `snapshot`.
+    pub task: String,
+    /// Units done so far (files).
+    #[ts(type = "number")]
+    pub done: u64,
+    /// Units in all, when known.
+    #[ts(type = "number | null")]
+    pub total: Option<u64>,
+}
+
 /// `tool_output`: partial output of a running tool (shell, command session), in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[ts(export)]
@@ -497,6 +530,8 @@ pub enum Event {
     TodosUpdated(TodosUpdated),
     /// Extension: a child agent's event, with its origin.
     SubagentEvent(SubagentEvent),
+    /// Extension: progress of long work (worktree creation, a first snapshot).
+    Progress(Progress),
 }
 
 impl Event {
@@ -527,6 +562,7 @@ impl Event {
             Event::ToolOutput(_) => "tool_output",
             Event::TodosUpdated(_) => "todos_updated",
             Event::SubagentEvent(_) => "subagent_event",
+            Event::Progress(_) => "progress",
         }
     }
 }
@@ -576,6 +612,7 @@ mod tests {
                 session_id: "s".into(),
                 turn: 2,
                 source,
+                worktree: None,
             })
         };
         let v = serde_json::to_value(start(TurnSource::Steering))?;

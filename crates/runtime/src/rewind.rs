@@ -98,6 +98,7 @@ mod tests {
             session_id: "s".into(),
             turn,
             source: Default::default(),
+            worktree: None,
         });
         format!("{}\n", serde_json::to_string(&e).unwrap())
     }

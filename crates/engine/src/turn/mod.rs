@@ -123,7 +123,10 @@ impl<'a> TurnRunner<'a> {
         };
         let input = self.begin(&kind, attached.as_deref());
         let closed = std::mem::take(&mut self.closed);
-        let session_id = read(&self.inner.config).session_id.clone();
+        let (session_id, worktree) = {
+            let c = read(&self.inner.config);
+            (c.session_id.clone(), c.worktree.clone())
+        };
         self.emit(Event::TurnStart(TurnStart {
             task_id: self.task_id.clone(),
             input: input.clone(),
@@ -132,6 +135,7 @@ impl<'a> TurnRunner<'a> {
             session_id,
             turn: self.state.turns,
             source,
+            worktree,
         }))
         .await;
         self.announce_closed(&closed, crate::resume::CLOSED).await;
