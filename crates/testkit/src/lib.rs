@@ -14,6 +14,7 @@ mod anthropic;
 mod chat;
 pub mod child;
 mod frame;
+pub mod git;
 pub mod process;
 mod reply;
 mod responses;

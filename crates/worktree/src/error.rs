@@ -1,0 +1,62 @@
+//! Errors of worktree operations, split by what the user should do about them.
+
+/// What went wrong; [`WorktreeError::is_usage`] tells a usage error (exit 2) from a refusal.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    /// The request cannot be carried out as asked (unknown NAME, not a git repository, a
+    /// worktree Cairn did not create, a deleted worktree folder).
+    #[error("{0}")]
+    Usage(String),
+    /// Refused to protect work (changes neither applied nor committed).
+    #[error("{0}")]
+    Refused(String),
+    /// A libgit2 failure, with what was being done.
+    #[error("{context}: {source}")]
+    Git {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: git2::Error,
+    },
+    /// A file-system failure, with what was being done.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A record in Cairn's state dir that cannot be read.
+    #[error("{context}: {source}")]
+    Record {
+        /// Which record.
+        context: String,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl WorktreeError {
+    /// Whether this is a usage error (the CLI's exit 2) rather than a refusal or failure.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, WorktreeError::Usage(_))
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, WorktreeError>;
+
+/// Maps a git2 error to [`WorktreeError::Git`] with `context`.
+pub(crate) fn git(context: impl Into<String>) -> impl FnOnce(git2::Error) -> WorktreeError {
+    let context = context.into();
+    move |source| WorktreeError::Git { context, source }
+}
+
+/// Maps an I/O error to [`WorktreeError::Io`] with `context`.
+pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> WorktreeError {
+    let context = context.into();
+    move |source| WorktreeError::Io { context, source }
+}

@@ -1,0 +1,28 @@
+//! Git worktrees Cairn creates so several sessions can work on one repository at once: each
+//! a real `git worktree` on branch `cairn/NAME` under Cairn's worktree root, with an
+//! ownership record in Cairn's state dir. Only these worktrees are ever reused, applied,
+//! removed or restored; the registration and the branch are all Cairn writes into the
+//! user's repository (states it keeps go to its own store, see [`store`]).
+
+mod apply;
+mod create;
+mod diff;
+mod error;
+mod include;
+pub mod name;
+mod record;
+mod remove;
+mod repo;
+mod status;
+pub mod store;
+
+pub use apply::{execute, plan as plan_apply, record_applied, ApplyConflict, ApplyPlan};
+pub use create::{check, open_or_create, CreateOptions, Opened};
+pub use diff::unified as diff;
+pub use error::{Result, WorktreeError};
+pub use include::FILE as INCLUDE_FILE;
+pub use record::{Record, Records, Removed};
+pub use remove::{owned, remove, restore, Removal, RETENTION_DAYS};
+pub use repo::{Layout, Repo};
+pub use status::{current_state, disk_use, status, unapplied, WorktreeStatus};
+pub use store::StateStore;

@@ -1,0 +1,4 @@
+mod apply;
+mod create;
+mod remove;
+mod support;

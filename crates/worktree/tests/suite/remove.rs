@@ -1,0 +1,92 @@
+//! Removing worktrees without losing work, and restoring removed ones.
+
+use cairn_worktree::{open_or_create, remove, restore, CreateOptions};
+
+use super::support::{git, write, Env};
+
+#[test]
+fn remove_refuses_unapplied_changes_and_force_keeps_them_restorable() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let repo = env.repo();
+    let opened = open_or_create(&repo, "r", &CreateOptions::default()).unwrap();
+    let wt = opened.record.path.clone();
+    write(&wt, "a.txt", "unapplied work\n");
+    write(&wt, "new.txt", "new\n");
+    let err = remove(&repo, "r", false).unwrap_err();
+    assert!(!err.is_usage(), "a refusal, not a usage error");
+    let text = err.to_string();
+    assert!(text.contains("a.txt") && text.contains("new.txt"), "{text}");
+    assert!(wt.join("a.txt").exists(), "nothing removed");
+
+    let removal = remove(&repo, "r", true).unwrap();
+    assert!(!wt.exists());
+    assert!(removal.branch_deleted);
+    assert_eq!(removal.unapplied, vec!["a.txt", "new.txt"]);
+    assert!(removal.restorable_until.is_some());
+    let list = env.git(&["worktree", "list"]);
+    assert_eq!(list.lines().count(), 1, "{list}");
+    let err = open_or_create(&repo, "r", &CreateOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("restore"), "{err}");
+
+    let record = restore(&repo, "r").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(record.path.join("a.txt")).unwrap(),
+        "unapplied work\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(record.path.join("new.txt")).unwrap(),
+        "new\n"
+    );
+    assert!(env.git(&["worktree", "list"]).contains("cairn/r"));
+    assert!(open_or_create(&repo, "r", &CreateOptions::default()).is_ok());
+}
+
+#[test]
+fn committed_work_keeps_the_branch_and_clean_worktrees_go_quietly() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let repo = env.repo();
+    let opened = open_or_create(&repo, "c", &CreateOptions::default()).unwrap();
+    let wt = opened.record.path.clone();
+    write(&wt, "a.txt", "committed\n");
+    git(&wt, &["commit", "-q", "-am", "work"]);
+    let removal = remove(&repo, "c", false).unwrap();
+    assert!(!removal.branch_deleted);
+    assert_eq!(removal.commits_ahead, 1);
+    assert!(removal.restorable_until.is_none());
+    assert!(env
+        .git(&["branch", "--list", "cairn/c"])
+        .contains("cairn/c"));
+    // The name is free again? No: the branch holds commits, so the name stays taken.
+    let err = open_or_create(&repo, "c", &CreateOptions::default()).unwrap_err();
+    assert!(err.is_usage(), "{err}");
+
+    let clean = open_or_create(&repo, "clean", &CreateOptions::default()).unwrap();
+    let removal = remove(&repo, "clean", false).unwrap();
+    assert!(removal.branch_deleted);
+    assert!(!clean.record.path.exists());
+    assert!(env.git(&["branch", "--list", "cairn/clean"]).is_empty());
+}
+
+#[test]
+fn a_worktree_cairn_did_not_create_is_never_removed() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let mine = env.folder.parent().unwrap().join("users-own");
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        mine.to_str().unwrap(),
+    ]);
+    let repo = env.repo();
+    for name in ["users-own", "feature"] {
+        let err = remove(&repo, name, true).unwrap_err();
+        assert!(
+            err.is_usage() && err.to_string().contains("did not create"),
+            "{err}"
+        );
+    }
+    assert!(mine.join("a.txt").exists());
+    assert!(env.git(&["worktree", "list"]).contains("users-own"));
+}
