@@ -11,6 +11,7 @@ mod mcp;
 mod permissions;
 mod render;
 mod run;
+mod worktrees;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -66,6 +67,9 @@ enum Command {
         #[command(subcommand)]
         command: mcp::McpCommand,
     },
+    /// Worktrees Cairn created for parallel sessions: `list`, `diff`, `apply`, `remove`,
+    /// `restore`.
+    Worktrees(worktrees::WorktreesArgs),
     /// List sessions, newest first.
     Sessions {
         /// Where sessions live (default: the app's data dir).
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
         Command::Mcp { command } => runtime.block_on(mcp::run(command)),
         Command::Permissions { command } => permissions::run(command),
         Command::Agents { command } => agents::run(command),
+        Command::Worktrees(args) => worktrees::run(args),
     };
     // A tool the turn stopped waiting for (interrupted while it ran blocking work) cannot
     // keep the process alive: dropping the runtime would wait for it without a limit. Such a

@@ -143,6 +143,13 @@ pub struct RunArgs {
     /// waiting is asked again) before the prompt, if any. Needs --session.
     #[arg(long, requires = "session")]
     pub resume: bool,
+    /// Run in worktree NAME of the workspace's repository (a git worktree on branch
+    /// cairn/NAME that Cairn creates on first use).
+    #[arg(long, value_name = "NAME")]
+    pub worktree: Option<String>,
+    /// With a new --worktree: copy the folder's uncommitted changes into it.
+    #[arg(long, requires = "worktree")]
+    pub carry_changes: bool,
 }
 
 /// What a driven stream ended with.
@@ -232,7 +239,27 @@ pub async fn run(args: RunArgs) -> ExitCode {
         sandbox_writable: args.sandbox_writable.clone(),
         sandbox_hidden: args.sandbox_hide.clone(),
         shell_policy: args.shell_policy.map(Into::into),
+        worktree: None,
     };
+    let mut opts = opts;
+    if let Some(id) = &args.session {
+        // A worktree session continues in its worktree, also when -w names its folder.
+        match crate::worktrees::continued_workspace(&args, id) {
+            Ok(Some(ws)) => opts.workspace = Some(ws),
+            Ok(None) => {}
+            Err(code) => return code,
+        }
+    }
+    if let Some(name) = &args.worktree {
+        match crate::worktrees::for_run(&args, name) {
+            Ok(Some(prepared)) => {
+                opts.workspace = Some(prepared.workspace);
+                opts.worktree = Some(prepared.worktree);
+            }
+            Ok(None) => {}
+            Err(code) => return code,
+        }
+    }
     if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         errln!("error: the prompt is empty: say what the agent should do");
         return ExitCode::from(EXIT_USAGE);

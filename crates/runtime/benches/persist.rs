@@ -200,6 +200,7 @@ fn session(id: &str, workspace: &str) -> SavedSession {
         updated_at: "2026-01-01T00:00:00Z".into(),
         protocol_version: 1,
         turn_marks: Vec::new(),
+        worktree: None,
     }
 }
 

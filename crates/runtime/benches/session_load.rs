@@ -56,6 +56,7 @@ fn main() {
         updated_at: "2026-01-01T00:00:00Z".into(),
         protocol_version: 1,
         turn_marks: Vec::new(),
+        worktree: None,
     };
     store.save(&saved).unwrap();
     let log = store.event_log("bench").unwrap();

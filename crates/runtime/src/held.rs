@@ -76,6 +76,7 @@ mod tests {
             updated_at: String::new(),
             protocol_version: 1,
             turn_marks: Vec::new(),
+            worktree: None,
         };
         let held = HeldState::new(saved.clone());
         assert!(held.meta.messages.is_empty());

@@ -19,7 +19,7 @@ use crate::store::{validate_id, SavedSession, SessionStore, SessionSummary, Stor
 pub const INDEX_FILE: &str = "index.sqlite";
 
 /// Layout version of the index tables; a different one is rebuilt from the checkpoints.
-const INDEX_VERSION: &str = "1";
+const INDEX_VERSION: &str = "2";
 
 /// Conversation text kept per session for search, in characters.
 const MAX_BODY_CHARS: usize = 64 * 1024;
@@ -115,20 +115,7 @@ impl SessionIndex {
             )));
         }
         conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS sessions (
-                 id TEXT PRIMARY KEY,
-                 name TEXT NOT NULL,
-                 workspace TEXT NOT NULL,
-                 model TEXT NOT NULL,
-                 created_at TEXT NOT NULL,
-                 updated_at TEXT NOT NULL,
-                 turns INTEGER NOT NULL,
-                 haystack TEXT NOT NULL,
-                 fingerprint TEXT NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC);
-             CREATE INDEX IF NOT EXISTS sessions_workspace ON sessions (workspace);",
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
         )
         .map_err(err)?;
         let version: Option<String> = conn
@@ -137,8 +124,29 @@ impl SessionIndex {
             })
             .optional()
             .map_err(err)?;
+        // An index of another version is rebuilt from the checkpoints (its columns differ).
         if version.as_deref() != Some(INDEX_VERSION) {
-            conn.execute_batch("DELETE FROM sessions;").map_err(err)?;
+            conn.execute_batch("DROP TABLE IF EXISTS sessions;")
+                .map_err(err)?;
+        }
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS sessions (
+                 id TEXT PRIMARY KEY,
+                 name TEXT NOT NULL,
+                 workspace TEXT NOT NULL,
+                 model TEXT NOT NULL,
+                 created_at TEXT NOT NULL,
+                 updated_at TEXT NOT NULL,
+                 turns INTEGER NOT NULL,
+                 worktree TEXT,
+                 haystack TEXT NOT NULL,
+                 fingerprint TEXT NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC);
+             CREATE INDEX IF NOT EXISTS sessions_workspace ON sessions (workspace);",
+        )
+        .map_err(err)?;
+        if version.as_deref() != Some(INDEX_VERSION) {
             conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?1)",
                 [INDEX_VERSION],
@@ -215,7 +223,7 @@ impl SessionIndex {
     /// Sessions matching `query`, newest first (call [`SessionIndex::refresh`] first).
     pub fn query(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>, IndexError> {
         let mut sql = String::from(
-            "SELECT id, name, workspace, model, created_at, updated_at, turns FROM sessions WHERE 1=1",
+            "SELECT id, name, workspace, model, created_at, updated_at, turns, worktree FROM sessions WHERE 1=1",
         );
         let mut args: Vec<String> = Vec::new();
         if let Some(w) = query.workspace.as_deref().filter(|w| !w.is_empty()) {
@@ -238,6 +246,7 @@ impl SessionIndex {
                     created_at: r.get(4)?,
                     updated_at: r.get(5)?,
                     turns: r.get(6)?,
+                    worktree: r.get(7)?,
                 })
             })
             .map_err(self.sql())?;
@@ -304,8 +313,9 @@ fn upsert(
 ) -> rusqlite::Result<usize> {
     tx.execute(
         "INSERT OR REPLACE INTO sessions
-             (id, name, workspace, model, created_at, updated_at, turns, haystack, fingerprint)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             (id, name, workspace, model, created_at, updated_at, turns, haystack, fingerprint,
+              worktree)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             s.session_id,
             s.name,
@@ -315,7 +325,8 @@ fn upsert(
             s.updated_at,
             s.turns,
             haystack(s),
-            fingerprint
+            fingerprint,
+            s.worktree
         ],
     )
 }

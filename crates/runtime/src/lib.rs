@@ -35,6 +35,7 @@ pub mod timeline;
 pub mod tooling;
 pub mod usage;
 pub mod workspace;
+pub mod worktrees;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -100,6 +101,9 @@ pub struct RunOptions {
     /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
     /// else `code`. A role's model applies unless `model` is given.
     pub agent: Option<String>,
+    /// The Cairn-made git worktree `workspace` is in ([`worktrees::prepare`]); `None` = a
+    /// folder session, or the restored session's worktree.
+    pub worktree: Option<cairn_protocol::WorktreeRef>,
 }
 
 /// A session ready to run, with what is needed to persist it.
@@ -451,6 +455,9 @@ pub fn open_session(
         config.max_iterations = n;
     }
     config.compaction = compaction_config(&model, opts.context_window);
+    let (worktree, worktree_writable) =
+        worktree_of(&opts, restored.as_ref(), &workspace, &state_dir)?;
+    config.worktree = worktree;
     // Saved permissions count only when they carry Cairn's seal.
     let mut permissions = match &restored {
         Some(r) => {
@@ -472,8 +479,10 @@ pub fn open_session(
         Some(p) => p,
         None => permissions::shell_policy_from_env()?,
     };
+    let mut sandbox_opts = sandbox_options(&opts)?;
+    sandbox_opts.writable.extend(worktree_writable);
     let (exec, sandbox_state) =
-        sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_options(&opts)?)?;
+        sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
     let sandbox_enforced = exec.wrapper.is_some();
     let sandbox_text = match &exec.wrapper {
         Some(w) => format!(
@@ -528,6 +537,7 @@ pub fn open_session(
             updated_at: created,
             protocol_version: PROTOCOL_VERSION,
             turn_marks: Vec::new(),
+            worktree: opts.worktree.as_ref().map(|w| w.name.clone()),
         },
     };
     let lock = match lock {
@@ -587,6 +597,41 @@ pub fn open_session(
         prompt_context,
         notice,
     })
+}
+
+/// The worktree a session runs in (the one the options name, else the restored session's),
+/// trusted again, and what its sandbox may write for git.
+fn worktree_of(
+    opts: &RunOptions,
+    restored: Option<&SavedSession>,
+    workspace: &Path,
+    state_dir: &Path,
+) -> Result<(Option<cairn_protocol::WorktreeRef>, Vec<PathBuf>), RuntimeError> {
+    let saved = restored.and_then(|r| r.worktree.clone());
+    let name = match (&opts.worktree, &saved) {
+        (Some(w), Some(s)) if &w.name != s => {
+            return Err(RuntimeError::Config(format!(
+                "the session runs in worktree {s}, not {}",
+                w.name
+            )))
+        }
+        (Some(_), None) if restored.is_some() => {
+            return Err(RuntimeError::Config(
+                "--session of a folder session cannot be continued in a worktree: start a new                  session with --worktree"
+                    .into(),
+            ))
+        }
+        (Some(w), _) => w.name.clone(),
+        (None, Some(s)) => s.clone(),
+        (None, None) => return Ok((None, Vec::new())),
+    };
+    let record = worktrees::trusted(workspace, state_dir, &name)
+        .map_err(|e| RuntimeError::Config(e.to_string()))?;
+    let reference = opts
+        .worktree
+        .clone()
+        .unwrap_or_else(|| worktrees::reference(&record, false));
+    Ok((Some(reference), worktrees::sandbox_writable(&record)))
 }
 
 /// The session's sandbox: the mode from the option, else `CAIRN_SANDBOX`, else the user's

@@ -174,6 +174,7 @@ fn with_state(prev: &HeldState, state: &StateSnapshot<'_>) -> HeldState {
             updated_at: now(),
             protocol_version: meta.protocol_version,
             turn_marks: state.turn_marks.to_vec(),
+            worktree: meta.worktree.clone(),
         },
         messages: prev.share(state.messages),
     }
@@ -281,6 +282,7 @@ mod tests {
             updated_at: now(),
             protocol_version: 1,
             turn_marks: Vec::new(),
+            worktree: None,
         }
     }
 

@@ -99,6 +99,7 @@ pub fn rebuild(store: &SessionStore, id: &str, events: &[Event]) -> Option<Saved
         updated_at: updated,
         protocol_version: cairn_protocol::PROTOCOL_VERSION,
         turn_marks: b.marks,
+        worktree: b.worktree,
         messages: b.messages,
     })
 }
@@ -116,6 +117,8 @@ struct Builder {
     cost: f64,
     first_time: Option<String>,
     marks: Vec<TurnMark>,
+    /// The worktree its turns ran in (from `turn_start`).
+    worktree: Option<String>,
 }
 
 impl Builder {
@@ -123,6 +126,9 @@ impl Builder {
         match e {
             Event::TurnStart(t) => {
                 self.flush();
+                if let Some(w) = &t.worktree {
+                    self.worktree = Some(w.name.clone());
+                }
                 self.turns = self.turns.max(t.turn);
                 self.messages.push(Message::user(t.input.clone()));
             }

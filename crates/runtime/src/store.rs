@@ -134,6 +134,9 @@ pub struct SavedSession {
     /// Where the history stood at the end of each turn (for rewinding the conversation).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_marks: Vec<cairn_engine::TurnMark>,
+    /// The NAME of the Cairn-made git worktree the session runs in (its `workspace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
 }
 
 /// One line of `cairn sessions --json`.
@@ -147,6 +150,8 @@ pub struct SessionSummary {
     pub created_at: String,
     pub updated_at: String,
     pub turns: u32,
+    /// The worktree's NAME for a worktree session, else null.
+    pub worktree: Option<String>,
 }
 
 /// Session files under one state dir.
@@ -316,6 +321,7 @@ impl SessionStore {
                     created_at: s.created_at,
                     updated_at: s.updated_at,
                     turns: s.turns,
+                    worktree: s.worktree,
                 }),
                 Err(StoreError::NotFound { .. }) => {}
                 Err(e) => tracing::warn!(error = %e, "skipping unreadable session"),
@@ -461,6 +467,8 @@ fn checkpoint_bytes(
         protocol_version: u32,
         #[serde(skip_serializing_if = "<[_]>::is_empty")]
         turn_marks: &'a [cairn_engine::TurnMark],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        worktree: &'a Option<String>,
         schema_version: u32,
         /// [`crate::permission_seal::SEAL_FIELD`].
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -484,6 +492,7 @@ fn checkpoint_bytes(
         updated_at,
         protocol_version,
         turn_marks,
+        worktree,
     } = meta;
     serde_json::to_vec(&OnDisk {
         session_id,
@@ -502,6 +511,7 @@ fn checkpoint_bytes(
         updated_at,
         protocol_version: *protocol_version,
         turn_marks,
+        worktree,
         schema_version: crate::schema::SCHEMA_VERSION,
         permissions_seal: crate::permission_seal::seal(meta),
     })
@@ -579,6 +589,7 @@ mod tests {
             updated_at: updated.into(),
             protocol_version: 1,
             turn_marks: Vec::new(),
+            worktree: None,
         }
     }
 

@@ -221,6 +221,7 @@ mod tests {
             updated_at: String::new(),
             protocol_version: 1,
             turn_marks: Vec::new(),
+            worktree: None,
         }))
     }
 

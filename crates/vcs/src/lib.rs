@@ -10,6 +10,7 @@ mod checkpointer;
 mod config;
 mod diff;
 mod error;
+mod external;
 mod fsops;
 mod gc;
 mod hash;

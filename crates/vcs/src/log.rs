@@ -18,6 +18,9 @@ pub enum TurnKind {
     /// The user's own changes since the last change-turn, recorded when a restore follows
     /// them (so undoing the restore brings them back).
     User,
+    /// Cairn applied a worktree's changes to the folder (undo it by restoring to the
+    /// change-turn before it).
+    Apply,
 }
 
 /// One change-turn: a session turn that changed files.

@@ -375,7 +375,7 @@ impl Vcs {
 
     /// Records what changed between the last change-turn and `current` (its commit) as
     /// a [`TurnKind::User`] change-turn; nothing when nothing did.
-    fn record_user_changes(
+    pub(crate) fn record_user_changes(
         &self,
         log: &mut SessionLog,
         current: Oid,
@@ -432,7 +432,7 @@ impl Vcs {
         Ok(())
     }
 
-    fn check_no_journal(&self) -> Result<()> {
+    pub(crate) fn check_no_journal(&self) -> Result<()> {
         let path = self.store.journal_path();
         if let Some(j) = read_json::<Journal>(&path)? {
             return Err(VcsError::PendingRestore {

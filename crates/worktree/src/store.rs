@@ -20,6 +20,18 @@ pub struct StateStore {
 impl StateStore {
     /// Opens (creating) the store at `dir`, borrowing objects from `common_dir`.
     pub fn open(dir: &Path, common_dir: &Path) -> Result<StateStore> {
+        // Two processes opening it for the first time at once: one creates it.
+        let parent = dir.parent().unwrap_or(dir);
+        std::fs::create_dir_all(parent).map_err(io(format!("creating {}", parent.display())))?;
+        let lock_path = dir.with_extension("lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(format!("opening {}", lock_path.display())))?;
+        lock.lock()
+            .map_err(io(format!("locking {}", lock_path.display())))?;
         let repo = if dir.join("HEAD").is_file() {
             Repository::open_bare(dir).map_err(git(format!("opening {}", dir.display())))?
         } else {

@@ -74,13 +74,13 @@ fn tree(ws: &Path) -> BTreeMap<String, String> {
     out
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(super) struct Out {
+    pub(super) code: i32,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
 }
 
-async fn cairn(args: &[&str], envs: &[(&str, &str)]) -> Out {
+pub(super) async fn cairn(args: &[&str], envs: &[(&str, &str)]) -> Out {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
     c.args(args)
         .env_remove("OPENAI_BASE_URL")
@@ -139,7 +139,7 @@ async fn run_turn(
     first["data"]["sessionId"].as_str().unwrap().to_string()
 }
 
-fn lines(s: &str) -> Vec<Value> {
+pub(super) fn lines(s: &str) -> Vec<Value> {
     s.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())

@@ -14,3 +14,4 @@ mod resume;
 mod sandbox_flag;
 mod session_lock;
 mod sessions_index;
+mod worktrees;

@@ -31,6 +31,7 @@ fn saved(id: &str, workspace: &str, updated: &str, said: &str) -> SavedSession {
         updated_at: updated.into(),
         protocol_version: 1,
         turn_marks: Vec::new(),
+        worktree: None,
     }
 }
 
@@ -98,9 +99,11 @@ async fn sessions_lists_and_searches_through_the_index() {
             "name",
             "turns",
             "updatedAt",
-            "workspace"
+            "workspace",
+            "worktree"
         ]
     );
+    assert_eq!(all[0]["worktree"], serde_json::Value::Null, "a folder session");
     assert_eq!(all[0]["turns"], 2);
     assert!(state.path().join("sessions/index.sqlite").exists());
 

@@ -66,6 +66,7 @@ fn view_of(e: TurnEntry) -> CheckpointView {
             TurnKind::Agent => CheckpointKind::Agent,
             TurnKind::Restore => CheckpointKind::Restore,
             TurnKind::User => CheckpointKind::User,
+            TurnKind::Apply => CheckpointKind::Apply,
         },
         summary: r.summary,
         at: r.at,

@@ -28,6 +28,9 @@ pub enum CheckpointKind {
     Restore,
     /// The user's own changes since the last checkpoint, recorded by the restore after them.
     User,
+    /// A worktree's changes applied to the folder (undo it by restoring to the checkpoint
+    /// before it).
+    Apply,
 }
 
 /// One change-turn of the session: a checkpoint the workspace can be restored to.

@@ -26,6 +26,7 @@ fn saved(id: &str, workspace: &str, updated: &str, said: &str) -> SavedSession {
         updated_at: updated.into(),
         protocol_version: 1,
         turn_marks: Vec::new(),
+        worktree: None,
     }
 }
 

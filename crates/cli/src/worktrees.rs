@@ -1,0 +1,551 @@
+//! `cairn worktrees …` and the worktree part of `cairn run --worktree NAME`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cairn_protocol::{Event, Progress};
+use cairn_runtime::worktrees::{self, Prepared};
+use cairn_runtime::{SessionQuery, SessionStore};
+use cairn_worktree::{Repo, StateStore, WorktreeError};
+use clap::{Args, Subcommand};
+
+use crate::run::RunArgs;
+use crate::EXIT_USAGE;
+
+/// Where: the workspace and the state dir.
+#[derive(Debug, Clone, Args)]
+pub struct Place {
+    /// A folder of the repository [default: current dir].
+    #[arg(short, long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Where sessions, checkpoints and worktree records live [default: the app's data dir].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// `cairn worktrees [list]` and its subcommands.
+#[derive(Debug, Args)]
+pub struct WorktreesArgs {
+    #[command(subcommand)]
+    command: Option<WorktreesCmd>,
+    #[command(flatten)]
+    place: Place,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What to do with worktrees.
+#[derive(Debug, Subcommand)]
+pub enum WorktreesCmd {
+    /// The worktrees Cairn created for the repository, one per line.
+    List {
+        #[command(flatten)]
+        place: Place,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unified diff of the worktree against its base commit.
+    Diff {
+        /// The worktree's NAME.
+        name: String,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Merge the worktree's changes into the folder (3-way per file; undoable).
+    Apply {
+        /// The worktree's NAME.
+        name: String,
+        #[command(flatten)]
+        place: Place,
+        /// Say what would happen; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Record the apply in this folder session [default: the newest free one, else a new
+        /// one].
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the worktree (refused while it has changes neither applied nor committed).
+    Remove {
+        /// The worktree's NAME.
+        name: String,
+        #[command(flatten)]
+        place: Place,
+        /// Remove even with unapplied changes (its state stays restorable for 30 days).
+        #[arg(long)]
+        force: bool,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Recreate a worktree removed with --force, in its last state.
+    Restore {
+        /// The worktree's NAME.
+        name: String,
+        #[command(flatten)]
+        place: Place,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl Place {
+    fn state_dir(&self) -> PathBuf {
+        self.state_dir
+            .clone()
+            .unwrap_or_else(cairn_runtime::default_state_dir)
+    }
+
+    fn workspace(&self) -> Result<PathBuf, WorktreeError> {
+        match &self.workspace {
+            Some(w) => Ok(w.clone()),
+            None => std::env::current_dir()
+                .map_err(|e| WorktreeError::Usage(format!("cannot read the current dir: {e}"))),
+        }
+    }
+
+    fn repo(&self) -> Result<Repo, WorktreeError> {
+        Repo::discover(&self.workspace()?, &worktrees::layout(&self.state_dir()))
+    }
+}
+
+/// Prints `e` (as JSON `{"error"}` when `json`) and maps it to the contract's exit status.
+fn fail(e: &WorktreeError, json: bool) -> ExitCode {
+    if json {
+        outln!("{}", serde_json::json!({ "error": e.to_string() }));
+    }
+    errln!("error: {e}");
+    ExitCode::from(worktrees::exit_code(e))
+}
+
+/// Runs a `cairn worktrees` command.
+pub fn run(args: WorktreesArgs) -> ExitCode {
+    match args.command {
+        None => list(&args.place, args.json),
+        Some(WorktreesCmd::List { place, json }) => {
+            let place = Place {
+                workspace: place.workspace.or(args.place.workspace),
+                state_dir: place.state_dir.or(args.place.state_dir),
+            };
+            list(&place, json || args.json)
+        }
+        Some(WorktreesCmd::Diff { name, place }) => diff(&place, &name),
+        Some(WorktreesCmd::Apply {
+            name,
+            place,
+            dry_run,
+            session,
+            json,
+        }) => apply(&place, &name, dry_run, session.as_deref(), json),
+        Some(WorktreesCmd::Remove {
+            name,
+            place,
+            force,
+            json,
+        }) => remove(&place, &name, force, json),
+        Some(WorktreesCmd::Restore { name, place, json }) => restore(&place, &name, json),
+    }
+}
+
+/// Session ids of worktree `name` (whose workspace is inside `path`).
+fn sessions_of(state_dir: &Path, name: &str, path: &Path) -> Vec<String> {
+    let store = SessionStore::new(state_dir);
+    store
+        .search(&SessionQuery::default())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| {
+            s.worktree.as_deref() == Some(name) && Path::new(&s.workspace).starts_with(path)
+        })
+        .map(|s| s.id)
+        .collect()
+}
+
+fn list(place: &Place, json: bool) -> ExitCode {
+    let repo = match place.repo() {
+        Ok(r) => r,
+        Err(e) => return fail(&e, json),
+    };
+    let records = match repo.records.all() {
+        Ok(r) => r,
+        Err(e) => return fail(&e, json),
+    };
+    let store = match StateStore::open(&repo.store_dir, &repo.common_dir) {
+        Ok(s) => s,
+        Err(e) => return fail(&e, json),
+    };
+    let state_dir = place.state_dir();
+    if records.is_empty() && !json {
+        errln!(
+            "no worktrees created by Cairn for {}",
+            repo.folder.display()
+        );
+    }
+    for record in records {
+        if let Some(removed) = &record.removed {
+            if !json {
+                errln!(
+                    "{}  removed {} with unapplied changes: `cairn worktrees restore {}` brings it back",
+                    record.name,
+                    removed.at,
+                    record.name
+                );
+            }
+            continue;
+        }
+        if !record.path.is_dir() {
+            errln!(
+                "{}  its folder {} is gone (`cairn worktrees remove {} --force` forgets it)",
+                record.name,
+                record.path.display(),
+                record.name
+            );
+            continue;
+        }
+        let status = match cairn_worktree::status(&repo, &store, &record) {
+            Ok(s) => s,
+            Err(e) => {
+                errln!("{}: {e}", record.name);
+                continue;
+            }
+        };
+        let sessions = sessions_of(&state_dir, &record.name, &record.path);
+        if json {
+            let mut v = match serde_json::to_value(&status) {
+                Ok(v) => v,
+                Err(e) => {
+                    errln!("error: {e}");
+                    continue;
+                }
+            };
+            v["sessions"] = serde_json::json!(sessions);
+            outln!("{v}");
+        } else {
+            outln!(
+                "{}  {}  {} changed, {} unapplied, {} commit(s) ahead  {} session(s)  {}",
+                status.name,
+                status.branch,
+                status.changed_files,
+                status.unapplied_files,
+                status.commits_ahead,
+                sessions.len(),
+                status.path
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn diff(place: &Place, name: &str) -> ExitCode {
+    let run = || -> Result<String, WorktreeError> {
+        let repo = place.repo()?;
+        let record = cairn_worktree::owned(&repo, name)?;
+        cairn_worktree::check(&repo, &record)?;
+        let store = StateStore::open(&repo.store_dir, &repo.common_dir)?;
+        cairn_worktree::diff(&store, &record)
+    };
+    match run() {
+        Ok(text) => {
+            out!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e, false),
+    }
+}
+
+fn apply(place: &Place, name: &str, dry_run: bool, session: Option<&str>, json: bool) -> ExitCode {
+    let ws = match place.workspace() {
+        Ok(w) => w,
+        Err(e) => return fail(&e, json),
+    };
+    let state_dir = place.state_dir();
+    let report = match worktrees::apply(&ws, &state_dir, name, dry_run, session) {
+        Ok(r) => r,
+        Err(e) => return fail(&e, json),
+    };
+    if json {
+        match serde_json::to_string(&report) {
+            Ok(line) => outln!("{line}"),
+            Err(e) => errln!("error: {e}"),
+        }
+    } else {
+        let verb = if dry_run { "would apply" } else { "applied" };
+        for p in &report.applied {
+            outln!("{verb}  {p}");
+        }
+        for c in &report.conflicts {
+            outln!("conflict  {}  ({})", c.path, c.reason);
+        }
+        if report.applied.is_empty() && report.conflicts.is_empty() {
+            errln!("nothing to apply: worktree {name} has no changes since its last apply");
+        }
+        if let Some(undo) = &report.undo {
+            errln!("undo with: {undo}");
+        }
+        if !report.conflicts.is_empty() {
+            errln!(
+                "{} file(s) left untouched: resolve them by hand (the worktree keeps its version)",
+                report.conflicts.len()
+            );
+        }
+    }
+    if report.conflicts.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn remove(place: &Place, name: &str, force: bool, json: bool) -> ExitCode {
+    let run = || -> Result<cairn_worktree::Removal, WorktreeError> {
+        let repo = place.repo()?;
+        let record = cairn_worktree::owned(&repo, name)?;
+        let state_dir = place.state_dir();
+        let store = SessionStore::new(&state_dir);
+        // Held while checking, so no session starts in it meanwhile.
+        let mut held = Vec::new();
+        for id in sessions_of(&state_dir, name, &record.path) {
+            match store.lock(&id) {
+                Ok(l) => held.push(l),
+                Err(_) => {
+                    return Err(WorktreeError::Usage(format!(
+                        "session {id} is running in worktree {name}: stop it first"
+                    )))
+                }
+            }
+        }
+        cairn_worktree::remove(&repo, name, force)
+    };
+    match run() {
+        Ok(r) => {
+            if json {
+                match serde_json::to_string(&r) {
+                    Ok(line) => outln!("{line}"),
+                    Err(e) => errln!("error: {e}"),
+                }
+            } else {
+                outln!("removed worktree {name}");
+                if r.branch_deleted {
+                    outln!("deleted branch cairn/{name} (no commits beyond its base)");
+                } else if r.commits_ahead > 0 {
+                    outln!(
+                        "kept branch cairn/{name}: it has {} commit(s) beyond its base",
+                        r.commits_ahead
+                    );
+                }
+                if let Some(until) = &r.restorable_until {
+                    outln!(
+                        "{} unapplied file(s) kept until {until}: `cairn worktrees restore {name}` \
+                         brings them back",
+                        r.unapplied.len()
+                    );
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e, json),
+    }
+}
+
+fn restore(place: &Place, name: &str, json: bool) -> ExitCode {
+    let run = || -> Result<cairn_worktree::Record, WorktreeError> {
+        let repo = place.repo()?;
+        cairn_worktree::restore(&repo, name)
+    };
+    match run() {
+        Ok(r) => {
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::json!({"name": r.name, "path": r.path, "branch": r.branch})
+                );
+            } else {
+                outln!("restored worktree {} at {}", r.name, r.path.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e, json),
+    }
+}
+
+/// The workspace of worktree session `id` when `-w` names its repository's folder (or a
+/// folder in it): the session's own; `Ok(None)` for a folder session or without `-w`.
+pub fn continued_workspace(args: &RunArgs, id: &str) -> Result<Option<PathBuf>, ExitCode> {
+    let Some(given) = &args.workspace else {
+        return Ok(None);
+    };
+    let state_dir = args
+        .state_dir
+        .clone()
+        .unwrap_or_else(cairn_runtime::default_state_dir);
+    let Ok(saved) = SessionStore::new(&state_dir).load(id) else {
+        // Said by the session's opening.
+        return Ok(None);
+    };
+    let Some(name) = saved.worktree else {
+        return Ok(None);
+    };
+    let session_ws = PathBuf::from(&saved.workspace);
+    let given = given.canonicalize().unwrap_or_else(|_| given.clone());
+    if given.starts_with(&session_ws) || session_ws.starts_with(&given) {
+        return Ok(Some(session_ws));
+    }
+    match worktrees::trusted(&session_ws, &state_dir, &name) {
+        Ok(record) if given.starts_with(&record.folder) => Ok(Some(session_ws)),
+        Ok(record) => {
+            errln!(
+                "error: session {id} runs in worktree {name} of {}, not in {}",
+                record.folder.display(),
+                given.display()
+            );
+            Err(ExitCode::from(EXIT_USAGE))
+        }
+        Err(e) => {
+            errln!("error: {e}");
+            Err(ExitCode::from(worktrees::exit_code(&e)))
+        }
+    }
+}
+
+/// Prepares the worktree of `cairn run --worktree NAME`: `Ok(None)` when `--session` already
+/// names a session of that worktree; `Err` is the exit status after the error was said.
+pub fn for_run(args: &RunArgs, name: &str) -> Result<Option<Prepared>, ExitCode> {
+    let state_dir = args
+        .state_dir
+        .clone()
+        .unwrap_or_else(cairn_runtime::default_state_dir);
+    if let Some(id) = &args.session {
+        if args.carry_changes {
+            errln!("error: --carry-changes only applies when a worktree is created, not with --session");
+            return Err(ExitCode::from(EXIT_USAGE));
+        }
+        return match SessionStore::new(&state_dir).load(id) {
+            Ok(saved) if saved.worktree.as_deref() == Some(name) => Ok(None),
+            Ok(saved) => {
+                match saved.worktree {
+                    Some(other) => errln!("error: session {id} runs in worktree {other}, not {name}"),
+                    None => errln!(
+                        "error: session {id} is a folder session: --worktree starts a new session in a worktree (drop --session)"
+                    ),
+                }
+                Err(ExitCode::from(EXIT_USAGE))
+            }
+            Err(e) => {
+                errln!("error: {e}");
+                Err(ExitCode::from(EXIT_USAGE))
+            }
+        };
+    }
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
+        None => match std::env::current_dir() {
+            Ok(d) => d,
+            Err(e) => {
+                errln!("error: cannot read the current dir: {e}");
+                return Err(ExitCode::from(EXIT_USAGE));
+            }
+        },
+    };
+    let reporter = ProgressReporter::new(args.json);
+    let report = |done: u64, total: Option<u64>| reporter.report(done, total);
+    match worktrees::prepare(&workspace, &state_dir, name, args.carry_changes, &report) {
+        Ok(p) => {
+            reporter.finish();
+            if p.worktree.created && !args.json {
+                errln!(
+                    "created worktree {} at {} (branch {})",
+                    name,
+                    p.worktree.path,
+                    p.worktree.branch
+                );
+            }
+            if p.worktree.created && p.left_out > 0 {
+                errln!(
+                    "note: {} uncommitted change(s) of the folder stay out of the new worktree \
+                     (--carry-changes copies them in)",
+                    p.left_out
+                );
+            }
+            Ok(Some(p))
+        }
+        Err(e) => {
+            if args.json {
+                outln!("{}", serde_json::json!({ "error": e.to_string() }));
+            }
+            errln!("error: {e}");
+            Err(ExitCode::from(worktrees::exit_code(&e)))
+        }
+    }
+}
+
+/// `progress` events of a worktree creation: only once it runs for over a second, at most
+/// ten a second, and a last one at the end.
+struct ProgressReporter {
+    json: bool,
+    started: Instant,
+    last: Mutex<Option<(Instant, u64, Option<u64>)>>,
+}
+
+impl ProgressReporter {
+    fn new(json: bool) -> Self {
+        ProgressReporter {
+            json,
+            started: Instant::now(),
+            last: Mutex::new(None),
+        }
+    }
+
+    fn report(&self, done: u64, total: Option<u64>) {
+        let now = Instant::now();
+        if now.duration_since(self.started) < Duration::from_secs(1) {
+            return;
+        }
+        let mut last = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last.is_some_and(|(at, _, _)| now.duration_since(at) < Duration::from_millis(100)) {
+            *last = last.map(|(at, _, _)| (at, done, total));
+            return;
+        }
+        *last = Some((now, done, total));
+        self.emit(done, total);
+    }
+
+    fn finish(&self) {
+        let last = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, _, total)) = *last {
+            let total = total.unwrap_or(0);
+            self.emit(total, Some(total));
+        }
+    }
+
+    fn emit(&self, done: u64, total: Option<u64>) {
+        let ev = Event::Progress(Progress {
+            task: "worktree".into(),
+            done,
+            total,
+        });
+        if self.json {
+            if let Ok(line) = serde_json::to_string(&ev) {
+                outln!("{line}");
+            }
+        } else {
+            match total {
+                Some(t) => errln!("creating worktree: {done}/{t} files"),
+                None => errln!("creating worktree: {done} files"),
+            }
+        }
+    }
+}

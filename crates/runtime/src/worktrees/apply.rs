@@ -1,0 +1,160 @@
+//! `apply`: a worktree's changes merged into the folder, recorded as a change-turn of a
+//! folder session so a restore undoes it.
+
+use std::path::Path;
+
+use cairn_vcs::{Vcs, VcsConfig};
+use cairn_worktree::{ApplyConflict, Repo, StateStore, WorktreeError};
+use serde::Serialize;
+
+use crate::lock::SessionLock;
+use crate::{SavedSession, SessionQuery, SessionStore};
+
+/// What an apply did (`cairn worktrees apply --json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApplyReport {
+    /// Paths applied (written, removed, or already as in the worktree).
+    pub applied: Vec<String>,
+    /// Paths left untouched, and why.
+    pub conflicts: Vec<ApplyConflict>,
+    /// The folder session the apply is a change-turn of.
+    pub session: Option<String>,
+    /// That change-turn (null for a dry run or when nothing changed).
+    pub checkpoint: Option<u32>,
+    /// The `cairn restore` command that undoes it.
+    pub undo: Option<String>,
+}
+
+/// Applies worktree `name` of the repository of `workspace` to its folder. The change-turn
+/// goes to folder session `session` if given, else to the newest folder session of the
+/// folder that no process holds, else to a new one.
+pub fn apply(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    dry_run: bool,
+    session: Option<&str>,
+) -> Result<ApplyReport, WorktreeError> {
+    let repo = Repo::discover(workspace, &super::layout(state_dir))?;
+    let _lock = repo.records.lock(name)?;
+    let mut record = cairn_worktree::owned(&repo, name)?;
+    cairn_worktree::check(&repo, &record)?;
+    let store = StateStore::open(&repo.store_dir, &repo.common_dir)?;
+    let plan = cairn_worktree::plan_apply(&store, &record)?;
+    if dry_run || plan.writes().is_empty() {
+        if !dry_run && !plan.applied().is_empty() {
+            // Already in the folder: remember them as applied.
+            record.applied = cairn_worktree::record_applied(&store, &record, &plan)?.to_string();
+            repo.records.put(&record)?;
+        }
+        return Ok(ApplyReport {
+            applied: plan.applied(),
+            conflicts: plan.conflicts,
+            session: None,
+            checkpoint: None,
+            undo: None,
+        });
+    }
+    let sessions = SessionStore::new(state_dir);
+    let (session_id, _held, turns) = folder_session(&sessions, &repo.folder, name, session)?;
+    let mut vcs = Vcs::open(
+        state_dir,
+        &repo.folder,
+        VcsConfig {
+            watch: false,
+            ..VcsConfig::default()
+        },
+    )
+    .map_err(|e| WorktreeError::Usage(format!("the folder's checkpoint store: {e}")))?;
+    let summary = format!("apply worktree {name}");
+    let recorded = vcs
+        .record_change(&session_id, turns, &summary, || {
+            cairn_worktree::execute(&plan, &repo.folder)
+        })
+        .map_err(|e| WorktreeError::Usage(format!("recording the apply: {e}")))?;
+    let checkpoint = recorded?;
+    record.applied = cairn_worktree::record_applied(&store, &record, &plan)?.to_string();
+    repo.records.put(&record)?;
+    let undo = checkpoint.map(|n| {
+        format!(
+            "cairn restore --session {session_id} --to-turn {} --state-dir {}",
+            n - 1,
+            shell_quote(&state_dir.display().to_string())
+        )
+    });
+    Ok(ApplyReport {
+        applied: plan.applied(),
+        conflicts: plan.conflicts,
+        session: Some(session_id),
+        checkpoint,
+        undo,
+    })
+}
+
+/// The folder session the apply is recorded in, its lock and its turn count.
+fn folder_session(
+    sessions: &SessionStore,
+    folder: &Path,
+    name: &str,
+    wanted: Option<&str>,
+) -> Result<(String, SessionLock, u32), WorktreeError> {
+    let usage = |e: crate::StoreError| WorktreeError::Usage(e.to_string());
+    if let Some(id) = wanted {
+        let saved = sessions.load(id).map_err(usage)?;
+        if saved.worktree.is_some() || Path::new(&saved.workspace) != folder {
+            return Err(WorktreeError::Usage(format!(
+                "session {id} is not a session of the folder {}",
+                folder.display()
+            )));
+        }
+        let lock = sessions.lock(id).map_err(usage)?;
+        return Ok((id.to_string(), lock, saved.turns));
+    }
+    let query = SessionQuery {
+        search: None,
+        workspace: Some(folder.display().to_string()),
+    };
+    for s in sessions.search(&query).map_err(usage)? {
+        if s.worktree.is_some() {
+            continue;
+        }
+        if let Ok(lock) = sessions.lock(&s.id) {
+            return Ok((s.id, lock, s.turns));
+        }
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = chrono::Utc::now().to_rfc3339();
+    let saved = SavedSession {
+        session_id: id.clone(),
+        name: format!("Applied from worktree {name}"),
+        name_source: "auto".into(),
+        workspace: folder.display().to_string(),
+        model: String::new(),
+        provider: String::new(),
+        messages: Vec::new(),
+        permissions: Default::default(),
+        turns: 0,
+        todos: Vec::new(),
+        usage: Default::default(),
+        cost_usd: 0.0,
+        created_at: now.clone(),
+        updated_at: now,
+        protocol_version: cairn_protocol::PROTOCOL_VERSION,
+        turn_marks: Vec::new(),
+        worktree: None,
+    };
+    let lock = sessions.lock(&id).map_err(usage)?;
+    sessions.save(&saved).map_err(usage)?;
+    Ok((id, lock, 0))
+}
+
+/// `s` quoted for a POSIX shell when it needs it.
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}

@@ -1,0 +1,135 @@
+//! Worktree sessions, as both faces use them: where worktrees go, preparing one for a run,
+//! trusting it again when a session resumes, what its sandbox may write, listing them with
+//! their sessions, and applying one back to the folder as a change-turn of a folder session.
+
+mod apply;
+
+use std::path::{Path, PathBuf};
+
+use cairn_protocol::WorktreeRef;
+use cairn_worktree::{CreateOptions, Layout, Record, Repo, WorktreeError};
+
+pub use apply::{apply, ApplyReport};
+
+/// Cairn's worktree root: `CAIRN_WORKTREES_DIR`, else `<state dir>-worktrees` next to the
+/// state dir (its own folder of the data dir: never inside the protected state dir).
+pub fn worktrees_root(state_dir: &Path) -> PathBuf {
+    if let Some(d) = std::env::var_os("CAIRN_WORKTREES_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let name = state_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "cairn".into());
+    match state_dir.parent() {
+        Some(parent) => parent.join(format!("{name}-worktrees")),
+        None => state_dir.join("..").join(format!("{name}-worktrees")),
+    }
+}
+
+/// Where Cairn puts worktrees and their records for state dir `state_dir`.
+pub fn layout(state_dir: &Path) -> Layout {
+    Layout {
+        state_dir: state_dir.to_path_buf(),
+        root: worktrees_root(state_dir),
+    }
+}
+
+/// A worktree ready for a session.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The session's workspace: the worktree's counterpart of the folder's workspace.
+    pub workspace: PathBuf,
+    /// What `turn_start` reports.
+    pub worktree: WorktreeRef,
+    /// Uncommitted changes of the folder left out of a new worktree.
+    pub left_out: usize,
+}
+
+/// Opens worktree `name` of the repository of `workspace` (creating it on first use, with
+/// the folder's uncommitted changes when `carry`); `progress` gets (files done, total) while
+/// a new one is checked out.
+pub fn prepare(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    carry: bool,
+    progress: &(dyn Fn(u64, Option<u64>) + Sync),
+) -> Result<Prepared, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    let opened = cairn_worktree::open_or_create(
+        &repo,
+        name,
+        &CreateOptions {
+            carry_changes: carry,
+            progress: Some(progress),
+        },
+    )?;
+    let workspace = opened.record.path.join(&repo.sub);
+    if !workspace.is_dir() {
+        std::fs::create_dir_all(&workspace).map_err(|e| {
+            WorktreeError::Usage(format!(
+                "the workspace {} does not exist in worktree {name}: {e}",
+                workspace.display()
+            ))
+        })?;
+    }
+    Ok(Prepared {
+        workspace,
+        worktree: reference(&opened.record, opened.created),
+        left_out: opened.left_out,
+    })
+}
+
+/// The `turn_start` facts of `record`.
+pub fn reference(record: &Record, created: bool) -> WorktreeRef {
+    WorktreeRef {
+        name: record.name.clone(),
+        path: record.path.display().to_string(),
+        branch: record.branch.clone(),
+        created,
+    }
+}
+
+/// The record of the worktree a session in `workspace` runs in, checked again (its `.git`
+/// still points where Cairn made it).
+pub fn trusted(workspace: &Path, state_dir: &Path, name: &str) -> Result<Record, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    let record = cairn_worktree::owned(&repo, name)?;
+    cairn_worktree::check(&repo, &record)?;
+    if !workspace.starts_with(&record.path) {
+        return Err(WorktreeError::Usage(format!(
+            "{} is not inside worktree {name} ({})",
+            workspace.display(),
+            record.path.display()
+        )));
+    }
+    Ok(record)
+}
+
+/// What a worktree session's sandbox may write besides the worktree: git's own files for
+/// it (its git dir, the objects, its branch's ref and log). The repository's `hooks/` and
+/// `config` stay read-only, like the rest of the repository and the folder.
+pub fn sandbox_writable(record: &Record) -> Vec<PathBuf> {
+    let common = &record.common_dir;
+    let mut out = vec![record.gitdir.clone(), common.join("objects")];
+    for dir in [
+        common.join("refs/heads/cairn"),
+        common.join("logs/refs/heads/cairn"),
+    ] {
+        // A bind mount needs the folder to exist.
+        if std::fs::create_dir_all(&dir).is_ok() {
+            out.push(dir);
+        }
+    }
+    out
+}
+
+/// The exit status a worktree error maps to in the CLI contract: 2 usage, 1 refused.
+pub fn exit_code(e: &WorktreeError) -> u8 {
+    if e.is_usage() {
+        2
+    } else {
+        1
+    }
+}
