@@ -434,7 +434,27 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
                         vcs.store_dir().display()
                     );
                 }
-                serde_json::to_value(u)
+                let worktrees = cairn_runtime::worktrees::usage(&ws, &state).ok().flatten();
+                if let (false, Some(w)) = (args.json, &worktrees) {
+                    if w.count > 0 {
+                        outln!(
+                            "worktrees: {} bytes in {}, budget {} bytes{}",
+                            w.bytes,
+                            w.count,
+                            w.budget_bytes,
+                            if w.over_budget {
+                                " — OVER BUDGET"
+                            } else {
+                                ""
+                            }
+                        );
+                    }
+                }
+                serde_json::to_value(u).map(|mut v| {
+                    // The repository's worktrees (null outside a git repository).
+                    v["worktrees"] = serde_json::to_value(&worktrees).unwrap_or_default();
+                    v
+                })
             }
             Err(e) => return fail(e),
         }

@@ -85,6 +85,44 @@ pub enum WorktreesCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Bring the folder's HEAD into the worktree (merge, or --rebase); conflicts are listed and
+    /// left in the worktree.
+    Update {
+        /// The worktree's NAME.
+        name: String,
+        #[command(flatten)]
+        place: Place,
+        /// Rebase the worktree's commits instead of merging.
+        #[arg(long)]
+        rebase: bool,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Hand a session over between the folder and a worktree, with its history (a copy of
+    /// the session in the new place; the folder's changes carried, or the worktree's applied).
+    Handoff {
+        /// The session to hand over.
+        #[arg(long, value_name = "ID")]
+        session: String,
+        /// Into worktree NAME.
+        #[arg(
+            long,
+            value_name = "NAME",
+            conflicts_with = "to_folder",
+            required_unless_present = "to_folder"
+        )]
+        to: Option<String>,
+        /// Back to the folder.
+        #[arg(long)]
+        to_folder: bool,
+        /// Where sessions live [default: the app's data dir].
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Recreate a worktree removed with --force, in its last state.
     Restore {
         /// The worktree's NAME.
@@ -152,6 +190,19 @@ pub fn run(args: WorktreesArgs) -> ExitCode {
             json,
         }) => remove(&place, &name, force, json),
         Some(WorktreesCmd::Restore { name, place, json }) => restore(&place, &name, json),
+        Some(WorktreesCmd::Update {
+            name,
+            place,
+            rebase,
+            json,
+        }) => update(&place, &name, rebase, json),
+        Some(WorktreesCmd::Handoff {
+            session,
+            to,
+            to_folder: _,
+            state_dir,
+            json,
+        }) => handoff(state_dir, &session, to, json),
     }
 }
 
@@ -183,6 +234,23 @@ fn list(place: &Place, json: bool) -> ExitCode {
         Err(e) => return fail(&e, json),
     };
     let state_dir = place.state_dir();
+    if !json {
+        if let Ok(Some(u)) = worktrees::usage(&place.workspace().unwrap_or_default(), &state_dir) {
+            if u.count > 0 {
+                errln!(
+                    "{} worktree(s), {} bytes on disk (build output included), budget {} bytes{}",
+                    u.count,
+                    u.bytes,
+                    u.budget_bytes,
+                    if u.over_budget {
+                        " — OVER BUDGET: remove some"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+    }
     if records.is_empty() && !json {
         errln!(
             "no worktrees created by Cairn for {}",
@@ -267,7 +335,11 @@ fn apply(place: &Place, name: &str, dry_run: bool, session: Option<&str>, json: 
         Err(e) => return fail(&e, json),
     };
     let state_dir = place.state_dir();
-    let report = match worktrees::apply(&ws, &state_dir, name, dry_run, session) {
+    let target = match session {
+        Some(id) => worktrees::ApplyTarget::Session(id.to_string()),
+        None => worktrees::ApplyTarget::Auto,
+    };
+    let report = match worktrees::apply(&ws, &state_dir, name, dry_run, &target) {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
     };
@@ -352,6 +424,86 @@ fn remove(place: &Place, name: &str, force: bool, json: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e, json),
+    }
+}
+
+fn update(place: &Place, name: &str, rebase: bool, json: bool) -> ExitCode {
+    let how = if rebase {
+        cairn_worktree::UpdateHow::Rebase
+    } else {
+        cairn_worktree::UpdateHow::Merge
+    };
+    let r = match place
+        .repo()
+        .and_then(|repo| cairn_worktree::update(&repo, name, how))
+    {
+        Ok(r) => r,
+        Err(e) => return fail(&e, json),
+    };
+    if json {
+        match serde_json::to_string(&r) {
+            Ok(line) => outln!("{line}"),
+            Err(e) => errln!("error: {e}"),
+        }
+    } else if r.up_to_date {
+        outln!(
+            "worktree {name} already has the folder's HEAD {}",
+            &r.head[..r.head.len().min(12)]
+        );
+    } else if r.conflicts.is_empty() {
+        outln!(
+            "brought the folder's HEAD {} into worktree {name}",
+            &r.head[..r.head.len().min(12)]
+        );
+    } else {
+        for c in &r.conflicts {
+            outln!("conflict  {c}");
+        }
+        errln!(
+            "{} file(s) in conflict in the worktree: resolve them there, commit (or `git rebase              --continue`), then update again",
+            r.conflicts.len()
+        );
+    }
+    if r.conflicts.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn handoff(state_dir: Option<PathBuf>, session: &str, to: Option<String>, json: bool) -> ExitCode {
+    let state_dir = state_dir.unwrap_or_else(cairn_runtime::default_state_dir);
+    let to = match to {
+        Some(name) => worktrees::HandoffTo::Worktree(name),
+        None => worktrees::HandoffTo::Folder,
+    };
+    let h = match worktrees::handoff(&state_dir, session, &to) {
+        Ok(h) => h,
+        Err(e) => return fail(&e, json),
+    };
+    let conflicts = h.apply.as_ref().map_or(0, |a| a.conflicts.len());
+    if json {
+        match serde_json::to_string(&h) {
+            Ok(line) => outln!("{line}"),
+            Err(e) => errln!("error: {e}"),
+        }
+    } else {
+        outln!(
+            "session {} continues as {} in {}",
+            session,
+            h.session,
+            h.workspace
+        );
+        if let Some(a) = &h.apply {
+            for c in &a.conflicts {
+                outln!("conflict  {}  ({})", c.path, c.reason);
+            }
+        }
+    }
+    if conflicts == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

@@ -15,6 +15,7 @@ mod remove;
 mod repo;
 mod status;
 pub mod store;
+mod update;
 
 pub use apply::{execute, plan as plan_apply, record_applied, ApplyConflict, ApplyPlan};
 pub use create::{check, open_or_create, CreateOptions, Opened};
@@ -26,3 +27,4 @@ pub use remove::{owned, remove, restore, Removal, RETENTION_DAYS};
 pub use repo::{Layout, Repo};
 pub use status::{current_state, disk_use, status, unapplied, WorktreeStatus};
 pub use store::StateStore;
+pub use update::{update, UpdateHow, Updated};

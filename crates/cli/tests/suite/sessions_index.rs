@@ -103,7 +103,11 @@ async fn sessions_lists_and_searches_through_the_index() {
             "worktree"
         ]
     );
-    assert_eq!(all[0]["worktree"], serde_json::Value::Null, "a folder session");
+    assert_eq!(
+        all[0]["worktree"],
+        serde_json::Value::Null,
+        "a folder session"
+    );
     assert_eq!(all[0]["turns"], 2);
     assert!(state.path().join("sessions/index.sqlite").exists());
 

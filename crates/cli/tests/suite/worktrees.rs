@@ -11,6 +11,7 @@ use super::checkpoints::{cairn, lines, Out};
 
 mod apply;
 mod concurrent;
+mod handoff;
 
 /// A repository, a state dir and a worktree root in one temporary folder.
 pub(super) struct Env {

@@ -25,15 +25,31 @@ pub struct ApplyReport {
     pub undo: Option<String>,
 }
 
-/// Applies worktree `name` of the repository of `workspace` to its folder. The change-turn
-/// goes to folder session `session` if given, else to the newest folder session of the
-/// folder that no process holds, else to a new one.
+/// Which folder session an apply is a change-turn of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApplyTarget {
+    /// The newest folder session of the folder that no process holds, else a new one.
+    Auto,
+    /// This saved session (its lock is taken for the apply).
+    Session(String),
+    /// A session this process holds open and idle (the app's viewed folder session), with
+    /// the number of turns it ran.
+    Held {
+        /// Its id.
+        id: String,
+        /// Its turns so far.
+        turns: u32,
+    },
+}
+
+/// Applies worktree `name` of the repository of `workspace` to its folder, as a change-turn
+/// of the folder session `target` names.
 pub fn apply(
     workspace: &Path,
     state_dir: &Path,
     name: &str,
     dry_run: bool,
-    session: Option<&str>,
+    target: &ApplyTarget,
 ) -> Result<ApplyReport, WorktreeError> {
     let repo = Repo::discover(workspace, &super::layout(state_dir))?;
     let _lock = repo.records.lock(name)?;
@@ -56,7 +72,17 @@ pub fn apply(
         });
     }
     let sessions = SessionStore::new(state_dir);
-    let (session_id, _held, turns) = folder_session(&sessions, &repo.folder, name, session)?;
+    let (session_id, _held, turns) = match target {
+        ApplyTarget::Held { id, turns } => (id.clone(), None, *turns),
+        ApplyTarget::Session(id) => {
+            let (id, lock, turns) = folder_session(&sessions, &repo.folder, name, Some(id))?;
+            (id, Some(lock), turns)
+        }
+        ApplyTarget::Auto => {
+            let (id, lock, turns) = folder_session(&sessions, &repo.folder, name, None)?;
+            (id, Some(lock), turns)
+        }
+    };
     let mut vcs = Vcs::open(
         state_dir,
         &repo.folder,

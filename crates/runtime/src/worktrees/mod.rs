@@ -3,13 +3,17 @@
 //! their sessions, and applying one back to the folder as a change-turn of a folder session.
 
 mod apply;
+mod handoff;
+mod usage;
 
 use std::path::{Path, PathBuf};
 
 use cairn_protocol::WorktreeRef;
 use cairn_worktree::{CreateOptions, Layout, Record, Repo, WorktreeError};
 
-pub use apply::{apply, ApplyReport};
+pub use apply::{apply, ApplyReport, ApplyTarget};
+pub use handoff::{handoff, Handoff, HandoffTo};
+pub use usage::{budget_bytes, usage, WorktreesUsage};
 
 /// Cairn's worktree root: `CAIRN_WORKTREES_DIR`, else `<state dir>-worktrees` next to the
 /// state dir (its own folder of the data dir: never inside the protected state dir).
@@ -65,7 +69,7 @@ pub fn prepare(
             progress: Some(progress),
         },
     )?;
-    let workspace = opened.record.path.join(&repo.sub);
+    let workspace = under(&opened.record.path, &repo.sub);
     if !workspace.is_dir() {
         std::fs::create_dir_all(&workspace).map_err(|e| {
             WorktreeError::Usage(format!(
@@ -79,6 +83,15 @@ pub fn prepare(
         worktree: reference(&opened.record, opened.created),
         left_out: opened.left_out,
     })
+}
+
+/// `root` joined with `sub` (no trailing separator when `sub` is empty).
+pub(crate) fn under(root: &Path, sub: &Path) -> PathBuf {
+    if sub.as_os_str().is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(sub)
+    }
 }
 
 /// The `turn_start` facts of `record`.

@@ -2,3 +2,4 @@ mod apply;
 mod create;
 mod remove;
 mod support;
+mod update;
