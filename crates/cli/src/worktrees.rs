@@ -85,6 +85,19 @@ pub enum WorktreesCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Commit everything changed in the worktree on its branch cairn/NAME.
+    Commit {
+        /// The worktree's NAME.
+        name: String,
+        #[command(flatten)]
+        place: Place,
+        /// The commit message.
+        #[arg(short, long, value_name = "TEXT")]
+        message: String,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Bring the folder's HEAD into the worktree (merge, or --rebase); conflicts are listed and
     /// left in the worktree.
     Update {
@@ -190,6 +203,12 @@ pub fn run(args: WorktreesArgs) -> ExitCode {
             json,
         }) => remove(&place, &name, force, json),
         Some(WorktreesCmd::Restore { name, place, json }) => restore(&place, &name, json),
+        Some(WorktreesCmd::Commit {
+            name,
+            place,
+            message,
+            json,
+        }) => commit(&place, &name, &message, json),
         Some(WorktreesCmd::Update {
             name,
             place,
@@ -225,6 +244,14 @@ fn list(place: &Place, json: bool) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
     };
+    if let Ok(gone) = cairn_worktree::prune_expired(&repo) {
+        for name in gone {
+            errln!(
+                "forgot removed worktree {name}: its {}-day retention ended",
+                cairn_worktree::RETENTION_DAYS
+            );
+        }
+    }
     let records = match repo.records.all() {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
@@ -420,6 +447,30 @@ fn remove(place: &Place, name: &str, force: bool, json: bool) -> ExitCode {
                         r.unapplied.len()
                     );
                 }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e, json),
+    }
+}
+
+fn commit(place: &Place, name: &str, message: &str, json: bool) -> ExitCode {
+    match place
+        .repo()
+        .and_then(|repo| cairn_worktree::commit(&repo, name, message))
+    {
+        Ok(c) => {
+            if json {
+                match serde_json::to_string(&c) {
+                    Ok(line) => outln!("{line}"),
+                    Err(e) => errln!("error: {e}"),
+                }
+            } else {
+                outln!(
+                    "committed {} on {}",
+                    &c.commit[..12.min(c.commit.len())],
+                    c.branch
+                );
             }
             ExitCode::SUCCESS
         }

@@ -5,9 +5,11 @@
 //! user's repository (states it keeps go to its own store, see [`store`]).
 
 mod apply;
+mod commit;
 mod create;
 mod diff;
 mod error;
+mod gitcli;
 mod include;
 pub mod name;
 mod record;
@@ -18,12 +20,13 @@ pub mod store;
 mod update;
 
 pub use apply::{execute, plan as plan_apply, record_applied, ApplyConflict, ApplyPlan};
+pub use commit::{commit, Committed};
 pub use create::{check, open_or_create, CreateOptions, Opened};
 pub use diff::unified as diff;
 pub use error::{Result, WorktreeError};
 pub use include::FILE as INCLUDE_FILE;
 pub use record::{Record, Records, Removed};
-pub use remove::{owned, remove, restore, Removal, RETENTION_DAYS};
+pub use remove::{owned, prune_expired, remove, restore, Removal, RETENTION_DAYS};
 pub use repo::{Layout, Repo};
 pub use status::{current_state, disk_use, status, unapplied, WorktreeStatus};
 pub use store::StateStore;

@@ -220,3 +220,32 @@ fn write_state(store: &StateStore, worktree: &Path, state: Oid) -> Result<()> {
     }
     Ok(())
 }
+
+/// Forgets removed worktrees whose retention ended (their record and kept state); returns
+/// their names.
+pub fn prune_expired(repo: &Repo) -> Result<Vec<String>> {
+    let mut gone = Vec::new();
+    let now = chrono::Utc::now();
+    for record in repo.records.all()? {
+        let Some(removed) = &record.removed else {
+            continue;
+        };
+        let Ok(at) = chrono::DateTime::parse_from_rfc3339(&removed.at) else {
+            continue;
+        };
+        if now - at.with_timezone(&chrono::Utc) <= chrono::Duration::days(RETENTION_DAYS) {
+            continue;
+        }
+        if let Ok(store) = StateStore::open(&repo.store_dir, &repo.common_dir) {
+            if let Ok(mut r) = store
+                .repo
+                .find_reference(&StateStore::removed_ref(&record.name))
+            {
+                let _ = r.delete();
+            }
+        }
+        repo.records.delete(&record.name)?;
+        gone.push(record.name);
+    }
+    Ok(gone)
+}

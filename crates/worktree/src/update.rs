@@ -3,11 +3,10 @@
 //! Runs the git CLI in the worktree (as the user would) with the repository's hooks off.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde::Serialize;
 
-use crate::error::{git, io, Result, WorktreeError};
+use crate::error::{git, Result, WorktreeError};
 use crate::repo::Repo;
 
 /// How to bring the folder's HEAD in.
@@ -66,7 +65,7 @@ pub fn update(repo: &Repo, name: &str, how: UpdateHow) -> Result<Updated> {
         UpdateHow::Merge => vec!["merge", "--no-edit", &sha],
         UpdateHow::Rebase => vec!["rebase", &sha],
     };
-    let out = git_cli(&record.path, &args)?;
+    let out = crate::gitcli::run(&record.path, &args)?;
     let conflicts = conflicted(&record.path)?;
     if !out.status.success() && conflicts.is_empty() {
         return Err(WorktreeError::Refused(format!(
@@ -86,31 +85,9 @@ pub fn update(repo: &Repo, name: &str, how: UpdateHow) -> Result<Updated> {
     })
 }
 
-/// Runs git in `dir` with the repository's hooks off (and an identity for the commits it
-/// makes when the user has none configured).
-fn git_cli(dir: &Path, args: &[&str]) -> Result<std::process::Output> {
-    let mut c = Command::new("git");
-    c.current_dir(dir).args(["-c", "core.hooksPath=/dev/null"]);
-    // Asked of git itself: it reads the configuration (and environment) the commit will use.
-    let has = |key: &str| {
-        Command::new("git")
-            .current_dir(dir)
-            .args(["config", "--get", key])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !has("user.name") {
-        c.args(["-c", "user.name=Cairn"]);
-    }
-    if !has("user.email") {
-        c.args(["-c", "user.email=cairn@localhost"]);
-    }
-    c.args(args).output().map_err(io("running git"))
-}
-
 /// Files in conflict in the worktree.
 fn conflicted(dir: &Path) -> Result<Vec<String>> {
-    let out = git_cli(dir, &["diff", "--name-only", "--diff-filter=U"])?;
+    let out = crate::gitcli::run(dir, &["diff", "--name-only", "--diff-filter=U"])?;
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| !l.is_empty())

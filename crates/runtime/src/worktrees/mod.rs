@@ -4,6 +4,7 @@
 
 mod apply;
 mod handoff;
+mod message;
 mod usage;
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,7 @@ use cairn_worktree::{CreateOptions, Layout, Record, Repo, WorktreeError};
 
 pub use apply::{apply, ApplyReport, ApplyTarget};
 pub use handoff::{handoff, Handoff, HandoffTo};
+pub use message::propose_commit_message;
 pub use usage::{budget_bytes, usage, WorktreesUsage};
 
 /// Cairn's worktree root: `CAIRN_WORKTREES_DIR`, else `<state dir>-worktrees` next to the

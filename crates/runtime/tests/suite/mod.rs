@@ -7,3 +7,4 @@ mod resume;
 mod rewind;
 mod sandbox;
 mod schema;
+mod worktrees;

@@ -90,3 +90,35 @@ fn a_worktree_cairn_did_not_create_is_never_removed() {
     assert!(mine.join("a.txt").exists());
     assert!(env.git(&["worktree", "list"]).contains("users-own"));
 }
+
+#[test]
+fn commit_on_branch_makes_work_safe_and_expired_removals_are_forgotten() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let repo = env.repo();
+    let opened = open_or_create(&repo, "k", &CreateOptions::default()).unwrap();
+    write(&opened.record.path, "a.txt", "two\n");
+    let err = cairn_worktree::commit(&repo, "k", "  ").unwrap_err();
+    assert!(err.is_usage());
+    let c = cairn_worktree::commit(&repo, "k", "Change a\n\nBecause.").unwrap();
+    assert_eq!(c.branch, "cairn/k");
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s", "cairn/k"]).trim(),
+        "Change a"
+    );
+    let err = cairn_worktree::commit(&repo, "k", "again").unwrap_err();
+    assert!(err.to_string().contains("nothing to commit"), "{err}");
+    // Committed work is safe: remove needs no --force and keeps the branch.
+    let removal = remove(&repo, "k", false).unwrap();
+    assert!(!removal.branch_deleted);
+
+    // A removal older than the retention is forgotten.
+    let gone = open_or_create(&repo, "old", &CreateOptions::default()).unwrap();
+    write(&gone.record.path, "x.txt", "x\n");
+    remove(&repo, "old", true).unwrap();
+    let mut record = repo.records.get("old").unwrap().unwrap();
+    let removed = record.removed.as_mut().unwrap();
+    removed.at = (chrono::Utc::now() - chrono::Duration::days(31)).to_rfc3339();
+    repo.records.put(&record).unwrap();
+    assert_eq!(cairn_worktree::prune_expired(&repo).unwrap(), vec!["old"]);
+    assert!(repo.records.get("old").unwrap().is_none());
+}
