@@ -240,6 +240,11 @@ fn sessions_of(state_dir: &Path, name: &str, path: &Path) -> Vec<String> {
 }
 
 fn list(place: &Place, json: bool) -> ExitCode {
+    let ws = match place.workspace() {
+        Ok(w) => w,
+        Err(e) => return fail(&e, json),
+    };
+    let state_dir = place.state_dir();
     let repo = match place.repo() {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
@@ -252,89 +257,68 @@ fn list(place: &Place, json: bool) -> ExitCode {
             );
         }
     }
-    let records = match repo.records.all() {
+    let rows = match worktrees::list(&ws, &state_dir) {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
     };
-    let store = match StateStore::open(&repo.store_dir, &repo.common_dir) {
-        Ok(s) => s,
-        Err(e) => return fail(&e, json),
-    };
-    let state_dir = place.state_dir();
-    if !json {
-        if let Ok(Some(u)) = worktrees::usage(&place.workspace().unwrap_or_default(), &state_dir) {
-            if u.count > 0 {
-                errln!(
-                    "{} worktree(s), {} bytes on disk (build output included), budget {} bytes{}",
-                    u.count,
-                    u.bytes,
-                    u.budget_bytes,
-                    if u.over_budget {
-                        " — OVER BUDGET: remove some"
-                    } else {
-                        ""
-                    }
-                );
+    if json {
+        for row in &rows {
+            match serde_json::to_string(row) {
+                Ok(line) => outln!("{line}"),
+                Err(e) => errln!("error: {e}"),
             }
         }
+        return ExitCode::SUCCESS;
     }
-    if records.is_empty() && !json {
-        errln!(
-            "no worktrees created by Cairn for {}",
-            repo.folder.display()
+    if let Ok(Some(u)) = worktrees::usage(&ws, &state_dir) {
+        if u.count > 0 {
+            errln!(
+                "{} worktree(s), {} bytes on disk (build output included), budget {} bytes{}",
+                u.count,
+                u.bytes,
+                u.budget_bytes,
+                if u.over_budget {
+                    " — OVER BUDGET: remove some"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    for row in &rows {
+        outln!(
+            "{}  {}  {} changed, {} unapplied, {} commit(s) ahead  {} session(s)  {}",
+            row.name,
+            row.branch,
+            row.changed_files,
+            row.unapplied_files,
+            row.commits_ahead,
+            row.sessions.len(),
+            row.path
         );
     }
-    for record in records {
+    for record in repo.records.all().unwrap_or_default() {
         if let Some(removed) = &record.removed {
-            if !json {
-                errln!(
-                    "{}  removed {} with unapplied changes: `cairn worktrees restore {}` brings it back",
-                    record.name,
-                    removed.at,
-                    record.name
-                );
-            }
-            continue;
-        }
-        if !record.path.is_dir() {
+            errln!(
+                "{}  removed {} with unapplied changes: `cairn worktrees restore {}` brings it back",
+                record.name,
+                removed.at,
+                record.name
+            );
+        } else if !record.path.is_dir() {
             errln!(
                 "{}  its folder {} is gone (`cairn worktrees remove {} --force` forgets it)",
                 record.name,
                 record.path.display(),
                 record.name
             );
-            continue;
         }
-        let status = match cairn_worktree::status(&repo, &store, &record) {
-            Ok(s) => s,
-            Err(e) => {
-                errln!("{}: {e}", record.name);
-                continue;
-            }
-        };
-        let sessions = sessions_of(&state_dir, &record.name, &record.path);
-        if json {
-            let mut v = match serde_json::to_value(&status) {
-                Ok(v) => v,
-                Err(e) => {
-                    errln!("error: {e}");
-                    continue;
-                }
-            };
-            v["sessions"] = serde_json::json!(sessions);
-            outln!("{v}");
-        } else {
-            outln!(
-                "{}  {}  {} changed, {} unapplied, {} commit(s) ahead  {} session(s)  {}",
-                status.name,
-                status.branch,
-                status.changed_files,
-                status.unapplied_files,
-                status.commits_ahead,
-                sessions.len(),
-                status.path
-            );
-        }
+    }
+    if rows.is_empty() {
+        errln!(
+            "no worktrees created by Cairn for {}",
+            repo.folder.display()
+        );
     }
     ExitCode::SUCCESS
 }

@@ -22,7 +22,7 @@ mod update;
 pub use apply::{execute, plan as plan_apply, record_applied, ApplyConflict, ApplyPlan};
 pub use commit::{commit, Committed};
 pub use create::{check, open_or_create, CreateOptions, Opened};
-pub use diff::unified as diff;
+pub use diff::{files as file_diffs, unified as diff, FileDiff, FileStatus};
 pub use error::{Result, WorktreeError};
 pub use include::FILE as INCLUDE_FILE;
 pub use record::{Record, Records, Removed};

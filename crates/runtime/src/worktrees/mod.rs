@@ -6,6 +6,7 @@ mod apply;
 mod handoff;
 mod message;
 mod usage;
+mod view;
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,9 @@ pub use apply::{apply, ApplyReport, ApplyTarget};
 pub use handoff::{handoff, Handoff, HandoffTo};
 pub use message::propose_commit_message;
 pub use usage::{budget_bytes, usage, WorktreesUsage};
+pub use view::{
+    list, review, review_message, ReviewComment, ReviewFile, ReviewStatus, ReviewView, WorktreeView,
+};
 
 /// Cairn's worktree root: `CAIRN_WORKTREES_DIR`, else `<state dir>-worktrees` next to the
 /// state dir (its own folder of the data dir: never inside the protected state dir).
