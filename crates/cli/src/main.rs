@@ -7,6 +7,7 @@ mod approve;
 mod attach;
 mod auth;
 mod checkpoints;
+mod hooks;
 mod mcp;
 mod permissions;
 mod render;
@@ -61,6 +62,11 @@ enum Command {
     Agents {
         #[command(subcommand)]
         command: agents::AgentsCommand,
+    },
+    /// Hooks (Claude Code's schema): `list`, `trust`.
+    Hooks {
+        #[command(subcommand)]
+        command: hooks::HooksCommand,
     },
     /// MCP servers: `list`, `add`, `remove`, `test NAME`.
     Mcp {
@@ -136,6 +142,7 @@ fn main() -> ExitCode {
         Command::Permissions { command } => permissions::run(command),
         Command::Agents { command } => agents::run(command),
         Command::Worktrees(args) => worktrees::run(args),
+        Command::Hooks { command } => hooks::run(command),
     };
     // A tool the turn stopped waiting for (interrupted while it ran blocking work) cannot
     // keep the process alive: dropping the runtime would wait for it without a limit. Such a

@@ -348,7 +348,13 @@ fn trust(names: &[String], ws: &WorkspaceArg) -> Result<ExitCode, String> {
     let ws = workspace(ws)?;
     let loaded = cairn_runtime::mcp::load_config(&ws);
     let done = cairn_runtime::mcp_trust::trust(&loaded, &ws, names)?;
-    if done.is_empty() {
+    // The workspace trust covers the project's hooks too (all of it, when no name is given).
+    if names.is_empty() && cairn_runtime::hooks::trust(&ws)? {
+        outln!(
+            "trusted the hooks of {}",
+            cairn_runtime::hooks::config::project_path(&ws).display()
+        );
+    } else if done.is_empty() {
         outln!(
             "no project MCP servers in {}",
             cairn_mcp::project_config_path(&ws).display()

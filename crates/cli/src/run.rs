@@ -302,6 +302,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Some(note) = handle.notice() {
         errln!("note: {note}");
     }
+    // What was skipped for lack of trust, also with --json (stderr).
+    for skipped in &handle.assembled().untrusted {
+        errln!("note: {skipped}");
+    }
     // Always said when commands are not confined (on stderr, so `--json` stays clean).
     if !args.json
         || !matches!(
@@ -373,6 +377,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
             status = Some(TurnStatus::Error);
         }
     }
+    handle.assembled().session.end().await;
     handle.assembled().close_mcp().await;
     if !args.json {
         errln!("session: {}", handle.id());

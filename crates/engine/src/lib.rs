@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod compaction;
 pub mod config;
 pub mod execenv;
+pub mod gate;
 pub mod hook;
 pub mod host;
 pub mod llm;
@@ -48,6 +49,7 @@ pub use checkpoint::{CheckpointError, Checkpointer, SideEffect};
 pub use compaction::CompactionConfig;
 pub use config::{DefaultApproval, EngineConfig, DEFAULT_MAX_ITERATIONS};
 pub use execenv::{CommandWrapper, ExecEnvironment, WrappedCommand};
+pub use gate::{Gate, GateInput, GatePoint, GateVerdict};
 pub use hook::{EngineHook, StateSnapshot};
 pub use host::ToolHost;
 pub use llm::{

@@ -31,6 +31,7 @@ pub struct SessionBuilder {
     approver: Arc<dyn Approver>,
     approver_set: bool,
     hooks: Vec<Arc<dyn EngineHook>>,
+    gate: Option<Arc<dyn crate::gate::Gate>>,
     messages: Vec<Message>,
     permission_state: Option<PermissionState>,
     turns: u32,
@@ -79,6 +80,12 @@ impl SessionBuilder {
         sandbox_enforced: bool,
     ) -> Self {
         self.rules = Some((rules, shell_policy, sandbox_enforced));
+        self
+    }
+
+    /// The user's hooks (gates), run at defined points of each turn.
+    pub fn gate(mut self, gate: Arc<dyn crate::gate::Gate>) -> Self {
+        self.gate = Some(gate);
         self
     }
 
@@ -218,6 +225,8 @@ impl SessionBuilder {
                 approver: RwLock::new(self.approver),
                 approver_set: std::sync::atomic::AtomicBool::new(self.approver_set),
                 hooks: self.hooks,
+                gate: self.gate,
+                started: std::sync::atomic::AtomicBool::new(false),
                 state: tokio::sync::Mutex::new(TurnState {
                     messages,
                     turns: self.turns,
@@ -227,6 +236,7 @@ impl SessionBuilder {
                     pending_started,
                     inline: None,
                     turn_marks,
+                    stop_continues: 0,
                 }),
                 steering: Mutex::new(VecDeque::new()),
                 active: Mutex::new(Vec::new()),
@@ -253,6 +263,7 @@ impl Session {
             approver: Arc::new(FixedApprover(cairn_protocol::ApprovalDecision::Deny)),
             approver_set: false,
             hooks: Vec::new(),
+            gate: None,
             messages: Vec::new(),
             permission_state: None,
             turns: 0,
@@ -263,6 +274,22 @@ impl Session {
             pricing: None,
             resume_pending: None,
             turn_marks: Vec::new(),
+        }
+    }
+
+    /// Runs the user's `SessionEnd` hooks (when the face closes the session).
+    pub async fn end(&self) {
+        if let Some(g) = self
+            .inner
+            .gate
+            .as_ref()
+            .filter(|g| g.wants(crate::gate::GatePoint::SessionEnd))
+        {
+            let _ = g
+                .check(&crate::gate::GateInput::at(
+                    crate::gate::GatePoint::SessionEnd,
+                ))
+                .await;
         }
     }
 

@@ -32,6 +32,8 @@ pub(crate) struct TurnState {
     pub inline: Option<crate::attachments::InlineAttachments>,
     /// Where the history stood at the end of each turn (for [`Session::rewind_to_turn`]).
     pub turn_marks: Vec<crate::rewind::TurnMark>,
+    /// Times the current user turn went on because a `Stop` gate blocked its end.
+    pub stop_continues: u32,
 }
 
 /// What a session holds for all its turns.
@@ -48,6 +50,10 @@ pub(crate) struct Inner {
     /// Whether the host set an approver (else `default_approval` applies).
     pub approver_set: std::sync::atomic::AtomicBool,
     pub hooks: Vec<Arc<dyn EngineHook>>,
+    /// The user's hooks, run at defined points.
+    pub gate: Option<Arc<dyn crate::gate::Gate>>,
+    /// Whether `SessionStart` ran in this process.
+    pub started: std::sync::atomic::AtomicBool,
     pub state: tokio::sync::Mutex<TurnState>,
     pub steering: Mutex<VecDeque<String>>,
     /// Cancellation tokens of queued and running turns, by turn ticket.

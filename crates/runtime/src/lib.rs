@@ -8,6 +8,7 @@ pub mod checkpoints;
 mod event_log;
 pub mod face_settings;
 mod held;
+pub mod hooks;
 pub mod host;
 pub mod index;
 pub mod instructions;
@@ -127,6 +128,9 @@ pub struct Assembled {
     /// What the user must be told about how the session was opened (e.g. rebuilt from its
     /// event log, permissions reset): stderr in the CLI, a notice in the app.
     pub notice: Option<String>,
+    /// What Cairn skipped for lack of trust (project hooks, project MCP servers), each named
+    /// once per run: stderr in the CLI, a banner in the app.
+    pub untrusted: Vec<String>,
 }
 
 impl Assembled {
@@ -584,8 +588,17 @@ pub fn open_session(
     if let Some(c) = checkpoints::checkpointer(opts.vcs, &state_dir, &workspace, &session_id) {
         builder = builder.checkpointer(c);
     }
+    let hooks = hooks::load(&workspace);
+    for w in &hooks.warnings {
+        tracing::warn!("hooks: {w}");
+    }
+    if let Some(gate) = hooks.gate(&session_id, &workspace) {
+        builder = builder.gate(gate);
+    }
     let session = builder.build();
     let mcp = mcp::attach(&session, &workspace, llm);
+    let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
+    untrusted.extend(mcp.untrusted().iter().cloned());
     Ok(Assembled {
         session,
         store,
@@ -596,6 +609,7 @@ pub fn open_session(
         sandbox: sandbox_state,
         prompt_context,
         notice,
+        untrusted,
     })
 }
 

@@ -26,9 +26,15 @@ const DEFAULT_GRACE_MS: u64 = 3000;
 pub struct McpSession {
     manager: Option<McpManager>,
     warnings: Vec<ConfigWarning>,
+    held: Vec<String>,
 }
 
 impl McpSession {
+    /// Project servers held back for lack of trust, each as a sentence for the user.
+    pub fn untrusted(&self) -> &[String] {
+        &self.held
+    }
+
     /// The manager (status, refresh, close), when any server is configured.
     pub fn manager(&self) -> Option<&McpManager> {
         self.manager.as_ref()
@@ -78,11 +84,22 @@ pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> M
     for w in &loaded.warnings {
         tracing::warn!("MCP config: {w}");
     }
+    let held: Vec<String> = loaded
+        .servers
+        .iter()
+        .filter_map(|s| {
+            s.held
+                .as_deref()
+                .filter(|h| h.starts_with(crate::mcp_trust::UNTRUSTED))
+                .map(|h| format!("MCP server `{}` is {h}", s.name))
+        })
+        .collect();
     if tokio::runtime::Handle::try_current().is_err() {
         tracing::warn!("MCP servers not started: no async runtime");
         return McpSession {
             manager: None,
             warnings: loaded.warnings,
+            held,
         };
     }
     let mut options = ManagerOptions::from_env(workspace.to_path_buf());
@@ -113,6 +130,7 @@ pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> M
     McpSession {
         manager: Some(manager),
         warnings: loaded.warnings,
+        held,
     }
 }
 

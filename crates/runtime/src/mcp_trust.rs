@@ -54,8 +54,66 @@ pub fn fingerprint(server: &ServerConfig) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn key(workspace: &Path) -> String {
-    workspace.display().to_string()
+/// The trust file's key of a workspace: the repository's main folder (with the workspace's
+/// place in it) when the workspace is inside a linked git worktree, so a trusted
+/// repository's worktrees are trusted for the same definitions; else the folder itself.
+pub fn key(workspace: &Path) -> String {
+    repository_place(workspace)
+        .unwrap_or_else(|| workspace.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// `workspace` as the same place in the repository's main working tree, when it lies in a
+/// linked worktree.
+fn repository_place(workspace: &Path) -> Option<PathBuf> {
+    let repo = git2::Repository::discover(workspace).ok()?;
+    if !repo.is_worktree() {
+        return None;
+    }
+    let root = repo.workdir()?.canonicalize().ok()?;
+    let here = workspace.canonicalize().ok()?;
+    let rel = here.strip_prefix(&root).ok()?.to_path_buf();
+    let main = git2::Repository::open(repo.commondir()).ok()?;
+    let folder = main.workdir()?.canonicalize().ok()?;
+    Some(if rel.as_os_str().is_empty() {
+        folder
+    } else {
+        folder.join(rel)
+    })
+}
+
+/// Whether `entry` (a server name, or [`crate::hooks::TRUST_ENTRY`]) of `workspace` is
+/// trusted with digest `digest`.
+pub fn entry_trusted(workspace: &Path, entry: &str, digest: &str) -> bool {
+    let Some(path) = trust_path() else {
+        return false;
+    };
+    read(&path)
+        .get(&key(workspace))
+        .and_then(|m| m.get(entry))
+        .is_some_and(|d| d == digest)
+}
+
+/// Records `entry` of `workspace` as trusted with digest `digest`.
+pub fn trust_entry(workspace: &Path, entry: &str, digest: &str) -> Result<(), String> {
+    let path = trust_path().ok_or("no user config dir on this system")?;
+    let mut all = read(&path);
+    all.entry(key(workspace))
+        .or_default()
+        .insert(entry.to_string(), digest.to_string());
+    write_all(&path, &all)
+}
+
+fn write_all(path: &Path, all: &Trusted) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(all).map_err(|e| e.to_string())?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 fn read(path: &Path) -> Trusted {
@@ -146,14 +204,7 @@ fn trust_in(
             cairn_mcp::project_config_path(workspace).display()
         ));
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    }
-    let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    write_all(path, &all)?;
     Ok(done)
 }
 

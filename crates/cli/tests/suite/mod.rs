@@ -7,6 +7,7 @@ mod cli_run;
 mod conflict_guard;
 mod crash;
 mod credentials;
+mod hooks;
 mod human_output;
 mod mcp;
 mod permissions;

@@ -28,6 +28,13 @@ impl TurnRunner<'_> {
         if !forced && tokens < cfg.soft_tokens() {
             return;
         }
+        if self.gates(crate::gate::GatePoint::PreCompact) {
+            let _ = self
+                .gate(crate::gate::GateInput::at(
+                    crate::gate::GatePoint::PreCompact,
+                ))
+                .await;
+        }
         let task_id = self.task_id.clone();
         let compacting = |trigger: &str, tokens: u64, n: usize| {
             Event::Compacting(Compacting {

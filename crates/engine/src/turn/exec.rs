@@ -48,7 +48,16 @@ pub(crate) struct Finished {
 impl TurnRunner<'_> {
     /// Runs every call of one assistant message; returns true when interrupted.
     pub(crate) async fn execute_tools(&mut self, calls: Vec<ToolCall>) -> bool {
-        let prepared: Vec<Prepared> = calls.into_iter().map(|c| self.prepare(c)).collect();
+        let mut prepared: Vec<Prepared> = calls.into_iter().map(|c| self.prepare(c)).collect();
+        for p in prepared.iter_mut().filter(|p| p.early.is_none()) {
+            if let Some(reason) = self.gate_pre_tool(&p.call.name, &p.args).await {
+                p.early = Some((
+                    ToolStatus::Denied,
+                    format!("blocked by a PreToolUse hook: {reason}"),
+                    "hook_blocked".to_string(),
+                ));
+            }
+        }
         let mut results: Vec<(ToolCall, Finished)> = Vec::new();
         let mut i = 0;
         while i < prepared.len() {
@@ -97,8 +106,14 @@ impl TurnRunner<'_> {
             results.push((p.call.clone(), f));
         }
         let mut interrupted = self.cancel.is_cancelled();
-        for (call, f) in results {
+        for (call, mut f) in results {
             interrupted |= f.status == ToolStatus::Interrupted;
+            if matches!(f.status, ToolStatus::Ok | ToolStatus::Error) {
+                let args = serde_json::from_str(&call.arguments).unwrap_or_default();
+                if let Some(note) = self.gate_post_tool(&call.name, &args, &f.content).await {
+                    f.content.push_str(&note);
+                }
+            }
             self.produced.extend(f.produced.iter().cloned());
             self.state.messages.push(Message::Tool(ToolResult {
                 call_id: call.id,
@@ -247,6 +262,27 @@ impl TurnRunner<'_> {
                 }
             }
         } else if decision.is_ask() {
+            let person = matches!(
+                decision,
+                Decision::Ask(
+                    crate::permission::AskReason::Unsandboxed { .. }
+                        | crate::permission::AskReason::Catastrophic { .. }
+                )
+            );
+            match self.gate_permission(&p.call.name, &p.args, person).await {
+                (Some(false), reason) => {
+                    return denied(&format!(
+                        "denied by a PermissionRequest hook: {}",
+                        reason.unwrap_or_default()
+                    ))
+                }
+                (Some(true), _) => return self.run_allowed(p, tool).await,
+                _ => {}
+            }
+            self.gate_notify(format!(
+                "Cairn needs your permission to use {}",
+                p.call.name
+            ));
             let request = ApprovalRequest {
                 task_id: self.task_id.clone(),
                 req_id: p.call.id.clone(),
@@ -290,6 +326,11 @@ impl TurnRunner<'_> {
             }
             lock(&self.inner.permissions).remember(&p.call.name, answer, offered.as_ref());
         }
+        self.run_allowed(p, tool).await
+    }
+
+    /// Runs an allowed call: its checkpoints around the execution.
+    async fn run_allowed(&mut self, p: &Prepared, tool: &RegisteredTool) -> Finished {
         let effect = tool
             .meta
             .mutating

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 mod checkpoint_call;
 mod compact;
 mod exec;
+mod gates;
 mod llm_call;
 mod pending;
 
@@ -139,6 +140,25 @@ impl<'a> TurnRunner<'a> {
         }))
         .await;
         self.announce_closed(&closed, crate::resume::CLOSED).await;
+        let prompt = match &kind {
+            TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Steering(_) => {
+                Some(input.as_str())
+            }
+            TurnKind::Retry | TurnKind::Resume => None,
+        };
+        if !matches!(kind, TurnKind::Steering(_)) {
+            self.state.stop_continues = 0;
+        }
+        if let Some(reason) = self.gate_input(prompt).await {
+            self.emit_error(
+                format!("a UserPromptSubmit hook blocked this prompt: {reason}"),
+                "hook_blocked",
+                false,
+                String::new(),
+            )
+            .await;
+            return self.finish(TurnStatus::Error, &input).await;
+        }
         let end = self.body(&kind).await;
         let status = match end {
             LoopEnd::Status(s) => s,
@@ -152,7 +172,30 @@ impl<'a> TurnRunner<'a> {
                 TurnStatus::Interrupted
             }
         };
+        if status == TurnStatus::Completed {
+            self.gate_stop().await;
+        }
         self.finish(status, &input).await
+    }
+
+    /// `Stop`: a gate that blocks the turn's end gets its reason run as the next turn of this
+    /// run (a steering turn), at most [`gates::MAX_STOP_CONTINUES`] times per user turn.
+    async fn gate_stop(&mut self) {
+        if !self.gates(crate::gate::GatePoint::Stop) {
+            return;
+        }
+        let mut input = crate::gate::GateInput::at(crate::gate::GatePoint::Stop);
+        input.stop_hook_active = self.state.stop_continues > 0;
+        let verdict = self.gate(input).await;
+        if let Some(reason) = verdict.block {
+            if self.state.stop_continues < gates::MAX_STOP_CONTINUES {
+                self.state.stop_continues += 1;
+                lock(&self.inner.steering)
+                    .push_back(format!("(A Stop hook asks to go on) {reason}"));
+            } else {
+                tracing::warn!("a Stop hook blocked the turn's end again; not continuing");
+            }
+        }
     }
 
     /// Records the turn's input in the history (checkpointed before anything is announced,

@@ -1,0 +1,239 @@
+//! Hooks in Claude Code's schema through `cairn run`: user hooks gate tools and prompts,
+//! project hooks wait for the workspace trust (keyed by repository), timeouts kill.
+
+use std::path::{Path, PathBuf};
+
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::{json, Value};
+
+use super::checkpoints::{cairn, Out};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    state: PathBuf,
+    user_hooks: PathBuf,
+    trust: PathBuf,
+    root: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        cairn_testkit::git::repo_with(&ws, &[("x", "keep me\n")]);
+        Env {
+            ws: ws.canonicalize().unwrap(),
+            state: dir.path().join("state"),
+            user_hooks: dir.path().join("user-hooks.json"),
+            trust: dir.path().join("trust.json"),
+            root: dir.path().join("worktrees"),
+            _dir: dir,
+        }
+    }
+
+    fn script(&self, name: &str, body: &str) -> String {
+        let p = self.ws.parent().unwrap().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.display().to_string()
+    }
+
+    fn envs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("CAIRN_HOOKS_FILE", self.user_hooks.display().to_string()),
+            ("CAIRN_MCP_TRUST", self.trust.display().to_string()),
+            ("CAIRN_WORKTREES_DIR", self.root.display().to_string()),
+            ("CAIRN_MCP", "0".to_string()),
+        ]
+    }
+
+    async fn cli(&self, args: &[&str]) -> Out {
+        let envs = self.envs();
+        let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        cairn(args, &envs).await
+    }
+
+    async fn run(&self, server: &MockLlmServer, extra: &[&str], prompt: &str) -> (Out, Vec<Value>) {
+        let base = server.base_url();
+        let (ws, state) = (
+            self.ws.display().to_string(),
+            self.state.display().to_string(),
+        );
+        let mut args = vec![
+            "run",
+            "-w",
+            &ws,
+            "--state-dir",
+            &state,
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--mode",
+            "auto",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        let out = self.cli(&args).await;
+        let events = out
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        (out, events)
+    }
+}
+
+fn finished(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_finished")
+        .collect()
+}
+
+fn write_hooks(path: &Path, hooks: Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&json!({ "hooks": hooks })).unwrap(),
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn user_hooks_block_rm_see_responses_add_context_and_time_out() {
+    let env = Env::new();
+    let seen = env.ws.parent().unwrap().join("post-input.json");
+    let gate = env.script(
+        "no-rm.sh",
+        "input=$(cat)\ncase \"$input\" in *'\"command\":\"rm '*) echo 'rm is not allowed here' >&2; exit 2;; esac\nexit 0",
+    );
+    let post = env.script("post.sh", &format!("cat > {}", seen.display()));
+    let ctx = env.script(
+        "ctx.sh",
+        "cat > /dev/null; echo '{\"additionalContext\": \"CTX-FROM-HOOK-42\"}'",
+    );
+    let slow = env.script("slow.sh", "sleep 30");
+    write_hooks(
+        &env.user_hooks,
+        json!({
+            "PreToolUse": [
+                {"matcher": "run_shell", "hooks": [{"type": "command", "command": gate}]},
+                {"matcher": "list_files", "hooks": [{"type": "command", "command": slow, "timeout": 1}]}
+            ],
+            "PostToolUse": [{"matcher": "run_shell", "hooks": [{"type": "command", "command": post}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": ctx}]}]
+        }),
+    );
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "run_shell", json!({"command": "rm x"})),
+        Reply::tool_call("c2", "run_shell", json!({"command": "ls"})),
+        Reply::tool_call("c3", "list_files", json!({})),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (out, events) = env.run(&server, &[], "tidy up").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let f = finished(&events);
+    assert_eq!(f[0]["data"]["status"], "denied", "{:?}", f[0]);
+    assert_eq!(f[1]["data"]["status"], "ok", "ls runs");
+    assert_eq!(
+        f[2]["data"]["status"], "ok",
+        "a hook past its timeout is killed, the call goes on"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+    assert!(out.stderr.contains("timeout"), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("x")).unwrap(),
+        "keep me\n"
+    );
+    let requests = server.requests();
+    assert!(
+        requests[0].body.to_string().contains("CTX-FROM-HOOK-42"),
+        "context in the first request"
+    );
+    assert!(
+        requests[1]
+            .body
+            .to_string()
+            .contains("rm is not allowed here"),
+        "the hook's stderr reached the model"
+    );
+    let post_input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(post_input["hook_event_name"], "PostToolUse");
+    assert_eq!(post_input["tool_name"], "run_shell");
+    assert_eq!(post_input["tool_input"]["command"], "ls");
+    assert!(post_input.get("tool_response").is_some(), "{post_input}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn project_hooks_wait_for_trust_keyed_by_repository_and_a_change_withdraws_it() {
+    let env = Env::new();
+    let hooks_file = env.ws.join(".agent/hooks.json");
+    write_hooks(
+        &hooks_file,
+        json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "echo 'project says no' >&2; exit 2"}]}]}),
+    );
+    cairn_testkit::git::git(&env.ws, &["add", "-A"]);
+    cairn_testkit::git::git(&env.ws, &["commit", "-q", "-m", "hooks"]);
+    let script = || {
+        vec![
+            Reply::tool_call("c1", "run_shell", json!({"command": "true"})),
+            Reply::text("ok"),
+        ]
+    };
+
+    // Not trusted: named on stderr (also with --json), and it does not run.
+    let server = MockLlmServer::with_script(script()).await.unwrap();
+    let (out, events) = env.run(&server, &[], "go").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("project hook(s)") && out.stderr.contains("hooks trust"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(finished(&events)[0]["data"]["status"], "ok");
+    let listed = env
+        .cli(&["hooks", "list", "-w", env.ws.to_str().unwrap(), "--json"])
+        .await;
+    assert!(
+        listed.stdout.contains("\"trusted\":false"),
+        "{}",
+        listed.stdout
+    );
+
+    // Trusted (the workspace trust, `cairn mcp trust` style): it runs.
+    let t = env
+        .cli(&["hooks", "trust", "-w", env.ws.to_str().unwrap()])
+        .await;
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    let server = MockLlmServer::with_script(script()).await.unwrap();
+    let (out, events) = env.run(&server, &[], "go").await;
+    assert!(!out.stderr.contains("project hook(s)"), "{}", out.stderr);
+    assert_eq!(finished(&events)[0]["data"]["status"], "denied");
+
+    // A worktree of the trusted repository: same definitions, same trust.
+    let server = MockLlmServer::with_script(script()).await.unwrap();
+    let (out, events) = env.run(&server, &["--worktree", "w"], "go").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        finished(&events)[0]["data"]["status"],
+        "denied",
+        "trusted in the worktree too"
+    );
+
+    // An edit withdraws the trust.
+    write_hooks(
+        &hooks_file,
+        json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "exit 2"}]}]}),
+    );
+    let server = MockLlmServer::with_script(script()).await.unwrap();
+    let (out, events) = env.run(&server, &[], "go").await;
+    assert!(out.stderr.contains("project hook(s)"), "{}", out.stderr);
+    assert_eq!(finished(&events)[0]["data"]["status"], "ok");
+}

@@ -1,0 +1,245 @@
+//! Running hook commands: `sh -c COMMAND` in the workspace with the event as JSON on stdin,
+//! outside the sandbox (they are the user's programs) with the credential variables removed
+//! as for shell tools, killed with their process group at the timeout. Exit 0 continues
+//! (stdout may carry `{"decision": "block"|"approve", "reason", "additionalContext"}`),
+//! exit 2 blocks with stderr as the reason, anything else is logged and ignored.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_engine::{Gate, GateInput, GatePoint, GateVerdict};
+use tokio::io::AsyncWriteExt;
+
+use super::config::{HookDef, HookSource};
+
+/// Most bytes of a hook's output read.
+const MAX_OUTPUT: usize = 64 * 1024;
+
+/// The hooks of one session.
+pub struct CommandGate {
+    defs: Vec<HookDef>,
+    session_id: String,
+    cwd: PathBuf,
+    removed_env: Vec<String>,
+}
+
+impl CommandGate {
+    /// A gate running `defs` for session `session_id` in `cwd`.
+    pub fn new(defs: Vec<HookDef>, session_id: String, cwd: PathBuf) -> CommandGate {
+        let removed_env = cairn_engine::ExecEnvironment::default()
+            .without_credentials()
+            .removed_env;
+        CommandGate {
+            defs,
+            session_id,
+            cwd,
+            removed_env,
+        }
+    }
+
+    /// Runs the hooks of a worktree event (`WorktreeCreate`, `WorktreeRemove`) with `extra`
+    /// fields; returns the problems to tell the user.
+    pub async fn run_event(&self, event: &str, extra: serde_json::Value) -> Vec<String> {
+        let mut problems = Vec::new();
+        for def in self.defs.iter().filter(|d| d.event == event) {
+            let mut input = serde_json::json!({
+                "session_id": self.session_id,
+                "cwd": self.cwd,
+                "hook_event_name": event,
+            });
+            if let (Some(obj), Some(more)) = (input.as_object_mut(), extra.as_object()) {
+                obj.extend(more.clone());
+            }
+            match self.spawn(def, &input).await {
+                Outcome::Exited(0, _, _) => {}
+                Outcome::Exited(code, _, err) => problems.push(format!(
+                    "{event} hook `{}` exited with {code}: {}",
+                    def.command,
+                    err.trim()
+                )),
+                Outcome::Failed(why) => problems.push(why),
+            }
+        }
+        problems
+    }
+
+    fn input(&self, g: &GateInput) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "session_id": self.session_id,
+            "cwd": self.cwd,
+            "hook_event_name": g.point.name(),
+        });
+        let obj = v.as_object_mut();
+        if let Some(obj) = obj {
+            if let Some(t) = &g.tool_name {
+                obj.insert("tool_name".into(), t.clone().into());
+            }
+            if let Some(t) = &g.tool_input {
+                obj.insert("tool_input".into(), t.clone());
+            }
+            if let Some(t) = &g.tool_response {
+                obj.insert("tool_response".into(), t.clone());
+            }
+            if let Some(p) = &g.prompt {
+                obj.insert("prompt".into(), p.clone().into());
+            }
+            if let Some(m) = &g.message {
+                obj.insert("message".into(), m.clone().into());
+            }
+            if g.point == GatePoint::Stop {
+                obj.insert("stop_hook_active".into(), g.stop_hook_active.into());
+            }
+        }
+        v
+    }
+
+    async fn spawn(&self, def: &HookDef, input: &serde_json::Value) -> Outcome {
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg(&def.command)
+            .current_dir(&self.cwd)
+            .env("CAIRN_PROJECT_DIR", &self.cwd)
+            .env("CLAUDE_PROJECT_DIR", &self.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        for name in &self.removed_env {
+            cmd.env_remove(name);
+        }
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return Outcome::Failed(format!("hook `{}` cannot start: {e}", def.command)),
+        };
+        let pid = child.id();
+        if let Some(mut stdin) = child.stdin.take() {
+            let bytes = input.to_string();
+            // A hook that does not read its input is fine.
+            let _ = stdin.write_all(bytes.as_bytes()).await;
+        }
+        let limit = Duration::from_secs(def.timeout_secs);
+        match tokio::time::timeout(limit, child.wait_with_output()).await {
+            Ok(Ok(out)) => Outcome::Exited(
+                out.status.code().unwrap_or(-1),
+                lossy(&out.stdout),
+                lossy(&out.stderr),
+            ),
+            Ok(Err(e)) => Outcome::Failed(format!("hook `{}` failed: {e}", def.command)),
+            Err(_) => {
+                if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+                Outcome::Failed(format!(
+                    "hook `{}` ran over its {} s timeout and was killed",
+                    def.command, def.timeout_secs
+                ))
+            }
+        }
+    }
+}
+
+/// How a hook run ended.
+enum Outcome {
+    /// Exit code, stdout, stderr.
+    Exited(i32, String, String),
+    /// It could not run or ran too long (logged; the step goes on).
+    Failed(String),
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_OUTPUT)]).into_owned()
+}
+
+#[async_trait]
+impl Gate for CommandGate {
+    fn wants(&self, point: GatePoint) -> bool {
+        self.defs.iter().any(|d| d.event == point.name())
+    }
+
+    async fn check(&self, g: &GateInput) -> GateVerdict {
+        let input = self.input(g);
+        let mut verdict = GateVerdict::default();
+        let plain_context = matches!(
+            g.point,
+            GatePoint::SessionStart | GatePoint::UserPromptSubmit
+        );
+        for def in self
+            .defs
+            .iter()
+            .filter(|d| d.applies(g.point, g.tool_name.as_deref()))
+        {
+            match self.spawn(def, &input).await {
+                Outcome::Exited(0, stdout, _) => {
+                    let answer: Option<serde_json::Value> =
+                        serde_json::from_str(stdout.trim()).ok();
+                    match answer.as_ref().and_then(|v| v.as_object()) {
+                        Some(obj) => {
+                            let reason = obj
+                                .get("reason")
+                                .and_then(|r| r.as_str())
+                                .unwrap_or("")
+                                .to_string();
+                            match obj.get("decision").and_then(|d| d.as_str()) {
+                                Some("block") => {
+                                    verdict.block.get_or_insert(if reason.is_empty() {
+                                        format!("blocked by hook `{}`", def.command)
+                                    } else {
+                                        reason
+                                    });
+                                }
+                                Some("approve") => {
+                                    // Only the user's own hooks may approve.
+                                    if matches!(def.source, HookSource::User(_)) {
+                                        verdict.approve = true;
+                                    }
+                                }
+                                _ => {}
+                            }
+                            let ctx = obj.get("additionalContext").or_else(|| {
+                                obj.get("hookSpecificOutput")
+                                    .and_then(|h| h.get("additionalContext"))
+                            });
+                            if let Some(c) = ctx
+                                .and_then(|c| c.as_str())
+                                .filter(|c| !c.trim().is_empty())
+                            {
+                                verdict.context.push(c.to_string());
+                            }
+                        }
+                        None if plain_context && !stdout.trim().is_empty() => {
+                            verdict.context.push(stdout.trim().to_string());
+                        }
+                        None => {}
+                    }
+                }
+                Outcome::Exited(2, _, stderr) => {
+                    let reason = stderr.trim();
+                    verdict.block.get_or_insert(if reason.is_empty() {
+                        format!("blocked by hook `{}`", def.command)
+                    } else {
+                        reason.to_string()
+                    });
+                }
+                Outcome::Exited(code, _, stderr) => tracing::warn!(
+                    hook = %def.command,
+                    code,
+                    stderr = %stderr.trim(),
+                    "a {} hook failed; ignored",
+                    g.point.name()
+                ),
+                Outcome::Failed(why) => tracing::warn!("{why}; ignored"),
+            }
+        }
+        // A block wins over an approval.
+        if verdict.block.is_some() {
+            verdict.approve = false;
+        }
+        verdict
+    }
+}
