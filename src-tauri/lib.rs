@@ -8,12 +8,14 @@
 //! saves its session.
 
 pub mod attach;
+pub mod attention;
 pub mod commands;
 pub mod dialogs;
 pub mod egl;
 pub mod error;
 pub mod logging;
 pub mod menu;
+pub mod notifications;
 pub mod runtime;
 pub mod state;
 pub mod terminals;
@@ -44,6 +46,10 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
         .setup(move |app| {
             egl::restore_gl_environment();
             dialogs.attach(app.handle().clone());
+            let handle = app.handle().clone();
+            app.state::<AppState>()
+                .attention
+                .on_click(move |id| commands::board::request_open(&handle, &id));
             if let Err(e) = menu::install(app.handle()) {
                 tracing::warn!(error = %e, "no app menu: File → New Window is only a button");
             }
@@ -66,6 +72,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::session::session_status,
             commands::session::rename_session,
             commands::session::delete_session,
+            commands::board::watch_board,
             commands::turn::run_turn,
             commands::turn::retry_turn,
             commands::turn::resume_turn,
@@ -110,19 +117,28 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
         ])
 }
 
-/// Closes a window's session: takes it out of the window's slot, denies what is pending,
-/// interrupts the turn (killing its processes) and saves. `None` when the window had none.
+/// Closes a window's sessions: takes them out of the window's slot, denies what is
+/// pending, interrupts their turns (killing their processes) and saves them. `None` when the
+/// window had none.
 pub fn close_window_session(
     state: &AppState,
     label: &str,
 ) -> Option<tauri::async_runtime::JoinHandle<()>> {
-    let session = state.take_slot(label)?.session?;
-    session.pending().close();
-    session.interrupt();
+    let slot = state.take_slot(label)?;
+    let all: Vec<_> = slot.session.into_iter().chain(slot.background).collect();
+    if all.is_empty() {
+        return None;
+    }
+    for session in &all {
+        session.pending().close();
+        session.interrupt();
+    }
     let host = state.host.clone();
     Some(tauri::async_runtime::spawn(async move {
-        if let Err(e) = host.close(&session.id()).await {
-            tracing::warn!(error = %e, "could not save the session on close");
+        for session in all {
+            if let Err(e) = host.close(&session.id()).await {
+                tracing::warn!(error = %e, "could not save the session on close");
+            }
         }
     }))
 }

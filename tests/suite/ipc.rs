@@ -47,6 +47,9 @@ fn harness(env: &[(&str, &str)], host: ApprovalHost) -> Harness {
             FakeDialogs::answering(None).with_folder(Some(workspace.path().to_path_buf())),
         )),
         keys: Some(Arc::new(MemoryKeyStore::new())),
+        notifier: Some(Arc::new(
+            cairn_app::attention::testing::RecordingNotifier::default(),
+        )),
     };
     let app = cairn_app::register(mock_builder(), config)
         .build(tauri::generate_context!())

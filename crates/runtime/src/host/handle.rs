@@ -72,6 +72,17 @@ pub struct SessionHandle {
     unqueue: tokio::sync::Notify,
     /// How the last turn that ran through [`SessionHandle::run`] ended.
     last_status: Mutex<Option<TurnStatus>>,
+    /// Calls of [`SessionHandle::run`] not returned yet (waiting for a slot or running).
+    runs: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts a [`SessionHandle::run`] for as long as it lasts.
+struct RunGuard<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl SessionHandle {
@@ -96,7 +107,14 @@ impl SessionHandle {
             queued: Mutex::new(None),
             unqueue: tokio::sync::Notify::new(),
             last_status: Mutex::new(None),
+            runs: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// Whether a turn runs, waits for a slot, or a [`SessionHandle::run`] is under way:
+    /// closing the session now would stop something.
+    pub fn is_active(&self) -> bool {
+        self.is_busy() || self.queued().is_some() || self.runs.load(Ordering::SeqCst) > 0
     }
 
     fn touch(&self) {
@@ -299,6 +317,8 @@ impl SessionHandle {
         if let Some(reason) = self.blocked() {
             return Err(HostError::Blocked(reason));
         }
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let _counted = RunGuard(&self.runs);
         let Some(slotted) = self.start_queued(input, |_| {}).await? else {
             return Ok(RunOutcome::Ended {
                 status: TurnStatus::Interrupted,

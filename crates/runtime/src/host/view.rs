@@ -245,7 +245,7 @@ pub fn changed_files(
     let vcs = match cairn_vcs::Vcs::open(state_dir, workspace, config) {
         Ok(v) => v,
         Err(e) => {
-            tracing::debug!(error = %e, "no checkpoint store for the board's file counts");
+            tracing::info!(error = %e, "no checkpoint store for the board's file counts");
             return out;
         }
     };
