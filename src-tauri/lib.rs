@@ -143,12 +143,85 @@ pub fn close_window_session(
     }))
 }
 
-/// Closing a window closes its session first: the close is held until the turn stopped,
-/// pending requests were denied and the session was saved.
+/// How many sessions of window `label` (of every window: `None`) a close would stop: turns
+/// running, waiting for a slot or for the user.
+pub fn running_sessions(state: &AppState, label: Option<&str>) -> usize {
+    state
+        .open_sessions()
+        .iter()
+        .filter(|(l, r)| label.is_none_or(|w| w == l) && r.is_active())
+        .count()
+}
+
+/// Asks first (a native dialog) when closing or quitting would stop `running` sessions;
+/// `proceed` runs if the user agrees (their turns are then interrupted and saved).
+pub fn ask_before_stopping(
+    state: &AppState,
+    running: usize,
+    quitting: bool,
+    proceed: Box<dyn FnOnce() + Send>,
+) {
+    let sessions = if running == 1 {
+        "1 session is".to_string()
+    } else {
+        format!("{running} sessions are")
+    };
+    let (title, yes) = if quitting {
+        ("Quit Cairn?", "Stop and quit")
+    } else {
+        ("Close this window?", "Stop and close")
+    };
+    let message = format!(
+        "{sessions} still working. Their turns will be stopped and saved; you can continue them later."
+    );
+    state.dialogs.confirm(
+        title,
+        &message,
+        yes,
+        Box::new(move |ok| {
+            if ok {
+                proceed();
+            }
+        }),
+    );
+}
+
+/// Quits (File → Quit, Ctrl+Q), asking first while sessions run.
+pub fn quit<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let state = app.state::<AppState>();
+    let running = running_sessions(&state, None);
+    if running == 0 {
+        app.exit(0);
+        return;
+    }
+    let app = app.clone();
+    ask_before_stopping(&state, running, true, Box::new(move || app.exit(0)));
+}
+
+/// Closing a window closes its sessions first: the close is held until their turns stopped,
+/// pending requests were denied and the sessions were saved. While sessions run, the user is
+/// asked first.
 fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     match event {
         WindowEvent::CloseRequested { api, .. } => {
             let state = window.state::<AppState>();
+            let running = running_sessions(&state, Some(window.label()));
+            if running > 0 && !state.take_close_confirmed(window.label()) {
+                api.prevent_close();
+                let w = window.clone();
+                ask_before_stopping(
+                    &state,
+                    running,
+                    false,
+                    Box::new(move || {
+                        w.state::<AppState>().confirm_close(w.label());
+                        if let Err(e) = w.close() {
+                            tracing::warn!(error = %e, "cannot close the window");
+                        }
+                    }),
+                );
+                return;
+            }
             // A window closed while others stay open is not reopened at the next start.
             let others = window.app_handle().webview_windows().len() > 1;
             let closing = close_window_session(&state, window.label());

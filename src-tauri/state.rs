@@ -116,6 +116,8 @@ pub struct AppState {
     pub open_requests: Mutex<HashMap<String, (u64, String)>>,
     /// The live board watch of each window (a newer one replaces it).
     board_watches: Mutex<HashMap<String, u64>>,
+    /// Windows whose user agreed to stop their running sessions (their next close goes on).
+    close_confirmed: Mutex<std::collections::HashSet<String>>,
     settings_file: SettingsFile,
     settings: Mutex<Settings>,
     windows: Mutex<HashMap<String, WindowSlot>>,
@@ -141,6 +143,7 @@ impl AppState {
             changed_files: Mutex::default(),
             open_requests: Mutex::default(),
             board_watches: Mutex::default(),
+            close_confirmed: Mutex::default(),
             config,
             dialogs,
             keys,
@@ -202,6 +205,16 @@ impl AppState {
         self.attention.set_viewed(label, None);
         self.host.touch();
         lock(&self.windows).remove(label)
+    }
+
+    /// The user agreed to close window `label` although sessions run.
+    pub fn confirm_close(&self, label: &str) {
+        lock(&self.close_confirmed).insert(label.to_string());
+    }
+
+    /// Whether the user agreed to close window `label` (consumed).
+    pub fn take_close_confirmed(&self, label: &str) -> bool {
+        lock(&self.close_confirmed).remove(label)
     }
 
     /// Starts a new board watch for window `label`; its number.

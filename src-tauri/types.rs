@@ -236,6 +236,8 @@ pub struct SettingsView {
     pub models: Vec<ModelView>,
     /// MCP servers configured for the open workspace, with their state.
     pub mcp: Vec<McpServerView>,
+    /// How many turns may run at once on this machine (every window and `cairn run`).
+    pub turn_limit: u32,
 }
 
 /// What an endpoint check found: the models it serves, or why it could not be reached.
@@ -269,6 +271,10 @@ pub struct SettingsUpdate {
     pub reasoning: String,
     /// UI language.
     pub language: Language,
+    /// Turns running at once on this machine (1–64); unchanged when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub turn_limit: Option<u32>,
 }
 
 /// Whose terminal a panel tab shows.
