@@ -124,7 +124,8 @@ pub(crate) fn board_of(state: &AppState, label: &str) -> IpcResult<BoardView> {
             model: s.model,
         })
         .collect();
-    // Open sessions not saved yet (a first turn under way) come first.
+    // Open sessions not saved yet whose first turn is under way come first (a new session
+    // with nothing run yet is not listed, as before the board).
     let open: Vec<_> = slot
         .session
         .iter()
@@ -133,7 +134,7 @@ pub(crate) fn board_of(state: &AppState, label: &str) -> IpcResult<BoardView> {
         .collect();
     for r in open.iter().rev() {
         let id = r.id();
-        if rows.iter().any(|row| row.id == id) {
+        if !r.is_active() || rows.iter().any(|row| row.id == id) {
             continue;
         }
         let saved = r.saved();
