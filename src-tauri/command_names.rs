@@ -16,6 +16,7 @@ pub const COMMANDS: &[&str] = &[
     "session_status",
     "rename_session",
     "delete_session",
+    "watch_board",
     "run_turn",
     "retry_turn",
     "resume_turn",

@@ -12,6 +12,8 @@ pub use cairn_runtime::host::prompt::{approval_prompt, shown, ApprovalPrompt};
 pub type DecisionCallback = Box<dyn FnOnce(ApprovalDecision) + Send>;
 /// Callback with the chosen folder (`None` = cancelled).
 pub type FolderCallback = Box<dyn FnOnce(Option<PathBuf>) + Send>;
+/// Callback with a confirmation's answer (`true` = go ahead).
+pub type ConfirmCallback = Box<dyn FnOnce(bool) + Send>;
 
 /// Native dialogs of the desktop app.
 pub trait NativeDialogs: Send + Sync {
@@ -22,6 +24,9 @@ pub trait NativeDialogs: Send + Sync {
     fn dismiss(&self, title: &str);
     /// Shows the native folder picker.
     fn pick_folder(&self, start: Option<PathBuf>, done: FolderCallback);
+    /// Asks the user to confirm `message` (`yes` labels the button that goes ahead);
+    /// closing the dialog cancels.
+    fn confirm(&self, title: &str, message: &str, yes: &str, done: ConfirmCallback);
 }
 
 /// Native dialogs through tauri-plugin-dialog; usable once [`TauriDialogs::attach`] gave it
@@ -191,6 +196,23 @@ impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
         let _ = title;
     }
 
+    fn confirm(&self, title: &str, message: &str, yes: &str, done: ConfirmCallback) {
+        use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
+        let Some(app) = self.app() else {
+            done(false);
+            return;
+        };
+        app.dialog()
+            .message(message)
+            .title(title)
+            .kind(MessageDialogKind::Warning)
+            .buttons(MessageDialogButtons::OkCancelCustom(
+                yes.to_string(),
+                "Cancel".to_string(),
+            ))
+            .show(done);
+    }
+
     fn pick_folder(&self, start: Option<PathBuf>, done: FolderCallback) {
         use tauri_plugin_dialog::DialogExt;
         let Some(app) = self.app() else {
@@ -216,6 +238,8 @@ pub mod testing {
     /// Records what would have been shown.
     pub struct FakeDialogs {
         answer: Option<ApprovalDecision>,
+        confirm: Mutex<bool>,
+        confirms: Mutex<Vec<String>>,
         shown: Mutex<Vec<ApprovalPrompt>>,
         dismissed: Mutex<Vec<String>>,
         folder: Mutex<Option<PathBuf>>,
@@ -226,6 +250,8 @@ pub mod testing {
         pub fn answering(answer: Option<ApprovalDecision>) -> Self {
             FakeDialogs {
                 answer,
+                confirm: Mutex::new(true),
+                confirms: Mutex::default(),
                 shown: Mutex::default(),
                 dismissed: Mutex::default(),
                 folder: Mutex::default(),
@@ -236,6 +262,19 @@ pub mod testing {
         pub fn with_folder(self, folder: Option<PathBuf>) -> Self {
             *self.folder.lock().unwrap_or_else(|e| e.into_inner()) = folder;
             self
+        }
+
+        /// Confirmations are answered with `yes` (`true` unless set).
+        pub fn set_confirm(&self, yes: bool) {
+            *self.confirm.lock().unwrap_or_else(|e| e.into_inner()) = yes;
+        }
+
+        /// The messages of the confirmations asked so far.
+        pub fn confirms(&self) -> Vec<String> {
+            self.confirms
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
         }
 
         /// Prompts shown so far.
@@ -268,6 +307,15 @@ pub mod testing {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(title.to_string());
+        }
+
+        fn confirm(&self, _title: &str, message: &str, _yes: &str, done: ConfirmCallback) {
+            self.confirms
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(message.to_string());
+            let yes = *self.confirm.lock().unwrap_or_else(|e| e.into_inner());
+            done(yes);
         }
 
         fn pick_folder(&self, _start: Option<PathBuf>, done: FolderCallback) {

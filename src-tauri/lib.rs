@@ -8,12 +8,14 @@
 //! saves its session.
 
 pub mod attach;
+pub mod attention;
 pub mod commands;
 pub mod dialogs;
 pub mod egl;
 pub mod error;
 pub mod logging;
 pub mod menu;
+pub mod notifications;
 pub mod runtime;
 pub mod state;
 pub mod terminals;
@@ -44,6 +46,10 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
         .setup(move |app| {
             egl::restore_gl_environment();
             dialogs.attach(app.handle().clone());
+            let handle = app.handle().clone();
+            app.state::<AppState>()
+                .attention
+                .on_click(move |id| commands::board::request_open(&handle, &id));
             if let Err(e) = menu::install(app.handle()) {
                 tracing::warn!(error = %e, "no app menu: File → New Window is only a button");
             }
@@ -66,6 +72,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::session::session_status,
             commands::session::rename_session,
             commands::session::delete_session,
+            commands::board::watch_board,
             commands::turn::run_turn,
             commands::turn::retry_turn,
             commands::turn::resume_turn,
@@ -110,29 +117,111 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
         ])
 }
 
-/// Closes a window's session: takes it out of the window's slot, denies what is pending,
-/// interrupts the turn (killing its processes) and saves. `None` when the window had none.
+/// Closes a window's sessions: takes them out of the window's slot, denies what is
+/// pending, interrupts their turns (killing their processes) and saves them. `None` when the
+/// window had none.
 pub fn close_window_session(
     state: &AppState,
     label: &str,
 ) -> Option<tauri::async_runtime::JoinHandle<()>> {
-    let session = state.take_slot(label)?.session?;
-    session.pending().close();
-    session.interrupt();
+    let slot = state.take_slot(label)?;
+    let all: Vec<_> = slot.session.into_iter().chain(slot.background).collect();
+    if all.is_empty() {
+        return None;
+    }
+    for session in &all {
+        session.pending().close();
+        session.interrupt();
+    }
     let host = state.host.clone();
     Some(tauri::async_runtime::spawn(async move {
-        if let Err(e) = host.close(&session.id()).await {
-            tracing::warn!(error = %e, "could not save the session on close");
+        for session in all {
+            if let Err(e) = host.close(&session.id()).await {
+                tracing::warn!(error = %e, "could not save the session on close");
+            }
         }
     }))
 }
 
-/// Closing a window closes its session first: the close is held until the turn stopped,
-/// pending requests were denied and the session was saved.
+/// How many sessions of window `label` (of every window: `None`) a close would stop: turns
+/// running, waiting for a slot or for the user.
+pub fn running_sessions(state: &AppState, label: Option<&str>) -> usize {
+    state
+        .open_sessions()
+        .iter()
+        .filter(|(l, r)| label.is_none_or(|w| w == l) && r.is_active())
+        .count()
+}
+
+/// Asks first (a native dialog) when closing or quitting would stop `running` sessions;
+/// `proceed` runs if the user agrees (their turns are then interrupted and saved).
+pub fn ask_before_stopping(
+    state: &AppState,
+    running: usize,
+    quitting: bool,
+    proceed: Box<dyn FnOnce() + Send>,
+) {
+    let sessions = if running == 1 {
+        "1 session is".to_string()
+    } else {
+        format!("{running} sessions are")
+    };
+    let (title, yes) = if quitting {
+        ("Quit Cairn?", "Stop and quit")
+    } else {
+        ("Close this window?", "Stop and close")
+    };
+    let message = format!(
+        "{sessions} still working. Their turns will be stopped and saved; you can continue them later."
+    );
+    state.dialogs.confirm(
+        title,
+        &message,
+        yes,
+        Box::new(move |ok| {
+            if ok {
+                proceed();
+            }
+        }),
+    );
+}
+
+/// Quits (File → Quit, Ctrl+Q), asking first while sessions run.
+pub fn quit<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let state = app.state::<AppState>();
+    let running = running_sessions(&state, None);
+    if running == 0 {
+        app.exit(0);
+        return;
+    }
+    let app = app.clone();
+    ask_before_stopping(&state, running, true, Box::new(move || app.exit(0)));
+}
+
+/// Closing a window closes its sessions first: the close is held until their turns stopped,
+/// pending requests were denied and the sessions were saved. While sessions run, the user is
+/// asked first.
 fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     match event {
         WindowEvent::CloseRequested { api, .. } => {
             let state = window.state::<AppState>();
+            let running = running_sessions(&state, Some(window.label()));
+            if running > 0 && !state.take_close_confirmed(window.label()) {
+                api.prevent_close();
+                let w = window.clone();
+                ask_before_stopping(
+                    &state,
+                    running,
+                    false,
+                    Box::new(move || {
+                        w.state::<AppState>().confirm_close(w.label());
+                        if let Err(e) = w.close() {
+                            tracing::warn!(error = %e, "cannot close the window");
+                        }
+                    }),
+                );
+                return;
+            }
             // A window closed while others stay open is not reopened at the next start.
             let others = window.app_handle().webview_windows().len() > 1;
             let closing = close_window_session(&state, window.label());

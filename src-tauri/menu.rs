@@ -81,8 +81,8 @@ pub fn on_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
             }
             None => tracing::warn!("Close Window: no window"),
         },
-        // Exiting saves every open session first (see `run`).
-        QUIT => app.exit(0),
+        // Asked first while sessions run; exiting saves every open session (see `run`).
+        QUIT => crate::quit(app),
         UNDO | REDO => {
             let script = format!("document.execCommand({:?})", id);
             if let Some(w) = focused(app) {

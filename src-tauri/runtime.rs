@@ -5,13 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_runtime::host::{
-    Answerer, ApprovalPresenter, Host, HostError, OpenSession, SessionHandle,
-};
+use cairn_runtime::host::{Answerer, Host, HostError, OpenSession, SessionHandle};
 use cairn_runtime::llm_setup::LlmSetup;
 use cairn_runtime::RunOptions;
 
-use crate::dialogs::{approval_prompt, NativeDialogs};
+use crate::attention::{Attention, SessionPresenter};
 use crate::types::ApprovalHost;
 
 /// An open session as a window holds it.
@@ -29,42 +27,23 @@ pub struct OpenRequest<'a> {
     pub llm: LlmSetup,
     /// Who answers approvals.
     pub host: ApprovalHost,
-    /// Native dialogs.
-    pub dialogs: Arc<dyn NativeDialogs>,
+    /// Which approval gets the native dialog (and who is notified).
+    pub attention: Arc<Attention>,
     /// The user's terminals (the agent reads this workspace's ones).
     pub terminals: Arc<cairn_tools::TerminalManager>,
 }
 
-/// Approvals in a native dialog as well as in the chat card (the first answer wins).
-struct NativePresenter(Arc<dyn NativeDialogs>);
-
-impl ApprovalPresenter for NativePresenter {
-    fn present(
-        &self,
-        request: &cairn_protocol::ApprovalRequest,
-        workspace: &Path,
-        answer: Box<dyn FnOnce(cairn_protocol::ApprovalDecision) + Send>,
-    ) -> Option<String> {
-        let name = crate::settings::folder_name(workspace);
-        let prompt = approval_prompt(request, &name, workspace);
-        let title = prompt.title.clone();
-        self.0.approval(prompt, answer);
-        Some(title)
-    }
-
-    fn dismiss(&self, token: &str) {
-        self.0.dismiss(token);
-    }
-}
-
-/// Opens (creates or resumes) a session in `host`.
-pub fn open(host: &Host, req: OpenRequest<'_>) -> Result<Arc<SessionHandle>, HostError> {
+/// Opens (creates or resumes) a session in `host`. Its approvals go through
+/// `req.attention`: a native dialog (with the chat card) while a window shows it, else a
+/// notification.
+pub fn open(host: &Arc<Host>, req: OpenRequest<'_>) -> Result<Arc<SessionHandle>, HostError> {
+    let presenter = Arc::new(SessionPresenter::new(req.attention, host));
+    let id = presenter.session.clone();
     let answerer = match req.host {
-        ApprovalHost::Native => Answerer::Pending {
-            presenter: Some(Arc::new(NativePresenter(req.dialogs))),
+        ApprovalHost::Native | ApprovalHost::Ui => Answerer::Pending {
+            presenter: Some(presenter),
             fixed: None,
         },
-        ApprovalHost::Ui => Answerer::waiting(),
         ApprovalHost::Allow => Answerer::Pending {
             presenter: None,
             fixed: Some(cairn_protocol::ApprovalDecision::Once),
@@ -81,10 +60,12 @@ pub fn open(host: &Host, req: OpenRequest<'_>) -> Result<Arc<SessionHandle>, Hos
         ..RunOptions::default()
     };
     let project = crate::terminals::project_id(req.workspace);
-    host.open(OpenSession {
+    let handle = host.open(OpenSession {
         options,
         llm: Some(req.llm),
         answerer,
         terminals: Some((req.terminals, project)),
-    })
+    })?;
+    let _ = id.set(handle.id());
+    Ok(handle)
 }

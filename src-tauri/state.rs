@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_providers::secrets::KeyStore;
 
+use crate::attention::{Attention, Notifier};
 use crate::dialogs::NativeDialogs;
 use crate::error::IpcResult;
 use crate::runtime::SessionRuntime;
@@ -17,6 +18,11 @@ use cairn_runtime::llm_setup::{build as build_llm, EnvFn, LlmSetup, ProviderChoi
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Locks a mutex of the app state, a poisoned one included.
+pub(crate) fn lock_pub<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock(m)
 }
 
 /// How the app was started (read once from the environment).
@@ -33,6 +39,9 @@ pub struct AppConfig {
     pub dialogs: Option<Arc<dyn NativeDialogs>>,
     /// Key store; `None` = chosen from the environment.
     pub keys: Option<Arc<dyn KeyStore>>,
+    /// OS notifications; `None` = the desktop's (D-Bus), or with the `test-support` feature
+    /// and `CAIRN_TEST_NOTIFIER=<file>`, a recorder appending to that file.
+    pub notifier: Option<Arc<dyn Notifier>>,
 }
 
 impl AppConfig {
@@ -50,6 +59,7 @@ impl AppConfig {
             state_dir: cairn_runtime::default_state_dir(),
             host,
             bench: env("CAIRN_BENCH").as_deref() == Some("1"),
+            notifier: test_notifier(env.as_ref()),
             env,
             dialogs: None,
             keys: None,
@@ -57,13 +67,29 @@ impl AppConfig {
     }
 }
 
-/// A window's workspace and session.
+#[cfg(feature = "test-support")]
+fn test_notifier(env: &EnvFn) -> Option<Arc<dyn Notifier>> {
+    let file = env("CAIRN_TEST_NOTIFIER")?;
+    Some(Arc::new(
+        crate::attention::testing::RecordingNotifier::to_file(PathBuf::from(file)),
+    ))
+}
+
+#[cfg(not(feature = "test-support"))]
+fn test_notifier(_env: &EnvFn) -> Option<Arc<dyn Notifier>> {
+    None
+}
+
+/// A window's workspace and sessions.
 #[derive(Clone, Default)]
 pub struct WindowSlot {
     /// The open workspace.
     pub workspace: Option<PathBuf>,
-    /// The open session.
+    /// The session the window shows (what its commands act on).
     pub session: Option<Arc<SessionRuntime>>,
+    /// Sessions of the window it does not show that still run or wait for the user (a
+    /// switch never stops them); closed when the workspace or the window closes.
+    pub background: Vec<Arc<SessionRuntime>>,
     /// The files panel's watcher (dropped, and so stopped, with the workspace or window).
     pub files: Option<Arc<crate::watch::WorkspaceWatch>>,
 }
@@ -80,6 +106,18 @@ pub struct AppState {
     pub terminals: Arc<cairn_tools::TerminalManager>,
     /// Every open session of every window.
     pub host: Arc<cairn_runtime::host::Host>,
+    /// Which approval gets the native dialog; notifications for the others.
+    pub attention: Arc<Attention>,
+    /// The sessions board's file counts: per session, (its save time when counted, files
+    /// changed).
+    pub changed_files: Mutex<HashMap<String, (String, u32)>>,
+    /// Sessions a click on a notification asked a window to show: (label, request number,
+    /// session id).
+    pub open_requests: Mutex<HashMap<String, (u64, String)>>,
+    /// The live board watch of each window (a newer one replaces it).
+    board_watches: Mutex<HashMap<String, u64>>,
+    /// Windows whose user agreed to stop their running sessions (their next close goes on).
+    close_confirmed: Mutex<std::collections::HashSet<String>>,
     settings_file: SettingsFile,
     settings: Mutex<Settings>,
     windows: Mutex<HashMap<String, WindowSlot>>,
@@ -95,7 +133,17 @@ impl AppState {
             .unwrap_or_else(|| crate::keys::key_store_from_env(config.env.as_ref()));
         let settings_file = SettingsFile::in_state_dir(&config.state_dir);
         let settings = settings_file.load();
+        let notifier = config
+            .notifier
+            .take()
+            .unwrap_or_else(|| Arc::new(crate::notifications::DbusNotifier::new()));
+        let native = (config.host == ApprovalHost::Native).then(|| dialogs.clone());
         AppState {
+            attention: Attention::new(native, notifier),
+            changed_files: Mutex::default(),
+            open_requests: Mutex::default(),
+            board_watches: Mutex::default(),
+            close_confirmed: Mutex::default(),
             config,
             dialogs,
             keys,
@@ -150,9 +198,36 @@ impl AppState {
         f(lock(&self.windows).entry(label.to_string()).or_default())
     }
 
-    /// Removes a window's slot (the window is closing).
+    /// Removes a window's slot (the window is closing); its board watch ends.
     pub fn take_slot(&self, label: &str) -> Option<WindowSlot> {
+        lock(&self.board_watches).remove(label);
+        lock(&self.open_requests).remove(label);
+        self.attention.set_viewed(label, None);
+        self.host.touch();
         lock(&self.windows).remove(label)
+    }
+
+    /// The user agreed to close window `label` although sessions run.
+    pub fn confirm_close(&self, label: &str) {
+        lock(&self.close_confirmed).insert(label.to_string());
+    }
+
+    /// Whether the user agreed to close window `label` (consumed).
+    pub fn take_close_confirmed(&self, label: &str) -> bool {
+        lock(&self.close_confirmed).remove(label)
+    }
+
+    /// Starts a new board watch for window `label`; its number.
+    pub fn next_board_watch(&self, label: &str) -> u64 {
+        let mut w = lock(&self.board_watches);
+        let n = w.get(label).map_or(1, |n| n + 1);
+        w.insert(label.to_string(), n);
+        n
+    }
+
+    /// The live board watch of window `label`.
+    pub fn board_watch(&self, label: &str) -> Option<u64> {
+        lock(&self.board_watches).get(label).copied()
     }
 
     /// The workspaces open in every window but `main_label`, ordered by label.
@@ -171,11 +246,24 @@ impl AppState {
         open.into_iter().map(|(_, w)| w).collect()
     }
 
-    /// Every open session, with its window.
+    /// Every open session, with its window (shown or in the background).
     pub fn open_sessions(&self) -> Vec<(String, Arc<SessionRuntime>)> {
         lock(&self.windows)
             .iter()
-            .filter_map(|(l, s)| s.session.clone().map(|r| (l.clone(), r)))
+            .flat_map(|(l, s)| {
+                s.session
+                    .iter()
+                    .chain(s.background.iter())
+                    .map(move |r| (l.clone(), r.clone()))
+            })
             .collect()
+    }
+
+    /// The window showing or running session `id`.
+    pub fn window_of(&self, id: &str) -> Option<String> {
+        self.open_sessions()
+            .into_iter()
+            .find(|(_, r)| r.id() == id)
+            .map(|(l, _)| l)
     }
 }

@@ -103,6 +103,56 @@ pub struct SessionEntry {
     pub model: String,
 }
 
+/// One row of the sessions board: a session of the workspace and its live state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct BoardRow {
+    /// Session id.
+    pub id: String,
+    /// Display name (may be empty: the UI shows a placeholder).
+    pub name: String,
+    /// RFC 3339 time of the last save.
+    pub updated_at: String,
+    /// Turns run.
+    pub turns: u32,
+    /// Model id.
+    pub model: String,
+    /// Running, queued, waiting for the user, idle or failed.
+    pub activity: cairn_runtime::host::view::SessionActivity,
+    /// Files the session changed since it started (from its checkpoints); `None` before
+    /// they were counted.
+    pub changed_files: Option<u32>,
+    /// The git worktree the session works in (its name), when Cairn made one for it.
+    pub worktree: Option<String>,
+    /// Open in this window (shown or running in the background).
+    pub open: bool,
+}
+
+/// A session the user asked to see from outside the page (a click on its notification).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct OpenRequestView {
+    /// Grows with each request, so the page acts on each once.
+    pub seq: u64,
+    /// The session to open.
+    pub id: String,
+}
+
+/// The window's sessions board, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct BoardView {
+    /// Every session of the workspace.
+    pub rows: Vec<BoardRow>,
+    /// The session the window shows.
+    pub viewed: Option<String>,
+    /// A session to open now.
+    pub open_request: Option<OpenRequestView>,
+}
+
 /// Session permission allowances, for the settings' rules list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -186,6 +236,8 @@ pub struct SettingsView {
     pub models: Vec<ModelView>,
     /// MCP servers configured for the open workspace, with their state.
     pub mcp: Vec<McpServerView>,
+    /// How many turns may run at once on this machine (every window and `cairn run`).
+    pub turn_limit: u32,
 }
 
 /// What an endpoint check found: the models it serves, or why it could not be reached.
@@ -219,6 +271,10 @@ pub struct SettingsUpdate {
     pub reasoning: String,
     /// UI language.
     pub language: Language,
+    /// Turns running at once on this machine (1–64); unchanged when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub turn_limit: Option<u32>,
 }
 
 /// Whose terminal a panel tab shows.

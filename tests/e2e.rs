@@ -10,6 +10,8 @@
 
 #[path = "e2e/approvals.rs"]
 mod approvals;
+#[path = "e2e/board.rs"]
+mod board;
 #[path = "e2e/cards.rs"]
 mod cards;
 #[path = "e2e/chrome.rs"]

@@ -3,6 +3,7 @@
 //! protocol crate) and have generated TypeScript bindings.
 
 pub mod app;
+pub mod board;
 pub mod clipboard;
 pub mod endpoint;
 pub mod files;

@@ -28,13 +28,14 @@ fn open_runtime(
             session_id,
             llm: state.llm_for(choice),
             host: state.config.host,
-            dialogs: state.dialogs.clone(),
+            attention: state.attention.clone(),
             terminals: state.terminals.clone(),
         },
     )?)
 }
 
-/// Starts a new session in the window's workspace (closing the previous one).
+/// Starts a new session in the window's workspace and shows it. The one shown before keeps
+/// running in the background if a turn of it runs or waits (else it is closed).
 #[tauri::command]
 pub async fn new_session<R: Runtime>(
     window: Window<R>,
@@ -45,10 +46,9 @@ pub async fn new_session<R: Runtime>(
         .slot(label)
         .workspace
         .ok_or_else(IpcError::no_workspace)?;
-    super::workspace::close_session_of(&state, label).await?;
     let choice = state.provider_choice();
     let runtime = tokio::task::block_in_place(|| open_runtime(&state, &workspace, None, &choice))?;
-    state.with_slot(label, |slot| slot.session = Some(runtime.clone()));
+    super::board::show(&state, label, runtime.clone()).await?;
     remember_session(&state, &workspace, &runtime.id());
     Ok(cairn_runtime::host::view::view(&runtime)?)
 }
@@ -61,7 +61,9 @@ fn remember_session(state: &AppState, workspace: &Path, id: &str) {
     }
 }
 
-/// Resumes a saved session in this window (its workspace becomes the window's).
+/// Shows session `id` in this window: one it runs in the background at once (its turn
+/// goes on), else resumed from disk (its workspace becomes the window's). The session shown
+/// before keeps running in the background if a turn of it runs or waits.
 #[tauri::command]
 pub async fn open_session<R: Runtime>(
     window: Window<R>,
@@ -69,10 +71,16 @@ pub async fn open_session<R: Runtime>(
     id: String,
 ) -> IpcResult<SessionView> {
     let label = window.label();
-    if let Some(current) = state.slot(label).session {
-        if current.id() == id {
-            return Ok(cairn_runtime::host::view::view_with_pending(&current).await?);
+    let slot = state.slot(label);
+    if let Some(current) = slot.session.as_ref().filter(|c| c.id() == id) {
+        return Ok(cairn_runtime::host::view::view_with_pending(current).await?);
+    }
+    if let Some(running) = slot.background.iter().find(|r| r.id() == id).cloned() {
+        super::board::show(&state, label, running.clone()).await?;
+        if let Some(ws) = &slot.workspace {
+            remember_session(&state, ws, &id);
         }
+        return Ok(cairn_runtime::host::view::view_with_pending(&running).await?);
     }
     if state
         .open_sessions()
@@ -87,7 +95,10 @@ pub async fn open_session<R: Runtime>(
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
     let saved = store.load(&id)?;
     let workspace = cairn_runtime::resolve_workspace(Path::new(&saved.workspace))?;
-    super::workspace::close_session_of(&state, label).await?;
+    if slot.workspace.as_deref() != Some(workspace.as_path()) {
+        // Another workspace: its sessions replace this one's.
+        super::workspace::close_session_of(&state, label).await?;
+    }
     let settings = state.settings();
     let provider = if saved.provider.is_empty() {
         state.provider_choice().provider
@@ -103,10 +114,8 @@ pub async fn open_session<R: Runtime>(
     let runtime =
         tokio::task::block_in_place(|| open_runtime(&state, &workspace, Some(id), &choice))?;
     remember_session(&state, &workspace, &runtime.id());
-    state.with_slot(label, |slot| {
-        slot.workspace = Some(workspace);
-        slot.session = Some(runtime.clone());
-    });
+    state.with_slot(label, |slot| slot.workspace = Some(workspace));
+    super::board::show(&state, label, runtime.clone()).await?;
     Ok(cairn_runtime::host::view::view_with_pending(&runtime).await?)
 }
 
@@ -138,12 +147,16 @@ pub fn rename_session(state: State<'_, AppState>, id: String, name: String) -> I
         .into_iter()
         .find(|(_, r)| r.id() == id)
     {
-        return Ok(r.rename(name)?);
+        r.rename(name)?;
+        state.host.touch();
+        return Ok(());
     }
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
     let mut saved = store.load(&id)?;
     saved.name = name.to_string();
-    Ok(store.save(&saved)?)
+    store.save(&saved)?;
+    state.host.touch();
+    Ok(())
 }
 
 /// Deletes a session's files. The window's own session is closed first (not while a turn
@@ -166,7 +179,7 @@ pub async fn delete_session<R: Runtime>(
                 "This session is open in another window.",
             ));
         }
-        super::workspace::close_session_of(&state, label).await?;
+        super::board::close_one(&state, label, &id).await?;
     }
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
     let dir = store.session_dir(&id)?;
@@ -183,6 +196,7 @@ pub async fn delete_session<R: Runtime>(
         tracing::warn!(error = %e, "cannot forget the deleted session");
     }
     tracing::info!(session = %id, "session deleted");
+    state.host.touch();
     Ok(())
 }
 

@@ -87,6 +87,7 @@ pub(crate) async fn settings_view(
         })
     });
     Ok(SettingsView {
+        turn_limit: state.host.turn_slots(&state.config.state_dir).limit(),
         provider: choice.provider.clone(),
         model: choice.model,
         base_url: settings.base_url_for(&choice.provider),
@@ -177,6 +178,19 @@ pub async fn save_settings<R: Runtime>(
         return Err(IpcError::invalid(format!(
             "Unknown reasoning level `{reasoning}`."
         )));
+    }
+    if let Some(n) = update.turn_limit {
+        if !(1..=cairn_runtime::turn_slots::MAX_LIMIT).contains(&n) {
+            return Err(IpcError::invalid(format!(
+                "Turns at once must be between 1 and {}.",
+                cairn_runtime::turn_slots::MAX_LIMIT
+            )));
+        }
+        state
+            .host
+            .turn_slots(&state.config.state_dir)
+            .set_limit(n)
+            .map_err(|e| IpcError::new(crate::error::ErrorCode::Storage, e.to_string()))?;
     }
     state.update_settings(|s| {
         s.provider = provider.clone();

@@ -76,6 +76,7 @@ pub async fn open_workspace<R: Runtime>(
     state.with_slot(window.label(), |slot| {
         slot.workspace = Some(canon.clone());
         slot.session = None;
+        slot.background.clear();
         slot.files = None;
     });
     let now = cairn_runtime::store::now();
@@ -92,16 +93,9 @@ pub async fn open_workspace<R: Runtime>(
     workspace_view(&state, &canon)
 }
 
-/// Closes the window's session (refusing while a turn runs).
+/// Closes the window's sessions (refusing while a turn of one runs).
 pub(crate) async fn close_session_of(state: &AppState, label: &str) -> IpcResult<()> {
-    if let Some(current) = state.slot(label).session {
-        if current.session().is_busy() {
-            return Err(IpcError::busy());
-        }
-        state.host.close(&current.id()).await?;
-        state.with_slot(label, |slot| slot.session = None);
-    }
-    Ok(())
+    super::board::close_all(state, label).await
 }
 
 /// Closes the workspace and returns to the welcome screen.

@@ -36,6 +36,7 @@ fn export_app_types(cfg: &Config) {
     export::<ImageUpload>(cfg);
     export::<IpcError>(cfg);
     export::<RunOutcome>(cfg);
+    export::<BoardView>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

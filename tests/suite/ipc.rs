@@ -27,6 +27,8 @@ struct Harness {
     window: WebviewWindow<MockRuntime>,
     state_dir: tempfile::TempDir,
     workspace: tempfile::TempDir,
+    /// The fake native dialogs the app uses.
+    dialogs: Arc<FakeDialogs>,
 }
 
 /// The real app (real config and capabilities) on the mock runtime, with `env` as its
@@ -38,15 +40,18 @@ fn harness(env: &[(&str, &str)], host: ApprovalHost) -> Harness {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    let dialogs =
+        Arc::new(FakeDialogs::answering(None).with_folder(Some(workspace.path().to_path_buf())));
     let config = AppConfig {
         state_dir: state_dir.path().to_path_buf(),
         host,
         bench: false,
         env: Arc::new(move |k: &str| vars.get(k).cloned()),
-        dialogs: Some(Arc::new(
-            FakeDialogs::answering(None).with_folder(Some(workspace.path().to_path_buf())),
-        )),
+        dialogs: Some(dialogs.clone()),
         keys: Some(Arc::new(MemoryKeyStore::new())),
+        notifier: Some(Arc::new(
+            cairn_app::attention::testing::RecordingNotifier::default(),
+        )),
     };
     let app = cairn_app::register(mock_builder(), config)
         .build(tauri::generate_context!())
@@ -57,6 +62,7 @@ fn harness(env: &[(&str, &str)], host: ApprovalHost) -> Harness {
         window,
         state_dir,
         workspace,
+        dialogs,
     }
 }
 
@@ -383,8 +389,38 @@ async fn closing_the_window_denies_the_approval_interrupts_and_saves() {
         });
         wait_for("the approval", || !pending_approvals(&h).is_empty());
         let session = h.app.state::<AppState>().slot("main").session.unwrap();
-        // What the window's close request runs (the mock runtime has no event loop to send it).
-        let closing = cairn_app::close_window_session(&h.app.state::<AppState>(), "main").unwrap();
+        // What the window's close request runs (the mock runtime has no event loop to send
+        // it): with a session running it asks first; "cancel" keeps everything running.
+        let state = h.app.state::<AppState>();
+        assert_eq!(cairn_app::running_sessions(&state, Some("main")), 1);
+        assert_eq!(cairn_app::running_sessions(&state, Some("win-other")), 0);
+        h.dialogs.set_confirm(false);
+        let agreed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let a = agreed.clone();
+        cairn_app::ask_before_stopping(
+            &state,
+            1,
+            false,
+            Box::new(move || a.store(true, std::sync::atomic::Ordering::SeqCst)),
+        );
+        assert!(!agreed.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(!session.is_closed());
+        h.dialogs.set_confirm(true);
+        let a = agreed.clone();
+        cairn_app::ask_before_stopping(
+            &state,
+            1,
+            false,
+            Box::new(move || a.store(true, std::sync::atomic::Ordering::SeqCst)),
+        );
+        assert!(agreed.load(std::sync::atomic::Ordering::SeqCst));
+        let asked = h.dialogs.confirms();
+        assert_eq!(asked.len(), 2);
+        assert!(
+            asked[0].starts_with("1 session is still working"),
+            "{asked:?}"
+        );
+        let closing = cairn_app::close_window_session(&state, "main").unwrap();
         tauri::async_runtime::block_on(closing).unwrap();
         assert!(session.is_closed());
         let end = run.join().unwrap().unwrap();

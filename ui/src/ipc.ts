@@ -10,6 +10,7 @@ import type { Mode } from "./bindings/Mode";
 import type { PlanReview } from "./bindings/PlanReview";
 import type { UserAnswer } from "./bindings/UserAnswer";
 import type { AppInfo } from "./bindings/app/AppInfo";
+import type { BoardView } from "./bindings/app/BoardView";
 import type { Bootstrap } from "./bindings/app/Bootstrap";
 import type { DirListing } from "./bindings/app/DirListing";
 import type { FileIndex } from "./bindings/app/FileIndex";
@@ -64,6 +65,15 @@ export const sessionStatus = () => invoke<SessionStatus>("session_status");
 export const renameSession = (id: string, name: string) => invoke<void>("rename_session", { id, name });
 /** Deletes a session. */
 export const deleteSession = (id: string) => invoke<void>("delete_session", { id });
+/**
+ * Streams the window's sessions board (every session of the workspace with its live state)
+ * to `onBoard`: now, then on every change. Resolves when a newer watch replaced this one.
+ */
+export function watchBoard(onBoard: (board: BoardView) => void) {
+  const channel = new Channel<BoardView>();
+  channel.onmessage = onBoard;
+  return invoke<void>("watch_board", { onBoard: channel });
+}
 
 function channelFor(onEvent: (event: Event) => void): Channel<Event> {
   const channel = new Channel<Event>();

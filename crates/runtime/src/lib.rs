@@ -34,6 +34,7 @@ pub mod schema;
 pub mod store;
 pub mod timeline;
 pub mod tooling;
+pub mod turn_slots;
 pub mod usage;
 pub mod workspace;
 pub mod worktrees;

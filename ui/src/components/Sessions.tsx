@@ -1,6 +1,8 @@
 import { useState } from "react";
+import type { BoardRow } from "../bindings/app/BoardRow";
+import type { SessionActivity } from "../bindings/app/SessionActivity";
 import type { SessionEntry } from "../bindings/app/SessionEntry";
-import { useT } from "../i18n";
+import { useT, type MessageKey } from "../i18n";
 import { Icon } from "./Icons";
 
 /** "3 min ago" style time, in the UI language. */
@@ -17,14 +19,57 @@ export function relativeTime(iso: string, lang: string): string {
   return new Date(then).toLocaleDateString(lang);
 }
 
+/** The board's label of a live state. */
+export function activityLabel(a: SessionActivity): MessageKey {
+  switch (a.state) {
+    case "running":
+      return "board.running";
+    case "queued":
+      return "board.queued";
+    case "approval":
+      return "board.approval";
+    case "answer":
+      return a.ask === "plan" ? "board.plan" : a.ask === "directory" ? "board.directory" : "board.question";
+    case "error":
+      return "board.error";
+    case "idle":
+      return "board.idle";
+  }
+}
+
+/** Whether closing the session now would stop something. */
+export function isLive(a: SessionActivity): boolean {
+  return a.state !== "idle" && a.state !== "error";
+}
+
+/** Board rows from the saved list alone (before the first board arrives). */
+function rowsOf(sessions: SessionEntry[]): BoardRow[] {
+  return sessions.map((s) => ({
+    id: s.id,
+    name: s.name,
+    updatedAt: s.updatedAt,
+    turns: s.turns,
+    model: s.model,
+    activity: { state: "idle" },
+    changedFiles: null,
+    worktree: null,
+    open: false,
+  }));
+}
+
 type Props = {
   /** Shown over the chat (a narrow window) rather than beside it. */
   drawer?: boolean;
   workspaceName: string;
   workspacePath: string;
   sessions: SessionEntry[];
+  /** The live board (every session with its state); `null` until it arrives. */
+  board: BoardRow[] | null;
   activeId: string | null;
+  /** The shown session runs (its delete is disabled). */
   busy: boolean;
+  /** Some session of the window runs or waits (the workspace cannot close). */
+  anyLive: boolean;
   lang: string;
   onNew: () => void;
   onOpen: (id: string) => void;
@@ -33,31 +78,37 @@ type Props = {
   onCloseWorkspace: () => void;
 };
 
-/** The sessions of the workspace: name, time and turns; resume, rename, delete. */
+/**
+ * The sessions board: every session of the workspace with its live state (running, queued,
+ * waiting for an approval or an answer, idle, error) and changed files; open, rename, delete.
+ * Switching never stops a running session.
+ */
 export function Sessions(p: Props) {
   const t = useT();
   const [editing, setEditing] = useState<string | null>(null);
   const [draft, setDraft] = useState("");
   const [confirm, setConfirm] = useState<string | null>(null);
+  const rows = p.board ?? rowsOf(p.sessions);
   return (
     <nav className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`} aria-label={t("sidebar.sessions")} data-testid="sidebar">
       <div className="workspace-card" title={p.workspacePath}>
         <div className="workspace-name" data-testid="workspace-name">{p.workspaceName}</div>
         <div className="workspace-path">{p.workspacePath}</div>
-        <button type="button" className="link-button" data-testid="close-workspace" onClick={p.onCloseWorkspace} disabled={p.busy}>
+        <button type="button" className="link-button" data-testid="close-workspace" onClick={p.onCloseWorkspace} disabled={p.anyLive}>
           {t("sidebar.closeWorkspace")}
         </button>
       </div>
-      <button type="button" className="btn btn-new" data-testid="new-chat" onClick={p.onNew} disabled={p.busy}>
+      <button type="button" className="btn btn-new" data-testid="new-chat" onClick={p.onNew}>
         + {t("sidebar.newChat")}
       </button>
       <h2 className="sidebar-title">{t("sidebar.sessions")}</h2>
-      {p.sessions.length === 0 ? (
+      {rows.length === 0 ? (
         <p className="sidebar-empty">{t("sidebar.noSessions")}</p>
       ) : (
-        <ul className="session-list">
-          {p.sessions.map((s) => {
+        <ul className="session-list" data-testid="sessions-board">
+          {rows.map((s) => {
             const active = s.id === p.activeId;
+            const live = isLive(s.activity);
             return (
               <li
                 key={s.id}
@@ -65,6 +116,7 @@ export function Sessions(p: Props) {
                 aria-current={active ? "true" : undefined}
                 data-testid="session-item"
                 data-session-id={s.id}
+                data-state={s.activity.state}
               >
                 {editing === s.id ? (
                   <input
@@ -89,16 +141,34 @@ export function Sessions(p: Props) {
                     type="button"
                     className="session-open"
                     data-testid="session-open"
-                    disabled={p.busy && !active}
                     onClick={() => p.onOpen(s.id)}
                     onDoubleClick={() => {
                       setDraft(s.name);
                       setEditing(s.id);
                     }}
                   >
-                    <span className="session-name">{s.name === "" ? t("sidebar.untitled") : s.name}</span>
+                    <span className="session-name">
+                      <span className={`session-state session-state-${s.activity.state}`} data-testid="session-state" title={t(activityLabel(s.activity))} aria-hidden="true" />
+                      {s.name === "" ? t("sidebar.untitled") : s.name}
+                      {!active && (s.activity.state === "approval" || s.activity.state === "answer") && (
+                        // Part of the row's button: clicking it opens the session at its request.
+                        <span className="session-badge" data-testid="session-badge" title={t(activityLabel(s.activity))}>
+                          {s.activity.state === "approval" ? s.activity.waiting : "?"}
+                        </span>
+                      )}
+                    </span>
                     <span className="session-meta">
-                      {relativeTime(s.updatedAt, p.lang)} · {s.turns} {t(s.turns === 1 ? "sidebar.turn" : "sidebar.turns")}
+                      {live ? t(activityLabel(s.activity)) : relativeTime(s.updatedAt, p.lang)}
+                      {s.activity.state === "queued" && ` (${s.activity.running}/${s.activity.limit})`}
+                      {" · "}
+                      {s.turns} {t(s.turns === 1 ? "sidebar.turn" : "sidebar.turns")}
+                      {s.changedFiles !== null && s.changedFiles > 0 && (
+                        <span data-testid="session-files">
+                          {" · "}
+                          {s.changedFiles} {t(s.changedFiles === 1 ? "board.file" : "board.files")}
+                        </span>
+                      )}
+                      {s.worktree !== null && <span className="session-worktree"> · {s.worktree}</span>}
                     </span>
                   </button>
                 )}
@@ -123,7 +193,7 @@ export function Sessions(p: Props) {
                       title={t("sidebar.delete")}
                       aria-label={t("sidebar.delete")}
                       data-testid="session-delete"
-                      disabled={p.busy && active}
+                      disabled={live || (p.busy && active)}
                       onClick={() => setConfirm(s.id)}
                     >
                       <Icon name="trash" />

@@ -134,6 +134,7 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
   const [baseUrl, setBaseUrl] = useState(settings.baseUrl);
   const [reasoning, setReasoning] = useState(settings.reasoning);
   const [language, setLanguage] = useState<Language>(settings.language);
+  const [turnLimit, setTurnLimit] = useState(settings.turnLimit);
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
@@ -164,7 +165,7 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
     );
   };
   const save = () =>
-    run(saveSettings({ provider, model, baseUrl, reasoning, language }), () => {
+    run(saveSettings({ provider, model, baseUrl, reasoning, language, turnLimit }), () => {
       setSaved(true);
       window.setTimeout(() => setSaved(false), 1500);
     });
@@ -230,6 +231,20 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
             <option value="en">English</option>
             <option value="zh">简体中文</option>
           </select>
+          <label htmlFor="turn-limit">{t("settings.turnLimit")}</label>
+          <div>
+            <input
+              id="turn-limit"
+              className="input"
+              type="number"
+              min={1}
+              max={64}
+              data-testid="turn-limit"
+              value={turnLimit}
+              onChange={(e) => setTurnLimit(Math.min(64, Math.max(1, Math.round(Number(e.target.value) || 1))))}
+            />
+            <p className="hint">{t("settings.turnLimitHint")}</p>
+          </div>
         </div>
         <ConnectionResult result={conn.result} />
         <div className="form-actions">

@@ -3,6 +3,7 @@ import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { Event } from "../bindings/Event";
 import type { Mode } from "../bindings/Mode";
 import type { ApprovalHost } from "../bindings/app/ApprovalHost";
+import type { BoardView } from "../bindings/app/BoardView";
 import type { SessionView } from "../bindings/app/SessionView";
 import type { SettingsView } from "../bindings/app/SettingsView";
 import type { WorkspaceView } from "../bindings/app/WorkspaceView";
@@ -27,7 +28,7 @@ import { FilesPanel } from "./FilesPanel";
 import type { Answerers } from "./Interactions";
 import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
-import { Sessions } from "./Sessions";
+import { isLive, Sessions } from "./Sessions";
 import { SidePanel } from "./SidePanel";
 // xterm.js is loaded with the panel, not at start.
 const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ default: m.TerminalPanel })));
@@ -43,6 +44,14 @@ type Action =
   | { type: "notice"; text: string }
   | { type: "steer"; text: string }
   | { type: "unsteer"; text: string };
+
+/** Each open session's transcript, by session id ("" = no session yet). */
+type Chats = Record<string, ChatState>;
+
+/** Events of running sessions keep folding into their own transcript, shown or not. */
+function reduceChats(chats: Chats, keyed: { id: string; action: Action }): Chats {
+  return { ...chats, [keyed.id]: reduce(chats[keyed.id] ?? emptyChat, keyed.action) };
+}
 
 function reduce(state: ChatState, action: Action): ChatState {
   switch (action.type) {
@@ -108,8 +117,25 @@ function preBlocked(s: SettingsView): string | null {
 export function Workbench(p: Props) {
   const t = useT();
   const [session, setSession] = useState<SessionView | null>(null);
-  const [chat, dispatch] = useReducer(reduce, emptyChat);
-  const [pending, setPending] = useState(false);
+  const [chats, dispatchTo] = useReducer(reduceChats, {});
+  const chat = chats[session?.id ?? ""] ?? emptyChat;
+  // Sessions whose run (turn call) is under way, shown or not.
+  const [inFlight, setInFlight] = useState<Record<string, boolean>>({});
+  const inFlightRef = useRef(inFlight);
+  inFlightRef.current = inFlight;
+  const chatsRef = useRef(chats);
+  chatsRef.current = chats;
+  const pending = inFlight[session?.id ?? ""] === true;
+  const setPendingOf = useCallback((id: string, on: boolean) => {
+    setInFlight((cur) => {
+      const next = { ...cur };
+      if (on) next[id] = true;
+      else delete next[id];
+      inFlightRef.current = next;
+      return next;
+    });
+  }, []);
+  const [board, setBoard] = useState<BoardView | null>(null);
   // Counts the user's prompts: each one brings the transcript down to it.
   const [sent, setSent] = useState(0);
   // The mode picked before the first message (the session is created when it is sent).
@@ -121,20 +147,27 @@ export function Workbench(p: Props) {
   sessionRef.current = session;
   const steeringRef = useRef(chat.steering);
   steeringRef.current = chat.steering;
+  // Actions on the shown session's transcript.
+  const dispatch = useCallback((action: Action) => dispatchTo({ id: sessionRef.current?.id ?? "", action }), []);
 
-  // Events arrive in bursts: fold them once per animation frame.
-  const queue = useRef<Event[]>([]);
+  // Events arrive in bursts: fold them once per animation frame, each into its session.
+  const queue = useRef<Map<string, Event[]>>(new Map());
   const frame = useRef<number | null>(null);
-  const onEvent = useCallback((event: Event) => {
-    queue.current.push(event);
-    if (frame.current !== null) return;
-    frame.current = requestAnimationFrame(() => {
-      frame.current = null;
-      const events = queue.current;
-      queue.current = [];
-      dispatch({ type: "events", events, view: sessionRef.current });
-    });
-  }, []);
+  const eventsOf = useCallback(
+    (id: string) => (event: Event) => {
+      const q = queue.current.get(id);
+      if (q === undefined) queue.current.set(id, [event]);
+      else q.push(event);
+      if (frame.current !== null) return;
+      frame.current = requestAnimationFrame(() => {
+        frame.current = null;
+        const all = queue.current;
+        queue.current = new Map();
+        for (const [sid, events] of all) dispatchTo({ id: sid, action: { type: "events", events, view: null } });
+      });
+    },
+    [],
+  );
   useEffect(
     () => () => {
       if (frame.current !== null) cancelAnimationFrame(frame.current);
@@ -142,7 +175,7 @@ export function Workbench(p: Props) {
     [],
   );
 
-  const fail = useCallback((e: unknown) => dispatch({ type: "notice", text: ipc.describeError(e) }), []);
+  const fail = useCallback((e: unknown) => dispatch({ type: "notice", text: ipc.describeError(e) }), [dispatch]);
   // Set once `show` exists: a conversation rewind rebuilds the transcript from its view.
   const showRewound = useRef<(view: SessionView) => void>(() => undefined);
   const timeline = useTimeline(session?.id ?? null, fail, (view) => showRewound.current(view));
@@ -202,40 +235,58 @@ export function Workbench(p: Props) {
 
   const onSession = p.onSession;
   const show = useCallback(
-    (view: SessionView | null) => {
+    (view: SessionView | null, rebuild = false) => {
       setSession(view);
       sessionRef.current = view;
       setOpenCalls(view?.pendingCalls ?? 0);
-      dispatch({ type: "reset", view });
+      // A session whose run goes on keeps the transcript its events built (the log lacks
+      // the text streamed so far); any other is rebuilt from its saved events.
+      const id = view?.id ?? "";
+      const kept = chatsRef.current[id];
+      const live = kept !== undefined && (kept.running || inFlightRef.current[id] === true);
+      if (rebuild || !live) dispatchTo({ id, action: { type: "reset", view } });
       onSession(view?.id ?? null);
     },
     [onSession],
   );
-  showRewound.current = show;
+  showRewound.current = (view: SessionView) => show(view, true);
 
+  // Switching never waits for, pauses or stops a running session.
   const open = useCallback(
     (id: string) => {
-      if (chat.running) return;
-      ipc.openSession(id).then(show, fail);
+      if (sessionRef.current?.id === id) return;
+      ipc.openSession(id).then((v) => show(v), fail);
     },
-    [chat.running, show, fail],
+    [show, fail],
   );
+
+  // The sessions board: pushed by the backend whenever a session's state changes.
+  useEffect(() => {
+    ipc.watchBoard(setBoard).catch(fail);
+  }, [fail]);
+  // A click on a session's notification asks to open it.
+  const openRequest = board?.openRequest ?? null;
+  const handledRequest = useRef(0);
+  useEffect(() => {
+    if (openRequest === null || openRequest.seq <= handledRequest.current) return;
+    handledRequest.current = openRequest.seq;
+    open(openRequest.id);
+  }, [openRequest, open]);
 
   // After a restart the window reopens the conversation it showed.
   const initial = useRef(p.initialSession ?? null);
   useEffect(() => {
     const id = initial.current;
     initial.current = null;
-    if (id !== null) ipc.openSession(id).then(show, fail);
+    if (id !== null) ipc.openSession(id).then((v) => show(v), fail);
   }, [show, fail]);
 
   const newChat = useCallback(() => {
-    if (chat.running) return;
     ipc.newSession().then((v) => {
       show(v);
       composer.current?.focus();
     }, fail);
-  }, [chat.running, show, fail]);
+  }, [show, fail]);
 
   // Steering queued for a turn that was then stopped goes back into the composer, in the
   // order it was typed, instead of waiting to be injected after the next prompt.
@@ -251,24 +302,27 @@ export function Workbench(p: Props) {
     if (back.length === 0) return;
     setDraft({ kind: "reclaim", texts: back, at: Date.now() });
     dispatch({ type: "notice", text: t("composer.reclaimed") });
-  }, [t]);
+  }, [t, dispatch]);
 
   const afterRun = useCallback(
-    (end: ipc.RunEnd, nothingToRetry = true) => {
-      setPending(false);
-      if (end.kind === "not_started" && nothingToRetry) dispatch({ type: "notice", text: "Nothing to retry." });
-      if (end.kind === "ended" && end.status === "interrupted") reclaimSteering().catch(fail);
+    (id: string, end: ipc.RunEnd, nothingToRetry = true) => {
+      setPendingOf(id, false);
+      // A run of a session in the background only updates the lists.
+      const shown = sessionRef.current?.id === id;
+      if (shown && end.kind === "not_started" && nothingToRetry) dispatch({ type: "notice", text: "Nothing to retry." });
+      if (shown && end.kind === "ended" && end.status === "interrupted") reclaimSteering().catch(fail);
       refreshList();
       refreshStatus();
       refreshTimeline();
       setRuns((n) => n + 1);
     },
-    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail],
+    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail, setPendingOf, dispatch],
   );
 
   const send = useCallback(
     async (text: string, images: PendingImage[]) => {
-      setPending(true);
+      let started = sessionRef.current?.id ?? "";
+      setPendingOf(started, true);
       setSent((n) => n + 1);
       // A turn refused before it started (a bad mention or image) gives the prompt back.
       const giveBack = () => setDraft({ kind: "restore", text, images, at: Date.now() });
@@ -280,25 +334,28 @@ export function Workbench(p: Props) {
             await ipc.setMode(firstModeRef.current);
             current = { ...current, mode: firstModeRef.current };
           }
+          setPendingOf(started, false);
+          started = current.id;
+          setPendingOf(started, true);
           show(current);
         }
         if (current.blocked !== null) {
-          setPending(false);
+          setPendingOf(started, false);
           giveBack();
           return;
         }
         // A new prompt closes the calls left open as interrupted (the engine does it).
         setOpenCalls(0);
-        const end = await ipc.runTurn(text, onEvent, images.map(toUpload));
-        afterRun(end);
+        const end = await ipc.runTurn(text, eventsOf(current.id), images.map(toUpload));
+        afterRun(current.id, end);
       } catch (e) {
-        setPending(false);
+        setPendingOf(started, false);
         giveBack();
         fail(e);
         refreshStatus();
       }
     },
-    [onEvent, afterRun, fail, show, refreshStatus],
+    [eventsOf, afterRun, fail, show, refreshStatus, setPendingOf],
   );
 
   const steer = useCallback(
@@ -310,7 +367,7 @@ export function Workbench(p: Props) {
         fail(e);
       });
     },
-    [fail],
+    [fail, dispatch],
   );
 
   const removeSteering = useCallback(
@@ -319,7 +376,7 @@ export function Workbench(p: Props) {
         if (removed) dispatch({ type: "unsteer", text });
       }, fail);
     },
-    [fail],
+    [fail, dispatch],
   );
 
   const stop = useCallback(() => {
@@ -327,26 +384,28 @@ export function Workbench(p: Props) {
   }, [fail]);
 
   const retry = useCallback(() => {
-    setPending(true);
-    ipc.retryTurn(onEvent).then(afterRun, (e: unknown) => {
-      setPending(false);
+    const id = sessionRef.current?.id ?? "";
+    setPendingOf(id, true);
+    ipc.retryTurn(eventsOf(id)).then((end) => afterRun(id, end), (e: unknown) => {
+      setPendingOf(id, false);
       fail(e);
     });
-  }, [onEvent, afterRun, fail]);
+  }, [eventsOf, afterRun, fail, setPendingOf]);
 
   const resume = useCallback(() => {
+    const id = sessionRef.current?.id ?? "";
     setOpenCalls(0);
-    setPending(true);
-    ipc.resumeTurn(onEvent).then((end) => {
+    setPendingOf(id, true);
+    ipc.resumeTurn(eventsOf(id)).then((end) => {
       // `not_started`: nothing was open any more (not a failed retry).
-      afterRun(end, false);
+      afterRun(id, end, false);
     }, (e: unknown) => {
-      setPending(false);
+      setPendingOf(id, false);
       fail(e);
     });
-  }, [onEvent, afterRun, fail]);
+  }, [eventsOf, afterRun, fail, setPendingOf]);
 
-  const answered = (id: string, state: AskState | "rejected") => dispatch({ type: "answered", id, state });
+  const answered = useCallback((id: string, state: AskState | "rejected") => dispatch({ type: "answered", id, state }), [dispatch]);
   const answerers: Answerers = useMemo(
     () => ({
       question: (id, answer) => ipc.answerQuestion(answer).then(() => answered(id, "answered"), fail),
@@ -358,13 +417,13 @@ export function Workbench(p: Props) {
         }, fail),
       directory: (id, grant) => ipc.answerDirectory(grant).then(() => answered(id, "answered"), fail),
     }),
-    [fail],
+    [fail, answered],
   );
   const approve = useCallback(
     (reqId: string, decision: ApprovalDecision) => {
       ipc.answerApproval(reqId, decision).then(() => dispatch({ type: "answered", id: reqId, state: "answered" }), fail);
     },
-    [fail],
+    [fail, dispatch],
   );
 
   const running = chat.running || pending;
@@ -405,6 +464,7 @@ export function Workbench(p: Props) {
   }, [p.command]);
 
   const plan = latestPlan(chat);
+  const shownRow = board?.rows.find((r) => r.id === session?.id) ?? null;
   const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0 || (timeline.actions.timeline?.rewinds.length ?? 0) > 0;
   const blocked = session !== null ? session.blocked : preBlocked(p.settings);
   const sidebarAt = panelPlace(width, SIDEBAR_DOCK_MIN, sidebarCollapsed, sidebarDrawer);
@@ -506,8 +566,10 @@ export function Workbench(p: Props) {
           workspaceName={p.workspace.name}
           workspacePath={p.workspace.path}
           sessions={p.workspace.sessions}
+          board={board?.rows ?? null}
           activeId={session?.id ?? null}
           busy={running}
+          anyLive={running || (board?.rows ?? []).some((r) => r.open && isLive(r.activity))}
           lang={p.lang}
           onNew={newChat}
           onOpen={(id) => {
@@ -526,6 +588,13 @@ export function Workbench(p: Props) {
           <Suspense fallback={<section className="terminal-panel" />}>
             <TerminalPanel fail={fail} epoch={runs} />
           </Suspense>
+        )}
+        {shownRow?.activity.state === "queued" && (
+          <div className="blocked queued-banner" role="status" data-testid="queued-banner">
+            <span>
+              {t("board.queuedBanner")} ({shownRow.activity.running}/{shownRow.activity.limit})
+            </span>
+          </div>
         )}
         {openCalls > 0 && !running && (
           <div className="blocked resume-banner" role="alert" data-testid="resume-banner">

@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use cairn_engine::{EventStream, Session};
-use cairn_protocol::{ApprovalDecision, DirectoryGrant, Event, PlanReview, UserAnswer};
+use cairn_protocol::{ApprovalDecision, DirectoryGrant, Event, PlanReview, TurnStatus, UserAnswer};
 
 use super::batch::{forward, ForwardEnd};
 use super::pending::Pending;
 use super::{HostError, RunOutcome, TurnInput};
 use crate::llm_setup::LlmSetup;
+use crate::turn_slots::{SlotWait, TurnSlot, TurnSlots};
 use crate::{Assembled, SavedSession, SessionStore, StoreError};
 
 /// Longest wait for a running turn to stop when the session closes.
@@ -20,6 +21,39 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a handle shares with its host: the change signal and the machine's turn slots.
+pub(super) struct Live {
+    pub(super) changes: Arc<tokio::sync::watch::Sender<u64>>,
+    pub(super) slots: Arc<TurnSlots>,
+}
+
+/// A turn's event stream and the turn slot it holds until it is dropped (see
+/// [`SessionHandle::start_queued`]); reads like the [`EventStream`] itself.
+pub struct SlottedStream {
+    stream: EventStream,
+    _slot: Option<TurnSlot>,
+}
+
+impl SlottedStream {
+    /// The stream, for [`EventStream::end`].
+    pub fn into_inner(self) -> (EventStream, Option<TurnSlot>) {
+        (self.stream, self._slot)
+    }
+}
+
+impl std::ops::Deref for SlottedStream {
+    type Target = EventStream;
+    fn deref(&self) -> &EventStream {
+        &self.stream
+    }
+}
+
+impl std::ops::DerefMut for SlottedStream {
+    fn deref_mut(&mut self) -> &mut EventStream {
+        &mut self.stream
+    }
 }
 
 /// An open session of a [`super::Host`].
@@ -31,6 +65,24 @@ pub struct SessionHandle {
     provider: Mutex<String>,
     blocked: Mutex<Option<String>>,
     closed: AtomicBool,
+    live: Live,
+    /// Set while a turn waits for a turn slot.
+    queued: Mutex<Option<SlotWait>>,
+    /// Wakes a turn waiting for a slot when the session is interrupted.
+    unqueue: tokio::sync::Notify,
+    /// How the last turn that ran through [`SessionHandle::run`] ended.
+    last_status: Mutex<Option<TurnStatus>>,
+    /// Calls of [`SessionHandle::run`] not returned yet (waiting for a slot or running).
+    runs: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts a [`SessionHandle::run`] for as long as it lasts.
+struct RunGuard<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl SessionHandle {
@@ -41,6 +93,7 @@ impl SessionHandle {
         workspace: PathBuf,
         provider: String,
         blocked: Option<String>,
+        live: Live,
     ) -> SessionHandle {
         SessionHandle {
             assembled,
@@ -50,7 +103,107 @@ impl SessionHandle {
             provider: Mutex::new(provider),
             blocked: Mutex::new(blocked),
             closed: AtomicBool::new(false),
+            live,
+            queued: Mutex::new(None),
+            unqueue: tokio::sync::Notify::new(),
+            last_status: Mutex::new(None),
+            runs: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// Whether a turn runs, waits for a slot, or a [`SessionHandle::run`] is under way:
+    /// closing the session now would stop something.
+    pub fn is_active(&self) -> bool {
+        self.is_busy() || self.queued().is_some() || self.runs.load(Ordering::SeqCst) > 0
+    }
+
+    fn touch(&self) {
+        self.live.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// While a turn of this session waits for a turn slot: how many run and may run.
+    pub fn queued(&self) -> Option<SlotWait> {
+        *lock(&self.queued)
+    }
+
+    /// How the last turn run through [`SessionHandle::run`] or
+    /// [`SessionHandle::start_queued`] ended (as far as its events were seen).
+    pub fn last_status(&self) -> Option<TurnStatus> {
+        *lock(&self.last_status)
+    }
+
+    /// Records what a face saw of a turn (its start and end) for the live state.
+    pub fn observe(&self, event: &Event) {
+        match event {
+            Event::TurnEnd(end) => {
+                *lock(&self.last_status) = Some(end.status);
+                self.touch();
+            }
+            Event::TurnStart(_) => self.touch(),
+            _ => {}
+        }
+    }
+
+    /// The machine's turn slots this session's turns take.
+    pub fn turn_slots(&self) -> &Arc<TurnSlots> {
+        &self.live.slots
+    }
+
+    /// Waits for a turn slot (telling `on_wait` while every one is taken); `None` when the
+    /// wait was interrupted. A slot folder that cannot be used lets the turn run unslotted
+    /// (logged): the limit spares the machine, it protects nothing.
+    async fn take_slot(
+        &self,
+        mut on_wait: impl FnMut(SlotWait),
+    ) -> Result<Option<Option<TurnSlot>>, HostError> {
+        if self.is_closed() {
+            return Err(HostError::Closed(self.id()));
+        }
+        let unqueue = self.unqueue.notified();
+        tokio::pin!(unqueue);
+        unqueue.as_mut().enable();
+        let slots = self.live.slots.clone();
+        let acquire = slots.acquire(|w| {
+            *lock(&self.queued) = Some(w);
+            self.touch();
+            on_wait(w);
+        });
+        let got = tokio::select! {
+            got = acquire => Some(got),
+            _ = unqueue => None,
+        };
+        let was_queued = lock(&self.queued).take().is_some();
+        if was_queued {
+            self.touch();
+        }
+        Ok(match got {
+            None => None,
+            Some(Ok(slot)) => Some(Some(slot)),
+            Some(Err(e)) => {
+                tracing::warn!(session = %self.id(), error = %e, "no turn slot; the turn runs anyway");
+                Some(None)
+            }
+        })
+    }
+
+    /// [`SessionHandle::start`] once a turn slot is free: waits while the machine runs as
+    /// many turns as its limit allows (`on_wait` hears [`SlotWait`], e.g. to print "waiting
+    /// for a turn slot (4 running)"); the slot is held until the returned stream is
+    /// dropped. `None` when [`SessionHandle::interrupt`] ended the wait.
+    pub async fn start_queued(
+        &self,
+        input: TurnInput,
+        on_wait: impl FnMut(SlotWait),
+    ) -> Result<Option<SlottedStream>, HostError> {
+        let Some(slot) = self.take_slot(on_wait).await? else {
+            return Ok(None);
+        };
+        let stream = self.start(input)?;
+        self.touch();
+        Ok(Some(SlottedStream {
+            stream,
+            _slot: slot,
+        }))
     }
 
     /// The session id.
@@ -130,7 +283,8 @@ impl SessionHandle {
     }
 
     /// Starts a turn from `input`; its events come on the stream. Behind a running turn it
-    /// waits its turn (turns of one session never overlap).
+    /// waits its turn (turns of one session never overlap). It takes no turn slot: faces
+    /// use [`SessionHandle::start_queued`] or [`SessionHandle::run`], which do.
     pub fn start(&self, input: TurnInput) -> Result<EventStream, HostError> {
         if self.is_closed() {
             return Err(HostError::Closed(self.id()));
@@ -147,10 +301,10 @@ impl SessionHandle {
         })
     }
 
-    /// Runs one turn (and the turns the engine starts from steering left over), sending every
-    /// event to
-    /// `send` with text deltas batched over `window`. A `send` failure (the face is gone)
-    /// cancels the turn.
+    /// Runs one turn (and the turns the engine starts from steering left over) once a turn
+    /// slot is free, sending every event to `send` with text deltas batched over `window`.
+    /// A `send` failure (the face is gone) cancels the turn. Interrupted while it waits for
+    /// a slot, it ends `interrupted` with no turn run.
     pub async fn run<F, E>(
         &self,
         input: TurnInput,
@@ -160,20 +314,38 @@ impl SessionHandle {
     where
         F: FnMut(Event) -> Result<(), E>,
     {
-        let mut stream = self.start(input)?;
-        Ok(
-            match forward(&mut stream, window, &mut send, |_| {}).await {
-                // Dropping the stream cancels the run.
-                ForwardEnd::ChannelClosed => RunOutcome::ChannelClosed,
-                ForwardEnd::StreamEnded => stream.end().await.into(),
-            },
-        )
+        if let Some(reason) = self.blocked() {
+            return Err(HostError::Blocked(reason));
+        }
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let _counted = RunGuard(&self.runs);
+        let Some(slotted) = self.start_queued(input, |_| {}).await? else {
+            return Ok(RunOutcome::Ended {
+                status: TurnStatus::Interrupted,
+                turns: 0,
+                steering_turns: 0,
+            });
+        };
+        let (mut stream, slot) = slotted.into_inner();
+        let outcome = match forward(&mut stream, window, &mut send, |e| self.observe(e)).await {
+            // Dropping the stream cancels the run.
+            ForwardEnd::ChannelClosed => {
+                drop(stream);
+                RunOutcome::ChannelClosed
+            }
+            ForwardEnd::StreamEnded => stream.end().await.into(),
+        };
+        drop(slot);
+        self.touch();
+        Ok(outcome)
     }
 
     /// Interrupts the running turn: the LLM stream stops, tools and their processes are
     /// killed, its pending approvals are dropped (denied).
     pub fn interrupt(&self) {
         self.assembled.session.interrupt();
+        // A turn still waiting for a slot gives up.
+        self.unqueue.notify_waiters();
     }
 
     /// Whether a turn runs.

@@ -6,6 +6,8 @@ mod batch;
 mod handle;
 mod pending;
 pub mod prompt;
+#[cfg(test)]
+mod tests;
 pub mod view;
 
 use std::collections::HashMap;
@@ -18,8 +20,10 @@ use ts_rs::TS;
 
 pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
 pub use handle::SessionHandle;
-pub use pending::{Answerer, ApprovalPresenter, Pending, PendingApprover, CLOSED_REASON};
+pub use handle::SlottedStream;
+pub use pending::{Answerer, ApprovalPresenter, Pending, PendingApprover, Waiting, CLOSED_REASON};
 
+use crate::turn_slots::TurnSlots;
 use crate::{open_session, RunOptions, RuntimeError, StoreError};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -113,15 +117,61 @@ pub struct OpenSession {
 }
 
 /// The sessions open in this process.
-#[derive(Default)]
 pub struct Host {
     sessions: Mutex<HashMap<String, Arc<SessionHandle>>>,
+    /// Bumped whenever a session's live state changes (a turn starts, waits for a slot or an
+    /// answer, ends; a session opens or closes): what a sessions board listens to.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// The machine's turn slots, per state dir.
+    slots: Mutex<HashMap<PathBuf, Arc<TurnSlots>>>,
+    /// How the last turn of sessions closed in this process ended.
+    finished: Mutex<HashMap<String, cairn_protocol::TurnStatus>>,
+}
+
+impl Default for Host {
+    fn default() -> Self {
+        Host {
+            sessions: Mutex::default(),
+            changes: Arc::new(tokio::sync::watch::channel(0).0),
+            slots: Mutex::default(),
+            finished: Mutex::default(),
+        }
+    }
 }
 
 impl Host {
     /// A host with no session open.
     pub fn new() -> Host {
         Host::default()
+    }
+
+    /// A signal bumped whenever a session's live state changes (see
+    /// [`view::activity`]); never bumped for streamed text.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Bumps [`Host::changes`] (a face changed something its board shows: a rename, a
+    /// deletion).
+    pub fn touch(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// The turn slots of `state_dir`, shared by every session of this host using it.
+    pub fn turn_slots(&self, state_dir: &std::path::Path) -> Arc<TurnSlots> {
+        lock(&self.slots)
+            .entry(state_dir.to_path_buf())
+            .or_insert_with(|| TurnSlots::in_state_dir(state_dir))
+            .clone()
+    }
+
+    /// How the last turn of session `id` ended, open or closed in this process; `None` when
+    /// none ran here.
+    pub fn last_status(&self, id: &str) -> Option<cairn_protocol::TurnStatus> {
+        match self.get(id) {
+            Some(h) => h.last_status(),
+            None => lock(&self.finished).get(id).copied(),
+        }
     }
 
     /// Creates or resumes a session (blocking: it reads and writes session files) and keeps
@@ -138,7 +188,7 @@ impl Host {
                 return Err(HostError::AlreadyOpen(id.clone()));
             }
         }
-        let pending = Arc::new(Pending::new());
+        let pending = Arc::new(Pending::with_changes(self.changes.clone()));
         let approver: Arc<dyn cairn_engine::Approver> = match answerer {
             Answerer::Custom(a) => a,
             Answerer::Pending { presenter, fixed } => {
@@ -173,11 +223,16 @@ impl Host {
         let provider = provider.unwrap_or(saved.provider);
         let commands = terminals
             .map(|(manager, project)| attach_terminal_tools(&assembled.session, manager, project));
+        let live = handle::Live {
+            changes: self.changes.clone(),
+            slots: self.turn_slots(&assembled.state_dir),
+        };
         let handle = Arc::new(SessionHandle::new(
-            assembled, pending, commands, workspace, provider, blocked,
+            assembled, pending, commands, workspace, provider, blocked, live,
         ));
         tracing::info!(session = %handle.id(), workspace = %handle.workspace().display(), "session opened");
         lock(&self.sessions).insert(handle.id(), handle.clone());
+        self.touch();
         Ok(handle)
     }
 
@@ -195,7 +250,11 @@ impl Host {
     pub async fn close(&self, id: &str) -> Result<bool, StoreError> {
         let handle = lock(&self.sessions).remove(id);
         match handle {
-            Some(h) => h.close().await.map(|_| true),
+            Some(h) => {
+                let closed = h.close().await;
+                self.closed(&h);
+                closed.map(|_| true)
+            }
             None => Ok(false),
         }
     }
@@ -207,7 +266,15 @@ impl Host {
             if let Err(e) = h.close().await {
                 tracing::warn!(session = %h.id(), error = %e, "could not save the session on close");
             }
+            self.closed(&h);
         }
+    }
+
+    fn closed(&self, h: &SessionHandle) {
+        if let Some(status) = h.last_status() {
+            lock(&self.finished).insert(h.id(), status);
+        }
+        self.touch();
     }
 }
 

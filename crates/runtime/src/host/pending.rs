@@ -71,6 +71,21 @@ pub struct Pending {
     closed: AtomicBool,
     /// How many approvals wait, for faces that show it (badges, a sessions board).
     waiting: tokio::sync::watch::Sender<usize>,
+    /// Bumped whenever a request comes or goes (the host's change signal).
+    changes: Option<Arc<tokio::sync::watch::Sender<u64>>>,
+}
+
+/// What waits for the user in one session, counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Waiting {
+    /// Approvals of tool calls.
+    pub approvals: usize,
+    /// `ask_user` questions.
+    pub questions: usize,
+    /// Plan reviews.
+    pub plans: usize,
+    /// Directory requests.
+    pub directories: usize,
 }
 
 impl Default for Pending {
@@ -82,6 +97,7 @@ impl Default for Pending {
             directories: Mutex::default(),
             closed: AtomicBool::new(false),
             waiting: tokio::sync::watch::channel(0).0,
+            changes: None,
         }
     }
 }
@@ -90,6 +106,33 @@ impl Pending {
     /// Nothing pending.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Nothing pending; every change bumps `changes`.
+    pub fn with_changes(changes: Arc<tokio::sync::watch::Sender<u64>>) -> Self {
+        Pending {
+            changes: Some(changes),
+            ..Self::default()
+        }
+    }
+
+    fn changed(&self) {
+        if let Some(c) = &self.changes {
+            c.send_modify(|n| *n = n.wrapping_add(1));
+        }
+    }
+
+    /// What waits now (requests whose turn was interrupted are not counted).
+    pub fn waiting(&self) -> Waiting {
+        fn live<T>(q: &Mutex<VecDeque<oneshot::Sender<T>>>) -> usize {
+            lock(q).iter().filter(|tx| !tx.is_closed()).count()
+        }
+        Waiting {
+            approvals: lock(&self.approvals).len(),
+            questions: live(&self.questions),
+            plans: live(&self.plans),
+            directories: live(&self.directories),
+        }
     }
 
     /// The number of approvals waiting, updated as requests come and go.
@@ -102,6 +145,7 @@ impl Pending {
         approvals: &HashMap<String, (ApprovalRequest, oneshot::Sender<ApprovalDecision>)>,
     ) {
         self.waiting.send_replace(approvals.len());
+        self.changed();
     }
 
     /// Answers the approval of tool call `req_id`; false when it is no longer pending.
@@ -127,17 +171,23 @@ impl Pending {
 
     /// Answers the oldest pending question; false when none waits.
     pub fn answer_question(&self, answer: UserAnswer) -> bool {
-        pop_send(&self.questions, answer)
+        let sent = pop_send(&self.questions, answer);
+        self.changed();
+        sent
     }
 
     /// Answers the oldest pending plan review.
     pub fn answer_plan(&self, review: PlanReview) -> bool {
-        pop_send(&self.plans, review)
+        let sent = pop_send(&self.plans, review);
+        self.changed();
+        sent
     }
 
     /// Answers the oldest pending directory request.
     pub fn answer_directory(&self, grant: DirectoryGrant) -> bool {
-        pop_send(&self.directories, grant)
+        let sent = pop_send(&self.directories, grant);
+        self.changed();
+        sent
     }
 
     /// Denies everything pending now and everything asked from now on.
@@ -164,6 +214,7 @@ impl Pending {
                 reason: CLOSED_REASON.into(),
             });
         }
+        self.changed();
     }
 
     /// Whether [`Pending::close`] ran.
@@ -193,7 +244,10 @@ async fn wait<T>(
     }
     let (tx, rx) = oneshot::channel();
     lock(queue).push_back(tx);
-    rx.await.unwrap_or_else(|_| closed())
+    pending.changed();
+    let answer = rx.await.unwrap_or_else(|_| closed());
+    pending.changed();
+    answer
 }
 
 /// Removes an approval when its future is dropped (interrupt) and takes its dialog down.

@@ -132,3 +132,127 @@ pub async fn view_with_pending(h: &SessionHandle) -> Result<SessionView, StoreEr
     v.pending_calls = u32::try_from(h.pending_calls().await).unwrap_or(u32::MAX);
     Ok(v)
 }
+
+/// What a session waits for the user to answer, besides an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum AskKind {
+    /// An `ask_user` question.
+    Question,
+    /// A plan to accept or reject.
+    Plan,
+    /// A folder outside the workspace to grant.
+    Directory,
+}
+
+/// The live state of a session, as a sessions board shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "state", rename_all = "snake_case")]
+#[ts(export, export_to = "app/")]
+pub enum SessionActivity {
+    /// A turn runs.
+    Running,
+    /// A turn waits for a turn slot: `running` turns of at most `limit` run on this machine.
+    Queued {
+        /// Turns running now.
+        running: u32,
+        /// How many may run at once.
+        limit: u32,
+    },
+    /// Tool calls wait for the user's approval.
+    Approval {
+        /// How many.
+        waiting: u32,
+    },
+    /// The turn waits for the user's answer.
+    Answer {
+        /// To what.
+        ask: AskKind,
+    },
+    /// No turn runs; the last one (if any) did not fail.
+    Idle,
+    /// No turn runs; the last one ended with an error.
+    Error,
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The live state of an open session (what waits for the user comes first).
+pub fn activity(h: &SessionHandle) -> SessionActivity {
+    let waiting = h.pending().waiting();
+    if waiting.approvals > 0 {
+        return SessionActivity::Approval {
+            waiting: count(waiting.approvals),
+        };
+    }
+    let ask = if waiting.questions > 0 {
+        Some(AskKind::Question)
+    } else if waiting.plans > 0 {
+        Some(AskKind::Plan)
+    } else if waiting.directories > 0 {
+        Some(AskKind::Directory)
+    } else {
+        None
+    };
+    if let Some(ask) = ask {
+        return SessionActivity::Answer { ask };
+    }
+    if let Some(w) = h.queued() {
+        return SessionActivity::Queued {
+            running: w.running,
+            limit: w.limit,
+        };
+    }
+    if h.is_busy() {
+        return SessionActivity::Running;
+    }
+    settled(h.last_status())
+}
+
+/// The state of a session with no turn running, from how its last turn ended.
+pub fn settled(last: Option<cairn_protocol::TurnStatus>) -> SessionActivity {
+    match last {
+        Some(cairn_protocol::TurnStatus::Error) => SessionActivity::Error,
+        _ => SessionActivity::Idle,
+    }
+}
+
+/// The state of session `id` in `host`: live when it is open there, else from how its last
+/// turn in this process ended.
+pub fn activity_in(host: &super::Host, id: &str) -> SessionActivity {
+    match host.get(id) {
+        Some(h) => activity(&h),
+        None => settled(host.last_status(id)),
+    }
+}
+
+/// How many files each of `sessions` changed since it started, from its checkpoints
+/// (blocking: it opens the checkpoint store of `workspace` once for all of them). Sessions
+/// with no checkpoint, or whose checkpoints cannot be read, are left out.
+pub fn changed_files(
+    state_dir: &std::path::Path,
+    workspace: &std::path::Path,
+    sessions: &[String],
+) -> std::collections::HashMap<String, u32> {
+    let config = cairn_vcs::VcsConfig {
+        watch: false,
+        ..cairn_vcs::VcsConfig::default()
+    };
+    let mut out = std::collections::HashMap::new();
+    let vcs = match cairn_vcs::Vcs::open(state_dir, workspace, config) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::info!(error = %e, "no checkpoint store for the board's file counts");
+            return out;
+        }
+    };
+    for id in sessions {
+        if let Ok(files) = vcs.changes_since_start(id) {
+            out.insert(id.clone(), count(files.len()));
+        }
+    }
+    out
+}

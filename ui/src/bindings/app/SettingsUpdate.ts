@@ -24,4 +24,8 @@ reasoning: string,
 /**
  * UI language.
  */
-language: Language, };
+language: Language, 
+/**
+ * Turns running at once on this machine (1–64); unchanged when absent.
+ */
+turnLimit?: number, };

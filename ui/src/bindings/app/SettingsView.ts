@@ -39,4 +39,8 @@ models: Array<ModelView>,
 /**
  * MCP servers configured for the open workspace, with their state.
  */
-mcp: Array<McpServerView>, };
+mcp: Array<McpServerView>, 
+/**
+ * How many turns may run at once on this machine (every window and `cairn run`).
+ */
+turnLimit: number, };
