@@ -169,8 +169,17 @@ async fn drive(
     sigint: &mut tokio::signal::unix::Signal,
     sigterm: &mut tokio::signal::unix::Signal,
 ) -> Driven {
-    let mut stream = match session.start(input) {
-        Ok(s) => s,
+    // A turn waits for a machine-wide turn slot (the limit every Cairn process shares); Ctrl-C
+    // or SIGTERM while it waits ends it without running.
+    let queued = session.start_queued(input, |w| errln!("{w}"));
+    let started = tokio::select! {
+        s = queued => s,
+        _ = sigint.recv() => return Driven::Ended(Some(TurnStatus::Interrupted)),
+        _ = sigterm.recv() => return Driven::Ended(Some(TurnStatus::Interrupted)),
+    };
+    let mut stream = match started {
+        Ok(Some(s)) => s,
+        Ok(None) => return Driven::Ended(Some(TurnStatus::Interrupted)),
         Err(e) => {
             errln!("error: {e}");
             return Driven::Ended(None);

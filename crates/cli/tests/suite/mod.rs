@@ -15,4 +15,5 @@ mod resume;
 mod sandbox_flag;
 mod session_lock;
 mod sessions_index;
+mod turn_slots;
 mod worktrees;
