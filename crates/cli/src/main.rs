@@ -12,6 +12,7 @@ mod mcp;
 mod permissions;
 mod render;
 mod run;
+mod skills;
 mod worktrees;
 
 use std::path::PathBuf;
@@ -67,6 +68,11 @@ enum Command {
     Hooks {
         #[command(subcommand)]
         command: hooks::HooksCommand,
+    },
+    /// Agent Skills (SKILL.md folders): `list`.
+    Skills {
+        #[command(subcommand)]
+        command: skills::SkillsCommand,
     },
     /// MCP servers: `list`, `add`, `remove`, `test NAME`.
     Mcp {
@@ -143,6 +149,7 @@ fn main() -> ExitCode {
         Command::Agents { command } => agents::run(command),
         Command::Worktrees(args) => worktrees::run(args),
         Command::Hooks { command } => hooks::run(command),
+        Command::Skills { command } => skills::run(command),
     };
     // A tool the turn stopped waiting for (interrupted while it ran blocking work) cannot
     // keep the process alive: dropping the runtime would wait for it without a limit. Such a

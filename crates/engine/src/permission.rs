@@ -54,7 +54,7 @@ pub struct PermissionState {
 }
 
 /// Paths inside the workspace that always need the user, in every mode.
-pub const PROTECTED: &[&str] = &[".git", ".agent", ".cairn"];
+pub const PROTECTED: &[&str] = cairn_policy::PROTECTED_FOLDERS;
 
 /// Evaluates tool calls against mode, workspace, rules and allowlists.
 #[derive(Debug, Clone)]

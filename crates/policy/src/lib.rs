@@ -25,6 +25,11 @@ pub mod subject;
 mod workspace_code;
 
 pub use read_rules::ReadDenials;
+
+/// Folders inside a workspace that a write always asks about, in every mode, and that the
+/// sandbox keeps read-only: git's (hooks), Cairn's project config, and the skill and command
+/// folders other agents read (`.agents/skills`, `.claude/skills`, `.claude/commands`).
+pub const PROTECTED_FOLDERS: &[&str] = &[".git", ".agent", ".cairn", ".agents", ".claude"];
 pub use rules::{Rule, RuleDecision, RuleError, RuleSet, RuleSpec};
 pub use safe::is_known_safe;
 pub use scope::{NotKnownSafe, ReadScope};

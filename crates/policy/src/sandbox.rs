@@ -57,13 +57,16 @@ pub struct SandboxSpec {
 }
 
 impl SandboxSpec {
-    /// The default spec for a workspace: `.git`, `.agent` and `.cairn` read-only, a private
-    /// `/tmp`, network on.
+    /// The default spec for a workspace: the [`crate::PROTECTED_FOLDERS`] read-only, a
+    /// private `/tmp`, network on.
     pub fn for_workspace(workspace: &Path) -> Self {
         SandboxSpec {
             workspace: workspace.to_path_buf(),
             extra_writable: Vec::new(),
-            read_only_inside: vec![".git".into(), ".agent".into(), ".cairn".into()],
+            read_only_inside: crate::PROTECTED_FOLDERS
+                .iter()
+                .map(|f| (*f).into())
+                .collect(),
             network: true,
             read_only: Vec::new(),
             private_tmp: true,
@@ -318,13 +321,17 @@ mod tests {
         assert!(joined.contains(&format!("--ro-bind {ws}/.git {ws}/.git")));
         assert!(joined.contains("--unshare-net"));
         assert!(joined.contains("--unshare-pid"));
-        // `.agent` and `.cairn` do not exist: empty read-only folders keep them uncreatable.
-        assert!(joined.contains(&format!("--tmpfs {ws}/.agent --remount-ro {ws}/.agent")));
-        assert!(joined.contains(&format!("--tmpfs {ws}/.cairn --remount-ro {ws}/.cairn")));
+        // The other protected folders do not exist: empty read-only folders keep them
+        // uncreatable (a skill planted in `.claude/skills` would reach the next session).
+        for name in [".agent", ".cairn", ".agents", ".claude"] {
+            assert!(joined.contains(&format!("--tmpfs {ws}/{name} --remount-ro {ws}/{name}")));
+        }
         assert!(!joined.contains(&format!("--tmpfs {ws}/.git")));
         assert_eq!(
             missing_protected(&spec),
-            vec![tmp.join(".agent"), tmp.join(".cairn")]
+            [".agent", ".cairn", ".agents", ".claude"]
+                .map(|n| tmp.join(n))
+                .to_vec()
         );
         assert!(joined.ends_with("-- sh -c true"));
         let _ = std::fs::remove_dir_all(tmp);

@@ -31,6 +31,7 @@ pub mod rewind_read;
 pub mod sandbox;
 pub mod sandbox_settings;
 pub mod schema;
+pub mod skills;
 pub mod store;
 pub mod timeline;
 pub mod tooling;
@@ -512,6 +513,13 @@ pub fn open_session(
             &prompt_context.2,
         )
         .map_err(|e| RuntimeError::Config(e.to_string()))?;
+    let (skills, skill_warnings) = skills::discover(&workspace);
+    for w in &skill_warnings {
+        tracing::warn!("skills: {w}");
+    }
+    config
+        .instructions
+        .push_str(&skills::prompt_section(&skills));
     if let (Some(r), Some(_)) = (restored.as_mut(), &notice) {
         // The rebuilt session replaces the damaged copies (kept aside) at once.
         r.workspace = workspace.display().to_string();
@@ -559,6 +567,10 @@ pub fn open_session(
         prompt_context.clone(),
     );
     let config_instructions = config.instructions.clone();
+    let mut tools = tools;
+    if skills.iter().any(|s| !s.user_only) {
+        tools.register(Arc::new(skills::SkillTool::new(skills.clone())));
+    }
     let mut builder = Session::builder(config, llm.clone())
         .tools(tools)
         .approver(approver)

@@ -15,5 +15,6 @@ mod resume;
 mod sandbox_flag;
 mod session_lock;
 mod sessions_index;
+mod skills;
 mod turn_slots;
 mod worktrees;

@@ -1,0 +1,89 @@
+//! Agent Skills through `cairn run`: listed in the system prompt, read with the `skill`
+//! tool, and protected from writes even in auto mode.
+
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::{json, Value};
+
+use super::checkpoints::cairn;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_skill_is_named_in_the_prompt_read_by_the_tool_and_protected() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let skill = ws.path().join(".claude/skills/release-notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release-notes\ndescription: Write release notes from the git log\n---\n# How\nUse the TEMPLATE-77 file.\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("template.md"), "TEMPLATE-77\n").unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "skill", json!({"name": "release-notes"})),
+        Reply::tool_call(
+            "c2",
+            "write_file",
+            json!({"path": ".claude/skills/release-notes/SKILL.md", "content": "evil"}),
+        ),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let (w, s, base) = (
+        ws.path().display().to_string(),
+        state.path().display().to_string(),
+        server.base_url(),
+    );
+    let out = cairn(
+        &[
+            "run",
+            "-w",
+            &w,
+            "--state-dir",
+            &s,
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--mode",
+            "auto",
+            "--approve",
+            "deny",
+            "--json",
+            "write the notes",
+        ],
+        &[("CAIRN_MCP", "0")],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let requests = server.requests();
+    let first = requests[0].body.to_string();
+    assert!(
+        first.contains("release-notes") && first.contains("Write release notes from the git log"),
+        "{first}"
+    );
+    let second = requests[1].body.to_string();
+    assert!(
+        second.contains("Use the TEMPLATE-77 file.") && second.contains("template.md"),
+        "{second}"
+    );
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "permission_required" && e["data"]["name"] == "write_file"),
+        "a write into a skill folder asks even in auto mode"
+    );
+    assert!(std::fs::read_to_string(skill.join("SKILL.md"))
+        .unwrap()
+        .contains("TEMPLATE-77"));
+
+    let listed = cairn(&["skills", "list", "-w", &w, "--json"], &[]).await;
+    let row: Value = serde_json::from_str(listed.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(row["name"], "release-notes");
+    assert_eq!(row["source"], "project");
+}
