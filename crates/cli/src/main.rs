@@ -7,12 +7,14 @@ mod approve;
 mod attach;
 mod auth;
 mod checkpoints;
+mod commands_list;
 mod hooks;
 mod mcp;
 mod permissions;
 mod render;
 mod run;
 mod skills;
+mod slash;
 mod worktrees;
 
 use std::path::PathBuf;
@@ -68,6 +70,11 @@ enum Command {
     Hooks {
         #[command(subcommand)]
         command: hooks::HooksCommand,
+    },
+    /// Slash commands for `cairn run "/name …"`: `list`.
+    Commands {
+        #[command(subcommand)]
+        command: commands_list::CommandsCommand,
     },
     /// Agent Skills (SKILL.md folders): `list`.
     Skills {
@@ -150,6 +157,7 @@ fn main() -> ExitCode {
         Command::Worktrees(args) => worktrees::run(args),
         Command::Hooks { command } => hooks::run(command),
         Command::Skills { command } => skills::run(command),
+        Command::Commands { command } => commands_list::run(command),
     };
     // A tool the turn stopped waiting for (interrupted while it ran blocking work) cannot
     // keep the process alive: dropping the runtime would wait for it without a limit. Such a

@@ -357,6 +357,26 @@ pub async fn run(args: RunArgs) -> ExitCode {
     }
     let go_on = status.is_none_or(|s| s == TurnStatus::Completed);
     if let (Some(prompt), true) = (args.prompt.clone(), go_on) {
+        // A known `/command` at the very start is a command, anything else a prompt.
+        let (prompt, mode_after) =
+            match crate::slash::plan(&handle, &prompt, args.mode, &mut renderer).await {
+                crate::slash::Plan::Prompt { text, mode_after } => (text, mode_after),
+                crate::slash::Plan::Input(input) => {
+                    match drive(&handle, input, &mut renderer, &mut sigint, &mut sigterm).await {
+                        Driven::Ended(s) => status = s,
+                        Driven::Abort => return ExitCode::from(130),
+                    }
+                    return finish(&handle, &args, status).await;
+                }
+                crate::slash::Plan::Done(s) => {
+                    status = Some(s);
+                    return finish(&handle, &args, status).await;
+                }
+                crate::slash::Plan::Usage => {
+                    handle.assembled().close_mcp().await;
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
         let files = crate::attach::mentioned_files(handle.assembled(), &prompt);
         let input = if attachments.is_empty() && files.is_empty() {
             TurnInput::Text(prompt)
@@ -374,10 +394,22 @@ pub async fn run(args: RunArgs) -> ExitCode {
             Driven::Ended(s) => status = s,
             Driven::Abort => return ExitCode::from(130),
         }
+        if let Some(mode) = mode_after {
+            handle.assembled().session.set_mode(mode);
+        }
     } else if args.prompt.is_none() && status.is_none() {
         // --resume with nothing open and no prompt: nothing ran, nothing failed.
         status = Some(TurnStatus::Completed);
     }
+    finish(&handle, &args, status).await
+}
+
+/// Saves the session, closes it and maps the run's end to the contract's exit status.
+async fn finish(
+    handle: &SessionHandle,
+    args: &RunArgs,
+    mut status: Option<TurnStatus>,
+) -> ExitCode {
     let _ = std::io::stdout().flush();
     if let Err(e) = handle.save().await {
         errln!("error: could not save the session: {e}");

@@ -25,6 +25,7 @@ pub(crate) async fn drive(
         TurnKind::Retry => !state.retry_pending,
         TurnKind::Resume => state.pending.is_empty(),
         TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Steering(_) => false,
+        TurnKind::Compact => state.messages.len() < 3,
     };
     if nothing_to_do {
         return RunEnd::NotStarted;

@@ -293,6 +293,12 @@ impl Session {
         }
     }
 
+    /// Compacts the history now (`/compact`), as a turn of its own: `turn_start`, the
+    /// `compacting` / `compacted` events, `turn_end` (not started when there is nothing).
+    pub fn compact(&self) -> EventStream {
+        self.spawn_turn(TurnKind::Compact)
+    }
+
     /// Session id.
     pub fn id(&self) -> String {
         read(&self.inner.config).session_id.clone()

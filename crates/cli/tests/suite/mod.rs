@@ -16,5 +16,6 @@ mod sandbox_flag;
 mod session_lock;
 mod sessions_index;
 mod skills;
+mod slash;
 mod turn_slots;
 mod worktrees;

@@ -36,6 +36,8 @@ pub(crate) enum TurnKind {
     Attach(String, Box<crate::attachments::TurnAttachments>),
     /// Steering left over when the turn before ended (more may follow as injections).
     Steering(String),
+    /// Compact the history now (`/compact`): no model turn, just the summary.
+    Compact,
 }
 
 /// How the iteration loop ended.
@@ -120,7 +122,7 @@ impl<'a> TurnRunner<'a> {
             TurnKind::Retry => TurnSource::Retry,
             TurnKind::Resume => TurnSource::Resume,
             TurnKind::Steering(_) => TurnSource::Steering,
-            TurnKind::Input(_) | TurnKind::Attach(..) => TurnSource::Input,
+            TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Compact => TurnSource::Input,
         };
         let input = self.begin(&kind, attached.as_deref());
         let closed = std::mem::take(&mut self.closed);
@@ -144,7 +146,7 @@ impl<'a> TurnRunner<'a> {
             TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Steering(_) => {
                 Some(input.as_str())
             }
-            TurnKind::Retry | TurnKind::Resume => None,
+            TurnKind::Retry | TurnKind::Resume | TurnKind::Compact => None,
         };
         if !matches!(kind, TurnKind::Steering(_)) {
             self.state.stop_continues = 0;
@@ -215,6 +217,7 @@ impl<'a> TurnRunner<'a> {
                 text.clone()
             }
             TurnKind::Retry | TurnKind::Resume => return self.state.last_input.clone(),
+            TurnKind::Compact => return "/compact".to_string(),
         };
         // Inline data belongs to the turn that carried it.
         self.state.inline = None;
@@ -246,6 +249,10 @@ impl<'a> TurnRunner<'a> {
             )
             .await;
             return LoopEnd::Status(TurnStatus::Error);
+        }
+        if matches!(kind, TurnKind::Compact) {
+            self.maybe_compact(Trigger::Overflow(1)).await;
+            return LoopEnd::Status(TurnStatus::Completed);
         }
         if !matches!(kind, TurnKind::Resume) {
             return self.iterate().await;

@@ -298,6 +298,7 @@ impl SessionHandle {
             TurnInput::Attached(text, a) => session.run_with_attachments(text, *a),
             TurnInput::Retry => session.retry(),
             TurnInput::Resume => session.resume(),
+            TurnInput::Compact => session.compact(),
         })
     }
 

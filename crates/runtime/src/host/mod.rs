@@ -41,6 +41,8 @@ pub enum TurnInput {
     Retry,
     /// Finish the tool calls left open when the process stopped (approvals asked again).
     Resume,
+    /// Compact the history now (`/compact`).
+    Compact,
 }
 
 /// How a run (a turn and the turns started from steering left over) ended, as a face
