@@ -348,19 +348,21 @@ fn trust(names: &[String], ws: &WorkspaceArg) -> Result<ExitCode, String> {
     let ws = workspace(ws)?;
     let loaded = cairn_runtime::mcp::load_config(&ws);
     let done = cairn_runtime::mcp_trust::trust(&loaded, &ws, names)?;
-    // The workspace trust covers the project's hooks too (all of it, when no name is given).
-    if names.is_empty() && cairn_runtime::hooks::trust(&ws)? {
-        outln!(
-            "trusted the hooks of {}",
-            cairn_runtime::hooks::config::project_path(&ws).display()
-        );
-    } else if done.is_empty() {
+    if done.is_empty() {
         outln!(
             "no project MCP servers in {}",
             cairn_mcp::project_config_path(&ws).display()
         );
     }
     for name in done {
+        // The workspace trust covers the project's hooks too (all of it, no name given).
+        if name == cairn_runtime::hooks::TRUST_ENTRY {
+            outln!(
+                "trusted the hooks of {}",
+                cairn_runtime::hooks::config::project_path(&ws).display()
+            );
+            continue;
+        }
         // What it runs or reaches (no env values or headers: they may hold secrets).
         let target = match loaded.get(&name).and_then(|s| s.transport.as_ref()) {
             Some(cairn_mcp::TransportConfig::Stdio { program, args, .. }) => {

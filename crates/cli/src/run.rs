@@ -262,6 +262,25 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Some(name) = &args.worktree {
         match crate::worktrees::for_run(&args, name) {
             Ok(Some(prepared)) => {
+                if prepared.worktree.created {
+                    // The trusted setup step of a new worktree (install dependencies, …).
+                    let folder = args
+                        .workspace
+                        .clone()
+                        .map(Ok)
+                        .unwrap_or_else(std::env::current_dir)
+                        .and_then(|p| p.canonicalize())
+                        .unwrap_or_else(|_| PathBuf::from("."));
+                    for problem in cairn_runtime::worktrees::run_worktree_hooks(
+                        "WorktreeCreate",
+                        &folder,
+                        &prepared.worktree,
+                    )
+                    .await
+                    {
+                        errln!("note: {problem}");
+                    }
+                }
                 opts.workspace = Some(prepared.workspace);
                 opts.worktree = Some(prepared.worktree);
             }

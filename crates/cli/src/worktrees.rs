@@ -405,7 +405,37 @@ fn remove(place: &Place, name: &str, force: bool, json: bool) -> ExitCode {
                 }
             }
         }
-        cairn_worktree::remove(&repo, name, force)
+        let removal = cairn_worktree::remove(&repo, name, force)?;
+        // The user's (and the trusted project's) WorktreeRemove hooks, run in the folder.
+        let reference = cairn_protocol::WorktreeRef {
+            name: name.to_string(),
+            path: record.path.display().to_string(),
+            branch: record.branch.clone(),
+            created: false,
+        };
+        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            let folder = repo.folder.clone();
+            let problems = rt.block_on(async {
+                let hooks = cairn_runtime::hooks::load(&folder);
+                match hooks.gate("", &folder) {
+                    Some(g) => {
+                        g.run_event(
+                            "WorktreeRemove",
+                            serde_json::json!({"worktree": {"name": reference.name, "path": reference.path, "branch": reference.branch}}),
+                        )
+                        .await
+                    }
+                    None => Vec::new(),
+                }
+            });
+            for p in problems {
+                errln!("note: {p}");
+            }
+        }
+        Ok(removal)
     };
     match run() {
         Ok(r) => {

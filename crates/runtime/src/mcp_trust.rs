@@ -176,7 +176,12 @@ pub fn trust(
 ) -> Result<Vec<String>, String> {
     let path = trust_path().ok_or("no user config dir on this system")?;
     let user = cairn_mcp::user_config_path();
-    trust_in(loaded, workspace, names, &path, user.as_deref())
+    let mut done = trust_in(loaded, workspace, names, &path, user.as_deref())?;
+    // Trusting the whole workspace covers its hooks too (one trust for what it can run).
+    if names.is_empty() && crate::hooks::trust(workspace)? {
+        done.push(crate::hooks::TRUST_ENTRY.to_string());
+    }
+    Ok(done)
 }
 
 fn trust_in(

@@ -227,6 +227,23 @@ async fn project_hooks_wait_for_trust_keyed_by_repository_and_a_change_withdraws
         "trusted in the worktree too"
     );
 
+    // A user WorktreeCreate hook runs in each new worktree (the trusted setup step).
+    write_hooks(
+        &env.user_hooks,
+        json!({"WorktreeCreate": [{"hooks": [{"type": "command", "command": "cat > setup-input.json"}]}]}),
+    );
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let (out, events) = env.run(&server, &["--worktree", "w2"], "go").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let wt = PathBuf::from(events[0]["data"]["worktree"]["path"].as_str().unwrap());
+    let setup: Value =
+        serde_json::from_str(&std::fs::read_to_string(wt.join("setup-input.json")).unwrap())
+            .unwrap();
+    assert_eq!(setup["hook_event_name"], "WorktreeCreate");
+    assert_eq!(setup["worktree"]["name"], "w2");
+
     // An edit withdraws the trust.
     write_hooks(
         &hooks_file,

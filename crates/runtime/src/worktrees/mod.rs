@@ -152,3 +152,21 @@ pub fn exit_code(e: &WorktreeError) -> u8 {
         1
     }
 }
+
+/// Runs the `WorktreeCreate` or `WorktreeRemove` hooks of the folder's repository (the
+/// user's, and the project's once trusted) in worktree `worktree`; returns what went wrong,
+/// for the user (a failing setup step never undoes the worktree).
+pub async fn run_worktree_hooks(event: &str, folder: &Path, worktree: &WorktreeRef) -> Vec<String> {
+    let hooks = crate::hooks::load(folder);
+    let Some(gate) = hooks.gate("", Path::new(&worktree.path)) else {
+        return Vec::new();
+    };
+    gate.run_event(
+        event,
+        serde_json::json!({
+            "worktree": {"name": worktree.name, "path": worktree.path, "branch": worktree.branch},
+            "folder": folder,
+        }),
+    )
+    .await
+}
