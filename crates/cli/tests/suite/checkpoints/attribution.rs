@@ -113,6 +113,10 @@ async fn concurrent_sessions_claim_and_restore_only_their_own_work() {
     let gate = tempfile::tempdir().unwrap();
     let (w, s) = (ws.path(), st.path());
     std::fs::write(w.join("user-notes.md"), "the user's notes\n").unwrap();
+    // All N sessions run their turns at once: the machine-wide turn limit (default 4) is
+    // raised for this state dir, as Settings → Turns at once does.
+    std::fs::create_dir_all(s.join("turn-slots")).unwrap();
+    std::fs::write(s.join("turn-slots/limit"), N.to_string()).unwrap();
 
     let mut servers = Vec::new();
     let mut children = Vec::new();
