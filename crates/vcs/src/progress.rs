@@ -17,6 +17,7 @@ const EVERY: Duration = Duration::from_millis(100);
 pub(crate) struct Ticker {
     observer: Option<ProgressFn>,
     started: Instant,
+    quiet: Duration,
     last: Option<Instant>,
 }
 
@@ -26,8 +27,16 @@ impl Ticker {
         Ticker {
             observer,
             started,
+            quiet: QUIET,
             last: None,
         }
+    }
+
+    /// Reports from `quiet` after the start on (tests use zero).
+    #[cfg(test)]
+    pub fn with_quiet(mut self, quiet: Duration) -> Ticker {
+        self.quiet = quiet;
+        self
     }
 
     /// Reports `done` of `total` if the snapshot is long and the last report is old enough.
@@ -42,7 +51,7 @@ impl Ticker {
         let Some(observer) = &self.observer else {
             return;
         };
-        if now.saturating_duration_since(self.started) <= QUIET {
+        if now.saturating_duration_since(self.started) <= self.quiet {
             return;
         }
         if self

@@ -49,6 +49,9 @@ pub(crate) struct Snapshotter {
     /// Hashing threads to use (`None`: as many as the machine has, up to 4).
     #[cfg(test)]
     pub threads: Option<usize>,
+    /// How long a snapshot runs before progress is reported (`None`: a second).
+    #[cfg(test)]
+    pub quiet: Option<std::time::Duration>,
 }
 
 fn now_secs() -> i64 {
@@ -87,6 +90,8 @@ impl Snapshotter {
             progress: None,
             #[cfg(test)]
             threads: None,
+            #[cfg(test)]
+            quiet: None,
         })
     }
 
@@ -123,6 +128,10 @@ impl Snapshotter {
     pub fn snapshot(&mut self, repo: &Repository, prev: Option<Oid>) -> Result<TreeSnapshot> {
         let started = std::time::Instant::now();
         let mut ticker = Ticker::started_at(self.progress.clone(), started);
+        #[cfg(test)]
+        if let Some(q) = self.quiet {
+            ticker = ticker.with_quiet(q);
+        }
         let dirty = match (self.last, self.tracker.as_mut()) {
             (Some(_), Some(t)) => t.take(),
             _ => Dirty::Unknown,
@@ -437,3 +446,7 @@ pub(crate) fn is_empty_dir(abs: &Path) -> bool {
     fs::symlink_metadata(abs).is_ok_and(|m| m.is_dir())
         && fs::read_dir(abs).is_ok_and(|mut d| d.next().is_none())
 }
+
+#[cfg(test)]
+#[path = "snapshot_tests.rs"]
+mod tests;
