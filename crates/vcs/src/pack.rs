@@ -57,6 +57,8 @@ pub(crate) struct PackBatch {
     entries: Vec<Entry>,
     seen: HashSet<Oid>,
     z: Compress,
+    /// Where one object is compressed (initialised once, so no backend zeroes it again).
+    zbuf: Vec<u8>,
 }
 
 fn type_code(kind: ObjectType) -> u8 {
@@ -72,6 +74,13 @@ fn compress_error(e: flate2::CompressError) -> VcsError {
     VcsError::Io {
         context: "compressing an object".into(),
         source: std::io::Error::other(e),
+    }
+}
+
+fn compress_error_msg(msg: &str) -> VcsError {
+    VcsError::Io {
+        context: "compressing an object".into(),
+        source: std::io::Error::other(msg.to_string()),
     }
 }
 
@@ -95,6 +104,7 @@ impl PackBatch {
             entries: Vec::new(),
             seen: HashSet::new(),
             z: Compress::new(Compression::fast(), true),
+            zbuf: Vec::new(),
         }
     }
 
@@ -143,18 +153,27 @@ impl PackBatch {
         }
         self.bytes.push(c);
         self.z.reset();
-        self.bytes.reserve(data.len() + data.len() / 8 + 64);
+        let need = data.len() + data.len() / 8 + 64;
+        if self.zbuf.len() < need {
+            self.zbuf.resize(need, 0);
+        }
         loop {
-            let consumed = self.z.total_in() as usize;
-            let rest = data.get(consumed..).unwrap_or_default();
+            let (was_in, was_out) = (self.z.total_in(), self.z.total_out());
+            let rest = data.get(was_in as usize..).unwrap_or_default();
             let status = self
                 .z
-                .compress_vec(rest, &mut self.bytes, FlushCompress::Finish)
+                .compress(rest, &mut self.zbuf, FlushCompress::Finish)
                 .map_err(compress_error)?;
-            if status == Status::StreamEnd {
-                return Ok(());
+            let written = (self.z.total_out() - was_out) as usize;
+            self.bytes
+                .extend_from_slice(self.zbuf.get(..written).unwrap_or_default());
+            match status {
+                Status::StreamEnd => return Ok(()),
+                _ if written == 0 && self.z.total_in() == was_in => {
+                    return Err(compress_error_msg("the compressor made no progress"));
+                }
+                _ => {}
             }
-            self.bytes.reserve(rest.len() / 2 + 4096);
         }
     }
 
