@@ -45,4 +45,13 @@ pub trait Checkpointer: Send + Sync {
     }
     /// Called when a turn ends (whatever its status), before `turn_end` is emitted.
     async fn turn_end(&self, turn: u32, input: &str) -> Result<(), CheckpointError>;
+    /// The latest progress report of a long snapshot (entries done, total once known), which
+    /// the engine shows as `progress` events while it waits for `before_side_effect`; a new
+    /// receiver per wait. Default: no reports.
+    fn progress(&self) -> Option<ProgressWatch> {
+        None
+    }
 }
+
+/// A receiver of a checkpointer's latest progress report: (entries done, total when known).
+pub type ProgressWatch = tokio::sync::watch::Receiver<Option<(u64, Option<u64>)>>;

@@ -4,17 +4,29 @@
 //! (libgit2's index is not `Send`); a failure is returned to the engine, which fails the turn.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use async_trait::async_trait;
 use cairn_engine::{CheckpointError, SideEffect};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use crate::config::VcsConfig;
 use crate::log::StepKind;
+use crate::progress::ProgressFn;
 use crate::vcs::Vcs;
 
 type Done = oneshot::Sender<Result<(), String>>;
+
+/// The latest progress report of the store's snapshots: (entries done, total when known).
+type Reports = Arc<watch::Sender<Option<(u64, Option<u64>)>>>;
+
+/// An observer publishing a store's snapshot progress to `reports`.
+fn reporter(reports: &Reports) -> ProgressFn {
+    let reports = reports.clone();
+    Arc::new(move |done, total| {
+        reports.send_replace(Some((done, total)));
+    })
+}
 
 enum Cmd {
     Begin {
@@ -40,6 +52,7 @@ enum Cmd {
 /// Snapshots a session's workspace around side effects.
 pub struct VcsCheckpointer {
     tx: Option<mpsc::Sender<Cmd>>,
+    reports: Reports,
 }
 
 impl VcsCheckpointer {
@@ -48,8 +61,10 @@ impl VcsCheckpointer {
     pub fn start(state_dir: &Path, workspace: &Path, session: &str, config: VcsConfig) -> Self {
         let state_dir: PathBuf = state_dir.to_path_buf();
         let workspace: PathBuf = workspace.to_path_buf();
-        Self::start_with(session, move || {
-            open_and_prime(&state_dir, &workspace, config)
+        let reports: Reports = Arc::new(watch::channel(None).0);
+        let observer = reporter(&reports);
+        Self::run(session, reports, move || {
+            open_and_prime(&state_dir, &workspace, config, observer)
         })
     }
 
@@ -58,18 +73,33 @@ impl VcsCheckpointer {
     where
         F: FnOnce() -> Result<Vcs, String> + Send + 'static,
     {
+        Self::run(session, Arc::new(watch::channel(None).0), open)
+    }
+
+    fn run<F>(session: &str, reports: Reports, open: F) -> Self
+    where
+        F: FnOnce() -> Result<Vcs, String> + Send + 'static,
+    {
         let (tx, rx) = mpsc::channel::<Cmd>();
         let session = session.to_string();
+        let observer = reporter(&reports);
         let spawned = std::thread::Builder::new()
             .name("cairn-vcs".into())
-            .spawn(move || serve(open(), &session, rx));
-        match spawned {
-            Ok(_) => VcsCheckpointer { tx: Some(tx) },
+            .spawn(move || {
+                let mut vcs = open();
+                if let Ok(v) = vcs.as_mut() {
+                    v.set_progress(Some(observer));
+                }
+                serve(vcs, &session, rx)
+            });
+        let tx = match spawned {
+            Ok(_) => Some(tx),
             Err(e) => {
                 tracing::warn!(error = %e, "checkpoints disabled: cannot start a thread");
-                VcsCheckpointer { tx: None }
+                None
             }
-        }
+        };
+        VcsCheckpointer { tx, reports }
     }
 
     async fn send(&self, make: impl FnOnce(Done) -> Cmd) -> Result<(), CheckpointError> {
@@ -153,7 +183,12 @@ fn serve(mut vcs: Result<Vcs, String>, session: &str, rx: mpsc::Receiver<Cmd>) {
     }
 }
 
-fn open_and_prime(state_dir: &Path, workspace: &Path, config: VcsConfig) -> Result<Vcs, String> {
+fn open_and_prime(
+    state_dir: &Path,
+    workspace: &Path,
+    config: VcsConfig,
+    progress: ProgressFn,
+) -> Result<Vcs, String> {
     let mut vcs = match Vcs::open(state_dir, workspace, config) {
         Ok(v) => v,
         Err(e) => {
@@ -161,6 +196,8 @@ fn open_and_prime(state_dir: &Path, workspace: &Path, config: VcsConfig) -> Resu
             return Err(e.to_string());
         }
     };
+    // The first tool call of a turn may be waiting for this snapshot: it shows the progress.
+    vcs.set_progress(Some(progress));
     match vcs.pending_restore() {
         Ok(Some(p)) => tracing::warn!(
             "an interrupted restore (session {}, to turn {}) is pending: run `cairn restore --session {} --recover finish|rollback`",
@@ -248,5 +285,44 @@ impl cairn_engine::Checkpointer for VcsCheckpointer {
     async fn turn_end(&self, turn: u32, input: &str) -> Result<(), CheckpointError> {
         let input = input.to_string();
         self.send(|done| Cmd::End { turn, input, done }).await
+    }
+
+    fn progress(&self) -> Option<watch::Receiver<Option<(u64, Option<u64>)>>> {
+        Some(self.reports.subscribe())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use cairn_engine::Checkpointer;
+
+    #[tokio::test]
+    async fn a_long_snapshot_before_a_tool_call_reports_progress_to_the_engine() {
+        let ws = tempfile::tempdir().unwrap();
+        let st = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            let dir = ws.path().join(format!("d{}", i % 7));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(format!("f{i}")), format!("{i}\n")).unwrap();
+        }
+        let (s, w) = (st.path().to_path_buf(), ws.path().to_path_buf());
+        let cp = VcsCheckpointer::start_with("s1", move || {
+            let config = VcsConfig {
+                watch: false,
+                ..VcsConfig::default()
+            };
+            let mut v = Vcs::open(&s, &w, config).map_err(|e| e.to_string())?;
+            // Report from the start instead of after a second.
+            v.snap.quiet = Some(std::time::Duration::ZERO);
+            Ok(v)
+        });
+        let mut reports = cp.progress().unwrap();
+        cp.before_side_effect(1, "run_shell", "c1", SideEffect::Command)
+            .await
+            .unwrap();
+        assert!(reports.has_changed().unwrap());
+        assert_eq!(*reports.borrow_and_update(), Some((300, Some(300))));
     }
 }

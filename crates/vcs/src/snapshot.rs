@@ -11,7 +11,8 @@ use git2::{Oid, Repository};
 use crate::cache::{git_mode, Stat, StatCache, MODE_LINK, MODE_TREE};
 use crate::config::VcsConfig;
 use crate::error::Result;
-use crate::hash::hash_all;
+use crate::hash::{Fed, Feeder};
+use crate::progress::{ProgressFn, Ticker};
 use crate::rules::{Rules, RULE_FILES};
 use crate::tracked::Tracked;
 use crate::tracker::{Dirty, Tracker};
@@ -44,8 +45,13 @@ pub(crate) struct Snapshotter {
     excluded: BTreeMap<String, String>,
     capped: BTreeSet<Vec<u8>>,
     last_hashed: usize,
-    /// Which entries of the last `ids_for` call were hashed (not cache hits).
-    hashed_mask: Vec<bool>,
+    progress: Option<ProgressFn>,
+    /// Hashing threads to use (`None`: as many as the machine has, up to 4).
+    #[cfg(test)]
+    pub threads: Option<usize>,
+    /// How long a snapshot runs before progress is reported (`None`: a second).
+    #[cfg(test)]
+    pub quiet: Option<std::time::Duration>,
 }
 
 fn now_secs() -> i64 {
@@ -81,7 +87,11 @@ impl Snapshotter {
             excluded: BTreeMap::new(),
             capped: BTreeSet::new(),
             last_hashed: 0,
-            hashed_mask: Vec::new(),
+            progress: None,
+            #[cfg(test)]
+            threads: None,
+            #[cfg(test)]
+            quiet: None,
         })
     }
 
@@ -96,6 +106,19 @@ impl Snapshotter {
         self.last = Some(tree);
     }
 
+    /// Sets the observer of long snapshots.
+    pub fn set_progress(&mut self, progress: Option<ProgressFn>) {
+        self.progress = progress;
+    }
+
+    /// The hashing threads to use, when not the default.
+    fn threads(&self) -> Option<usize> {
+        #[cfg(test)]
+        return self.threads;
+        #[cfg(not(test))]
+        None
+    }
+
     /// Writes the stat cache.
     pub fn flush(&mut self) -> Result<()> {
         self.cache.save()
@@ -104,6 +127,11 @@ impl Snapshotter {
     /// Takes a snapshot; `prev` is the store's latest tree (used when this process has none).
     pub fn snapshot(&mut self, repo: &Repository, prev: Option<Oid>) -> Result<TreeSnapshot> {
         let started = std::time::Instant::now();
+        let mut ticker = Ticker::started_at(self.progress.clone(), started);
+        #[cfg(test)]
+        if let Some(q) = self.quiet {
+            ticker = ticker.with_quiet(q);
+        }
         let dirty = match (self.last, self.tracker.as_mut()) {
             (Some(_), Some(t)) => t.take(),
             _ => Dirty::Unknown,
@@ -111,22 +139,27 @@ impl Snapshotter {
         tracing::trace!(us = started.elapsed().as_micros() as u64, "watcher barrier");
         let paths = match dirty {
             Dirty::Paths(p) => p,
-            Dirty::Unknown => return self.full(repo, prev),
+            Dirty::Unknown => return self.full(repo, prev, &mut ticker),
         };
         let rule_change = paths.iter().any(|p| {
             p.file_name()
                 .is_some_and(|n| RULE_FILES.iter().any(|r| n == *r))
         });
         let Some(base) = self.last else {
-            return self.full(repo, prev);
+            return self.full(repo, prev, &mut ticker);
         };
         if rule_change {
-            return self.full(repo, prev);
+            return self.full(repo, prev, &mut ticker);
         }
-        self.incremental(repo, base, paths)
+        self.incremental(repo, base, paths, &mut ticker)
     }
 
-    fn full(&mut self, repo: &Repository, prev: Option<Oid>) -> Result<TreeSnapshot> {
+    fn full(
+        &mut self,
+        repo: &Repository,
+        prev: Option<Oid>,
+        ticker: &mut Ticker,
+    ) -> Result<TreeSnapshot> {
         let started = std::time::Instant::now();
         if let Some(t) = self.tracker.as_mut() {
             t.reset();
@@ -149,6 +182,15 @@ impl Snapshotter {
                 t.watch_dir(d);
             }
         };
+        // Blobs are stored while the walk goes on: each entry goes to the hashers as soon as
+        // the walk is sure to keep it.
+        let mut feeder = feeder(&self.repo_dir, &self.root, self.threads(), ticker);
+        let cache = &self.cache;
+        let mut on_found = |i: usize, f: &Found| {
+            let cached = f.stat.as_ref().and_then(|s| cache.lookup(&f.rel, s));
+            let hash = f.stat.is_some() && cached.is_none();
+            feeder.found(i, &f.rel, f.mode, cached, hash);
+        };
         let walked = WalkCtx {
             root: &self.root,
             rules: &mut self.rules,
@@ -156,12 +198,17 @@ impl Snapshotter {
             tracked: &mut self.tracked,
             known_dir: &known,
             on_dir: &mut on_dir,
+            on_found: Some(&mut on_found),
         }
         .walk(b"");
         self.tracker = tracker;
         let walk_ms = started.elapsed().as_millis() as u64;
-        let ids = self.ids_for(repo, &walked.found)?;
-        let hashed_now = std::mem::take(&mut self.hashed_mask);
+        let Fed {
+            ids,
+            hashed: hashed_now,
+            count,
+        } = feeder.finish(repo)?;
+        self.last_hashed = count;
         let hash_ms = started.elapsed().as_millis() as u64;
         let tree = tree::build(repo, &walked.found, &ids)?;
         let tree_ms = started.elapsed().as_millis() as u64;
@@ -218,33 +265,22 @@ impl Snapshotter {
         })
     }
 
-    /// Blob ids for walked entries: from the stat cache, else hashed into the store.
-    fn ids_for(&mut self, repo: &Repository, found: &[Found]) -> Result<Vec<Option<Oid>>> {
-        let mut ids: Vec<Option<Oid>> = vec![None; found.len()];
-        let mut todo: Vec<usize> = Vec::new();
+    /// Blob ids for entries: from the stat cache, else hashed into the store.
+    fn ids_for(
+        &mut self,
+        repo: &Repository,
+        found: &[Found],
+        ticker: &mut Ticker,
+    ) -> Result<Vec<Option<Oid>>> {
+        let mut feeder = feeder(&self.repo_dir, &self.root, self.threads(), ticker);
         for (i, f) in found.iter().enumerate() {
-            match &f.stat {
-                None => {}
-                Some(stat) => match self.cache.lookup(&f.rel, stat) {
-                    Some(id) => ids[i] = Some(id),
-                    None => todo.push(i),
-                },
-            }
+            let cached = f.stat.as_ref().and_then(|s| self.cache.lookup(&f.rel, s));
+            let hash = f.stat.is_some() && cached.is_none();
+            feeder.found(i, &f.rel, f.mode, cached, hash);
         }
-        let items: Vec<(&[u8], u32)> = todo
-            .iter()
-            .map(|&i| (found[i].rel.as_slice(), found[i].mode))
-            .collect();
-        let hashed = hash_all(repo, &self.repo_dir, &self.root, &items)?;
-        self.last_hashed = todo.len();
-        self.hashed_mask = vec![false; found.len()];
-        for &i in &todo {
-            self.hashed_mask[i] = true;
-        }
-        for (i, id) in todo.into_iter().zip(hashed) {
-            ids[i] = id;
-        }
-        Ok(ids)
+        let fed = feeder.finish(repo)?;
+        self.last_hashed = fed.count;
+        Ok(fed.ids)
     }
 
     fn incremental(
@@ -252,6 +288,7 @@ impl Snapshotter {
         repo: &Repository,
         base: Oid,
         paths: Vec<PathBuf>,
+        ticker: &mut Ticker,
     ) -> Result<TreeSnapshot> {
         let mut edits: BTreeMap<Vec<u8>, Edit> = BTreeMap::new();
         let mut found: Vec<Found> = Vec::new();
@@ -308,6 +345,7 @@ impl Snapshotter {
                     tracked: &mut self.tracked,
                     known_dir: &known,
                     on_dir: &mut on_dir,
+                    on_found: None,
                 }
                 .walk(&rel);
                 self.tracker = tracker;
@@ -346,7 +384,7 @@ impl Snapshotter {
                 mode,
             });
         }
-        let ids = self.ids_for(repo, &found)?;
+        let ids = self.ids_for(repo, &found, ticker)?;
         let now = now_secs();
         for (f, id) in found.iter().zip(&ids) {
             match (f.mode, id, &f.stat) {
@@ -389,8 +427,26 @@ impl Snapshotter {
     }
 }
 
+/// A feeder for one snapshot's blobs (`threads`: other than the default).
+fn feeder<'a>(
+    repo_dir: &'a Path,
+    root: &'a Path,
+    threads: Option<usize>,
+    ticker: &'a mut Ticker,
+) -> Feeder<'a> {
+    let f = Feeder::new(repo_dir, root, ticker);
+    match threads {
+        Some(n) => f.with_threads(n),
+        None => f,
+    }
+}
+
 /// Whether `abs` is a folder with nothing in it.
 pub(crate) fn is_empty_dir(abs: &Path) -> bool {
     fs::symlink_metadata(abs).is_ok_and(|m| m.is_dir())
         && fs::read_dir(abs).is_ok_and(|mut d| d.next().is_none())
 }
+
+#[cfg(test)]
+#[path = "snapshot_tests.rs"]
+mod tests;

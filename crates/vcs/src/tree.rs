@@ -2,12 +2,13 @@
 //! the folders on the paths of changed entries are rewritten. Empty folders are kept as empty
 //! trees (Cairn's store only; git itself cannot hold them).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use git2::{ObjectType, Oid, Repository, Tree};
 
 use crate::cache::MODE_TREE;
 use crate::error::Result;
+use crate::pack::{object_id, PackBatch};
 use crate::walk::{join_rel, Found};
 
 /// A change to one path of a tree.
@@ -50,19 +51,45 @@ pub(crate) fn build(repo: &Repository, found: &[Found], ids: &[Option<Oid>]) -> 
         root.dir(parent).files.push((name.to_vec(), *id, f.mode));
     }
     let odb = repo.odb()?;
-    write_node(&odb, &root)
+    let mut new = NewTrees::default();
+    let id = write_node(&odb, &root, &mut new)?;
+    if new.list.len() < PACK_TREES {
+        for (_, buf) in &new.list {
+            odb.write(ObjectType::Tree, buf)?;
+        }
+    } else {
+        // A first snapshot of a big tree: thousands of trees, one pack instead of as many
+        // loose files.
+        let mut pack = PackBatch::new(repo.path());
+        for (id, buf) in &new.list {
+            pack.add(ObjectType::Tree, *id, buf)?;
+        }
+        pack.write()?;
+        odb.refresh()?;
+    }
+    Ok(id)
 }
 
-/// Serialises a node as a git tree object and stores it unless it already exists (one
+/// New trees of one build are written as a pack from this many on.
+const PACK_TREES: usize = 64;
+
+/// Trees a build must store (each once), children before parents.
+#[derive(Default)]
+struct NewTrees {
+    seen: HashSet<Oid>,
+    list: Vec<(Oid, Vec<u8>)>,
+}
+
+/// Serialises a node as a git tree object, to be stored unless it already exists (one
 /// existence check per folder instead of one per entry).
-fn write_node(odb: &git2::Odb<'_>, node: &Node) -> Result<Oid> {
+fn write_node(odb: &git2::Odb<'_>, node: &Node, new: &mut NewTrees) -> Result<Oid> {
     let mut entries: Vec<(Vec<u8>, u32, Oid)> =
         Vec::with_capacity(node.files.len() + node.dirs.len());
     for (name, id, mode) in &node.files {
         entries.push((name.clone(), *mode, *id));
     }
     for (name, child) in &node.dirs {
-        let id = write_node(odb, child)?;
+        let id = write_node(odb, child, new)?;
         let mut key = name.clone();
         key.push(b'/');
         entries.push((key, MODE_TREE, id));
@@ -81,9 +108,10 @@ fn write_node(odb: &git2::Odb<'_>, node: &Node) -> Result<Oid> {
         buf.push(0);
         buf.extend_from_slice(id.as_bytes());
     }
-    let id = Oid::hash_object(ObjectType::Tree, &buf)?;
-    if !odb.exists_ext(id, git2::OdbLookupFlags::NO_REFRESH) {
-        odb.write(ObjectType::Tree, &buf)?;
+    let id = object_id(ObjectType::Tree, &buf)?;
+    if !new.seen.contains(&id) && !odb.exists_ext(id, git2::OdbLookupFlags::NO_REFRESH) {
+        new.seen.insert(id);
+        new.list.push((id, buf));
     }
     Ok(id)
 }

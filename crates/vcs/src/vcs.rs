@@ -115,6 +115,13 @@ impl Vcs {
         self.store.root()
     }
 
+    /// Sets (or clears) the observer of long snapshots: called with the entries done and,
+    /// once known, their total, only after a snapshot has run for over a second and at most
+    /// ten times a second.
+    pub fn set_progress(&mut self, progress: Option<crate::progress::ProgressFn>) {
+        self.snap.set_progress(progress);
+    }
+
     /// Takes a snapshot of the work tree without recording it in any session.
     pub fn snapshot(&mut self) -> Result<TreeSnapshot> {
         let _lock = self.store.lock()?;

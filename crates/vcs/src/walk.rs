@@ -31,6 +31,9 @@ pub struct Excluded {
     pub reason: String,
 }
 
+/// Called with each entry a walk keeps, and its index in [`Walked::found`].
+pub(crate) type OnFound<'a> = &'a mut dyn FnMut(usize, &Found);
+
 /// Everything a walk needs besides the tree itself.
 pub(crate) struct WalkCtx<'a> {
     /// Workspace root.
@@ -45,6 +48,9 @@ pub(crate) struct WalkCtx<'a> {
     pub known_dir: &'a dyn Fn(&[u8]) -> bool,
     /// Called with every folder entered (the watcher adds it).
     pub on_dir: &'a mut dyn FnMut(&Path),
+    /// Called with each covered entry (its index in [`Walked::found`]) as soon as it is
+    /// certain to be in the result, so its hashing can start while the walk goes on.
+    pub on_found: Option<OnFound<'a>>,
 }
 
 /// Output of a walk.
@@ -54,6 +60,10 @@ pub(crate) struct Walked {
     pub found: Vec<Found>,
     /// Entries left out by size caps.
     pub excluded: Vec<Excluded>,
+    /// Whether this is the walk's result (not a capped folder's, which may still be dropped).
+    top: bool,
+    /// How many of `found` were passed to `on_found`.
+    reported: usize,
 }
 
 /// Joins a parent rel path and a name as git path bytes.
@@ -75,14 +85,31 @@ pub(crate) fn rel_path(rel: &[u8]) -> &Path {
 impl WalkCtx<'_> {
     /// Walks the folder `rel` (already known to be covered; `b""` = the workspace root).
     pub fn walk(&mut self, rel: &[u8]) -> Walked {
-        let mut out = Walked::default();
+        let mut out = Walked {
+            top: true,
+            ..Walked::default()
+        };
         let checked = rel.is_empty() || !self.is_new_untracked(rel);
         if checked {
             self.walk_dir(rel, &mut out, true);
         } else {
             self.walk_capped(rel, &mut out);
         }
+        self.report(&mut out);
         out
+    }
+
+    /// Passes the entries found since the last call to `on_found` (the walk's result only).
+    fn report(&mut self, out: &mut Walked) {
+        if !out.top {
+            return;
+        }
+        if let Some(f) = self.on_found.as_mut() {
+            for (i, found) in out.found.iter().enumerate().skip(out.reported) {
+                f(i, found);
+            }
+        }
+        out.reported = out.found.len();
     }
 
     fn is_new_untracked(&mut self, rel: &[u8]) -> bool {
@@ -118,21 +145,22 @@ impl WalkCtx<'_> {
                 return;
             }
         };
-        let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+        let mut names: Vec<_> = entries.flatten().map(|e| (e.file_name(), e)).collect();
         if names.is_empty() && !rel.is_empty() {
             out.found.push(Found {
                 rel: rel.to_vec(),
                 mode: MODE_TREE,
                 stat: None,
             });
+            self.report(out);
             return;
         }
-        names.sort();
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let chain = self.rules.chain(rel_path(rel));
-        for name in names {
+        for (name, entry) in names {
             let child = join_rel(rel, name.as_bytes());
-            let child_abs = abs.join(&name);
-            let Ok(meta) = fs::symlink_metadata(&child_abs) else {
+            // `lstat` relative to the open folder (no path lookup from the root).
+            let Ok(meta) = entry.metadata() else {
                 continue;
             };
             if meta.is_dir() {
@@ -178,5 +206,6 @@ impl WalkCtx<'_> {
                 stat: Some(Stat::of(&meta, mode)),
             });
         }
+        self.report(out);
     }
 }

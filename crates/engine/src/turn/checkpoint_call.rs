@@ -1,11 +1,11 @@
 //! The checkpointer's part of running one side-effecting call: the snapshot before it (no
 //! snapshot, no run) and the record after it, whose failure fails the turn.
 
-use cairn_protocol::{ToolStatus, TurnStatus};
+use cairn_protocol::{Event, Progress, ToolStatus, TurnStatus};
 
 use super::exec::{error_json, Finished, Prepared};
 use super::TurnRunner;
-use crate::checkpoint::SideEffect;
+use crate::checkpoint::{ProgressWatch, SideEffect};
 use crate::locks::lock;
 use crate::registry::RegisteredTool;
 
@@ -50,10 +50,12 @@ impl TurnRunner<'_> {
             return Ok(());
         };
         let turn = self.state.turns;
-        match c
-            .before_side_effect(turn, &p.call.name, &p.call.id, kind)
-            .await
-        {
+        let before = c.before_side_effect(turn, &p.call.name, &p.call.id, kind);
+        let result = match c.progress() {
+            Some(reports) => self.showing_progress(before, reports).await,
+            None => before.await,
+        };
+        match result {
             Ok(()) => Ok(()),
             Err(e) => {
                 let msg = format!("{e}; the tool did not run");
@@ -67,6 +69,36 @@ impl TurnRunner<'_> {
                     produced: Vec::new(),
                     images: Vec::new(),
                 })
+            }
+        }
+    }
+
+    /// Awaits a snapshot, sending its progress reports (a long first snapshot) as `progress`
+    /// events meanwhile.
+    async fn showing_progress<T>(
+        &self,
+        snapshot: impl std::future::Future<Output = T>,
+        mut reports: ProgressWatch,
+    ) -> T {
+        tokio::pin!(snapshot);
+        loop {
+            tokio::select! {
+                biased;
+                r = &mut snapshot => return r,
+                changed = reports.changed() => {
+                    if changed.is_err() {
+                        return snapshot.await;
+                    }
+                    let report = *reports.borrow_and_update();
+                    if let Some((done, total)) = report {
+                        self.emit(Event::Progress(Progress {
+                            task: "snapshot".into(),
+                            done,
+                            total,
+                        }))
+                        .await;
+                    }
+                }
             }
         }
     }
