@@ -14,6 +14,7 @@ use cairn_protocol::WorktreeRef;
 use cairn_worktree::{CreateOptions, Layout, Record, Repo, WorktreeError};
 
 pub use apply::{apply, ApplyReport, ApplyTarget};
+pub use cairn_worktree::{ApplyConflict, Committed, Removal, WorktreeError as Error};
 pub use handoff::{handoff, Handoff, HandoffTo};
 pub use message::propose_commit_message;
 pub use usage::{budget_bytes, usage, WorktreesUsage};
@@ -98,6 +99,77 @@ pub(crate) fn under(root: &Path, sub: &Path) -> PathBuf {
     } else {
         root.join(sub)
     }
+}
+
+/// The folder workspace a session of worktree `name` working in `workspace` belongs to
+/// (the folder's counterpart of `workspace`, as `prepare` made it).
+pub fn folder_of(workspace: &Path, state_dir: &Path, name: &str) -> Result<PathBuf, WorktreeError> {
+    let record = trusted(workspace, state_dir, name)?;
+    let sub = workspace
+        .strip_prefix(&record.path)
+        .unwrap_or(Path::new(""));
+    Ok(under(&record.folder, sub))
+}
+
+/// Worktree `name`'s counterpart of the folder workspace `workspace` (where a terminal
+/// "in the worktree" opens), checked to be Cairn's.
+pub fn workspace_in(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+) -> Result<PathBuf, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    let record = cairn_worktree::owned(&repo, name)?;
+    cairn_worktree::check(&repo, &record)?;
+    Ok(under(&record.path, &repo.sub))
+}
+
+/// Commits every change of worktree `name` of the repository of `workspace` on its branch.
+pub fn commit(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    message: &str,
+) -> Result<Committed, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    cairn_worktree::commit(&repo, name, message)
+}
+
+/// Removes worktree `name` of the repository of `workspace` (refused while it holds work
+/// neither applied nor committed, unless `force`; a usage error while a process holds one
+/// of its sessions open, except the ones in `held`: the caller holds those open, idle, and
+/// closes them after).
+pub fn remove(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    force: bool,
+    held: &[String],
+) -> Result<Removal, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    let record = cairn_worktree::owned(&repo, name)?;
+    let store = crate::SessionStore::new(state_dir);
+    let sessions = store
+        .search(&crate::SessionQuery::default())
+        .unwrap_or_default();
+    // Held while removing, so no session starts in it meanwhile.
+    let mut locks = Vec::new();
+    for s in sessions.iter().filter(|s| {
+        s.worktree.as_deref() == Some(name)
+            && Path::new(&s.workspace).starts_with(&record.path)
+            && !held.contains(&s.id)
+    }) {
+        match store.lock(&s.id) {
+            Ok(l) => locks.push(l),
+            Err(_) => {
+                return Err(WorktreeError::Usage(format!(
+                    "session {} is running in worktree {name}: stop it first",
+                    s.id
+                )))
+            }
+        }
+    }
+    cairn_worktree::remove(&repo, name, force)
 }
 
 /// The `turn_start` facts of `record`.

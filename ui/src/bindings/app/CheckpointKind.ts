@@ -3,4 +3,4 @@
 /**
  * What made a checkpoint.
  */
-export type CheckpointKind = "agent" | "restore" | "user";
+export type CheckpointKind = "agent" | "restore" | "user" | "apply";
