@@ -212,7 +212,7 @@ export function Sessions(p: Props) {
                   >
                     <span className="session-name">
                       <span className={`session-state session-state-${s.activity.state}`} data-testid="session-state" title={t(activityLabel(s.activity))} aria-hidden="true" />
-                      {s.name === "" ? t("sidebar.untitled") : s.name}
+                      <span className="session-name-text">{s.name === "" ? t("sidebar.untitled") : s.name}</span>
                       {!active && (s.activity.state === "approval" || s.activity.state === "answer") && (
                         // Part of the row's button: clicking it opens the session at its request.
                         <span className="session-badge" data-testid="session-badge" title={t(activityLabel(s.activity))}>
@@ -231,7 +231,7 @@ export function Sessions(p: Props) {
                           {s.changedFiles} {t(s.changedFiles === 1 ? "board.file" : "board.files")}
                         </span>
                       )}
-                      {s.worktree !== null && <span className="session-worktree"> · {s.worktree}</span>}
+                      {s.worktree !== null && !worktreeNames.has(s.worktree) && <span className="session-worktree"> · {s.worktree}</span>}
                     </span>
                   </button>
                 )}
