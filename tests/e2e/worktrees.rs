@@ -189,6 +189,11 @@ async fn folder_and_two_worktree_sessions_stream_at_once_review_comments_reach_t
         // The badge opens alpha; approved on its card, it writes in its own worktree only.
         click(&c, &format!("{} [data-testid=session-badge]", row(&alpha))).await;
         wait_css(&c, &card("write_file", "awaiting")).await;
+        let crumb = last_text(&c, "[data-testid=worktree-crumb]").await;
+        assert!(
+            crumb.contains("alpha"),
+            "the header names the worktree: {crumb}"
+        );
         click(
             &c,
             &format!(
@@ -327,6 +332,184 @@ async fn a_folder_outside_git_explains_why_it_has_no_worktrees() {
             assert!(why.contains("git repository"), "{why}");
         },
     )
+    .await;
+    let _ = ran;
+}
+
+/// The folder of worktree `name` of the repository in `repo`, as git lists it.
+fn worktree_path(repo: &Path, name: &str) -> Option<std::path::PathBuf> {
+    git::git(repo, &["worktree", "list", "--porcelain"])
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+        .map(std::path::PathBuf::from)
+        .find(|p| p.file_name().is_some_and(|n| n == name))
+}
+
+/// What terminal `id`'s view shows.
+async fn screen_text(c: &Client, id: &str) -> String {
+    let js = format!(
+        "const el = document.querySelector('[data-testid=terminal-view][data-terminal=\"{id}\"] .xterm-rows'); return el === null ? '' : el.textContent"
+    );
+    c.execute(&js, vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Opens worktree `name`'s review and waits for it.
+async fn open_review(c: &Client, name: &str) {
+    click(c, &format!("{} [data-testid=worktree-review]", group(name))).await;
+    find(c, "[data-testid=worktree-review]").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_commits_on_its_branch_opens_a_terminal_there_and_removal_protects_its_work() {
+    const MESSAGE: &str = "Uppercase the second note";
+    let server = Arc::new(
+        MockLlmServer::with_script(vec![
+            Reply::tool_call(
+                "call_gamma",
+                "write_file",
+                json!({"path": "notes.txt", "content": ALPHA_NOTES}),
+            ),
+            Reply::text("Gamma changed the notes."),
+            // The proposed commit message.
+            Reply::text(&format!("```\n{MESSAGE}\n\nAs the user asked.\n```")),
+        ])
+        .await
+        .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let trees = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("repo");
+    git::repo_with(&ws, &[("notes.txt", NOTES)]);
+    seed_recent(state.path(), &ws, json!({}));
+    let env = with_var(
+        with_var(
+            app_env(state.path(), &server, "mock-model"),
+            "CAIRN_TEST_APPROVER",
+            Some("allow"),
+        ),
+        "CAIRN_WORKTREES_DIR",
+        Some(&trees.path().display().to_string()),
+    );
+    let w = ws.clone();
+    let srv = server.clone();
+    let ran = with_app(env, move |c| async move {
+        open_recent(&c).await;
+        new_worktree(&c, "gamma").await;
+        send(&c, "Uppercase the second note").await;
+        wait_turns(&c, "completed", 1).await;
+        let gamma = worktree_path(&w, "gamma").expect("git lists worktree gamma");
+        assert_eq!(
+            std::fs::read_to_string(gamma.join("notes.txt")).unwrap(),
+            ALPHA_NOTES
+        );
+
+        // Removing it now is refused, naming the file that would be lost.
+        open_review(&c, "gamma").await;
+        click(&c, "[data-testid=worktree-remove]").await;
+        let refusal = text_of(&c, "[data-testid=review-error]").await;
+        assert!(refusal.contains("notes.txt"), "{refusal}");
+        find(&c, "[data-testid=worktree-remove-force]").await;
+        assert!(gamma.is_dir());
+
+        // Commit on branch: the model's proposal (without its fences) is editable, then
+        // committed on cairn/gamma.
+        click(&c, "[data-testid=worktree-commit]").await;
+        wait_js(
+            &c,
+            "the proposed commit message",
+            &format!(
+                "const t = document.querySelector('[data-testid=commit-message]'); \
+                 return t !== null && t.value.startsWith({})",
+                serde_json::to_string(MESSAGE).unwrap()
+            ),
+        )
+        .await;
+        let proposal = srv.requests()[2].body.to_string();
+        assert!(proposal.contains("+TWO"), "the diff was proposed on: {proposal}");
+        click(&c, "[data-testid=commit-confirm]").await;
+        find(&c, "[data-testid=commit-result]").await;
+        assert_eq!(
+            git::git(&w, &["log", "-1", "--format=%s", "cairn/gamma"]).trim(),
+            MESSAGE
+        );
+        wait_css(
+            &c,
+            &format!("{} [data-testid=worktree-unapplied][data-count='0']", group("gamma")),
+        )
+        .await;
+
+        // Open terminal here: a shell in the worktree's folder, in the terminal panel.
+        click(&c, "[data-testid=worktree-terminal]").await;
+        find(&c, "[data-testid=terminal-panel] [data-testid=terminal-tab][data-kind=user]").await;
+        let css = "[data-testid=terminal-view] textarea";
+        let input = find(&c, css).await;
+        input.send_keys("pwd").await.unwrap();
+        input.send_keys(&Key::Enter.to_string()).await.unwrap();
+        let id = c
+            .execute(
+                "return document.querySelector('[data-testid=terminal-tab][data-kind=user]').dataset.terminal",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string();
+        let want = gamma.display().to_string();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = screen_text(&c, &id).await;
+            if text.contains(&want) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the terminal never showed {want}: {text}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+
+        // Committed work is kept on its branch: removing it goes through, the branch stays.
+        open_review(&c, "gamma").await;
+        click(&c, "[data-testid=worktree-remove]").await;
+        wait_js(
+            &c,
+            "gamma to leave the board",
+            "return document.querySelector('[data-testid=worktree-group][data-worktree=gamma]') === null \
+             && document.querySelector('[data-testid=worktree-review]') === null",
+        )
+        .await;
+        assert!(!gamma.exists());
+        assert!(worktree_path(&w, "gamma").is_none());
+        assert_eq!(
+            git::git(&w, &["log", "-1", "--format=%s", "cairn/gamma"]).trim(),
+            MESSAGE
+        );
+
+        // Delta holds work neither applied nor committed: refused, then "Remove anyway".
+        new_worktree(&c, "delta").await;
+        let delta = worktree_path(&w, "delta").expect("git lists worktree delta");
+        std::fs::write(delta.join("scratch.txt"), "work in progress\n").unwrap();
+        open_review(&c, "delta").await;
+        find(&c, "[data-testid=review-file][data-path='scratch.txt']").await;
+        click(&c, "[data-testid=worktree-remove]").await;
+        let refusal = text_of(&c, "[data-testid=review-error]").await;
+        assert!(refusal.contains("scratch.txt"), "{refusal}");
+        assert!(delta.is_dir());
+        click(&c, "[data-testid=worktree-remove-force]").await;
+        wait_js(
+            &c,
+            "delta to leave the board",
+            "return document.querySelector('[data-testid=worktree-group][data-worktree=delta]') === null",
+        )
+        .await;
+        assert!(!delta.exists());
+    })
     .await;
     let _ = ran;
 }

@@ -553,6 +553,14 @@ export function Workbench(p: Props) {
           <span className="brand-name" data-testid="app-name">Cairn</span>
           <span className="crumb">/</span>
           <span className="crumb-workspace" title={p.workspace.path}>{p.workspace.name}</span>
+          {shownRow !== null && shownRow.worktree !== null && (
+            <>
+              <span className="crumb">/</span>
+              <span className="crumb-worktree" title={t("wt.title")} data-testid="worktree-crumb">
+                ⎇ {shownRow.worktree}
+              </span>
+            </>
+          )}
           {session !== null && (
             <>
               <span className="crumb">/</span>
