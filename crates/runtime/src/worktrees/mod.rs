@@ -224,3 +224,81 @@ pub fn exit_code(e: &WorktreeError) -> u8 {
         1
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("repo");
+        cairn_testkit::git::repo_with(&folder, &[("sub/a.txt", "one\n"), ("b.txt", "b\n")]);
+        let folder = folder.canonicalize().unwrap();
+        let state = dir.path().join("state");
+        (dir, folder, state)
+    }
+
+    #[test]
+    fn a_worktree_sessions_folder_and_a_folders_worktree_counterpart_map_both_ways() {
+        let (_dir, folder, state) = repo();
+        let p = prepare(&folder.join("sub"), &state, "w", false, &|_, _| {}).unwrap();
+        assert!(p.workspace.ends_with("w/sub"), "{:?}", p.workspace);
+        assert_eq!(
+            folder_of(&p.workspace, &state, "w").unwrap(),
+            folder.join("sub")
+        );
+        assert_eq!(
+            workspace_in(&folder.join("sub"), &state, "w").unwrap(),
+            p.workspace
+        );
+        assert_eq!(
+            workspace_in(&folder, &state, "w").unwrap(),
+            PathBuf::from(&p.worktree.path)
+        );
+        assert!(workspace_in(&folder, &state, "nope").is_err());
+    }
+
+    #[test]
+    fn removal_refuses_unapplied_work_and_a_session_held_elsewhere_but_not_the_callers() {
+        let (_dir, folder, state) = repo();
+        let p = prepare(&folder, &state, "w", false, &|_, _| {}).unwrap();
+        std::fs::write(p.workspace.join("b.txt"), "changed\n").unwrap();
+        let refused = remove(&folder, &state, "w", false, &[]).unwrap_err();
+        assert!(matches!(refused, WorktreeError::Refused(_)), "{refused}");
+        assert!(refused.to_string().contains("b.txt"), "{refused}");
+
+        // A session of the worktree that some process holds open.
+        let store = crate::SessionStore::new(&state);
+        let now = chrono::Utc::now().to_rfc3339();
+        let saved = crate::SavedSession {
+            session_id: "s1".into(),
+            name: String::new(),
+            name_source: "auto".into(),
+            workspace: p.workspace.display().to_string(),
+            model: String::new(),
+            provider: String::new(),
+            messages: Vec::new(),
+            permissions: Default::default(),
+            turns: 1,
+            todos: Vec::new(),
+            usage: Default::default(),
+            cost_usd: 0.0,
+            created_at: now.clone(),
+            updated_at: now,
+            protocol_version: cairn_protocol::PROTOCOL_VERSION,
+            turn_marks: Vec::new(),
+            worktree: Some("w".into()),
+        };
+        store.save(&saved).unwrap();
+        let lock = store.lock("s1").unwrap();
+        let busy = remove(&folder, &state, "w", true, &[]).unwrap_err();
+        assert!(busy.is_usage(), "{busy}");
+        assert!(p.workspace.is_dir());
+        // The caller holds it (and closes it after): removed, the work kept restorable.
+        let gone = remove(&folder, &state, "w", true, &["s1".into()]).unwrap();
+        assert_eq!(gone.unapplied, ["b.txt"]);
+        assert!(!p.workspace.exists());
+        drop(lock);
+    }
+}
