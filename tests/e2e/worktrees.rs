@@ -513,3 +513,50 @@ async fn a_worktree_commits_on_its_branch_opens_a_terminal_there_and_removal_pro
     .await;
     let _ = ran;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_leaves_a_file_the_folder_changed_too_and_says_why() {
+    let server = Arc::new(MockLlmServer::with_script(vec![]).await.unwrap());
+    let state = tempfile::tempdir().unwrap();
+    let trees = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("repo");
+    git::repo_with(&ws, &[("notes.txt", NOTES), ("other.txt", "other\n")]);
+    seed_recent(state.path(), &ws, json!({}));
+    let env = with_var(
+        app_env(state.path(), &server, "mock-model"),
+        "CAIRN_WORKTREES_DIR",
+        Some(&trees.path().display().to_string()),
+    );
+    let w = ws.clone();
+    let ran = with_app(env, move |c| async move {
+        open_recent(&c).await;
+        new_worktree(&c, "eps").await;
+        let eps = worktree_path(&w, "eps").expect("git lists worktree eps");
+        // The worktree changes two files; the user changed one of them in the folder too.
+        std::fs::write(eps.join("notes.txt"), ALPHA_NOTES).unwrap();
+        std::fs::write(eps.join("other.txt"), "other, from the worktree\n").unwrap();
+        std::fs::write(w.join("notes.txt"), "one\ntwo, mine\nthree\n").unwrap();
+        open_review(&c, "eps").await;
+        find(&c, "[data-testid=review-file][data-path='other.txt']").await;
+        // No folder session is open in the window: the apply makes its own change-turn.
+        click(&c, "[data-testid=worktree-apply]").await;
+        let conflict = text_of(
+            &c,
+            "[data-testid=apply-conflicts] [data-testid=apply-conflict][data-path='notes.txt']",
+        )
+        .await;
+        assert!(conflict.len() > "notes.txt: ".len(), "a reason: {conflict}");
+        assert_eq!(count(&c, "[data-testid=apply-conflict]").await, 1);
+        assert_eq!(
+            std::fs::read_to_string(w.join("notes.txt")).unwrap(),
+            "one\ntwo, mine\nthree\n",
+            "the user's edit is left alone"
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.join("other.txt")).unwrap(),
+            "other, from the worktree\n"
+        );
+    })
+    .await;
+    let _ = ran;
+}
