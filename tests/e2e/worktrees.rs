@@ -110,6 +110,13 @@ async fn folder_and_two_worktree_sessions_stream_at_once_review_comments_reach_t
             Reply::text("Alpha changed the notes."),
             // 5. Alpha's answer to the review.
             Reply::text("Addressed the review comment."),
+            // 6. The folder's session changes a file after the apply and its undo.
+            Reply::tool_call(
+                "call_done",
+                "write_file",
+                json!({"path": "done.txt", "content": "done\n"}),
+            ),
+            Reply::text("Wrote done.txt."),
         ])
         .await
         .unwrap(),
@@ -310,6 +317,26 @@ async fn folder_and_two_worktree_sessions_stream_at_once_review_comments_reach_t
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        // The folder session's next change-turn is numbered after the apply and its undo.
+        send(&c, "Write done.txt").await;
+        click(
+            &c,
+            &format!(
+                "{} [data-testid=approve-once]",
+                card("write_file", "awaiting")
+            ),
+        )
+        .await;
+        wait_turns(&c, "completed", 2).await;
+        wait_css(&c, "[data-testid=checkpoint][data-kind=agent]").await;
+        let turns = c
+            .execute(
+                "return Array.from(document.querySelectorAll('[data-testid=checkpoint]')).map(e => e.dataset.kind + ':' + e.dataset.turn).join(' ')",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(turns.as_str(), Some("apply:1 restore:2 agent:3"), "{turns}");
         let lines = std::fs::read_to_string(&notes_file).unwrap();
         assert_eq!(lines.lines().count(), 1, "one notification: {lines}");
     })
