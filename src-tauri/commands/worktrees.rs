@@ -308,3 +308,63 @@ pub async fn remove_worktree<R: Runtime>(
         unapplied: removed.unapplied,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn recorder() -> (Channel<Progress>, Arc<Mutex<Vec<String>>>) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink = got.clone();
+        let channel = Channel::new(move |body| {
+            if let tauri::ipc::InvokeResponseBody::Json(s) = body {
+                crate::state::lock_pub(&sink).push(s);
+            }
+            Ok(())
+        });
+        (channel, got)
+    }
+
+    #[test]
+    fn creation_progress_shows_only_after_a_second_and_at_most_every_100_ms() {
+        let (channel, got) = recorder();
+        let quick = ProgressOut {
+            channel,
+            started: Instant::now(),
+            last: Mutex::new(None),
+        };
+        quick.report(1, Some(10));
+        assert!(
+            crate::state::lock_pub(&got).is_empty(),
+            "a quick creation shows nothing"
+        );
+
+        let (channel, got) = recorder();
+        let slow = ProgressOut {
+            channel,
+            started: Instant::now() - Duration::from_secs(2),
+            last: Mutex::new(None),
+        };
+        slow.report(3, Some(10));
+        slow.report(4, Some(10));
+        let sent = crate::state::lock_pub(&got).clone();
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        let p: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
+        assert_eq!(p["task"], "worktree");
+        assert_eq!(p["done"], 3);
+        assert_eq!(p["total"], 10);
+    }
+
+    #[test]
+    fn worktree_names_are_checked_before_anything_is_created() {
+        assert_eq!(checked_name(" feat-1.x_y ").unwrap(), "feat-1.x_y");
+        for bad in ["", "-x", ".x", "a/b", "a b", &"x".repeat(65)] {
+            assert_eq!(
+                checked_name(bad).unwrap_err().code,
+                ErrorCode::Invalid,
+                "{bad}"
+            );
+        }
+    }
+}
