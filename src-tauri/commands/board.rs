@@ -209,15 +209,21 @@ fn worktrees_of(
         }
     }
     let list = cairn_runtime::worktrees::list(workspace, &state.config.state_dir)
-        .map_err(|e| unavailable(&e));
+        .map_err(|e| unavailable(workspace, &e));
     crate::state::lock_pub(&state.worktree_lists)
         .insert(workspace.to_path_buf(), (key, list.clone()));
     list
 }
 
 /// Why a workspace has no worktrees, in plain words.
-fn unavailable(e: &cairn_runtime::worktrees::Error) -> String {
-    format!("Worktree sessions need a git repository with at least one commit: {e}")
+fn unavailable(workspace: &Path, e: &cairn_runtime::worktrees::Error) -> String {
+    let in_git = workspace.ancestors().any(|d| d.join(".git").exists());
+    if in_git {
+        format!("Worktree sessions are not available here: {e}")
+    } else {
+        "This folder is not in a git repository, so its sessions cannot run in worktrees of          their own: run `git init` and make a first commit to use them."
+            .to_string()
+    }
 }
 
 /// Changed-file counts from the checkpoints, recounted for sessions saved since they were
