@@ -58,4 +58,11 @@ pub const COMMANDS: &[&str] = &[
     "workspace_files",
     "watch_files",
     "read_attachment",
+    "new_worktree_session",
+    "worktree_review",
+    "review_message",
+    "apply_worktree",
+    "propose_commit",
+    "commit_worktree",
+    "remove_worktree",
 ];

@@ -31,6 +31,9 @@ pub enum ErrorCode {
     Checkpoints,
     /// A platform facility is missing (clipboard, window, dialog).
     Unavailable,
+    /// Refused to protect the user's work (a worktree with changes neither applied nor
+    /// committed); the message names them and the request may be repeated with force.
+    Refused,
     /// Something failed that the user cannot fix here.
     Internal,
 }
@@ -115,6 +118,18 @@ impl From<cairn_runtime::RuntimeError> for IpcError {
         let code = match &e {
             cairn_runtime::RuntimeError::Config(_) => ErrorCode::Config,
             cairn_runtime::RuntimeError::Store(_) => ErrorCode::Storage,
+        };
+        IpcError::new(code, e.to_string())
+    }
+}
+
+impl From<cairn_runtime::worktrees::Error> for IpcError {
+    fn from(e: cairn_runtime::worktrees::Error) -> Self {
+        use cairn_runtime::worktrees::Error as W;
+        let code = match &e {
+            W::Usage(_) => ErrorCode::Invalid,
+            W::Refused(_) => ErrorCode::Refused,
+            _ => ErrorCode::Storage,
         };
         IpcError::new(code, e.to_string())
     }

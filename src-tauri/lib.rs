@@ -114,6 +114,13 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::files::workspace_files,
             commands::files::watch_files,
             commands::files::read_attachment,
+            commands::worktrees::new_worktree_session,
+            commands::worktrees::worktree_review,
+            commands::worktrees::review_message,
+            commands::worktrees::apply_worktree,
+            commands::worktrees::propose_commit,
+            commands::worktrees::commit_worktree,
+            commands::worktrees::remove_worktree,
         ])
 }
 

@@ -31,6 +31,9 @@ pub struct OpenRequest<'a> {
     pub attention: Arc<Attention>,
     /// The user's terminals (the agent reads this workspace's ones).
     pub terminals: Arc<cairn_tools::TerminalManager>,
+    /// The Cairn-made git worktree `workspace` is in, for a new worktree session (a resumed
+    /// one finds its own).
+    pub worktree: Option<cairn_protocol::WorktreeRef>,
 }
 
 /// Opens (creates or resumes) a session in `host`. Its approvals go through
@@ -57,6 +60,7 @@ pub fn open(host: &Arc<Host>, req: OpenRequest<'_>) -> Result<Arc<SessionHandle>
         workspace: Some(req.workspace.to_path_buf()),
         state_dir: Some(req.state_dir.to_path_buf()),
         session_id: req.session_id,
+        worktree: req.worktree,
         ..RunOptions::default()
     };
     let project = crate::terminals::project_id(req.workspace);

@@ -80,6 +80,9 @@ fn test_notifier(_env: &EnvFn) -> Option<Arc<dyn Notifier>> {
     None
 }
 
+/// A workspace's worktrees as the board shows them, or why it has none.
+pub type WorktreeList = Result<Vec<cairn_runtime::worktrees::WorktreeView>, String>;
+
 /// A window's workspace and sessions.
 #[derive(Clone, Default)]
 pub struct WindowSlot {
@@ -116,6 +119,11 @@ pub struct AppState {
     pub open_requests: Mutex<HashMap<String, (u64, String)>>,
     /// The live board watch of each window (a newer one replaces it).
     board_watches: Mutex<HashMap<String, u64>>,
+    /// The board's worktree lists: per workspace, (what they were listed at, the list or
+    /// why there is none).
+    pub worktree_lists: Mutex<HashMap<PathBuf, (String, WorktreeList)>>,
+    /// Bumped when a worktree is created, applied, committed or removed (lists go stale).
+    pub worktree_generation: std::sync::atomic::AtomicU64,
     /// Windows whose user agreed to stop their running sessions (their next close goes on).
     close_confirmed: Mutex<std::collections::HashSet<String>>,
     settings_file: SettingsFile,
@@ -143,6 +151,8 @@ impl AppState {
             changed_files: Mutex::default(),
             open_requests: Mutex::default(),
             board_watches: Mutex::default(),
+            worktree_lists: Mutex::default(),
+            worktree_generation: std::sync::atomic::AtomicU64::new(0),
             close_confirmed: Mutex::default(),
             config,
             dialogs,
@@ -205,6 +215,13 @@ impl AppState {
         self.attention.set_viewed(label, None);
         self.host.touch();
         lock(&self.windows).remove(label)
+    }
+
+    /// A worktree was created, applied, committed or removed: boards list them again.
+    pub fn worktrees_changed(&self) {
+        self.worktree_generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.host.touch();
     }
 
     /// The user agreed to close window `label` although sessions run.

@@ -17,6 +17,9 @@ pub use cairn_runtime::timeline::types::{
     RestoreView, RewindArchiveView, RewoundTurnView, TimelineView,
 };
 pub use cairn_runtime::usage::{FailureRow, UsageReport, UsageRow};
+pub use cairn_runtime::worktrees::{
+    ReviewComment, ReviewFile, ReviewStatus, ReviewView, WorktreeView,
+};
 
 /// What the UI shows in its header: product name, app version and protocol version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
@@ -151,6 +154,65 @@ pub struct BoardView {
     pub viewed: Option<String>,
     /// A session to open now.
     pub open_request: Option<OpenRequestView>,
+    /// The git worktrees Cairn made for the workspace's repository (their sessions are
+    /// rows of `rows` with their `worktree` set).
+    pub worktrees: Vec<WorktreeView>,
+    /// Why the workspace cannot have worktrees (not in a git repository, no commit yet).
+    pub worktrees_unavailable: Option<String>,
+}
+
+/// What applying a worktree to the folder did (or, for a dry run, would do).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct ApplyView {
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// Paths applied (written, removed, or already as in the worktree).
+    pub applied: Vec<String>,
+    /// Paths left untouched, and why (plain words).
+    pub conflicts: Vec<ApplyConflictView>,
+    /// The folder session the apply is a change-turn of.
+    pub session: Option<String>,
+    /// That change-turn (its Undo restores to the one before).
+    pub checkpoint: Option<u32>,
+}
+
+/// A path an apply left untouched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct ApplyConflictView {
+    /// Path relative to the folder.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A commit made on a worktree's branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct CommitView {
+    /// The new commit.
+    pub commit: String,
+    /// The branch.
+    pub branch: String,
+}
+
+/// What removing a worktree did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct RemovalView {
+    /// NAME.
+    pub name: String,
+    /// Its branch was deleted (it held no commits beyond its base).
+    pub branch_deleted: bool,
+    /// Commits that kept the branch.
+    pub commits_ahead: u32,
+    /// Files neither applied nor committed that were removed (restorable for a while).
+    pub unapplied: Vec<String>,
 }
 
 /// Session permission allowances, for the settings' rules list.

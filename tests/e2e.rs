@@ -41,6 +41,8 @@ mod timeline;
 mod windows;
 #[path = "e2e/working.rs"]
 mod working;
+#[path = "e2e/worktrees.rs"]
+mod worktrees;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -13,6 +13,7 @@ pub mod terminal;
 pub mod timeline;
 pub mod turn;
 pub mod workspace;
+pub mod worktrees;
 
 use std::sync::Arc;
 

@@ -14,11 +14,12 @@ use crate::state::AppState;
 use crate::types::{GrantedDirectory, PermissionRules, PersistentRule, SessionStatus, SessionView};
 use cairn_runtime::llm_setup::ProviderChoice;
 
-fn open_runtime(
+pub(crate) fn open_runtime(
     state: &AppState,
     workspace: &Path,
     session_id: Option<String>,
     choice: &ProviderChoice,
+    worktree: Option<cairn_protocol::WorktreeRef>,
 ) -> IpcResult<Arc<SessionRuntime>> {
     Ok(crate::runtime::open(
         &state.host,
@@ -30,6 +31,7 @@ fn open_runtime(
             host: state.config.host,
             attention: state.attention.clone(),
             terminals: state.terminals.clone(),
+            worktree,
         },
     )?)
 }
@@ -47,14 +49,15 @@ pub async fn new_session<R: Runtime>(
         .workspace
         .ok_or_else(IpcError::no_workspace)?;
     let choice = state.provider_choice();
-    let runtime = tokio::task::block_in_place(|| open_runtime(&state, &workspace, None, &choice))?;
+    let runtime =
+        tokio::task::block_in_place(|| open_runtime(&state, &workspace, None, &choice, None))?;
     super::board::show(&state, label, runtime.clone()).await?;
     remember_session(&state, &workspace, &runtime.id());
     Ok(cairn_runtime::host::view::view(&runtime)?)
 }
 
 /// Remembers the session a workspace shows, to reopen it at the next start.
-fn remember_session(state: &AppState, workspace: &Path, id: &str) {
+pub(crate) fn remember_session(state: &AppState, workspace: &Path, id: &str) {
     let ws = workspace.display().to_string();
     if let Err(e) = state.update_settings(|s| s.remember_session(&ws, id)) {
         tracing::warn!(error = %e, "cannot remember the open session");
@@ -94,7 +97,14 @@ pub async fn open_session<R: Runtime>(
     }
     let store = cairn_runtime::SessionStore::new(&state.config.state_dir);
     let saved = store.load(&id)?;
-    let workspace = cairn_runtime::resolve_workspace(Path::new(&saved.workspace))?;
+    let session_ws = cairn_runtime::resolve_workspace(Path::new(&saved.workspace))?;
+    // A worktree session opens in the window of the folder its worktree was made from.
+    let workspace = match &saved.worktree {
+        Some(name) => tokio::task::block_in_place(|| {
+            cairn_runtime::worktrees::folder_of(&session_ws, &state.config.state_dir, name)
+        })?,
+        None => session_ws.clone(),
+    };
     if slot.workspace.as_deref() != Some(workspace.as_path()) {
         // Another workspace: its sessions replace this one's.
         super::workspace::close_session_of(&state, label).await?;
@@ -112,7 +122,7 @@ pub async fn open_session<R: Runtime>(
         provider,
     };
     let runtime =
-        tokio::task::block_in_place(|| open_runtime(&state, &workspace, Some(id), &choice))?;
+        tokio::task::block_in_place(|| open_runtime(&state, &session_ws, Some(id), &choice, None))?;
     remember_session(&state, &workspace, &runtime.id());
     state.with_slot(label, |slot| slot.workspace = Some(workspace));
     super::board::show(&state, label, runtime.clone()).await?;

@@ -44,16 +44,22 @@ pub fn terminal_list<R: Runtime>(
     ))
 }
 
-/// Opens the user's shell in the workspace at `cols`×`rows`.
+/// Opens the user's shell in the workspace at `cols`×`rows`; with `worktree`, in that
+/// worktree's counterpart of the workspace (the tab is still one of the workspace's).
 #[tauri::command]
 pub fn terminal_open<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     cols: u16,
     rows: u16,
+    worktree: Option<String>,
 ) -> IpcResult<TerminalTab> {
     let ws = workspace(&state, window.label())?;
-    let mut opts = cairn_tools::TerminalOptions::shell(&ws);
+    let cwd = match &worktree {
+        Some(name) => cairn_runtime::worktrees::workspace_in(&ws, &state.config.state_dir, name)?,
+        None => ws.clone(),
+    };
+    let mut opts = cairn_tools::TerminalOptions::shell(&cwd);
     opts.cols = clamp(cols);
     opts.rows = clamp(rows);
     if let Ok(shell) = std::env::var("SHELL") {

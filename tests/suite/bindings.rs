@@ -37,6 +37,11 @@ fn export_app_types(cfg: &Config) {
     export::<IpcError>(cfg);
     export::<RunOutcome>(cfg);
     export::<BoardView>(cfg);
+    export::<ReviewView>(cfg);
+    export::<ReviewComment>(cfg);
+    export::<ApplyView>(cfg);
+    export::<CommitView>(cfg);
+    export::<RemovalView>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

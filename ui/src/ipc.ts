@@ -33,6 +33,12 @@ import type { SettingsUpdate } from "./bindings/app/SettingsUpdate";
 import type { SettingsView } from "./bindings/app/SettingsView";
 import type { UsageReport } from "./bindings/app/UsageReport";
 import type { WorkspaceView } from "./bindings/app/WorkspaceView";
+import type { ApplyView } from "./bindings/app/ApplyView";
+import type { CommitView } from "./bindings/app/CommitView";
+import type { RemovalView } from "./bindings/app/RemovalView";
+import type { ReviewComment } from "./bindings/app/ReviewComment";
+import type { ReviewView } from "./bindings/app/ReviewView";
+import type { Progress } from "./bindings/Progress";
 
 /** How a run ended: its turns (the last one's status), `not_started` or `channel_closed`. */
 export type RunEnd = RunOutcome;
@@ -74,6 +80,28 @@ export function watchBoard(onBoard: (board: BoardView) => void) {
   channel.onmessage = onBoard;
   return invoke<void>("watch_board", { onBoard: channel });
 }
+
+/**
+ * Creates git worktree `name` (or reuses it), with the folder's uncommitted changes when
+ * `carry`, and starts a session there; a creation over a second reports to `onProgress`.
+ */
+export function newWorktreeSession(name: string, carry: boolean, onProgress: (p: Progress) => void) {
+  const channel = new Channel<Progress>();
+  channel.onmessage = onProgress;
+  return invoke<SessionView>("new_worktree_session", { name, carry, onProgress: channel });
+}
+/** A worktree's whole diff against its base, file by file. */
+export const worktreeReview = (name: string) => invoke<ReviewView>("worktree_review", { name });
+/** The one message inline review comments become (`null` when none says anything). */
+export const reviewMessage = (comments: ReviewComment[]) => invoke<string | null>("review_message", { comments });
+/** Applies a worktree to the folder as a change-turn of the folder session (undoable there). */
+export const applyWorktree = (name: string, dryRun: boolean) => invoke<ApplyView>("apply_worktree", { name, dryRun });
+/** A commit message for a worktree's changes proposed by the model (`null`: none). */
+export const proposeCommit = (name: string) => invoke<string | null>("propose_commit", { name });
+/** Commits a worktree's changes on its branch. */
+export const commitWorktree = (name: string, message: string) => invoke<CommitView>("commit_worktree", { name, message });
+/** Removes a worktree (refused with code `refused` while it holds unapplied work, unless `force`). */
+export const removeWorktree = (name: string, force: boolean) => invoke<RemovalView>("remove_worktree", { name, force });
 
 function channelFor(onEvent: (event: Event) => void): Channel<Event> {
   const channel = new Channel<Event>();
@@ -153,8 +181,9 @@ export const newWindow = () => invoke<string>("new_window");
 
 /** The terminal panel's tabs: the workspace's terminals and the agent's command sessions. */
 export const terminalList = () => invoke<TerminalTab[]>("terminal_list");
-/** Opens the user's shell in the workspace. */
-export const terminalOpen = (cols: number, rows: number) => invoke<TerminalTab>("terminal_open", { cols, rows });
+/** Opens the user's shell in the workspace (with `worktree`, in that worktree's counterpart). */
+export const terminalOpen = (cols: number, rows: number, worktree: string | null = null) =>
+  invoke<TerminalTab>("terminal_open", { cols, rows, worktree });
 /** Streams a terminal's output (what it printed so far, then live) to `onOutput`. */
 export function terminalAttach(id: string, onOutput: (bytes: Uint8Array) => void) {
   const channel = new Channel<number[]>();

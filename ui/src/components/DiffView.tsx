@@ -3,7 +3,7 @@
 // HTML injected is highlight.js's output (it escapes the code it is given) or the escaped
 // text `highlight` falls back to. Big diffs stay fast: only the first HIGHLIGHT_LINES lines
 // are highlighted, and rows are rendered RENDER_STEP at a time ("Show more").
-import { memo, useMemo, useState } from "react";
+import { memo, useMemo, useState, type ReactNode } from "react";
 import { languageOf, parseDiff, splitRows, type DiffRow, type Side } from "../diff";
 import { useT } from "../i18n";
 import { highlight } from "../markdown";
@@ -36,15 +36,32 @@ function Code({ text, lang, lit }: { text: string; lang: string; lit: boolean })
   return <span className="diff-code hljs" dangerouslySetInnerHTML={{ __html: highlight(text, lang) }} />;
 }
 
-function Unified({ rows, lang, shown }: { rows: DiffRow[]; lang: string; shown: number }) {
+/** What a diff's lines can do besides showing: a click on a code line, and what shows under a line. */
+export type LineActions = {
+  /** A code line (added, removed or context) was clicked; `index` is its row. */
+  onLine: (row: DiffRow, index: number) => void;
+  /** What to show under row `index` (a comment), if anything. */
+  below: (index: number) => ReactNode;
+};
+
+function Unified({ rows, lang, shown, lines }: { rows: DiffRow[]; lang: string; shown: number; lines?: LineActions }) {
   let code = 0;
   return (
     <>
       {rows.slice(0, shown).map((r, i) => {
         const content = r.kind === "add" || r.kind === "del" || r.kind === "ctx";
         const lit = content && code++ < HIGHLIGHT_LINES;
-        return (
-          <span key={i} className={`diff-line ${kindClass[r.kind]}`}>
+        const clickable = content && lines !== undefined;
+        const line = (
+          <span
+            key={i}
+            className={`diff-line ${kindClass[r.kind]}${clickable ? " diff-line-clickable" : ""}`}
+            data-testid={clickable ? "diff-line" : undefined}
+            data-new-no={clickable && r.newNo !== null ? r.newNo : undefined}
+            data-old-no={clickable && r.oldNo !== null ? r.oldNo : undefined}
+            data-kind={clickable ? r.kind : undefined}
+            onClick={clickable ? () => lines.onLine(r, i) : undefined}
+          >
             {content ? (
               <>
                 {r.prefix}
@@ -56,6 +73,14 @@ function Unified({ rows, lang, shown }: { rows: DiffRow[]; lang: string; shown: 
               r.raw
             )}
             {"\n"}
+          </span>
+        );
+        const note = lines?.below(i);
+        if (note === undefined || note === null || note === false) return line;
+        return (
+          <span key={i} className="diff-line-with-note">
+            {line}
+            <span className="diff-note">{note}</span>
           </span>
         );
       })}
@@ -109,7 +134,20 @@ function Split({ rows, lang, shown }: { rows: DiffRow[]; lang: string; shown: nu
 }
 
 /** A unified diff, unified or side by side, highlighted when its file's `path` is known. */
-export const DiffView = memo(function DiffView({ diff, testId, path, mode = "unified" }: { diff: string; testId?: string; path?: string; mode?: DiffMode }) {
+export const DiffView = memo(function DiffView({
+  diff,
+  testId,
+  path,
+  mode = "unified",
+  lines,
+}: {
+  diff: string;
+  testId?: string;
+  path?: string;
+  mode?: DiffMode;
+  /** Clickable lines with notes under them (the unified layout only). */
+  lines?: LineActions;
+}) {
   const t = useT();
   const rows = useMemo(() => parseDiff(diff), [diff]);
   const [shown, setShown] = useState(RENDER_STEP);
@@ -118,7 +156,7 @@ export const DiffView = memo(function DiffView({ diff, testId, path, mode = "uni
   return (
     <div className={`diff-view diff-view-${mode}`} data-mode={mode}>
       <pre className={mode === "split" ? "diff diff-split-wrap" : "diff"} data-testid={testId}>
-        {mode === "split" ? <Split rows={rows} lang={lang} shown={shown} /> : <Unified rows={rows} lang={lang} shown={shown} />}
+        {mode === "split" ? <Split rows={rows} lang={lang} shown={shown} /> : <Unified rows={rows} lang={lang} shown={shown} lines={lines} />}
       </pre>
       {lang !== "" && codeLines > HIGHLIGHT_LINES && <p className="sidebar-empty">{t("diff.plainRest").replace("{n}", String(HIGHLIGHT_LINES))}</p>}
       {rows.length > shown && (

@@ -17,17 +17,21 @@ export function Overlay({
 }) {
   const t = useT();
   const panel = useRef<HTMLDivElement>(null);
+  // Through a ref: a parent passing a new `onClose` on every render must not move the focus
+  // back to the panel (it would take it from a field the user is typing in).
+  const close = useRef(onClose);
+  close.current = onClose;
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape") {
         e.preventDefault();
-        onClose();
+        close.current();
       }
     };
     window.addEventListener("keydown", onKey);
     panel.current?.focus();
     return () => window.removeEventListener("keydown", onKey);
-  }, [onClose]);
+  }, []);
   return (
     <div className="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
       <div className={`overlay-panel ${wide ? "overlay-wide" : ""}`} role="dialog" aria-modal="true" aria-label={title} data-testid={testId} ref={panel} tabIndex={-1}>

@@ -2,6 +2,8 @@ import { useState } from "react";
 import type { BoardRow } from "../bindings/app/BoardRow";
 import type { SessionActivity } from "../bindings/app/SessionActivity";
 import type { SessionEntry } from "../bindings/app/SessionEntry";
+import type { WorktreeView } from "../bindings/app/WorktreeView";
+import type { Progress } from "../bindings/Progress";
 import { useT, type MessageKey } from "../i18n";
 import { Icon } from "./Icons";
 
@@ -76,7 +78,82 @@ type Props = {
   onRename: (id: string, name: string) => void;
   onDelete: (id: string) => void;
   onCloseWorkspace: () => void;
+  /** The workspace's git worktrees (their sessions are the rows naming them). */
+  worktrees: WorktreeView[];
+  /** Why the workspace cannot have worktrees (not a git repository), else null. */
+  worktreesUnavailable: string | null;
+  /** Creates (or reuses) a worktree and starts a session in it; progress of a slow creation. */
+  onNewWorktree: (name: string, carry: boolean, onProgress: (p: Progress) => void) => Promise<boolean>;
+  /** Opens the review of a worktree. */
+  onReview: (name: string) => void;
 };
+
+/** "New worktree session": a name, "carry my uncommitted changes", progress while it is made. */
+function NewWorktree({ unavailable, onCreate }: { unavailable: string | null; onCreate: Props["onNewWorktree"] }) {
+  const t = useT();
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState("");
+  const [carry, setCarry] = useState(false);
+  const [working, setWorking] = useState(false);
+  const [progress, setProgress] = useState<Progress | null>(null);
+  const create = () => {
+    if (name.trim() === "" || working) return;
+    setWorking(true);
+    setProgress(null);
+    onCreate(name.trim(), carry, setProgress).then((ok) => {
+      setWorking(false);
+      setProgress(null);
+      if (ok) {
+        setOpen(false);
+        setName("");
+        setCarry(false);
+      }
+    }, () => setWorking(false));
+  };
+  if (!open) {
+    return (
+      <>
+        <button type="button" className="btn btn-new btn-worktree" data-testid="new-worktree" disabled={unavailable !== null} title={unavailable ?? undefined} onClick={() => setOpen(true)}>
+          + {t("wt.new")}
+        </button>
+        {unavailable !== null && (
+          <p className="sidebar-empty" data-testid="worktrees-unavailable">
+            {unavailable}
+          </p>
+        )}
+      </>
+    );
+  }
+  return (
+    <form
+      className="worktree-form"
+      data-testid="worktree-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        create();
+      }}
+    >
+      <input className="input" data-testid="worktree-name" aria-label={t("wt.name")} placeholder={t("wt.name")} autoFocus value={name} disabled={working} onChange={(e) => setName(e.target.value)} />
+      <label className="worktree-carry">
+        <input type="checkbox" data-testid="worktree-carry" checked={carry} disabled={working} onChange={(e) => setCarry(e.target.checked)} /> {t("wt.carry")}
+      </label>
+      {working && (
+        <p className="worktree-progress" role="status" data-testid="worktree-progress">
+          {progress === null ? t("wt.creating") : `${t("wt.progress")} ${progress.done}${progress.total !== null ? ` / ${progress.total}` : ""}`}
+          {progress !== null && progress.total !== null && progress.total > 0 && <progress max={progress.total} value={progress.done} />}
+        </p>
+      )}
+      <span className="worktree-form-actions">
+        <button type="submit" className="btn btn-small btn-primary" data-testid="worktree-create" disabled={working || name.trim() === ""}>
+          {t("wt.create")}
+        </button>
+        <button type="button" className="btn btn-small" disabled={working} onClick={() => setOpen(false)}>
+          {t("wt.cancel")}
+        </button>
+      </span>
+    </form>
+  );
+}
 
 /**
  * The sessions board: every session of the workspace with its live state (running, queued,
@@ -89,24 +166,10 @@ export function Sessions(p: Props) {
   const [draft, setDraft] = useState("");
   const [confirm, setConfirm] = useState<string | null>(null);
   const rows = p.board ?? rowsOf(p.sessions);
-  return (
-    <nav className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`} aria-label={t("sidebar.sessions")} data-testid="sidebar">
-      <div className="workspace-card" title={p.workspacePath}>
-        <div className="workspace-name" data-testid="workspace-name">{p.workspaceName}</div>
-        <div className="workspace-path">{p.workspacePath}</div>
-        <button type="button" className="link-button" data-testid="close-workspace" onClick={p.onCloseWorkspace} disabled={p.anyLive}>
-          {t("sidebar.closeWorkspace")}
-        </button>
-      </div>
-      <button type="button" className="btn btn-new" data-testid="new-chat" onClick={p.onNew}>
-        + {t("sidebar.newChat")}
-      </button>
-      <h2 className="sidebar-title">{t("sidebar.sessions")}</h2>
-      {rows.length === 0 ? (
-        <p className="sidebar-empty">{t("sidebar.noSessions")}</p>
-      ) : (
-        <ul className="session-list" data-testid="sessions-board">
-          {rows.map((s) => {
+  const worktreeNames = new Set(p.worktrees.map((w) => w.name));
+  // Sessions of a worktree show under it; the rest are the folder's.
+  const folderRows = rows.filter((r) => r.worktree === null || !worktreeNames.has(r.worktree));
+  const renderRow = (s: BoardRow) => {
             const active = s.id === p.activeId;
             const live = isLive(s.activity);
             return (
@@ -149,7 +212,7 @@ export function Sessions(p: Props) {
                   >
                     <span className="session-name">
                       <span className={`session-state session-state-${s.activity.state}`} data-testid="session-state" title={t(activityLabel(s.activity))} aria-hidden="true" />
-                      {s.name === "" ? t("sidebar.untitled") : s.name}
+                      <span className="session-name-text">{s.name === "" ? t("sidebar.untitled") : s.name}</span>
                       {!active && (s.activity.state === "approval" || s.activity.state === "answer") && (
                         // Part of the row's button: clicking it opens the session at its request.
                         <span className="session-badge" data-testid="session-badge" title={t(activityLabel(s.activity))}>
@@ -168,7 +231,7 @@ export function Sessions(p: Props) {
                           {s.changedFiles} {t(s.changedFiles === 1 ? "board.file" : "board.files")}
                         </span>
                       )}
-                      {s.worktree !== null && <span className="session-worktree"> · {s.worktree}</span>}
+                      {s.worktree !== null && !worktreeNames.has(s.worktree) && <span className="session-worktree"> · {s.worktree}</span>}
                     </span>
                   </button>
                 )}
@@ -221,8 +284,60 @@ export function Sessions(p: Props) {
                 )}
               </li>
             );
-          })}
+  };
+  return (
+    <nav className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`} aria-label={t("sidebar.sessions")} data-testid="sidebar">
+      <div className="workspace-card" title={p.workspacePath}>
+        <div className="workspace-name" data-testid="workspace-name">{p.workspaceName}</div>
+        <div className="workspace-path">{p.workspacePath}</div>
+        <button type="button" className="link-button" data-testid="close-workspace" onClick={p.onCloseWorkspace} disabled={p.anyLive}>
+          {t("sidebar.closeWorkspace")}
+        </button>
+      </div>
+      <button type="button" className="btn btn-new" data-testid="new-chat" onClick={p.onNew}>
+        + {t("sidebar.newChat")}
+      </button>
+      <h2 className="sidebar-title">{t("sidebar.sessions")}</h2>
+      {folderRows.length === 0 && p.worktrees.length === 0 ? (
+        <p className="sidebar-empty">{t("sidebar.noSessions")}</p>
+      ) : (
+        <ul className="session-list" data-testid="sessions-board">
+          {folderRows.map(renderRow)}
         </ul>
+      )}
+      <NewWorktree unavailable={p.worktreesUnavailable} onCreate={p.onNewWorktree} />
+      {p.worktrees.length > 0 && (
+        <>
+          <h2 className="sidebar-title">{t("wt.title")}</h2>
+          {p.worktrees.map((w) => {
+            const mine = rows.filter((r) => r.worktree === w.name);
+            return (
+              <section key={w.name} className="worktree-group" data-testid="worktree-group" data-worktree={w.name}>
+                <div className="worktree-head" title={w.path}>
+                  <span className="worktree-name">{w.name}</span>
+                  <span className="session-meta" data-testid="worktree-counts">
+                    <span data-testid="worktree-changed" data-count={w.changedFiles}>
+                      {w.changedFiles} {t("wt.changed")}
+                    </span>
+                    {" · "}
+                    <span data-testid="worktree-unapplied" data-count={w.unappliedFiles}>
+                      {w.unappliedFiles} {t("wt.unapplied")}
+                    </span>
+                    {w.commitsAhead > 0 && ` · ${w.commitsAhead} ${t("wt.ahead")}`}
+                  </span>
+                  <button type="button" className="btn btn-small" data-testid="worktree-review" onClick={() => p.onReview(w.name)}>
+                    {t("wt.review")}
+                  </button>
+                </div>
+                {mine.length === 0 ? (
+                  <p className="sidebar-empty">{t("wt.noSessions")}</p>
+                ) : (
+                  <ul className="session-list">{mine.map(renderRow)}</ul>
+                )}
+              </section>
+            );
+          })}
+        </>
       )}
     </nav>
   );

@@ -145,7 +145,16 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
 }
 
 /** The terminal panel under the chat. */
-export function TerminalPanel({ fail, epoch }: { fail: (e: unknown) => void; epoch: number }) {
+export function TerminalPanel({
+  fail,
+  epoch,
+  openIn = null,
+}: {
+  fail: (e: unknown) => void;
+  epoch: number;
+  /** Asks for a new terminal in a worktree (each request once, by its time). */
+  openIn?: { worktree: string; at: number } | null;
+}) {
   const t = useT();
   const [tabs, setTabs] = useState<TerminalTab[]>([]);
   const [active, setActive] = useState<string | null>(null);
@@ -166,6 +175,15 @@ export function TerminalPanel({ fail, epoch }: { fail: (e: unknown) => void; epo
       setActive(tab.id);
     }, fail);
   };
+  const opened = useRef(0);
+  useEffect(() => {
+    if (openIn === null || openIn.at <= opened.current) return;
+    opened.current = openIn.at;
+    ipc.terminalOpen(100, 24, openIn.worktree).then((tab) => {
+      setTabs((cur) => [...cur.filter((x) => x.id !== tab.id), tab]);
+      setActive(tab.id);
+    }, fail);
+  }, [openIn, fail]);
   const close = (id: string) => {
     ipc.terminalClose(id).then(refresh, fail);
   };

@@ -156,6 +156,8 @@ export function CheckpointMarkers({ turn, actions, busy }: { turn: number; actio
           <AgentMarker key={c.turn} c={c} actions={actions} busy={busy} />
         ) : c.kind === "user" ? (
           <UserMarker key={c.turn} c={c} actions={actions} />
+        ) : c.kind === "apply" ? (
+          <ApplyMarker key={c.turn} c={c} actions={actions} busy={busy} />
         ) : (
           <RestoreMarker key={c.turn} c={c} actions={actions} busy={busy} />
         ),
@@ -192,6 +194,23 @@ function UserMarker({ c, actions }: { c: CheckpointView; actions: TimelineAction
         {t("timeline.userEdits")} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
       </button>
       <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
+    </div>
+  );
+}
+
+/** A worktree applied to the folder; its Undo restores to the checkpoint before it. */
+function ApplyMarker({ c, actions, busy }: { c: CheckpointView; actions: TimelineActions; busy: boolean }) {
+  const t = useT();
+  return (
+    <div className="checkpoint checkpoint-apply" data-testid="checkpoint" data-turn={c.turn} data-kind="apply" title={c.summary}>
+      <span className="checkpoint-dot" aria-hidden="true" />
+      <button type="button" className="checkpoint-summary" data-testid="applied-entry" onClick={() => actions.showDiff(c.turn)}>
+        {t("timeline.appliedWorktree")} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+      </button>
+      <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
+      <button type="button" className="btn btn-small" data-testid="checkpoint-undo" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn - 1, paths: [] })}>
+        {t("timeline.undo")}
+      </button>
     </div>
   );
 }

@@ -35,6 +35,8 @@ const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ defaul
 import { RewoundPanel } from "./Rewind";
 import { ChangesPanel, useTimeline } from "./Timeline";
 import { Transcript, type TranscriptActions } from "./Transcript";
+import { WorktreeReview } from "./WorktreeReview";
+import type { Progress } from "../bindings/Progress";
 import { sandboxLabel, sandboxWarns } from "../sandbox";
 
 type Action =
@@ -180,6 +182,10 @@ export function Workbench(p: Props) {
   const showRewound = useRef<(view: SessionView) => void>(() => undefined);
   const timeline = useTimeline(session?.id ?? null, fail, (view) => showRewound.current(view));
   const [terminal, setTerminal] = useState(false);
+  // A terminal asked for in a worktree ("Open terminal here").
+  const [terminalIn, setTerminalIn] = useState<{ worktree: string; at: number } | null>(null);
+  // The worktree whose review is open.
+  const [reviewing, setReviewing] = useState<string | null>(null);
   // The files panel (shown by default) and what it or a failed send puts into the prompt.
   const [filesOpen, setFilesOpen] = useState(true);
   // Side panels: collapsed by the user on a wide window, or opened as drawers on a narrow one.
@@ -288,6 +294,23 @@ export function Workbench(p: Props) {
     }, fail);
   }, [show, fail]);
 
+  // A new session in a git worktree, running beside the folder's (and any other).
+  const newWorktree = useCallback(
+    (name: string, carry: boolean, onProgress: (p: Progress) => void) =>
+      ipc.newWorktreeSession(name, carry, onProgress).then(
+        (v) => {
+          show(v);
+          composer.current?.focus();
+          return true;
+        },
+        (e: unknown) => {
+          fail(e);
+          return false;
+        },
+      ),
+    [show, fail],
+  );
+
   // Steering queued for a turn that was then stopped goes back into the composer, in the
   // order it was typed, instead of waiting to be injected after the next prompt.
   const reclaimSteering = useCallback(async () => {
@@ -377,6 +400,26 @@ export function Workbench(p: Props) {
       }, fail);
     },
     [fail, dispatch],
+  );
+
+  // Review comments go to the worktree's newest session as its next turn (a new session
+  // in the worktree when it has none).
+  const boardRef = useRef(board);
+  boardRef.current = board;
+  const sendToWorktree = useCallback(
+    async (name: string, message: string) => {
+      const b = boardRef.current;
+      const saved = b?.worktrees.find((w) => w.name === name)?.sessions[0];
+      const id = saved ?? b?.rows.find((r) => r.worktree === name)?.id;
+      if (id === undefined) {
+        show(await ipc.newWorktreeSession(name, false, () => undefined));
+      } else if (sessionRef.current?.id !== id) {
+        show(await ipc.openSession(id));
+      }
+      // The turn runs on; the review closes at once.
+      void send(message, []);
+    },
+    [show, send],
   );
 
   const stop = useCallback(() => {
@@ -510,6 +553,14 @@ export function Workbench(p: Props) {
           <span className="brand-name" data-testid="app-name">Cairn</span>
           <span className="crumb">/</span>
           <span className="crumb-workspace" title={p.workspace.path}>{p.workspace.name}</span>
+          {shownRow !== null && shownRow.worktree !== null && (
+            <>
+              <span className="crumb">/</span>
+              <span className="crumb-worktree" title={t("wt.title")} data-testid="worktree-crumb">
+                ⎇ {shownRow.worktree}
+              </span>
+            </>
+          )}
           {session !== null && (
             <>
               <span className="crumb">/</span>
@@ -579,6 +630,13 @@ export function Workbench(p: Props) {
           onRename={rename}
           onDelete={remove}
           onCloseWorkspace={p.onCloseWorkspace}
+          worktrees={board?.worktrees ?? []}
+          worktreesUnavailable={board?.worktreesUnavailable ?? null}
+          onNewWorktree={newWorktree}
+          onReview={(name) => {
+            setSidebarDrawer(false);
+            setReviewing(name);
+          }}
         />
       )}
       <main className="chat">
@@ -586,7 +644,7 @@ export function Workbench(p: Props) {
         <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
         {terminal && (
           <Suspense fallback={<section className="terminal-panel" />}>
-            <TerminalPanel fail={fail} epoch={runs} />
+            <TerminalPanel fail={fail} epoch={runs} openIn={terminalIn} />
           </Suspense>
         )}
         {shownRow?.activity.state === "queued" && (
@@ -639,6 +697,27 @@ export function Workbench(p: Props) {
         </SidePanel>
       )}
       {timeline.dialogs}
+      {reviewing !== null && (
+        <WorktreeReview
+          key={reviewing}
+          name={reviewing}
+          onClose={() => setReviewing(null)}
+          onSend={(message) => sendToWorktree(reviewing, message).catch(fail)}
+          onApplied={() => refreshTimeline()}
+          onTerminal={() => {
+            setTerminal(true);
+            setTerminalIn({ worktree: reviewing, at: Date.now() });
+            setReviewing(null);
+          }}
+          onRemoved={() => {
+            // Its sessions were closed with it.
+            const shown = boardRef.current?.rows.find((r) => r.id === sessionRef.current?.id);
+            if (shown?.worktree === reviewing) show(null);
+            setReviewing(null);
+            refreshList();
+          }}
+        />
+      )}
     </div>
   );
 }

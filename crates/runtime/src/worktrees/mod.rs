@@ -14,6 +14,7 @@ use cairn_protocol::WorktreeRef;
 use cairn_worktree::{CreateOptions, Layout, Record, Repo, WorktreeError};
 
 pub use apply::{apply, ApplyReport, ApplyTarget};
+pub use cairn_worktree::{ApplyConflict, Committed, Removal, WorktreeError as Error};
 pub use handoff::{handoff, Handoff, HandoffTo};
 pub use message::propose_commit_message;
 pub use usage::{budget_bytes, usage, WorktreesUsage};
@@ -100,6 +101,77 @@ pub(crate) fn under(root: &Path, sub: &Path) -> PathBuf {
     }
 }
 
+/// The folder workspace a session of worktree `name` working in `workspace` belongs to
+/// (the folder's counterpart of `workspace`, as `prepare` made it).
+pub fn folder_of(workspace: &Path, state_dir: &Path, name: &str) -> Result<PathBuf, WorktreeError> {
+    let record = trusted(workspace, state_dir, name)?;
+    let sub = workspace
+        .strip_prefix(&record.path)
+        .unwrap_or(Path::new(""));
+    Ok(under(&record.folder, sub))
+}
+
+/// Worktree `name`'s counterpart of the folder workspace `workspace` (where a terminal
+/// "in the worktree" opens), checked to be Cairn's.
+pub fn workspace_in(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+) -> Result<PathBuf, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    let record = cairn_worktree::owned(&repo, name)?;
+    cairn_worktree::check(&repo, &record)?;
+    Ok(under(&record.path, &repo.sub))
+}
+
+/// Commits every change of worktree `name` of the repository of `workspace` on its branch.
+pub fn commit(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    message: &str,
+) -> Result<Committed, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    cairn_worktree::commit(&repo, name, message)
+}
+
+/// Removes worktree `name` of the repository of `workspace` (refused while it holds work
+/// neither applied nor committed, unless `force`; a usage error while a process holds one
+/// of its sessions open, except the ones in `held`: the caller holds those open, idle, and
+/// closes them after).
+pub fn remove(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    force: bool,
+    held: &[String],
+) -> Result<Removal, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    let record = cairn_worktree::owned(&repo, name)?;
+    let store = crate::SessionStore::new(state_dir);
+    let sessions = store
+        .search(&crate::SessionQuery::default())
+        .unwrap_or_default();
+    // Held while removing, so no session starts in it meanwhile.
+    let mut locks = Vec::new();
+    for s in sessions.iter().filter(|s| {
+        s.worktree.as_deref() == Some(name)
+            && Path::new(&s.workspace).starts_with(&record.path)
+            && !held.contains(&s.id)
+    }) {
+        match store.lock(&s.id) {
+            Ok(l) => locks.push(l),
+            Err(_) => {
+                return Err(WorktreeError::Usage(format!(
+                    "session {} is running in worktree {name}: stop it first",
+                    s.id
+                )))
+            }
+        }
+    }
+    cairn_worktree::remove(&repo, name, force)
+}
+
 /// The `turn_start` facts of `record`.
 pub fn reference(record: &Record, created: bool) -> WorktreeRef {
     WorktreeRef {
@@ -169,4 +241,82 @@ pub async fn run_worktree_hooks(event: &str, folder: &Path, worktree: &WorktreeR
         }),
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("repo");
+        cairn_testkit::git::repo_with(&folder, &[("sub/a.txt", "one\n"), ("b.txt", "b\n")]);
+        let folder = folder.canonicalize().unwrap();
+        let state = dir.path().join("state");
+        (dir, folder, state)
+    }
+
+    #[test]
+    fn a_worktree_sessions_folder_and_a_folders_worktree_counterpart_map_both_ways() {
+        let (_dir, folder, state) = repo();
+        let p = prepare(&folder.join("sub"), &state, "w", false, &|_, _| {}).unwrap();
+        assert!(p.workspace.ends_with("w/sub"), "{:?}", p.workspace);
+        assert_eq!(
+            folder_of(&p.workspace, &state, "w").unwrap(),
+            folder.join("sub")
+        );
+        assert_eq!(
+            workspace_in(&folder.join("sub"), &state, "w").unwrap(),
+            p.workspace
+        );
+        assert_eq!(
+            workspace_in(&folder, &state, "w").unwrap(),
+            PathBuf::from(&p.worktree.path)
+        );
+        assert!(workspace_in(&folder, &state, "nope").is_err());
+    }
+
+    #[test]
+    fn removal_refuses_unapplied_work_and_a_session_held_elsewhere_but_not_the_callers() {
+        let (_dir, folder, state) = repo();
+        let p = prepare(&folder, &state, "w", false, &|_, _| {}).unwrap();
+        std::fs::write(p.workspace.join("b.txt"), "changed\n").unwrap();
+        let refused = remove(&folder, &state, "w", false, &[]).unwrap_err();
+        assert!(matches!(refused, WorktreeError::Refused(_)), "{refused}");
+        assert!(refused.to_string().contains("b.txt"), "{refused}");
+
+        // A session of the worktree that some process holds open.
+        let store = crate::SessionStore::new(&state);
+        let now = chrono::Utc::now().to_rfc3339();
+        let saved = crate::SavedSession {
+            session_id: "s1".into(),
+            name: String::new(),
+            name_source: "auto".into(),
+            workspace: p.workspace.display().to_string(),
+            model: String::new(),
+            provider: String::new(),
+            messages: Vec::new(),
+            permissions: Default::default(),
+            turns: 1,
+            todos: Vec::new(),
+            usage: Default::default(),
+            cost_usd: 0.0,
+            created_at: now.clone(),
+            updated_at: now,
+            protocol_version: cairn_protocol::PROTOCOL_VERSION,
+            turn_marks: Vec::new(),
+            worktree: Some("w".into()),
+        };
+        store.save(&saved).unwrap();
+        let lock = store.lock("s1").unwrap();
+        let busy = remove(&folder, &state, "w", true, &[]).unwrap_err();
+        assert!(busy.is_usage(), "{busy}");
+        assert!(p.workspace.is_dir());
+        // The caller holds it (and closes it after): removed, the work kept restorable.
+        let gone = remove(&folder, &state, "w", true, &["s1".into()]).unwrap();
+        assert_eq!(gone.unapplied, ["b.txt"]);
+        assert!(!p.workspace.exists());
+        drop(lock);
+    }
 }

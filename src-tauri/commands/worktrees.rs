@@ -1,0 +1,370 @@
+//! Worktree sessions: a new session in a git worktree Cairn makes for it (running beside the
+//! folder's), the review of a worktree (its diff file by file, inline comments as the next
+//! message of its session), applying it to the folder as a change-turn of the folder session
+//! the window holds, committing on its branch, and removing it. The logic is the runtime's
+//! (`cairn_runtime::worktrees`, as the CLI's `cairn worktrees`); these map it to commands.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cairn_protocol::Progress;
+use cairn_runtime::worktrees::{self, ApplyTarget};
+use tauri::ipc::Channel;
+use tauri::{Runtime, State, Window};
+
+use crate::error::{ErrorCode, IpcError, IpcResult};
+use crate::runtime::SessionRuntime;
+use crate::state::AppState;
+use crate::types::{
+    ApplyConflictView, ApplyView, CommitView, RemovalView, ReviewComment, ReviewView, SessionView,
+};
+
+/// Progress of a worktree's creation is shown once it takes longer than this.
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+/// At most one progress message per this long.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> IpcResult<T> + Send + 'static,
+) -> IpcResult<T> {
+    tauri::async_runtime::spawn_blocking(f).await?
+}
+
+fn folder(state: &AppState, label: &str) -> IpcResult<PathBuf> {
+    state
+        .slot(label)
+        .workspace
+        .ok_or_else(IpcError::no_workspace)
+}
+
+/// Checks a NAME typed by the user before anything is created.
+fn checked_name(name: &str) -> IpcResult<String> {
+    let name = name.trim();
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['-', '.'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(name.to_string())
+    } else {
+        Err(IpcError::invalid(
+            "A worktree name is 1 to 64 letters, digits, dots, dashes or underscores, not \
+             starting with a dash or a dot.",
+        ))
+    }
+}
+
+/// Sends creation progress to the page: only after [`PROGRESS_AFTER`], at most every
+/// [`PROGRESS_EVERY`].
+struct ProgressOut {
+    channel: Channel<Progress>,
+    started: Instant,
+    last: Mutex<Option<Instant>>,
+}
+
+impl ProgressOut {
+    fn report(&self, done: u64, total: Option<u64>) {
+        let now = Instant::now();
+        if now.duration_since(self.started) < PROGRESS_AFTER {
+            return;
+        }
+        let mut last = crate::state::lock_pub(&self.last);
+        if last.is_some_and(|at| now.duration_since(at) < PROGRESS_EVERY) {
+            return;
+        }
+        *last = Some(now);
+        let _ = self.channel.send(Progress {
+            task: "worktree".into(),
+            done,
+            total,
+        });
+    }
+}
+
+/// Creates worktree `name` of the workspace's repository (or reuses it), with the folder's
+/// uncommitted changes when `carry`, and shows a new session in it; the session shown before
+/// goes on in the background. Creation taking over a second reports its progress to
+/// `on_progress`.
+#[tauri::command]
+pub async fn new_worktree_session<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+    carry: bool,
+    on_progress: Channel<Progress>,
+) -> IpcResult<SessionView> {
+    let label = window.label();
+    let workspace = folder(&state, label)?;
+    let name = checked_name(&name)?;
+    let state_dir = state.config.state_dir.clone();
+    let ws = workspace.clone();
+    let prepared = blocking(move || {
+        let out = ProgressOut {
+            channel: on_progress,
+            started: Instant::now(),
+            last: Mutex::new(None),
+        };
+        let report = |done: u64, total: Option<u64>| out.report(done, total);
+        Ok(worktrees::prepare(&ws, &state_dir, &name, carry, &report)?)
+    })
+    .await?;
+    state.worktrees_changed();
+    tracing::info!(
+        window = label,
+        worktree = %prepared.worktree.name,
+        created = prepared.worktree.created,
+        left_out = prepared.left_out,
+        "worktree session"
+    );
+    let choice = state.provider_choice();
+    let runtime = tokio::task::block_in_place(|| {
+        super::session::open_runtime(
+            &state,
+            &prepared.workspace,
+            None,
+            &choice,
+            Some(prepared.worktree.clone()),
+        )
+    })?;
+    super::board::show(&state, label, runtime.clone()).await?;
+    super::session::remember_session(&state, &workspace, &runtime.id());
+    Ok(cairn_runtime::host::view::view(&runtime)?)
+}
+
+/// Worktree `name`'s whole diff against its base, file by file.
+#[tauri::command]
+pub async fn worktree_review<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+) -> IpcResult<ReviewView> {
+    let workspace = folder(&state, window.label())?;
+    let state_dir = state.config.state_dir.clone();
+    blocking(move || Ok(worktrees::review(&workspace, &state_dir, &name)?)).await
+}
+
+/// The one message inline review comments become ("address these"), sent by the page as the
+/// next turn of the worktree's session; `null` when no comment says anything.
+#[tauri::command]
+pub fn review_message(comments: Vec<ReviewComment>) -> Option<String> {
+    worktrees::review_message(&comments)
+}
+
+/// The folder session an apply is recorded in: the one the window shows, else one it runs
+/// in the background (it must be idle); `None` when the window holds no folder session.
+fn held_folder_session(
+    state: &AppState,
+    label: &str,
+    folder: &std::path::Path,
+) -> IpcResult<Option<Arc<SessionRuntime>>> {
+    let slot = state.slot(label);
+    let held = slot
+        .session
+        .iter()
+        .chain(&slot.background)
+        .find(|r| r.workspace() == folder && r.saved().worktree.is_none())
+        .cloned();
+    if let Some(r) = &held {
+        if r.is_active() || r.session().is_busy() {
+            return Err(IpcError::new(
+                ErrorCode::Busy,
+                "The folder's session is running: wait for its turn to end (or stop it), \
+                 then apply.",
+            ));
+        }
+    }
+    Ok(held)
+}
+
+/// Applies worktree `name` to the folder (with `dry_run`, only says what it would do): a
+/// change-turn of the folder session the window holds (its timeline's Undo reverses it), or
+/// of the newest free folder session when it holds none. Conflicting files are left alone.
+#[tauri::command]
+pub async fn apply_worktree<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+    dry_run: bool,
+) -> IpcResult<ApplyView> {
+    let label = window.label();
+    let workspace = folder(&state, label)?;
+    let held = held_folder_session(&state, label, &workspace)?;
+    let target = match &held {
+        Some(r) => ApplyTarget::Held {
+            id: r.id(),
+            turns: r.saved().turns,
+        },
+        None => ApplyTarget::Auto,
+    };
+    let state_dir = state.config.state_dir.clone();
+    let report = blocking(move || {
+        Ok(worktrees::apply(
+            &workspace, &state_dir, &name, dry_run, &target,
+        )?)
+    })
+    .await?;
+    if !dry_run {
+        state.worktrees_changed();
+    }
+    Ok(ApplyView {
+        dry_run,
+        applied: report.applied,
+        conflicts: report
+            .conflicts
+            .into_iter()
+            .map(|c| ApplyConflictView {
+                path: c.path,
+                reason: c.reason,
+            })
+            .collect(),
+        session: report.session,
+        checkpoint: report.checkpoint,
+    })
+}
+
+/// A commit message for worktree `name`'s changes proposed by the model (one cheap request
+/// over its diff); `null` when it proposes nothing. The user edits it before committing.
+#[tauri::command]
+pub async fn propose_commit<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+) -> IpcResult<Option<String>> {
+    let workspace = folder(&state, window.label())?;
+    let state_dir = state.config.state_dir.clone();
+    let review = blocking(move || Ok(worktrees::review(&workspace, &state_dir, &name)?)).await?;
+    let diff: String = review.files.iter().map(|f| f.diff.as_str()).collect();
+    let choice = state.provider_choice();
+    let llm = tokio::task::block_in_place(|| state.llm_for(&choice));
+    if llm.blocked.is_some() {
+        return Ok(None);
+    }
+    Ok(worktrees::propose_commit_message(llm.client, &llm.model, &diff).await)
+}
+
+/// Commits every change of worktree `name` on its branch with `message`.
+#[tauri::command]
+pub async fn commit_worktree<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+    message: String,
+) -> IpcResult<CommitView> {
+    let workspace = folder(&state, window.label())?;
+    let state_dir = state.config.state_dir.clone();
+    let done =
+        blocking(move || Ok(worktrees::commit(&workspace, &state_dir, &name, &message)?)).await?;
+    state.worktrees_changed();
+    Ok(CommitView {
+        commit: done.commit,
+        branch: done.branch,
+    })
+}
+
+/// Removes worktree `name`: refused (code `refused`, naming the files) while it holds
+/// changes neither applied nor committed, unless `force`. Its sessions this window holds
+/// are closed with it (refused while one of them runs).
+#[tauri::command]
+pub async fn remove_worktree<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+    force: bool,
+) -> IpcResult<RemovalView> {
+    let label = window.label();
+    let workspace = folder(&state, label)?;
+    let slot = state.slot(label);
+    let mine: Vec<Arc<SessionRuntime>> = slot
+        .session
+        .iter()
+        .chain(&slot.background)
+        .filter(|r| r.saved().worktree.as_deref() == Some(name.as_str()))
+        .cloned()
+        .collect();
+    if mine.iter().any(|r| r.is_active()) {
+        return Err(IpcError::new(
+            ErrorCode::Busy,
+            format!("A session in worktree {name} is running: stop it first."),
+        ));
+    }
+    let state_dir = state.config.state_dir.clone();
+    let held: Vec<String> = mine.iter().map(|r| r.id()).collect();
+    let n = name.clone();
+    let ids = held.clone();
+    let removed =
+        blocking(move || Ok(worktrees::remove(&workspace, &state_dir, &n, force, &ids)?)).await?;
+    // Gone with their worktree: closed (and saved) now.
+    for id in &held {
+        super::board::close_one(&state, label, id).await?;
+    }
+    state.worktrees_changed();
+    Ok(RemovalView {
+        name: removed.name,
+        branch_deleted: removed.branch_deleted,
+        commits_ahead: removed.commits_ahead as u32,
+        unapplied: removed.unapplied,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn recorder() -> (Channel<Progress>, Arc<Mutex<Vec<String>>>) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink = got.clone();
+        let channel = Channel::new(move |body| {
+            if let tauri::ipc::InvokeResponseBody::Json(s) = body {
+                crate::state::lock_pub(&sink).push(s);
+            }
+            Ok(())
+        });
+        (channel, got)
+    }
+
+    #[test]
+    fn creation_progress_shows_only_after_a_second_and_at_most_every_100_ms() {
+        let (channel, got) = recorder();
+        let quick = ProgressOut {
+            channel,
+            started: Instant::now(),
+            last: Mutex::new(None),
+        };
+        quick.report(1, Some(10));
+        assert!(
+            crate::state::lock_pub(&got).is_empty(),
+            "a quick creation shows nothing"
+        );
+
+        let (channel, got) = recorder();
+        let slow = ProgressOut {
+            channel,
+            started: Instant::now() - Duration::from_secs(2),
+            last: Mutex::new(None),
+        };
+        slow.report(3, Some(10));
+        slow.report(4, Some(10));
+        let sent = crate::state::lock_pub(&got).clone();
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        let p: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
+        assert_eq!(p["task"], "worktree");
+        assert_eq!(p["done"], 3);
+        assert_eq!(p["total"], 10);
+    }
+
+    #[test]
+    fn worktree_names_are_checked_before_anything_is_created() {
+        assert_eq!(checked_name(" feat-1.x_y ").unwrap(), "feat-1.x_y");
+        for bad in ["", "-x", ".x", "a/b", "a b", &"x".repeat(65)] {
+            assert_eq!(
+                checked_name(bad).unwrap_err().code,
+                ErrorCode::Invalid,
+                "{bad}"
+            );
+        }
+    }
+}
