@@ -17,6 +17,8 @@ const loadTranscript = (): Promise<TranscriptModule> => import("./Transcript");
 const ITEMS = 5000;
 const SCROLL_FRAMES = 180;
 const STREAM_FRAMES = 240;
+/** Sessions streaming at once in the parallel-agents phase (one shown, the rest folded). */
+const PARALLEL = 8;
 
 const noop = () => undefined;
 const actions: TranscriptActions = {
@@ -157,6 +159,22 @@ export function BenchHarness() {
         const text = i % 20 === 19 ? "\n\n```ts\nconst x = 1;\n```\n\n" : `word${i} and some more text `;
         setChat((c) => applyEvents(c, [{ type: "assistant_delta", data: { text, reqId: `${taskId}-r`, taskId } }]));
       });
+      // Parallel agents: the other sessions stream at the same time; their transcripts fold in
+      // memory, as the app keeps sessions that are not shown, and only the shown one renders.
+      const others: ChatState[] = Array.from({ length: PARALLEL - 1 }, (_, k) =>
+        applyEvents(emptyChat, [
+          { type: "turn_start", data: { taskId: `bg-${k}`, input: "Work in the background", sessionId: `bg-${k}`, turn: 1 } },
+        ]),
+      );
+      const parallel = await frames(STREAM_FRAMES, (i) => {
+        const text = i % 20 === 19 ? "\n\n```ts\nconst y = 2;\n```\n\n" : `more${i} words of the answer `;
+        others.forEach((chat, k) => {
+          others[k] = applyEvents(chat, [
+            { type: "assistant_delta", data: { text, reqId: `bg-${k}-r`, taskId: `bg-${k}` } },
+          ]);
+        });
+        setChat((c) => applyEvents(c, [{ type: "assistant_delta", data: { text, reqId: `${taskId}-r`, taskId } }]));
+      });
       const report = {
         ...paint,
         transcript: {
@@ -166,6 +184,7 @@ export function BenchHarness() {
           mountMs,
           scroll: stats(scroll),
           stream: stats(stream),
+          parallel: { sessions: PARALLEL, ...stats(parallel) },
           domRows: document.querySelectorAll(".transcript-row").length,
         },
       };
