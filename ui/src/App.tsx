@@ -99,6 +99,12 @@ export function App() {
     }
   }, [language]);
 
+  // Settings show live facts (MCP servers, worktrees' disk use): fetched again on each opening.
+  const openSettings = useCallback(() => {
+    setOverlay("settings");
+    ipc.getSettings().then(setSettings, () => undefined);
+  }, []);
+
   const open = useCallback((path: string) => {
     setOpening(true);
     setOpenError(null);
@@ -158,7 +164,7 @@ export function App() {
         f();
       };
       if (key === "/") act(() => setOverlay((o) => (o === "help" ? null : "help")));
-      else if (key === ",") act(() => setOverlay("settings"));
+      else if (key === ",") act(openSettings);
       else if (key === "u") act(() => setOverlay("usage"));
       else if (key === "o" && workspace === null) act(pick);
       else if (key === "n" && workspace !== null) act(() => setCommand({ name: "new", at: Date.now() }));
@@ -166,7 +172,7 @@ export function App() {
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [overlay, workspace, pick]);
+  }, [overlay, workspace, pick, openSettings]);
 
   if (bootError !== null) {
     return (
@@ -193,7 +199,7 @@ export function App() {
             onForget={(path) => ipc.forgetWorkspace(path).then(setRecent, () => undefined)}
             settings={settings}
             onSettings={settingsChanged}
-            onOpenSettings={() => setOverlay("settings")}
+            onOpenSettings={openSettings}
           />
         ) : workbench === null ? null : (
           <workbench.Workbench
@@ -205,7 +211,7 @@ export function App() {
             lang={language}
             onWorkspace={setWorkspace}
             onCloseWorkspace={closeWorkspace}
-            onOpenSettings={() => setOverlay("settings")}
+            onOpenSettings={openSettings}
             onOpenUsage={() => setOverlay("usage")}
             onOpenHelp={() => setOverlay("help")}
             settingsEpoch={settingsEpoch}

@@ -1,5 +1,6 @@
-//! Disk use of a repository's worktrees against a budget (`CAIRN_WORKTREES_BUDGET`, bytes,
-//! or with a `K`/`M`/`G` suffix; default 20 GB), ignored build output counted.
+//! Disk use of a repository's worktrees against a budget (`CAIRN_WORKTREES_BUDGET`, bytes or
+//! with a `K`/`M`/`G` suffix, else the setting in `<state dir>/worktrees/budget` that the
+//! app's Settings writes, else 20 GB), ignored build output counted.
 
 use std::path::Path;
 
@@ -10,27 +11,53 @@ use serde::Serialize;
 pub const DEFAULT_BUDGET: u64 = 20 * 1024 * 1024 * 1024;
 
 /// What the worktrees of a repository take on disk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
 pub struct WorktreesUsage {
     /// Live worktrees.
     pub count: usize,
     /// Their bytes on disk (ignored build output included).
+    #[ts(type = "number")]
     pub bytes: u64,
     /// The budget.
+    #[ts(type = "number")]
     pub budget_bytes: u64,
     /// Whether they take more than the budget.
     pub over_budget: bool,
     /// Per worktree: NAME and bytes.
+    #[ts(type = "Array<[string, number]>")]
     pub worktrees: Vec<(String, u64)>,
 }
 
-/// The budget in force.
-pub fn budget_bytes() -> u64 {
+/// The budget in force for state dir `state_dir`.
+pub fn budget_bytes(state_dir: &Path) -> u64 {
     std::env::var("CAIRN_WORKTREES_BUDGET")
         .ok()
         .and_then(|v| parse_size(&v))
+        .or_else(|| {
+            std::fs::read_to_string(budget_file(state_dir))
+                .ok()
+                .and_then(|v| parse_size(&v))
+        })
         .unwrap_or(DEFAULT_BUDGET)
+}
+
+/// The file holding the budget setting.
+fn budget_file(state_dir: &Path) -> std::path::PathBuf {
+    state_dir.join("worktrees").join("budget")
+}
+
+/// Sets the budget for every face using `state_dir` (at least 1 GB).
+pub fn set_budget(state_dir: &Path, bytes: u64) -> std::io::Result<()> {
+    let file = budget_file(state_dir);
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let bytes = bytes.max(1024 * 1024 * 1024);
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, bytes.to_string())?;
+    std::fs::rename(&tmp, &file)
 }
 
 fn parse_size(v: &str) -> Option<u64> {
@@ -58,7 +85,7 @@ pub fn usage(workspace: &Path, state_dir: &Path) -> Result<Option<WorktreesUsage
         }
     }
     let bytes = worktrees.iter().map(|(_, b)| b).sum();
-    let budget = budget_bytes();
+    let budget = budget_bytes(state_dir);
     Ok(Some(WorktreesUsage {
         count: worktrees.len(),
         bytes,
@@ -71,6 +98,19 @@ pub fn usage(workspace: &Path, state_dir: &Path) -> Result<Option<WorktreesUsage
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_budget_setting_is_shared_through_the_state_dir() {
+        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        if std::env::var_os("CAIRN_WORKTREES_BUDGET").is_some() {
+            return;
+        }
+        assert_eq!(budget_bytes(d.path()), DEFAULT_BUDGET);
+        set_budget(d.path(), 5 * 1024 * 1024 * 1024).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(budget_bytes(d.path()), 5 * 1024 * 1024 * 1024);
+        set_budget(d.path(), 10).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(budget_bytes(d.path()), 1024 * 1024 * 1024, "at least 1 GB");
+    }
 
     #[test]
     fn sizes_parse_with_suffixes() {
