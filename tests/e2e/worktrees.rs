@@ -296,6 +296,7 @@ async fn folder_and_two_worktree_sessions_stream_at_once_review_comments_reach_t
         find(&c, applied).await;
         let entry = last_text(&c, applied).await;
         assert!(entry.contains("notes.txt"), "{entry}");
+        assert!(entry.contains("Applied worktree alpha"), "the typed name: {entry}");
         click(&c, &format!("{applied} [data-testid=checkpoint-undo]")).await;
         find(
             &c,

@@ -13,12 +13,14 @@ impl Vcs {
     /// `session`, summarised by `summary`; the user's changes since the session's last
     /// change-turn get a [`TurnKind::User`] change-turn first. Returns the change-turn's
     /// number (restore to the one before it to undo), `None` when nothing changed, or the
-    /// error `change` returned (what it wrote before failing is still recorded).
+    /// error `change` returned (what it wrote before failing is still recorded). `from` names
+    /// what was applied (a worktree's NAME).
     pub fn record_change<E>(
         &mut self,
         session: &str,
         session_turn: u32,
         summary: &str,
+        from: &str,
         change: impl FnOnce() -> std::result::Result<Vec<String>, E>,
     ) -> Result<std::result::Result<Option<u32>, E>> {
         validate_session(session)?;
@@ -59,6 +61,7 @@ impl Vcs {
             others: Vec::new(),
             span: Some((started, now_ms())),
             restored_to: None,
+            applied_from: Some(from.to_string()),
         });
         self.save_log(&mut log)?;
         // What it wrote is this session's, for the other sessions' attribution.

@@ -62,6 +62,9 @@ pub struct TurnRecord {
     /// recorded; [`crate::TurnEntry`] then reads it from the summary).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restored_to: Option<u32>,
+    /// For an apply: what was applied (the worktree's NAME).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_from: Option<String>,
 }
 
 /// What a side-effecting call may change (for attribution).

@@ -296,6 +296,7 @@ impl Vcs {
             excluded,
             excluded_before: p.excluded_before,
             restored_to: None,
+            applied_from: None,
         };
         log.turns.push(rec.clone());
         Ok(Some(rec))

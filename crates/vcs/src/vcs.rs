@@ -434,6 +434,7 @@ impl Vcs {
             others,
             span: Some((from.unwrap_or_else(now_ms), now_ms())),
             restored_to: None,
+            applied_from: None,
         };
         log.turns.push(rec);
         Ok(())
@@ -480,6 +481,7 @@ impl Vcs {
             // Its end bounds the gap after it (for attributing what changed there).
             span: Some((now_ms(), now_ms())),
             restored_to: Some(j.to_turn),
+            applied_from: None,
         });
         self.save_log(log)?;
         remove_journal(&self.store.journal_path())?;

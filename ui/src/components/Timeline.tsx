@@ -205,7 +205,7 @@ function ApplyMarker({ c, actions, busy }: { c: CheckpointView; actions: Timelin
     <div className="checkpoint checkpoint-apply" data-testid="checkpoint" data-turn={c.turn} data-kind="apply" title={c.summary}>
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="applied-entry" onClick={() => actions.showDiff(c.turn)}>
-        {t("timeline.appliedWorktree")} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+        {c.appliedFrom === null ? t("timeline.appliedWorktree") : t("timeline.appliedNamed").replace("{name}", c.appliedFrom)} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
       </button>
       <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
       <button type="button" className="btn btn-small" data-testid="checkpoint-undo" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn - 1, paths: [] })}>

@@ -72,6 +72,7 @@ fn view_of(e: TurnEntry) -> CheckpointView {
         at: r.at,
         files: e.files.into_iter().map(change_of).collect(),
         restored_to: e.restored_to,
+        applied_from: r.applied_from,
     }
 }
 

@@ -52,6 +52,8 @@ pub struct CheckpointView {
     pub files: Vec<FileChange>,
     /// For a restore: the checkpoint it went back to.
     pub restored_to: Option<u32>,
+    /// For an apply: the worktree's NAME.
+    pub applied_from: Option<String>,
 }
 
 /// The session's timeline and its changes since it started.

@@ -94,7 +94,7 @@ pub fn apply(
     .map_err(|e| WorktreeError::Usage(format!("the folder's checkpoint store: {e}")))?;
     let summary = format!("apply worktree {name}");
     let recorded = vcs
-        .record_change(&session_id, turns, &summary, || {
+        .record_change(&session_id, turns, &summary, name, || {
             cairn_worktree::execute(&plan, &repo.folder)
         })
         .map_err(|e| WorktreeError::Usage(format!("recording the apply: {e}")))?;

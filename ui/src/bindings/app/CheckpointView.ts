@@ -33,4 +33,8 @@ files: Array<FileChange>,
 /**
  * For a restore: the checkpoint it went back to.
  */
-restoredTo: number | null, };
+restoredTo: number | null, 
+/**
+ * For an apply: the worktree's NAME.
+ */
+appliedFrom: string | null, };
