@@ -300,10 +300,6 @@ pub struct SettingsView {
     pub mcp: Vec<McpServerView>,
     /// How many turns may run at once on this machine (every window and `cairn run`).
     pub turn_limit: u32,
-    /// The disk budget of a repository's worktrees, in GB (shared with `cairn`).
-    pub worktree_budget_gb: u32,
-    /// What the open workspace's worktrees take on disk (none outside a git repository).
-    pub worktrees: Option<cairn_runtime::worktrees::WorktreesUsage>,
 }
 
 /// What an endpoint check found: the models it serves, or why it could not be reached.
@@ -341,10 +337,6 @@ pub struct SettingsUpdate {
     #[serde(default)]
     #[ts(optional)]
     pub turn_limit: Option<u32>,
-    /// Worktree disk budget in GB (1–10000); unchanged when absent.
-    #[serde(default)]
-    #[ts(optional)]
-    pub worktree_budget_gb: Option<u32>,
 }
 
 /// Whose terminal a panel tab shows.

@@ -86,22 +86,7 @@ pub(crate) async fn settings_view(
                 .collect::<Vec<_>>()
         })
     });
-    let state_dir = state.config.state_dir.clone();
-    let worktrees = match workspace {
-        Some(ws) => {
-            let (ws, sd) = (ws.to_path_buf(), state_dir.clone());
-            tokio::task::spawn_blocking(move || cairn_runtime::worktrees::usage(&ws, &sd))
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .flatten()
-        }
-        None => None,
-    };
-    let budget_gb = cairn_runtime::worktrees::budget_bytes(&state_dir) / (1024 * 1024 * 1024);
     Ok(SettingsView {
-        worktree_budget_gb: u32::try_from(budget_gb).unwrap_or(u32::MAX),
-        worktrees,
         turn_limit: state.host.turn_slots(&state.config.state_dir).limit(),
         provider: choice.provider.clone(),
         model: choice.model,
@@ -206,18 +191,6 @@ pub async fn save_settings<R: Runtime>(
             .turn_slots(&state.config.state_dir)
             .set_limit(n)
             .map_err(|e| IpcError::new(crate::error::ErrorCode::Storage, e.to_string()))?;
-    }
-    if let Some(gb) = update.worktree_budget_gb {
-        if !(1..=10_000).contains(&gb) {
-            return Err(IpcError::invalid(
-                "The worktree disk budget must be between 1 and 10000 GB.",
-            ));
-        }
-        cairn_runtime::worktrees::set_budget(
-            &state.config.state_dir,
-            u64::from(gb) * 1024 * 1024 * 1024,
-        )
-        .map_err(|e| IpcError::new(crate::error::ErrorCode::Storage, e.to_string()))?;
     }
     state.update_settings(|s| {
         s.provider = provider.clone();

@@ -99,12 +99,6 @@ export function App() {
     }
   }, [language]);
 
-  // Settings show live facts (MCP servers, worktrees' disk use): fetched again on each opening.
-  const openSettings = useCallback(() => {
-    setOverlay("settings");
-    ipc.getSettings().then(setSettings, () => undefined);
-  }, []);
-
   const open = useCallback((path: string) => {
     setOpening(true);
     setOpenError(null);
@@ -164,7 +158,7 @@ export function App() {
         f();
       };
       if (key === "/") act(() => setOverlay((o) => (o === "help" ? null : "help")));
-      else if (key === ",") act(openSettings);
+      else if (key === ",") act(() => setOverlay("settings"));
       else if (key === "u") act(() => setOverlay("usage"));
       else if (key === "o" && workspace === null) act(pick);
       else if (key === "n" && workspace !== null) act(() => setCommand({ name: "new", at: Date.now() }));
@@ -172,7 +166,7 @@ export function App() {
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [overlay, workspace, pick, openSettings]);
+  }, [overlay, workspace, pick]);
 
   if (bootError !== null) {
     return (
@@ -199,7 +193,7 @@ export function App() {
             onForget={(path) => ipc.forgetWorkspace(path).then(setRecent, () => undefined)}
             settings={settings}
             onSettings={settingsChanged}
-            onOpenSettings={openSettings}
+            onOpenSettings={() => setOverlay("settings")}
           />
         ) : workbench === null ? null : (
           <workbench.Workbench
@@ -211,7 +205,7 @@ export function App() {
             lang={language}
             onWorkspace={setWorkspace}
             onCloseWorkspace={closeWorkspace}
-            onOpenSettings={openSettings}
+            onOpenSettings={() => setOverlay("settings")}
             onOpenUsage={() => setOverlay("usage")}
             onOpenHelp={() => setOverlay("help")}
             settingsEpoch={settingsEpoch}

@@ -135,7 +135,6 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
   const [reasoning, setReasoning] = useState(settings.reasoning);
   const [language, setLanguage] = useState<Language>(settings.language);
   const [turnLimit, setTurnLimit] = useState(settings.turnLimit);
-  const [budgetGb, setBudgetGb] = useState(settings.worktreeBudgetGb);
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
@@ -166,7 +165,7 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
     );
   };
   const save = () =>
-    run(saveSettings({ provider, model, baseUrl, reasoning, language, turnLimit, worktreeBudgetGb: budgetGb }), () => {
+    run(saveSettings({ provider, model, baseUrl, reasoning, language, turnLimit }), () => {
       setSaved(true);
       window.setTimeout(() => setSaved(false), 1500);
     });
@@ -245,27 +244,6 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
               onChange={(e) => setTurnLimit(Math.min(64, Math.max(1, Math.round(Number(e.target.value) || 1))))}
             />
             <p className="hint">{t("settings.turnLimitHint")}</p>
-          </div>
-          <label htmlFor="worktree-budget">{t("settings.worktreeBudget")}</label>
-          <div>
-            <input
-              id="worktree-budget"
-              className="input"
-              type="number"
-              min={1}
-              max={10000}
-              data-testid="worktree-budget"
-              value={budgetGb}
-              onChange={(e) => setBudgetGb(Math.min(10000, Math.max(1, Math.round(Number(e.target.value) || 1))))}
-            />
-            <p className="hint" data-testid="worktree-usage">
-              {settings.worktrees === null
-                ? t("settings.worktreeBudgetHint")
-                : t("settings.worktreeUsage")
-                    .replace("{count}", String(settings.worktrees.count))
-                    .replace("{size}", gigabytes(settings.worktrees.bytes))
-                    .replace("{over}", settings.worktrees.overBudget ? t("settings.worktreeOver") : "")}
-            </p>
           </div>
         </div>
         <ConnectionResult result={conn.result} />
@@ -357,9 +335,4 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
       </section>
     </Overlay>
   );
-}
-
-/** Bytes as gigabytes with one decimal. */
-function gigabytes(bytes: number): string {
-  return (bytes / (1024 * 1024 * 1024)).toFixed(1);
 }

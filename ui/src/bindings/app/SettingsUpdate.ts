@@ -28,8 +28,4 @@ language: Language,
 /**
  * Turns running at once on this machine (1–64); unchanged when absent.
  */
-turnLimit?: number, 
-/**
- * Worktree disk budget in GB (1–10000); unchanged when absent.
- */
-worktreeBudgetGb?: number, };
+turnLimit?: number, };

@@ -3,7 +3,6 @@ import type { Language } from "./Language";
 import type { McpServerView } from "./McpServerView";
 import type { ModelView } from "./ModelView";
 import type { ProviderView } from "./ProviderView";
-import type { WorktreesUsage } from "./WorktreesUsage";
 
 /**
  * The settings as the UI edits them.
@@ -44,12 +43,4 @@ mcp: Array<McpServerView>,
 /**
  * How many turns may run at once on this machine (every window and `cairn run`).
  */
-turnLimit: number, 
-/**
- * The disk budget of a repository's worktrees, in GB (shared with `cairn`).
- */
-worktreeBudgetGb: number, 
-/**
- * What the open workspace's worktrees take on disk (none outside a git repository).
- */
-worktrees: WorktreesUsage | null, };
+turnLimit: number, };
