@@ -7,8 +7,8 @@ use crate::error::{git, Result};
 use crate::record::Record;
 use crate::store::StateStore;
 
-/// The unified diff of the worktree of `record` against its base.
-pub fn unified(store: &StateStore, record: &Record) -> Result<String> {
+/// The worktree's state now against its base commit, in Cairn's store.
+fn against_base<'s>(store: &'s StateStore, record: &Record) -> Result<git2::Diff<'s>> {
     let now = crate::status::current_state(store, record)?;
     let base = store
         .repo
@@ -20,10 +20,15 @@ pub fn unified(store: &StateStore, record: &Record) -> Result<String> {
         .repo
         .find_tree(now)
         .map_err(git("reading the state"))?;
-    let diff = store
+    store
         .repo
         .diff_tree_to_tree(Some(&base), Some(&now), None)
-        .map_err(git("comparing with the base"))?;
+        .map_err(git("comparing with the base"))
+}
+
+/// The unified diff of the worktree of `record` against its base.
+pub fn unified(store: &StateStore, record: &Record) -> Result<String> {
+    let diff = against_base(store, record)?;
     let mut out = Vec::new();
     diff.print(DiffFormat::Patch, |_, _, line| {
         if matches!(line.origin(), '+' | '-' | ' ') {
@@ -67,21 +72,7 @@ pub struct FileDiff {
 
 /// The worktree's diff against its base, file by file.
 pub fn files(store: &StateStore, record: &Record) -> Result<Vec<FileDiff>> {
-    let now = crate::status::current_state(store, record)?;
-    let base = store
-        .repo
-        .find_commit(Oid::from_str(&record.base).map_err(git("reading the base"))?)
-        .map_err(git("reading the base commit"))?
-        .tree()
-        .map_err(git("reading the base tree"))?;
-    let now = store
-        .repo
-        .find_tree(now)
-        .map_err(git("reading the state"))?;
-    let diff = store
-        .repo
-        .diff_tree_to_tree(Some(&base), Some(&now), None)
-        .map_err(git("comparing with the base"))?;
+    let diff = against_base(store, record)?;
     let mut out = Vec::new();
     for i in 0..diff.deltas().len() {
         let Some(delta) = diff.get_delta(i) else {

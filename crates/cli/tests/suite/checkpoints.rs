@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use cairn_testkit::git::git;
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::{json, Value};
 use tokio::process::Command;
@@ -16,26 +17,6 @@ mod attribution;
 const KEY: &str = "sk-test-checkpoints-0123456789";
 
 mod interrupted_edits;
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = std::process::Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args([
-            "-c",
-            "user.name=T",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
 
 /// Every path, mode and byte under a folder.
 fn digest(dir: &Path) -> String {
