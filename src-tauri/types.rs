@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 pub use cairn_runtime::attach::ImageUpload;
+pub use cairn_runtime::commands::CommandView;
+pub use cairn_runtime::extensions::ExtensionsView;
 pub use cairn_runtime::face_settings::{Language, RecentWorkspace};
 pub use cairn_runtime::host::view::{SandboxView, SessionStatus, SessionView};
 pub use cairn_runtime::host::RunOutcome;

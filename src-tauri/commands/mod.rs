@@ -6,6 +6,7 @@ pub mod app;
 pub mod board;
 pub mod clipboard;
 pub mod endpoint;
+pub mod extensions;
 pub mod files;
 pub mod session;
 pub mod settings;

@@ -1,7 +1,8 @@
 //! Turn commands: run a turn with its events streamed over one channel, retry, interrupt,
 //! and steering messages typed while a turn runs.
 
-use cairn_protocol::Event;
+use cairn_protocol::{Event, Mode};
+use cairn_runtime::commands::{self, CommandError, CommandView, Dispatch};
 use tauri::ipc::Channel;
 use tauri::{Runtime, State, Window};
 
@@ -51,8 +52,46 @@ pub async fn run_turn<R: Runtime>(
     if let Some(reason) = runtime.blocked() {
         return Err(IpcError::new(crate::error::ErrorCode::Blocked, reason));
     }
-    let input = tokio::task::block_in_place(|| crate::attach::turn_input(&runtime, text, images))?;
-    run(&state, window.label(), input, on_event).await
+    // A known `/command` at the start is carried out here (the app's ceiling for `/mode` is
+    // interactive: Auto is turned on with the mode switcher, which asks to confirm).
+    let ceiling = match runtime.session().mode() {
+        Mode::Auto => Mode::Auto,
+        _ => Mode::Interactive,
+    };
+    let (text, mode_after) = match commands::dispatch(&runtime, &text, Some(ceiling)).await {
+        Ok(Dispatch::Done(outcome)) => return Ok(RunOutcome::Command { outcome }),
+        Ok(Dispatch::Compact) => {
+            return run(&state, window.label(), TurnInput::Compact, on_event).await
+        }
+        Ok(Dispatch::Prompt { text, mode_after }) => (text, mode_after),
+        Err(e @ CommandError::AboveCeiling { .. }) => {
+            return Err(IpcError::invalid(format!(
+                "{e}: turn on Auto with the mode switcher (it asks you to confirm)."
+            )))
+        }
+        Err(e) => return Err(IpcError::invalid(e.to_string())),
+    };
+    let input = tokio::task::block_in_place(|| crate::attach::turn_input(&runtime, text, images));
+    let end = match input {
+        Ok(input) => run(&state, window.label(), input, on_event).await,
+        Err(e) => Err(e),
+    };
+    // `/review` ran read-only; the mode it interrupted comes back whatever happened.
+    if let Some(mode) = mode_after {
+        runtime.session().set_mode(mode);
+    }
+    end
+}
+
+/// The slash commands the composer completes: built-ins, the user's and the project's
+/// commands, and skills only the user invokes.
+#[tauri::command]
+pub fn list_commands<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> IpcResult<Vec<CommandView>> {
+    let ws = super::extensions::workspace_of(&state, window.label())?;
+    Ok(tokio::task::block_in_place(|| commands::views(&ws)))
 }
 
 /// Re-runs the last turn after a retriable error (`not_started` when there is none).

@@ -42,6 +42,8 @@ fn export_app_types(cfg: &Config) {
     export::<ApplyView>(cfg);
     export::<CommitView>(cfg);
     export::<RemovalView>(cfg);
+    export::<CommandView>(cfg);
+    export::<ExtensionsView>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

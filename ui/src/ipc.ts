@@ -39,8 +39,10 @@ import type { RemovalView } from "./bindings/app/RemovalView";
 import type { ReviewComment } from "./bindings/app/ReviewComment";
 import type { ReviewView } from "./bindings/app/ReviewView";
 import type { Progress } from "./bindings/Progress";
+import type { CommandView } from "./bindings/app/CommandView";
+import type { ExtensionsView } from "./bindings/app/ExtensionsView";
 
-/** How a run ended: its turns (the last one's status), `not_started` or `channel_closed`. */
+/** How a run ended: its turns (the last one's status), `not_started`, `channel_closed`, or a slash command done without a turn. */
 export type RunEnd = RunOutcome;
 
 /** The app's name, version and protocol version. */
@@ -121,6 +123,12 @@ export const retryTurn = (onEvent: (event: Event) => void) =>
 /** Finishes the tool calls left open when Cairn stopped (approvals asked again). */
 export const resumeTurn = (onEvent: (event: Event) => void) =>
   invoke<RunEnd>("resume_turn", { onEvent: channelFor(onEvent) });
+/** The slash commands the composer completes. */
+export const listCommands = () => invoke<CommandView[]>("list_commands");
+/** Hooks, skills and commands of the window's workspace. */
+export const getExtensions = () => invoke<ExtensionsView>("get_extensions");
+/** Trusts the project's hook file as it is now. */
+export const trustProjectHooks = () => invoke<ExtensionsView>("trust_project_hooks");
 /** Interrupts the running turn. */
 export const interrupt = () => invoke<void>("interrupt");
 /** Queues steering for the running turn. */

@@ -492,11 +492,11 @@ export function markAnswered(state: ChatState, id: string, answer: AskState | "r
   };
 }
 
-/** A local notice (not a protocol event), e.g. a failed command. */
-export function withNotice(state: ChatState, text: string): ChatState {
+/** A local notice (not a protocol event), e.g. a failed command or what a slash command did. */
+export function withNotice(state: ChatState, text: string, tone: "info" | "error" = "error"): ChatState {
   return {
     ...state,
-    items: [...state.items, { kind: "notice", id: `local:${state.items.length}:${Date.now()}`, tone: "error", text }],
+    items: [...state.items, { kind: "notice", id: `local:${state.items.length}:${Date.now()}`, tone, text }],
   };
 }
 

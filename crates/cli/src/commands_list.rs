@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cairn_runtime::commands::{self, Builtin};
-use cairn_runtime::skills::SkillSource;
+use cairn_runtime::commands;
 use clap::Subcommand;
 
 use crate::EXIT_USAGE;
@@ -33,39 +32,14 @@ pub fn run(cmd: CommandsCommand) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let cmds = commands::load(&ws);
-    let mut rows: Vec<(String, &str, String, String)> = Builtin::ALL
-        .iter()
-        .map(|(_, n, d)| (n.to_string(), "built-in", d.to_string(), String::new()))
-        .collect();
-    let from = |s: SkillSource| match s {
-        SkillSource::Project => "project",
-        SkillSource::User => "user",
-    };
-    for c in &cmds.user {
-        rows.push((
-            c.name.clone(),
-            from(c.source),
-            c.description.clone(),
-            c.path.display().to_string(),
-        ));
-    }
-    for s in &cmds.skills {
-        rows.push((
-            s.name.clone(),
-            from(s.source),
-            s.description.clone(),
-            s.dir.display().to_string(),
-        ));
-    }
-    for (name, source, description, file) in rows {
+    for c in commands::views(&ws) {
         if json {
             outln!(
                 "{}",
-                serde_json::json!({"name": name, "source": source, "description": description, "file": file})
+                serde_json::json!({"name": c.name, "source": c.source.as_str(), "description": c.description, "file": c.file})
             );
         } else {
-            outln!("/{name:<20} {source:<9} {description}");
+            outln!("/{:<20} {:<9} {}", c.name, c.source.as_str(), c.description);
         }
     }
     ExitCode::SUCCESS

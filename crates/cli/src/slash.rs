@@ -3,7 +3,7 @@
 //! exits with what it did (`/undo` with conflicts exits 1).
 
 use cairn_protocol::{Event, Mode, TurnEnd, TurnSource, TurnStart, TurnStatus};
-use cairn_runtime::commands::{self, Builtin, Parsed};
+use cairn_runtime::commands::{self, CommandEffect, CommandError, Dispatch};
 use cairn_runtime::host::{SessionHandle, TurnInput};
 
 use crate::render::Renderer;
@@ -32,76 +32,49 @@ pub async fn plan(
     ceiling: Option<Mode>,
     renderer: &mut Renderer,
 ) -> Plan {
-    let session = &handle.assembled().session;
-    let cmds = commands::load(handle.workspace());
-    match commands::parse(prompt, &cmds) {
-        Parsed::Prompt(text) => Plan::Prompt {
-            text,
-            mode_after: None,
-        },
-        Parsed::Expanded { prompt, .. } => Plan::Prompt {
-            text: prompt,
-            mode_after: None,
-        },
-        Parsed::Builtin(Builtin::Compact, _) => Plan::Input(TurnInput::Compact),
-        Parsed::Builtin(Builtin::Review, _) => {
-            let before = session.mode();
-            session.set_mode(Mode::Discuss);
-            Plan::Prompt {
-                text: commands::REVIEW_PROMPT.to_string(),
-                mode_after: Some(before),
-            }
+    let outcome = match commands::dispatch(handle, prompt, ceiling).await {
+        Ok(Dispatch::Prompt { text, mode_after }) => return Plan::Prompt { text, mode_after },
+        Ok(Dispatch::Compact) => return Plan::Input(TurnInput::Compact),
+        Ok(Dispatch::Done(outcome)) => outcome,
+        Err(e @ CommandError::AboveCeiling { .. }) => {
+            errln!("error: {e}; pass --mode to allow it");
+            return Plan::Usage;
         }
-        Parsed::Builtin(Builtin::Plan, rest) => {
-            session.set_mode(Mode::Plan);
-            if rest.is_empty() {
-                let turn = session.turns().await;
-                announce(renderer, handle, prompt, turn, TurnStatus::Completed);
-                errln!("mode: plan");
-                Plan::Done(TurnStatus::Completed)
-            } else {
-                Plan::Prompt {
-                    text: rest,
-                    mode_after: None,
-                }
-            }
+        Err(e) => {
+            errln!("error: {e}");
+            return Plan::Usage;
         }
-        Parsed::Builtin(Builtin::Mode, rest) => {
-            let Ok(mode) = rest.parse::<Mode>() else {
-                errln!("error: /mode needs one of discuss, plan, interactive, auto");
-                return Plan::Usage;
-            };
-            let ceiling = ceiling.unwrap_or_else(|| session.mode());
-            if !commands::mode_within(mode, ceiling) {
+    };
+    let status = outcome.status();
+    let turn = handle.session().turns().await;
+    announce(renderer, handle, prompt, turn, status);
+    say(&outcome.effect);
+    Plan::Done(status)
+}
+
+/// What a command did, on stderr.
+fn say(effect: &CommandEffect) {
+    match effect {
+        CommandEffect::Mode { mode } => errln!("mode: {}", mode_name(*mode)),
+        CommandEffect::Model { model } => errln!("model: {model}"),
+        CommandEffect::NothingToUndo => {
+            errln!("/undo: nothing to undo (this session changed no files)")
+        }
+        CommandEffect::Undone { restore: v } => {
+            for p in v.restored.iter().chain(&v.deleted) {
+                errln!("undone  {p}");
+            }
+            for c in &v.conflicts {
+                errln!("kept    {}  ({})", c.path, c.reason);
+            }
+            if !v.conflicts.is_empty() {
                 errln!(
-                    "error: /mode {rest} goes above this run's mode ({}); pass --mode to allow it",
-                    mode_name(ceiling)
+                    "/undo: {} file(s) changed since were left alone",
+                    v.conflicts.len()
                 );
-                return Plan::Usage;
             }
-            session.set_mode(mode);
-            let turn = session.turns().await;
-            announce(renderer, handle, prompt, turn, TurnStatus::Completed);
-            errln!("mode: {}", mode_name(mode));
-            Plan::Done(TurnStatus::Completed)
         }
-        Parsed::Builtin(Builtin::Model, rest) => {
-            if rest.is_empty() {
-                errln!("error: /model needs a model id");
-                return Plan::Usage;
-            }
-            session.set_model(rest.clone());
-            let turn = session.turns().await;
-            announce(renderer, handle, prompt, turn, TurnStatus::Completed);
-            errln!("model: {rest}");
-            Plan::Done(TurnStatus::Completed)
-        }
-        Parsed::Builtin(Builtin::Undo, _) => {
-            let status = undo(handle).await;
-            let turn = session.turns().await;
-            announce(renderer, handle, prompt, turn, status);
-            Plan::Done(status)
-        }
+        CommandEffect::UndoFailed { reason } => errln!("/undo: {reason}"),
     }
 }
 
@@ -135,59 +108,4 @@ fn announce(r: &mut Renderer, handle: &SessionHandle, input: &str, turn: u32, st
         usage: None,
         cost_usd: None,
     }));
-}
-
-/// `/undo`: the workspace back to before the session's last change-turn.
-async fn undo(handle: &SessionHandle) -> TurnStatus {
-    let src = handle.timeline_source();
-    let turns = handle.assembled().session.turns().await;
-    let outcome = tokio::task::spawn_blocking(
-        move || -> Result<Option<cairn_runtime::timeline::RestoreView>, String> {
-            let view = cairn_runtime::timeline::timeline(&src).map_err(|e| e.to_string())?;
-            let Some(last) = view.checkpoints.last() else {
-                return Ok(None);
-            };
-            let req = cairn_runtime::timeline::RestoreRequest {
-                to_turn: last.turn - 1,
-                paths: Vec::new(),
-                dry_run: false,
-                force: false,
-            };
-            cairn_runtime::timeline::restore(&src, turns, &req)
-                .map(Some)
-                .map_err(|e| e.to_string())
-        },
-    )
-    .await;
-    match outcome {
-        Ok(Ok(None)) => {
-            errln!("/undo: nothing to undo (this session changed no files)");
-            TurnStatus::Completed
-        }
-        Ok(Ok(Some(v))) => {
-            for p in v.restored.iter().chain(&v.deleted) {
-                errln!("undone  {p}");
-            }
-            for c in &v.conflicts {
-                errln!("kept    {}  ({})", c.path, c.reason);
-            }
-            if v.conflicts.is_empty() {
-                TurnStatus::Completed
-            } else {
-                errln!(
-                    "/undo: {} file(s) changed since were left alone",
-                    v.conflicts.len()
-                );
-                TurnStatus::Error
-            }
-        }
-        Ok(Err(e)) => {
-            errln!("/undo: {e}");
-            TurnStatus::Error
-        }
-        Err(e) => {
-            errln!("/undo: {e}");
-            TurnStatus::Error
-        }
-    }
 }

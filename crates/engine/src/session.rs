@@ -277,8 +277,16 @@ impl Session {
         }
     }
 
-    /// Runs the user's `SessionEnd` hooks (when the face closes the session).
+    /// Runs the user's `SessionEnd` hooks when the face closes the session: once, and only
+    /// after `SessionStart` ran in this process.
     pub async fn end(&self) {
+        if !self
+            .inner
+            .started
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
         if let Some(g) = self
             .inner
             .gate

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod checkpoints;
 pub mod commands;
 mod event_log;
+pub mod extensions;
 pub mod face_settings;
 mod held;
 pub mod hooks;
@@ -33,6 +34,7 @@ pub mod sandbox;
 pub mod sandbox_settings;
 pub mod schema;
 pub mod skills;
+pub mod skipped;
 pub mod store;
 pub mod timeline;
 pub mod tooling;
@@ -134,6 +136,8 @@ pub struct Assembled {
     /// What Cairn skipped for lack of trust (project hooks, project MCP servers), each named
     /// once per run: stderr in the CLI, a banner in the app.
     pub untrusted: Vec<String>,
+    /// The same, as typed facts (the app's banner).
+    pub skipped: Vec<skipped::SkippedView>,
 }
 
 impl Assembled {
@@ -613,6 +617,8 @@ pub fn open_session(
     let mcp = mcp::attach(&session, &workspace, llm);
     let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
     untrusted.extend(mcp.untrusted().iter().cloned());
+    let mut skipped: Vec<skipped::SkippedView> = hooks.skipped(&workspace).into_iter().collect();
+    skipped.extend(mcp.skipped().iter().cloned());
     Ok(Assembled {
         session,
         store,
@@ -624,6 +630,7 @@ pub fn open_session(
         prompt_context,
         notice,
         untrusted,
+        skipped,
     })
 }
 

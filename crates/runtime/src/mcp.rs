@@ -27,12 +27,18 @@ pub struct McpSession {
     manager: Option<McpManager>,
     warnings: Vec<ConfigWarning>,
     held: Vec<String>,
+    skipped: Vec<crate::skipped::SkippedView>,
 }
 
 impl McpSession {
     /// Project servers held back for lack of trust, each as a sentence for the user.
     pub fn untrusted(&self) -> &[String] {
         &self.held
+    }
+
+    /// Project servers held back for lack of trust, as typed facts.
+    pub fn skipped(&self) -> &[crate::skipped::SkippedView] {
+        &self.skipped
     }
 
     /// The manager (status, refresh, close), when any server is configured.
@@ -94,12 +100,27 @@ pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> M
                 .map(|h| format!("MCP server `{}` is {h}", s.name))
         })
         .collect();
+    let skipped: Vec<crate::skipped::SkippedView> = loaded
+        .servers
+        .iter()
+        .filter(|s| {
+            s.held
+                .as_deref()
+                .is_some_and(|h| h.starts_with(crate::mcp_trust::UNTRUSTED))
+        })
+        .map(|s| crate::skipped::SkippedView {
+            kind: crate::skipped::SkippedKind::McpServer,
+            name: s.name.clone(),
+            file: s.source.display().to_string(),
+        })
+        .collect();
     if tokio::runtime::Handle::try_current().is_err() {
         tracing::warn!("MCP servers not started: no async runtime");
         return McpSession {
             manager: None,
             warnings: loaded.warnings,
             held,
+            skipped,
         };
     }
     let mut options = ManagerOptions::from_env(workspace.to_path_buf());
@@ -131,6 +152,7 @@ pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> M
         manager: Some(manager),
         warnings: loaded.warnings,
         held,
+        skipped,
     }
 }
 

@@ -5,6 +5,7 @@ import { mentionText } from "../mentions";
 import type { Steering } from "../transcript";
 import { AttachmentTray, imageFiles, useImageDrafts, type PendingImage } from "./Attachments";
 import { MentionList, useMentions } from "./Mentions";
+import { SlashList, useSlashCommands } from "./SlashCommands";
 
 /** Text (and images) put back into the prompt, or a mention added to it; `at` makes each one new. */
 export type ComposerDraft =
@@ -32,7 +33,8 @@ export function toUpload(img: PendingImage): ImageUpload {
 /**
  * The prompt box. Enter sends (or, while a turn runs, queues steering), Shift+Enter inserts a
  * newline, Esc stops the running turn. `@` completes workspace files (mentioned files go with
- * the prompt); images pasted or dropped wait as thumbnails. Queued steering shows as
+ * the prompt), a `/` at the start completes slash commands; images pasted or dropped wait as
+ * thumbnails. Queued steering shows as
  * removable chips until the engine injects it.
  */
 export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer(
@@ -52,6 +54,7 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
     setText(next);
   }, []);
   const mentions = useMentions(replace);
+  const slash = useSlashCommands(replace);
 
   // The box grows with its text up to its CSS max-height, then scrolls.
   useLayoutEffect(() => {
@@ -96,12 +99,14 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
   const submit = () => {
     if (!canSend) return;
     mentions.close();
+    slash.close();
     if (running) onSteer(text.trim());
     else onSend(text.trim(), drafts.take());
     setText("");
   };
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (slash.onKeyDown(event, text)) return;
     if (mentions.onKeyDown(event, text)) return;
     // Leave Enter alone while an input method is composing (CJK input).
     if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
@@ -159,6 +164,15 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
         </ul>
       )}
       <AttachmentTray images={drafts.images} error={drafts.error} onRemove={drafts.remove} />
+      {slash.open && !running && (
+        <SlashList
+          matches={slash.matches}
+          active={slash.active}
+          loading={slash.loading}
+          error={slash.error}
+          onPick={(name) => slash.pick(text, name)}
+        />
+      )}
       {mentions.open && (
         <MentionList
           matches={mentions.matches}
@@ -180,12 +194,17 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
         onChange={(event) => {
           setText(event.target.value);
           mentions.track(event.target.value, event.target.selectionStart);
+          if (!running) slash.track(event.target.value, event.target.selectionStart);
         }}
         onSelect={(event) => {
           const el = event.currentTarget;
           if (mentions.open) mentions.track(el.value, el.selectionStart);
+          if (slash.open) slash.track(el.value, el.selectionStart);
         }}
-        onBlur={mentions.close}
+        onBlur={() => {
+          mentions.close();
+          slash.close();
+        }}
         onPaste={(event) => {
           const files = imageFiles(event.clipboardData);
           if (files.length === 0) return;

@@ -17,6 +17,7 @@ import {
   trustMcpServer,
 } from "../ipc";
 import { ConnectionResult, useConnectionTest } from "./Connection";
+import { Extensions } from "./Extensions";
 import { compact } from "./Meter";
 import { Overlay } from "./Overlay";
 
@@ -323,6 +324,11 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
             ))}
           </ul>
         )}
+      </section>
+
+      <section className="form-section">
+        <h3>{t("ext.title")}</h3>
+        <Extensions />
       </section>
 
       <section className="form-section">

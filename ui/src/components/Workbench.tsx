@@ -38,12 +38,14 @@ import { Transcript, type TranscriptActions } from "./Transcript";
 import { WorktreeReview } from "./WorktreeReview";
 import type { Progress } from "../bindings/Progress";
 import { sandboxLabel, sandboxWarns } from "../sandbox";
+import { describeOutcome } from "../commandOutcome";
+import { SkippedBanner } from "./SkippedBanner";
 
 type Action =
   | { type: "reset"; view: SessionView | null }
   | { type: "events"; events: Event[]; view: SessionView | null }
   | { type: "answered"; id: string; state: AskState | "rejected" }
-  | { type: "notice"; text: string }
+  | { type: "notice"; text: string; tone?: "info" | "error" }
   | { type: "steer"; text: string }
   | { type: "unsteer"; text: string };
 
@@ -74,7 +76,7 @@ function reduce(state: ChatState, action: Action): ChatState {
     case "answered":
       return markAnswered(state, action.id, action.state);
     case "notice":
-      return withNotice(state, action.text);
+      return withNotice(state, action.text, action.tone);
     case "steer":
       return { ...state, steering: [...state.steering, { text: action.text, state: "queued" }] };
     case "unsteer": {
@@ -334,12 +336,19 @@ export function Workbench(p: Props) {
       const shown = sessionRef.current?.id === id;
       if (shown && end.kind === "not_started" && nothingToRetry) dispatch({ type: "notice", text: "Nothing to retry." });
       if (shown && end.kind === "ended" && end.status === "interrupted") reclaimSteering().catch(fail);
+      // A slash command done without a turn says what it did; a new mode shows at once.
+      if (end.kind === "command") {
+        const { text, tone } = describeOutcome(end.outcome, t);
+        dispatchTo({ id, action: { type: "notice", text, tone } });
+        const effect = end.outcome.effect;
+        if (shown && effect.kind === "mode") setSession((cur) => (cur !== null && cur.id === id ? { ...cur, mode: effect.mode } : cur));
+      }
       refreshList();
       refreshStatus();
       refreshTimeline();
       setRuns((n) => n + 1);
     },
-    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail, setPendingOf, dispatch],
+    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail, setPendingOf, dispatch, t],
   );
 
   const send = useCallback(
@@ -654,6 +663,7 @@ export function Workbench(p: Props) {
             </span>
           </div>
         )}
+        {session !== null && <SkippedBanner key={session.id} skipped={session.skipped} onReview={p.onOpenSettings} />}
         {openCalls > 0 && !running && (
           <div className="blocked resume-banner" role="alert" data-testid="resume-banner">
             <span>

@@ -254,3 +254,34 @@ async fn project_hooks_wait_for_trust_keyed_by_repository_and_a_change_withdraws
     assert!(out.stderr.contains("project hook(s)"), "{}", out.stderr);
     assert_eq!(finished(&events)[0]["data"]["status"], "ok");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_start_and_end_hooks_run_once_each_per_run() {
+    let env = Env::new();
+    let log = env.ws.parent().unwrap().join("lifecycle.log");
+    let record = env.script(
+        "record.sh",
+        &format!(
+            "tr ',' '\\n' | grep hook_event_name | cut -d'\"' -f4 >> {}",
+            log.display()
+        ),
+    );
+    write_hooks(
+        &env.user_hooks,
+        json!({
+            "SessionStart": [{"hooks": [{"type": "command", "command": record}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": record}]}]
+        }),
+    );
+    let server = MockLlmServer::with_script(vec![Reply::text("hi")])
+        .await
+        .unwrap();
+    let (out, _) = env.run(&server, &[], "hello").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let seen = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        seen.lines().collect::<Vec<_>>(),
+        ["SessionStart", "SessionEnd"],
+        "{seen}"
+    );
+}

@@ -43,6 +43,15 @@ impl LoadedHooks {
         ))
     }
 
+    /// The project's hooks held back, as a typed fact, if any.
+    pub fn skipped(&self, workspace: &Path) -> Option<crate::skipped::SkippedView> {
+        (!self.held.is_empty()).then(|| crate::skipped::SkippedView {
+            kind: crate::skipped::SkippedKind::Hooks,
+            name: self.held.len().to_string(),
+            file: config::project_path(workspace).display().to_string(),
+        })
+    }
+
     /// A gate running the active hooks for a session, `None` without any.
     pub fn gate(&self, session_id: &str, cwd: &Path) -> Option<Arc<CommandGate>> {
         (!self.active.is_empty()).then(|| {

@@ -422,7 +422,8 @@ impl SessionHandle {
     }
 
     /// Closes the session: denies what is pending, interrupts the running turn (killing its
-    /// processes), waits for it to stop, stops its MCP servers and saves it. A session that
+    /// processes), waits for it to stop, runs its `SessionEnd` hooks, stops its MCP servers
+    /// and saves it. A session that
     /// never ran a turn leaves nothing behind.
     pub async fn close(&self) -> Result<(), StoreError> {
         if self.closed.swap(true, Ordering::SeqCst) {
@@ -432,6 +433,7 @@ impl SessionHandle {
         self.interrupt();
         let stop = async {
             self.idle().await;
+            self.assembled.session.end().await;
             self.assembled.close_mcp().await;
             if self.saved().turns == 0 {
                 return Ok(());

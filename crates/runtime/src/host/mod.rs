@@ -47,7 +47,7 @@ pub enum TurnInput {
 
 /// How a run (a turn and the turns started from steering left over) ended, as a face
 /// reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[ts(export, export_to = "app/")]
 pub enum RunOutcome {
@@ -65,6 +65,11 @@ pub enum RunOutcome {
     NotStarted,
     /// The face stopped taking events; the run was cancelled.
     ChannelClosed,
+    /// A slash command was carried out without a model turn.
+    Command {
+        /// What it did.
+        outcome: crate::commands::CommandOutcome,
+    },
 }
 
 impl From<cairn_protocol::RunEnd> for RunOutcome {

@@ -42,6 +42,8 @@ pub struct SessionView {
     pub pending_calls: u32,
     /// Whether the session's commands run inside the OS sandbox.
     pub sandbox: SandboxView,
+    /// Repository definitions left out until the user trusts them (named in a banner).
+    pub skipped: Vec<crate::skipped::SkippedView>,
 }
 
 /// The sandbox state of a session, as the header shows it.
@@ -123,6 +125,7 @@ pub fn view(h: &SessionHandle) -> Result<SessionView, StoreError> {
         blocked: h.blocked(),
         pending_calls: 0,
         sandbox: SandboxView::of(&h.assembled().sandbox),
+        skipped: h.assembled().skipped.clone(),
     })
 }
 

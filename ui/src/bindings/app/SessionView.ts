@@ -4,6 +4,7 @@ import type { Mode } from "../Mode";
 import type { TodoItem } from "../TodoItem";
 import type { ModelView } from "./ModelView";
 import type { SandboxView } from "./SandboxView";
+import type { SkippedView } from "./SkippedView";
 
 /**
  * A session opened in this window, with the events to rebuild its transcript.
@@ -65,4 +66,8 @@ pendingCalls: number,
 /**
  * Whether the session's commands run inside the OS sandbox.
  */
-sandbox: SandboxView, };
+sandbox: SandboxView, 
+/**
+ * Repository definitions left out until the user trusts them (named in a banner).
+ */
+skipped: Array<SkippedView>, };

@@ -6,10 +6,15 @@
 //! `<workspace>/.claude/commands` and `<config dir>/cairn/commands`; skills with
 //! `disable-model-invocation: true` are commands too.
 
+mod dispatch;
+
 use std::path::{Path, PathBuf};
 
 use cairn_protocol::Mode;
 use serde::Serialize;
+use ts_rs::TS;
+
+pub use dispatch::{dispatch, CommandEffect, CommandError, CommandOutcome, Dispatch};
 
 use crate::skills::{Skill, SkillSource};
 
@@ -164,6 +169,89 @@ pub fn load(workspace: &Path) -> Commands {
         .filter(|s| s.user_only)
         .collect();
     Commands { user, skills }
+}
+
+/// Where a command comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[ts(export, export_to = "app/")]
+pub enum CommandSource {
+    /// Cairn's own.
+    #[serde(rename = "built-in")]
+    Builtin,
+    /// The repository's (`.agent/commands`, `.claude/commands`, its skills).
+    #[serde(rename = "project")]
+    Project,
+    /// The user's (`~/.config/cairn/commands`, the user's skills).
+    #[serde(rename = "user")]
+    User,
+}
+
+impl CommandSource {
+    /// The name lists show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandSource::Builtin => "built-in",
+            CommandSource::Project => "project",
+            CommandSource::User => "user",
+        }
+    }
+}
+
+impl From<SkillSource> for CommandSource {
+    fn from(s: SkillSource) -> Self {
+        match s {
+            SkillSource::Project => CommandSource::Project,
+            SkillSource::User => CommandSource::User,
+        }
+    }
+}
+
+/// One command as lists and the composer's completion show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct CommandView {
+    /// Its name (typed after `/`).
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Where it comes from.
+    pub source: CommandSource,
+    /// Its file or skill folder (empty for built-ins).
+    pub file: String,
+    /// A skill only the user invokes.
+    pub skill: bool,
+}
+
+/// Every command of `workspace`: built-ins first, then user and project commands, then
+/// skills only the user invokes.
+pub fn views(workspace: &Path) -> Vec<CommandView> {
+    let cmds = load(workspace);
+    let mut out: Vec<CommandView> = Builtin::ALL
+        .iter()
+        .map(|(_, n, d)| CommandView {
+            name: n.to_string(),
+            description: d.to_string(),
+            source: CommandSource::Builtin,
+            file: String::new(),
+            skill: false,
+        })
+        .collect();
+    out.extend(cmds.user.into_iter().map(|c| CommandView {
+        name: c.name,
+        description: c.description,
+        source: c.source.into(),
+        file: c.path.display().to_string(),
+        skill: false,
+    }));
+    out.extend(cmds.skills.into_iter().map(|s| CommandView {
+        name: s.name,
+        description: s.description,
+        source: s.source.into(),
+        file: s.dir.display().to_string(),
+        skill: true,
+    }));
+    out
 }
 
 /// `template` with `$ARGUMENTS` replaced by `args` (appended when the template has none).
