@@ -101,3 +101,34 @@ pub trait Gate: Send + Sync {
     /// their answers: any block blocks, contexts add up.
     async fn check(&self, input: &GateInput) -> GateVerdict;
 }
+
+/// A parent session's gates as a subagent gets them: only the tool points (`PreToolUse`,
+/// `PostToolUse`, `PermissionRequest`, `Notification`), so a hook that blocks a command blocks
+/// it in a subagent too, while the session's lifecycle points stay the parent's.
+pub(crate) struct ToolGates(pub(crate) std::sync::Arc<dyn Gate>);
+
+impl ToolGates {
+    fn tool_point(point: GatePoint) -> bool {
+        matches!(
+            point,
+            GatePoint::PreToolUse
+                | GatePoint::PostToolUse
+                | GatePoint::PermissionRequest
+                | GatePoint::Notification
+        )
+    }
+}
+
+#[async_trait]
+impl Gate for ToolGates {
+    fn wants(&self, point: GatePoint) -> bool {
+        Self::tool_point(point) && self.0.wants(point)
+    }
+
+    async fn check(&self, input: &GateInput) -> GateVerdict {
+        if !Self::tool_point(input.point) {
+            return GateVerdict::default();
+        }
+        self.0.check(input).await
+    }
+}

@@ -26,6 +26,8 @@ pub(crate) struct HostShared {
     pub task_id: String,
     pub exec: ExecEnvironment,
     pub hooks: Vec<Arc<dyn crate::hook::EngineHook>>,
+    /// The session's gates (the user's hooks), passed on to subagents for their tool calls.
+    pub gate: Option<Arc<dyn crate::gate::Gate>>,
     /// Requests made on the turn's behalf by its tools (subagents): tokens and cost (`None`
     /// once one of them was not priced), added to the turn's usage when it ends.
     pub extra_usage: Mutex<Option<(TokenUsage, Option<f64>)>>,

@@ -138,12 +138,16 @@ impl SessionBuilder {
     }
 
     /// Gives a child session this session's persistent rules and shell policy only (its
-    /// own mode and allowances stay), so a deny rule binds the explore subagent's reads too.
+    /// own mode and allowances stay), so a deny rule binds the explore subagent's reads too;
+    /// the session's hooks gate its tool calls too.
     pub(crate) fn inherit_rules_from(self, host: &crate::host::ToolHost) -> Self {
-        let builder = self;
+        let mut builder = self;
         let Some(s) = host.shared() else {
             return builder;
         };
+        if let Some(g) = &s.gate {
+            builder = builder.gate(Arc::new(crate::gate::ToolGates(g.clone())));
+        }
         let (rules, policy, enforced) = {
             let p = lock(&s.permissions);
             let (policy, enforced) = p.shell_policy();
@@ -153,12 +157,16 @@ impl SessionBuilder {
     }
 
     /// Gives a child session this session's sandbox, vault, persistent rules, shell policy
-    /// and permission state (mode, session allowances, granted folders).
+    /// and permission state (mode, session allowances, granted folders); the session's hooks
+    /// gate its tool calls too.
     pub(crate) fn inherit_from(self, host: &crate::host::ToolHost) -> Self {
-        let builder = self;
+        let mut builder = self;
         let Some(s) = host.shared() else {
             return builder;
         };
+        if let Some(g) = &s.gate {
+            builder = builder.gate(Arc::new(crate::gate::ToolGates(g.clone())));
+        }
         let (rules, policy, enforced, state) = {
             let p = lock(&s.permissions);
             let (policy, enforced) = p.shell_policy();

@@ -130,6 +130,8 @@ pub struct Assembled {
     pub sandbox: sandbox::SandboxState,
     /// Language, environment block and project notes the system prompts are built from.
     prompt_context: (Lang, Environment, Vec<ProjectNote>),
+    /// The system prompt's Agent Skills section (kept across role switches).
+    skills_prompt: String,
     /// What the user must be told about how the session was opened (e.g. rebuilt from its
     /// event log, permissions reset): stderr in the CLI, a notice in the app.
     pub notice: Option<String>,
@@ -182,6 +184,11 @@ impl Assembled {
             cairn_engine::agents::switch_role(&self.session, &mut agents, name, *lang, env, notes)
                 .await
                 .map_err(|e| RuntimeError::Config(e.to_string()))?;
+        // The role's prompt replaced the whole system prompt: the skills stay listed.
+        if !self.skills_prompt.is_empty() {
+            let prompt = format!("{}{}", self.session.system_prompt(), self.skills_prompt);
+            self.session.set_system_prompt(prompt).await;
+        }
         *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
         Ok(def)
     }
@@ -522,9 +529,8 @@ pub fn open_session(
     for w in &skill_warnings {
         tracing::warn!("skills: {w}");
     }
-    config
-        .instructions
-        .push_str(&skills::prompt_section(&skills));
+    let skills_prompt = skills::prompt_section(&skills);
+    config.instructions.push_str(&skills_prompt);
     if let (Some(r), Some(_)) = (restored.as_mut(), &notice) {
         // The rebuilt session replaces the damaged copies (kept aside) at once.
         r.workspace = workspace.display().to_string();
@@ -628,6 +634,7 @@ pub fn open_session(
         agents,
         sandbox: sandbox_state,
         prompt_context,
+        skills_prompt,
         notice,
         untrusted,
         skipped,

@@ -285,3 +285,36 @@ async fn session_start_and_end_hooks_run_once_each_per_run() {
         "{seen}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pre_tool_use_hook_gates_a_subagents_calls_too() {
+    let env = Env::new();
+    let gate = env.script(
+        "no-rm.sh",
+        "input=$(cat)\ncase \"$input\" in *'\"command\":\"rm '*) echo 'rm is not allowed here' >&2; exit 2;; esac\nexit 0",
+    );
+    write_hooks(
+        &env.user_hooks,
+        json!({"PreToolUse": [{"matcher": "run_shell", "hooks": [{"type": "command", "command": gate}]}]}),
+    );
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("s1", "run_subagent", json!({"task": "delete x"})),
+        Reply::tool_call("c1", "run_shell", json!({"command": "rm x"})),
+        Reply::text("CHILD REPORT"),
+        Reply::text("parent done"),
+    ])
+    .await
+    .unwrap();
+    let (out, _) = env.run(&server, &[], "clean up through a subagent").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("x")).unwrap(),
+        "keep me\n",
+        "the subagent's rm ran past the hook"
+    );
+    let child_after = server.requests()[2].body.to_string();
+    assert!(
+        child_after.contains("rm is not allowed here"),
+        "the hook's stderr reached the subagent: {child_after}"
+    );
+}

@@ -87,3 +87,70 @@ async fn a_project_skill_is_named_in_the_prompt_read_by_the_tool_and_protected()
     assert_eq!(row["name"], "release-notes");
     assert_eq!(row["source"], "project");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_session_lists_skills_added_since_even_after_a_role_switch() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text("one"), Reply::text("two")])
+        .await
+        .unwrap();
+    let (w, s, base) = (
+        ws.path().display().to_string(),
+        state.path().display().to_string(),
+        server.base_url(),
+    );
+    let run = |extra: Vec<String>| {
+        let mut args: Vec<String> = [
+            "run",
+            "-w",
+            &w,
+            "--state-dir",
+            &s,
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--json",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        args.extend(extra);
+        async move {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            cairn(&refs, &[("CAIRN_MCP", "0")]).await
+        }
+    };
+    let first = run(vec!["first".into()]).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let session = first
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "turn_start")
+        .and_then(|e| e["data"]["sessionId"].as_str().map(str::to_string))
+        .unwrap();
+    let skill = ws.path().join(".agents/skills/changelog");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: changelog\ndescription: Keep CHANGELOG-99 in order\n---\nSteps.\n",
+    )
+    .unwrap();
+    let second = run(vec![
+        "--session".into(),
+        session,
+        "--agent".into(),
+        "cowork".into(),
+        "second".into(),
+    ])
+    .await;
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    let requests = server.requests();
+    assert!(!requests[0].body["messages"][0]
+        .to_string()
+        .contains("CHANGELOG-99"));
+    let system = requests[1].body["messages"][0].to_string();
+    assert!(system.contains("CHANGELOG-99"), "{system}");
+}

@@ -85,6 +85,7 @@ impl<'a> TurnRunner<'a> {
             task_id: task_id.clone(),
             exec: inner.exec.clone(),
             hooks: inner.hooks.clone(),
+            gate: inner.gate.clone(),
             extra_usage: std::sync::Mutex::new(None),
         });
         TurnRunner {

@@ -28,6 +28,13 @@ async fn switch_agent_changes_prompt_and_model_for_the_next_turn() {
     )
     .unwrap();
     save_agents(state.path(), &reg).unwrap();
+    let skill = ws.path().join(".agents/skills/changelog");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: changelog\ndescription: Keep CHANGELOG-99 in order\n---\nSteps.\n",
+    )
+    .unwrap();
     let llm = FakeLlm::new(vec![FakeReply::text("one"), FakeReply::text("two")]);
     let opts = RunOptions {
         workspace: Some(ws.path().to_path_buf()),
@@ -56,5 +63,8 @@ async fn switch_agent_changes_prompt_and_model_for_the_next_turn() {
     assert!(!reqs[0].messages[0].text().contains("REVIEWER-PROMPT"));
     assert_eq!(reqs[1].model, "review-model");
     assert!(reqs[1].messages[0].text().starts_with("REVIEWER-PROMPT"));
+    // The role's prompt replaces the session's, and the skills stay listed.
+    assert!(reqs[0].messages[0].text().contains("CHANGELOG-99"));
+    assert!(reqs[1].messages[0].text().contains("CHANGELOG-99"));
     a.close_mcp().await;
 }
