@@ -68,4 +68,6 @@ pub const COMMANDS: &[&str] = &[
     "propose_commit",
     "commit_worktree",
     "remove_worktree",
+    "worktree_disk",
+    "set_worktree_budget",
 ];

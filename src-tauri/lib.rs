@@ -124,6 +124,8 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::worktrees::propose_commit,
             commands::worktrees::commit_worktree,
             commands::worktrees::remove_worktree,
+            commands::worktrees::worktree_disk,
+            commands::worktrees::set_worktree_budget,
         ])
 }
 

@@ -20,7 +20,7 @@ pub use cairn_runtime::timeline::types::{
 };
 pub use cairn_runtime::usage::{FailureRow, UsageReport, UsageRow};
 pub use cairn_runtime::worktrees::{
-    ReviewComment, ReviewFile, ReviewStatus, ReviewView, WorktreeView,
+    ReviewComment, ReviewFile, ReviewStatus, ReviewView, WorktreeDiskView, WorktreeView,
 };
 
 /// What the UI shows in its header: product name, app version and protocol version.

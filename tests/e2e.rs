@@ -26,6 +26,8 @@ mod follow;
 mod layout;
 #[path = "e2e/mcp_trust.rs"]
 mod mcp_trust;
+#[path = "e2e/notices.rs"]
+mod notices;
 #[path = "e2e/resume.rs"]
 mod resume;
 #[path = "e2e/rewind.rs"]

@@ -18,6 +18,7 @@ use crate::runtime::SessionRuntime;
 use crate::state::AppState;
 use crate::types::{
     ApplyConflictView, ApplyView, CommitView, RemovalView, ReviewComment, ReviewView, SessionView,
+    WorktreeDiskView,
 };
 
 /// Progress of a worktree's creation is shown once it takes longer than this.
@@ -367,4 +368,38 @@ mod tests {
             );
         }
     }
+}
+
+/// What the workspace repository's worktrees take on disk, and the disk budget.
+#[tauri::command]
+pub async fn worktree_disk<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> IpcResult<WorktreeDiskView> {
+    let workspace = folder(&state, window.label())?;
+    let state_dir = state.config.state_dir.clone();
+    blocking(move || disk(&workspace, &state_dir)).await
+}
+
+/// Sets the worktrees' disk budget to `gb` gigabytes (at least 1) for every face using this
+/// state dir (`cairn` reads it too).
+#[tauri::command]
+pub async fn set_worktree_budget<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    gb: u32,
+) -> IpcResult<WorktreeDiskView> {
+    let workspace = folder(&state, window.label())?;
+    let state_dir = state.config.state_dir.clone();
+    blocking(move || {
+        worktrees::set_budget(&state_dir, u64::from(gb.max(1)) * 1024 * 1024 * 1024)
+            .map_err(|e| IpcError::new(ErrorCode::Storage, e.to_string()))?;
+        disk(&workspace, &state_dir)
+    })
+    .await
+}
+
+fn disk(workspace: &std::path::Path, state_dir: &std::path::Path) -> IpcResult<WorktreeDiskView> {
+    worktrees::disk_view(workspace, state_dir)
+        .map_err(|e| IpcError::new(ErrorCode::Storage, e.to_string()))
 }

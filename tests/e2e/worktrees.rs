@@ -556,6 +556,7 @@ async fn apply_leaves_a_file_the_folder_changed_too_and_says_why() {
         Some(&trees.path().display().to_string()),
     );
     let w = ws.clone();
+    let budget_file = state.path().join("worktrees/budget");
     let ran = with_app(env, move |c| async move {
         open_recent(&c).await;
         new_worktree(&c, "eps").await;
@@ -583,6 +584,40 @@ async fn apply_leaves_a_file_the_folder_changed_too_and_says_why() {
         assert_eq!(
             std::fs::read_to_string(w.join("other.txt")).unwrap(),
             "other, from the worktree\n"
+        );
+
+        // Settings show what the repository's worktrees take and set their disk budget,
+        // shared with `cairn` through the state dir.
+        click(&c, "[data-testid=overlay-close]").await;
+        click(&c, "[data-testid=open-settings]").await;
+        wait_js(
+            &c,
+            "the worktrees' disk use in Settings",
+            "const e = document.querySelector('[data-testid=worktree-usage]'); \
+             return e !== null && e.textContent.includes('1 worktree(s)')",
+        )
+        .await;
+        find(&c, "[data-testid=worktree-size][data-name=eps]").await;
+        c.execute(
+            "const i = document.querySelector('[data-testid=worktree-budget]'); \
+             const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set; \
+             set.call(i, '7'); i.dispatchEvent(new Event('input', { bubbles: true }));",
+            vec![],
+        )
+        .await
+        .unwrap();
+        click(&c, "[data-testid=worktree-budget-save]").await;
+        wait_js(
+            &c,
+            "the budget to be set",
+            "const e = document.querySelector('[data-testid=worktree-usage]'); \
+             return e !== null && e.textContent.includes('of 7.0 GB')",
+        )
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(&budget_file).unwrap(),
+            (7u64 * 1024 * 1024 * 1024).to_string(),
+            "7 GB, where cairn reads it too"
         );
     })
     .await;

@@ -44,6 +44,7 @@ fn export_app_types(cfg: &Config) {
     export::<RemovalView>(cfg);
     export::<CommandView>(cfg);
     export::<ExtensionsView>(cfg);
+    export::<WorktreeDiskView>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

@@ -41,6 +41,7 @@ import type { ReviewView } from "./bindings/app/ReviewView";
 import type { Progress } from "./bindings/Progress";
 import type { CommandView } from "./bindings/app/CommandView";
 import type { ExtensionsView } from "./bindings/app/ExtensionsView";
+import type { WorktreeDiskView } from "./bindings/app/WorktreeDiskView";
 
 /** How a run ended: its turns (the last one's status), `not_started`, `channel_closed`, or a slash command done without a turn. */
 export type RunEnd = RunOutcome;
@@ -129,6 +130,10 @@ export const listCommands = () => invoke<CommandView[]>("list_commands");
 export const getExtensions = () => invoke<ExtensionsView>("get_extensions");
 /** Trusts the project's hook file as it is now. */
 export const trustProjectHooks = () => invoke<ExtensionsView>("trust_project_hooks");
+/** What this repository's worktrees take on disk, and the budget. */
+export const worktreeDisk = () => invoke<WorktreeDiskView>("worktree_disk");
+/** Sets the worktrees' disk budget (GB) for every face. */
+export const setWorktreeBudget = (gb: number) => invoke<WorktreeDiskView>("set_worktree_budget", { gb });
 /** Interrupts the running turn. */
 export const interrupt = () => invoke<void>("interrupt");
 /** Queues steering for the running turn. */

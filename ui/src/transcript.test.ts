@@ -192,6 +192,15 @@ describe("applyEvents", () => {
   });
 });
 
+describe("llm_retry", () => {
+  it("drops the failed attempt's partial text so the retry streams the answer alone", () => {
+    const retry: Event = { type: "llm_retry", data: { attempt: 1, max: 3, reason: "stream cut", waitMs: 500, iteration: 1, reqId: "r1" } };
+    const s = fold([turnStart("x"), delta("r1", "Half an ans"), retry, delta("r1", "The answer.")]);
+    expect(only(s, "assistant").text).toBe("The answer.");
+    expect(s.items.some((i) => i.kind === "notice" && i.tone === "info")).toBe(true);
+  });
+});
+
 describe("closeStaleTools and markAnswered", () => {
   it("interrupts calls of a turn that never ended and keeps finished ones", () => {
     const s = fold([turnStart("x"), proposed("c1"), permission("c1"), proposed("c2"), started("c2"), finished("c2", "ok")]);

@@ -48,7 +48,16 @@ export type Item =
       /** A pending or answered approval; `always` is the allowance on offer (none for shell operators). */
       approval: { reason: string; category: string; always: AlwaysAllow | null; state: AskState } | null;
     }
-  | { kind: "notice"; id: string; tone: "info" | "error"; text: string }
+  | {
+      kind: "notice";
+      id: string;
+      tone: "info" | "error";
+      text: string;
+      /** An automatic retry of a failed model request. */
+      retry?: boolean;
+      /** What the notice offers to do about it (a rejected key: open Settings). */
+      action?: "settings";
+    }
   | { kind: "compaction"; id: string; done: boolean; before: number; after: number; summary: string | null; method: string }
   | { kind: "question"; id: string; question: string; options: string[]; allowText: boolean; multi: boolean; state: AskState }
   | { kind: "plan"; id: string; plan: string; state: AskState | "rejected" }
@@ -324,14 +333,24 @@ function apply(d: Draft, event: Event) {
     }
     case "error":
       s.retriable = event.data.retriable;
-      d.put({ kind: "notice", id: d.uid("error"), tone: "error", text: event.data.error });
+      d.put({
+        kind: "notice",
+        id: d.uid("error"),
+        tone: "error",
+        text: event.data.error,
+        ...(event.data.error_type === "auth" ? { action: "settings" as const } : {}),
+      });
       return;
     case "llm_retry": {
+      // The failed attempt's streamed text is not the answer: the retry streams it anew.
+      const partial = d.find(event.data.reqId, "assistant");
+      if (partial !== null) d.put({ ...partial, text: "", reasoning: "" });
       const secs = Math.round(event.data.waitMs / 100) / 10;
       d.put({
         kind: "notice",
         id: `retry:${event.data.reqId}:${event.data.attempt}`,
         tone: "info",
+        retry: true,
         text: `${event.data.attempt}/${event.data.max} · ${secs}s · ${event.data.reason}`,
       });
       return;

@@ -18,6 +18,7 @@ import {
 } from "../ipc";
 import { ConnectionResult, useConnectionTest } from "./Connection";
 import { Extensions } from "./Extensions";
+import { WorktreeDisk } from "./WorktreeDisk";
 import { compact } from "./Meter";
 import { Overlay } from "./Overlay";
 
@@ -324,6 +325,11 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
             ))}
           </ul>
         )}
+      </section>
+
+      <section className="form-section">
+        <h3>{t("settings.worktrees")}</h3>
+        <WorktreeDisk />
       </section>
 
       <section className="form-section">

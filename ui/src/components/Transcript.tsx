@@ -29,6 +29,8 @@ export type TranscriptActions = Answerers & {
   nativeApprovals: boolean;
   running: boolean;
   timeline: TimelineActions;
+  /** Opens Settings (offered by a rejected-key notice). */
+  openSettings?: () => void;
 };
 
 const Row = memo(function Row({ item, actions, last }: { item: Item; actions: TranscriptActions; last: boolean }) {
@@ -72,8 +74,13 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
     case "notice":
       return (
         <div className={`notice notice-${item.tone}`} data-testid="notice" role={item.tone === "error" ? "alert" : "status"}>
-          {item.tone === "info" && <strong>{t("chat.retrying")} </strong>}
+          {item.retry === true && <strong>{t("chat.retrying")} </strong>}
           {item.text}
+          {item.action === "settings" && actions.openSettings !== undefined && (
+            <button type="button" className="btn btn-small notice-action" data-testid="notice-open-settings" onClick={actions.openSettings}>
+              {t("chat.openSettings")}
+            </button>
+          )}
         </div>
       );
     case "compaction":

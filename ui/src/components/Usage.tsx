@@ -32,7 +32,12 @@ function Rows({ rows, first }: { rows: UsageRow[]; first: string }) {
             <td>{compact(r.outputTokens)}</td>
             <td>
               {dollars(r.costUsd)}
-              {r.unpriced > 0 && <span className="hint"> +{r.unpriced}?</span>}
+              {r.unpriced > 0 && (
+                <span className="hint" data-testid="usage-unpriced" title={t("usage.unpricedHint")}>
+                  {" "}
+                  {t("usage.unpriced").replace("{n}", String(r.unpriced))}
+                </span>
+              )}
             </td>
           </tr>
         ))}
@@ -61,6 +66,11 @@ export function Usage({ onClose, lang }: { onClose: () => void; lang: string }) 
             <div><span className="big">{dollars(report.total.costUsd)}</span> {t("usage.cost")}</div>
             <div><span className="big">{report.total.failed}</span> {t("usage.failed")}</div>
           </div>
+          {report.total.unpriced > 0 && (
+            <p className="hint" data-testid="usage-unpriced-note">
+              {t("usage.unpricedNote").replace("{n}", String(report.total.unpriced))}
+            </p>
+          )}
           <h3>{t("usage.bySession")}</h3>
           <Rows rows={report.sessions} first={t("usage.session")} />
           <h3>{t("usage.byDay")}</h3>

@@ -480,8 +480,8 @@ export function Workbench(p: Props) {
 
   const running = chat.running || pending;
   const actions: TranscriptActions = useMemo(
-    () => ({ ...answerers, approve, retry, nativeApprovals: p.approvals === "native", running, timeline: timeline.actions }),
-    [answerers, approve, retry, p.approvals, running, timeline.actions],
+    () => ({ ...answerers, approve, retry, nativeApprovals: p.approvals === "native", running, timeline: timeline.actions, openSettings: p.onOpenSettings }),
+    [answerers, approve, retry, p.approvals, running, timeline.actions, p.onOpenSettings],
   );
 
   const setMode = (mode: Mode) => {
@@ -663,7 +663,7 @@ export function Workbench(p: Props) {
             </span>
           </div>
         )}
-        {session !== null && <SkippedBanner key={session.id} skipped={session.skipped} onReview={p.onOpenSettings} />}
+        {session !== null && <SkippedBanner key={`skipped:${session.id}`} skipped={session.skipped} onReview={p.onOpenSettings} />}
         {openCalls > 0 && !running && (
           <div className="blocked resume-banner" role="alert" data-testid="resume-banner">
             <span>

@@ -161,10 +161,7 @@ impl TurnRunner<'_> {
             let error_type = error_type_of(&outcome);
             let message = match outcome.status {
                 _ if overflow => self.overflow_message(&tools, &outcome.describe()),
-                OutcomeStatus::Auth => format!(
-                    "the provider rejected the API key ({}); set a valid key and try again",
-                    outcome.describe()
-                ),
+                OutcomeStatus::Auth => auth_message(&outcome),
                 _ if attempt > 0 => format!(
                     "LLM request failed after {} attempts: {}",
                     attempt + 1,
@@ -209,6 +206,31 @@ fn coalesce(
 }
 
 /// The `error_type` of a failed LLM outcome.
+/// What a rejected or missing key says: the provider's words once, the HTTP status, and what
+/// to do (no nested parentheses).
+fn auth_message(outcome: &LlmOutcome) -> String {
+    let status = outcome
+        .http_status
+        .map(|c| format!(" (HTTP {c})"))
+        .unwrap_or_default();
+    match outcome.message.as_deref() {
+        Some(m) if !m.is_empty() => {
+            let mut chars = m.chars();
+            let first: String = chars
+                .next()
+                .map(|c| c.to_uppercase().collect())
+                .unwrap_or_default();
+            format!(
+                "{first}{}{status}. Set a valid API key and try again.",
+                chars.as_str()
+            )
+        }
+        _ => {
+            format!("The provider rejected the API key{status}. Set a valid API key and try again.")
+        }
+    }
+}
+
 fn error_type_of(outcome: &LlmOutcome) -> &'static str {
     match (outcome.status, outcome.kind) {
         (OutcomeStatus::Auth, _) => "auth",

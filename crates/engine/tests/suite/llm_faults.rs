@@ -93,7 +93,10 @@ async fn auth_failure_ends_the_turn_at_once_without_retry() {
     let e = error(&ev);
     assert_eq!(e.error_type, "auth");
     assert!(!e.retriable);
-    assert!(e.error.contains("API key"));
+    assert_eq!(
+        e.error, "Invalid api key (HTTP 401). Set a valid API key and try again.",
+        "the provider's words once, no nested parentheses"
+    );
     assert_eq!(turn_end(&ev).status, TurnStatus::Error);
     assert_eq!(llm.requests().len(), 1);
 }

@@ -17,7 +17,7 @@ pub use apply::{apply, ApplyReport, ApplyTarget};
 pub use cairn_worktree::{ApplyConflict, Committed, Removal, WorktreeError as Error};
 pub use handoff::{handoff, Handoff, HandoffTo};
 pub use message::propose_commit_message;
-pub use usage::{budget_bytes, set_budget, usage, WorktreesUsage};
+pub use usage::{budget_bytes, disk_view, set_budget, usage, WorktreeDiskView, WorktreesUsage};
 pub use view::{
     list, review, review_message, ReviewComment, ReviewFile, ReviewStatus, ReviewView, WorktreeView,
 };

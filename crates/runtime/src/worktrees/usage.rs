@@ -71,6 +71,33 @@ fn parse_size(v: &str) -> Option<u64> {
     num.trim().parse::<u64>().ok()?.checked_mul(mult)
 }
 
+/// What Settings show of the worktrees' disk: their use (`None` outside a repository) and
+/// the budget in force, and whether the environment sets it (then Settings cannot).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct WorktreeDiskView {
+    /// What the repository's worktrees take.
+    pub usage: Option<WorktreesUsage>,
+    /// The budget in force.
+    #[ts(type = "number")]
+    pub budget_bytes: u64,
+    /// `CAIRN_WORKTREES_BUDGET` sets it.
+    pub from_env: bool,
+}
+
+/// The disk view of the worktrees of the repository of `workspace`.
+pub fn disk_view(workspace: &Path, state_dir: &Path) -> Result<WorktreeDiskView, WorktreeError> {
+    Ok(WorktreeDiskView {
+        usage: usage(workspace, state_dir)?,
+        budget_bytes: budget_bytes(state_dir),
+        from_env: std::env::var("CAIRN_WORKTREES_BUDGET")
+            .ok()
+            .and_then(|v| parse_size(&v))
+            .is_some(),
+    })
+}
+
 /// Disk use of the worktrees of the repository of `workspace`; `None` outside a repository.
 pub fn usage(workspace: &Path, state_dir: &Path) -> Result<Option<WorktreesUsage>, WorktreeError> {
     let repo = match Repo::discover(workspace, &super::layout(state_dir)) {

@@ -1,0 +1,64 @@
+//! E2E: what the transcript says when things go wrong or need a hand. A rejected key is one
+//! plain sentence with an "Open Settings" action (no nested parentheses); a code block in an
+//! answer has a Copy button that fills the clipboard; an answer's partial text from a failed
+//! attempt is dropped once the retry streams.
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_key_opens_settings_and_code_blocks_copy() {
+    let server = Arc::new(
+        MockLlmServer::with_script(vec![
+            Reply::fault(cairn_testkit::Fault::unauthorized()),
+            Reply::text("Run this:\n\n```sh\necho COPY-ME-42\n```\n"),
+        ])
+        .await
+        .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("keys");
+    seed_recent(state.path(), &ws, json!({}));
+    with_app(
+        app_env(state.path(), &server, "mock-model"),
+        move |c| async move {
+            open_recent(&c).await;
+            send(&c, "hello").await;
+            wait_turns(&c, "error", 1).await;
+            let notice = last_text(&c, "[data-testid=notice]").await;
+            assert!(notice.contains("Set a valid API key"), "{notice}");
+            assert!(!notice.contains("(auth"), "{notice}");
+            assert!(
+                !notice.contains(KEY),
+                "the echoed key is redacted: {notice}"
+            );
+            click(&c, "[data-testid=notice-open-settings]").await;
+            find(&c, "[data-testid=settings]").await;
+            click(&c, "[data-testid=overlay-close]").await;
+
+            send(&c, "again").await;
+            wait_turns(&c, "completed", 1).await;
+            click(&c, "[data-testid=code-copy]").await;
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let copied = c
+                    .execute(
+                        "return window.__TAURI_INTERNALS__.invoke('clipboard_read')",
+                        vec![],
+                    )
+                    .await
+                    .unwrap();
+                let copied = copied.as_str().unwrap_or_default().to_string();
+                if copied.contains("echo COPY-ME-42") {
+                    assert!(!copied.contains("Run this"), "only the code: {copied:?}");
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "Copy never filled the clipboard: {copied:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        },
+    )
+    .await;
+}
