@@ -70,4 +70,6 @@ pub const COMMANDS: &[&str] = &[
     "remove_worktree",
     "worktree_disk",
     "set_worktree_budget",
+    "update_worktree",
+    "handoff_session",
 ];

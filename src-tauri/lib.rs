@@ -126,6 +126,8 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::worktrees::remove_worktree,
             commands::worktrees::worktree_disk,
             commands::worktrees::set_worktree_budget,
+            commands::worktrees::update_worktree,
+            commands::worktrees::handoff_session,
         ])
 }
 

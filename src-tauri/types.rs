@@ -20,7 +20,7 @@ pub use cairn_runtime::timeline::types::{
 };
 pub use cairn_runtime::usage::{FailureRow, UsageReport, UsageRow};
 pub use cairn_runtime::worktrees::{
-    ReviewComment, ReviewFile, ReviewStatus, ReviewView, WorktreeDiskView, WorktreeView,
+    ReviewComment, ReviewFile, ReviewStatus, ReviewView, UpdateView, WorktreeDiskView, WorktreeView,
 };
 
 /// What the UI shows in its header: product name, app version and protocol version.
@@ -178,6 +178,19 @@ pub struct ApplyView {
     pub session: Option<String>,
     /// That change-turn (its Undo restores to the one before).
     pub checkpoint: Option<u32>,
+}
+
+/// What handing a session over did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct HandoffView {
+    /// The new session (the copy, in its new place).
+    pub session: String,
+    /// Its worktree, or null in the folder.
+    pub worktree: Option<String>,
+    /// Handed to the folder: the apply of the worktree's changes.
+    pub apply: Option<ApplyView>,
 }
 
 /// A path an apply left untouched.

@@ -17,8 +17,8 @@ use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::runtime::SessionRuntime;
 use crate::state::AppState;
 use crate::types::{
-    ApplyConflictView, ApplyView, CommitView, RemovalView, ReviewComment, ReviewView, SessionView,
-    WorktreeDiskView,
+    ApplyConflictView, ApplyView, CommitView, HandoffView, RemovalView, ReviewComment, ReviewView,
+    SessionView, UpdateView, WorktreeDiskView,
 };
 
 /// Progress of a worktree's creation is shown once it takes longer than this.
@@ -210,7 +210,11 @@ pub async fn apply_worktree<R: Runtime>(
     if !dry_run {
         state.worktrees_changed();
     }
-    Ok(ApplyView {
+    Ok(apply_view(report, dry_run))
+}
+
+fn apply_view(report: worktrees::ApplyReport, dry_run: bool) -> ApplyView {
+    ApplyView {
         dry_run,
         applied: report.applied,
         conflicts: report
@@ -223,6 +227,51 @@ pub async fn apply_worktree<R: Runtime>(
             .collect(),
         session: report.session,
         checkpoint: report.checkpoint,
+    }
+}
+
+/// Brings the folder's HEAD into worktree `name` (a merge, or with `rebase` a rebase of its
+/// commits); files left in conflict are listed, for the user to resolve in the worktree.
+#[tauri::command]
+pub async fn update_worktree<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+    rebase: bool,
+) -> IpcResult<UpdateView> {
+    let workspace = folder(&state, window.label())?;
+    let state_dir = state.config.state_dir.clone();
+    let done =
+        blocking(move || Ok(worktrees::update(&workspace, &state_dir, &name, rebase)?)).await?;
+    state.worktrees_changed();
+    Ok(done)
+}
+
+/// Hands session `id` over, with its history, into worktree `to` (a new one takes the
+/// folder's uncommitted changes along) or, without `to`, back to the folder (the worktree's
+/// changes applied to it; conflicting files are left alone and listed). The session is
+/// closed first (refused while it runs) and stays as it was; the copy's id is returned for
+/// `open_session`.
+#[tauri::command]
+pub async fn handoff_session<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    id: String,
+    to: Option<String>,
+) -> IpcResult<HandoffView> {
+    let label = window.label();
+    let target = match to {
+        Some(name) => worktrees::HandoffTo::Worktree(checked_name(&name)?),
+        None => worktrees::HandoffTo::Folder,
+    };
+    super::board::close_one(&state, label, &id).await?;
+    let state_dir = state.config.state_dir.clone();
+    let done = blocking(move || Ok(worktrees::handoff(&state_dir, &id, &target)?)).await?;
+    state.worktrees_changed();
+    Ok(HandoffView {
+        session: done.session,
+        worktree: done.worktree,
+        apply: done.apply.map(|r| apply_view(r, false)),
     })
 }
 

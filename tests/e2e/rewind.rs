@@ -89,6 +89,11 @@ async fn rewind_chat_and_code_to_turn_one_and_diff_side_by_side() {
         find(&c, "[data-testid=rewind-dialog] [data-testid=rewind-plan]").await;
         let plan = text_of(&c, "[data-testid=rewind-plan]").await;
         assert!(plan.contains("lib.rs"), "{plan}");
+        // One numbering: the dialog names the checkpoint the marker shows.
+        let marker = text_of(&c, "[data-testid=checkpoint][data-turn='1']").await;
+        assert!(marker.contains("Checkpoint 1"), "{marker}");
+        let dialog = text_of(&c, "[data-testid=rewind-dialog]").await;
+        assert!(dialog.contains("Rewind to checkpoint 1"), "{dialog}");
         screenshot(&c, "rewind.png").await;
         click(&c, "[data-testid=rewind-confirm]").await;
         wait_js(

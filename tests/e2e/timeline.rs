@@ -1,6 +1,6 @@
 //! E2E: the turn-by-turn timeline. Three turns change files (the third through the shell);
 //! the user edits a file outside the app; "Restore to here" on turn 1 shows the dry run (the
-//! user's file as a conflict), restores, and its "Restored to turn 1" entry is undone.
+//! user's file as a conflict), restores, and its "Restored to checkpoint 1" entry is undone.
 
 use super::*;
 
@@ -143,11 +143,11 @@ async fn timeline_restores_to_a_turn_keeps_user_edits_and_undoes_the_restore() {
             "a conflict is kept"
         );
         let entry = text_of(&c, "[data-testid=restored-entry]").await;
-        assert!(entry.contains("Restored to turn 1"), "{entry}");
+        assert!(entry.contains("Restored to checkpoint 1"), "{entry}");
         // The restore is announced where the user looks, with its Undo.
         let toast = text_of(&c, "[data-testid=toast]").await;
         assert!(
-            toast.contains("Restored to turn 1") && toast.contains("Undo"),
+            toast.contains("Restored to checkpoint 1") && toast.contains("Undo"),
             "{toast}"
         );
         click(&c, "[data-testid=toast-close]").await;

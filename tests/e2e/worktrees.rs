@@ -18,7 +18,7 @@ fn row(id: &str) -> String {
     format!("[data-testid=session-item][data-session-id='{id}']")
 }
 
-fn group(name: &str) -> String {
+pub(super) fn group(name: &str) -> String {
     format!("[data-testid=worktree-group][data-worktree='{name}']")
 }
 
@@ -56,7 +56,7 @@ async fn wait_state(c: &Client, id: &str, states: &[&str]) {
 }
 
 /// Creates worktree `name` from the board's form and waits for its (empty) session.
-async fn new_worktree(c: &Client, name: &str) {
+pub(super) async fn new_worktree(c: &Client, name: &str) {
     click(c, "[data-testid=new-worktree]").await;
     let input = find(c, "[data-testid=worktree-name]").await;
     input.send_keys(name).await.unwrap();
@@ -365,7 +365,7 @@ async fn a_folder_outside_git_explains_why_it_has_no_worktrees() {
 }
 
 /// The folder of worktree `name` of the repository in `repo`, as git lists it.
-fn worktree_path(repo: &Path, name: &str) -> Option<std::path::PathBuf> {
+pub(super) fn worktree_path(repo: &Path, name: &str) -> Option<std::path::PathBuf> {
     git::git(repo, &["worktree", "list", "--porcelain"])
         .lines()
         .filter_map(|l| l.strip_prefix("worktree "))
@@ -387,7 +387,7 @@ async fn screen_text(c: &Client, id: &str) -> String {
 }
 
 /// Opens worktree `name`'s review and waits for it.
-async fn open_review(c: &Client, name: &str) {
+pub(super) async fn open_review(c: &Client, name: &str) {
     click(c, &format!("{} [data-testid=worktree-review]", group(name))).await;
     find(c, "[data-testid=worktree-review]").await;
 }

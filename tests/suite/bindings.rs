@@ -45,6 +45,8 @@ fn export_app_types(cfg: &Config) {
     export::<CommandView>(cfg);
     export::<ExtensionsView>(cfg);
     export::<WorktreeDiskView>(cfg);
+    export::<UpdateView>(cfg);
+    export::<HandoffView>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

@@ -42,6 +42,8 @@ import type { Progress } from "./bindings/Progress";
 import type { CommandView } from "./bindings/app/CommandView";
 import type { ExtensionsView } from "./bindings/app/ExtensionsView";
 import type { WorktreeDiskView } from "./bindings/app/WorktreeDiskView";
+import type { HandoffView } from "./bindings/app/HandoffView";
+import type { UpdateView } from "./bindings/app/UpdateView";
 
 /** How a run ended: its turns (the last one's status), `not_started`, `channel_closed`, or a slash command done without a turn. */
 export type RunEnd = RunOutcome;
@@ -134,6 +136,10 @@ export const trustProjectHooks = () => invoke<ExtensionsView>("trust_project_hoo
 export const worktreeDisk = () => invoke<WorktreeDiskView>("worktree_disk");
 /** Sets the worktrees' disk budget (GB) for every face. */
 export const setWorktreeBudget = (gb: number) => invoke<WorktreeDiskView>("set_worktree_budget", { gb });
+/** Brings the folder's HEAD into worktree `name` (merge, or rebase). */
+export const updateWorktree = (name: string, rebase: boolean) => invoke<UpdateView>("update_worktree", { name, rebase });
+/** Hands session `id` over with its history: into worktree `to`, or back to the folder (null). */
+export const handoffSession = (id: string, to: string | null) => invoke<HandoffView>("handoff_session", { id, to });
 /** Interrupts the running turn. */
 export const interrupt = () => invoke<void>("interrupt");
 /** Queues steering for the running turn. */

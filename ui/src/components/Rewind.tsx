@@ -74,7 +74,7 @@ export function RewindDialog({
     </label>
   );
   return (
-    <Overlay title={`${t("rewind.title")} ${ask.sessionTurn}`} onClose={onClose} testId="rewind-dialog">
+    <Overlay title={`${t("rewind.title")} ${ask.checkpoint}`} onClose={onClose} testId="rewind-dialog">
       <p>{t("rewind.lead")}</p>
       <div className="rewind-choices" role="radiogroup">
         {choice("both", t("rewind.both"))}

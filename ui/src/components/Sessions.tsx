@@ -84,29 +84,42 @@ type Props = {
   worktreesUnavailable: string | null;
   /** Creates (or reuses) a worktree and starts a session in it; progress of a slow creation. */
   onNewWorktree: (name: string, carry: boolean, onProgress: (p: Progress) => void) => Promise<boolean>;
+  /** Moves the shown folder chat into worktree NAME with its history (null: nothing to move). */
+  onMoveToWorktree: ((name: string) => Promise<boolean>) | null;
   /** Opens the review of a worktree. */
   onReview: (name: string) => void;
 };
 
 /** "New worktree session": a name, "carry my uncommitted changes", progress while it is made. */
-function NewWorktree({ unavailable, onCreate }: { unavailable: string | null; onCreate: Props["onNewWorktree"] }) {
+function NewWorktree({
+  unavailable,
+  onCreate,
+  onMove,
+}: {
+  unavailable: string | null;
+  onCreate: Props["onNewWorktree"];
+  onMove: Props["onMoveToWorktree"];
+}) {
   const t = useT();
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
   const [carry, setCarry] = useState(false);
+  const [move, setMove] = useState(false);
   const [working, setWorking] = useState(false);
   const [progress, setProgress] = useState<Progress | null>(null);
   const create = () => {
     if (name.trim() === "" || working) return;
     setWorking(true);
     setProgress(null);
-    onCreate(name.trim(), carry, setProgress).then((ok) => {
+    const made = move && onMove !== null ? onMove(name.trim()) : onCreate(name.trim(), carry, setProgress);
+    made.then((ok) => {
       setWorking(false);
       setProgress(null);
       if (ok) {
         setOpen(false);
         setName("");
         setCarry(false);
+        setMove(false);
       }
     }, () => setWorking(false));
   };
@@ -135,8 +148,13 @@ function NewWorktree({ unavailable, onCreate }: { unavailable: string | null; on
     >
       <input className="input" data-testid="worktree-name" aria-label={t("wt.name")} placeholder={t("wt.name")} autoFocus value={name} disabled={working} onChange={(e) => setName(e.target.value)} />
       <label className="worktree-carry">
-        <input type="checkbox" data-testid="worktree-carry" checked={carry} disabled={working} onChange={(e) => setCarry(e.target.checked)} /> {t("wt.carry")}
+        <input type="checkbox" data-testid="worktree-carry" checked={carry || move} disabled={working || move} onChange={(e) => setCarry(e.target.checked)} /> {t("wt.carry")}
       </label>
+      {onMove !== null && (
+        <label className="worktree-carry">
+          <input type="checkbox" data-testid="worktree-move" checked={move} disabled={working} onChange={(e) => setMove(e.target.checked)} /> {t("wt.handoffHere")}
+        </label>
+      )}
       {working && (
         <p className="worktree-progress" role="status" data-testid="worktree-progress">
           {progress === null ? t("wt.creating") : `${t("wt.progress")} ${progress.done}${progress.total !== null ? ` / ${progress.total}` : ""}`}
@@ -305,7 +323,7 @@ export function Sessions(p: Props) {
           {folderRows.map(renderRow)}
         </ul>
       )}
-      <NewWorktree unavailable={p.worktreesUnavailable} onCreate={p.onNewWorktree} />
+      <NewWorktree unavailable={p.worktreesUnavailable} onCreate={p.onNewWorktree} onMove={p.onMoveToWorktree} />
       {p.worktrees.length > 0 && (
         <>
           <h2 className="sidebar-title">{t("wt.title")}</h2>

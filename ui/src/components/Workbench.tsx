@@ -313,6 +313,17 @@ export function Workbench(p: Props) {
     [show, fail],
   );
 
+  // Handoff: the chat goes on in another place with its history (the original stays as it was).
+  const handoff = useCallback(
+    async (id: string, to: string | null) => {
+      const done = await ipc.handoffSession(id, to);
+      show(await ipc.openSession(done.session));
+      refreshList();
+      refreshTimeline();
+      return done;
+    },
+    [show, refreshList, refreshTimeline],
+  );
   // Steering queued for a turn that was then stopped goes back into the composer, in the
   // order it was typed, instead of waiting to be injected after the next prompt.
   const reclaimSteering = useCallback(async () => {
@@ -479,6 +490,24 @@ export function Workbench(p: Props) {
   );
 
   const running = chat.running || pending;
+  // A folder chat that ran turns (it is on the board) can move into a worktree.
+  const shownRowOfBoard = session === null ? undefined : board?.rows.find((r) => r.id === session.id);
+  const movable = shownRowOfBoard !== undefined && shownRowOfBoard.worktree === null && !running ? shownRowOfBoard.id : null;
+  const moveToWorktree = useMemo(
+    () =>
+      movable === null
+        ? null
+        : (name: string) =>
+            handoff(movable, name).then(
+              () => true,
+              (e: unknown) => {
+                fail(e);
+                return false;
+              },
+            ),
+    [movable, handoff, fail],
+  );
+
   const actions: TranscriptActions = useMemo(
     () => ({ ...answerers, approve, retry, nativeApprovals: p.approvals === "native", running, timeline: timeline.actions, openSettings: p.onOpenSettings }),
     [answerers, approve, retry, p.approvals, running, timeline.actions, p.onOpenSettings],
@@ -642,6 +671,7 @@ export function Workbench(p: Props) {
           worktrees={board?.worktrees ?? []}
           worktreesUnavailable={board?.worktreesUnavailable ?? null}
           onNewWorktree={newWorktree}
+          onMoveToWorktree={moveToWorktree}
           onReview={(name) => {
             setSidebarDrawer(false);
             setReviewing(name);
@@ -714,6 +744,11 @@ export function Workbench(p: Props) {
           onClose={() => setReviewing(null)}
           onSend={(message) => sendToWorktree(reviewing, message).catch(fail)}
           onApplied={() => refreshTimeline()}
+          onHandoff={(() => {
+            const b = boardRef.current;
+            const id = b?.worktrees.find((w) => w.name === reviewing)?.sessions[0] ?? b?.rows.find((r) => r.worktree === reviewing)?.id;
+            return id === undefined ? null : () => handoff(id, null).then((d) => d.apply);
+          })()}
           onTerminal={() => {
             setTerminal(true);
             setTerminalIn({ worktree: reviewing, at: Date.now() });

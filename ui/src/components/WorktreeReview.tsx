@@ -8,6 +8,7 @@ import type { ApplyView } from "../bindings/app/ApplyView";
 import type { ReviewComment } from "../bindings/app/ReviewComment";
 import type { ReviewFile } from "../bindings/app/ReviewFile";
 import type { ReviewView } from "../bindings/app/ReviewView";
+import type { UpdateView } from "../bindings/app/UpdateView";
 import type { DiffRow } from "../diff";
 import { useT, type MessageKey } from "../i18n";
 import * as ipc from "../ipc";
@@ -117,6 +118,7 @@ function FileReview({
 type Outcome =
   | { kind: "applied"; view: ApplyView }
   | { kind: "committed"; commit: string; branch: string }
+  | { kind: "updated"; view: UpdateView }
   | { kind: "error"; text: string }
   | { kind: "refused"; text: string }
   | null;
@@ -128,8 +130,11 @@ export function WorktreeReview({
   onApplied,
   onTerminal,
   onRemoved,
+  onHandoff,
 }: {
   name: string;
+  /** Hands the worktree's newest session back to the folder with its history (null: it has none). */
+  onHandoff: (() => Promise<ApplyView | null>) | null;
   onClose: () => void;
   /** Sends the comments' message as the next turn of the worktree's session. */
   onSend: (message: string) => Promise<void>;
@@ -200,6 +205,25 @@ export function WorktreeReview({
       load();
     }, failed);
   };
+  const update = () => {
+    setWorking(true);
+    setOutcome(null);
+    ipc.updateWorktree(name, false).then((view) => {
+      setWorking(false);
+      setOutcome({ kind: "updated", view });
+      load();
+    }, failed);
+  };
+  const handoff = () => {
+    if (onHandoff === null) return;
+    setWorking(true);
+    setOutcome(null);
+    onHandoff().then((view) => {
+      setWorking(false);
+      if (view !== null && view.conflicts.length > 0) setOutcome({ kind: "applied", view });
+      else onClose();
+    }, failed);
+  };
   const remove = (force: boolean) => {
     setWorking(true);
     ipc.removeWorktree(name, force).then(() => {
@@ -253,6 +277,23 @@ export function WorktreeReview({
           )}
         </div>
       )}
+      {outcome?.kind === "updated" && (
+        <div className={`notice ${outcome.view.conflicts.length > 0 ? "notice-error" : ""}`} role="status" data-testid="update-result">
+          <p>
+            {outcome.view.upToDate ? t("wt.upToDate") : outcome.view.conflicts.length === 0 ? t("wt.updated") : t("wt.updateConflicts")}{" "}
+            <code>{outcome.view.head.slice(0, 12)}</code>
+          </p>
+          {outcome.view.conflicts.length > 0 && (
+            <ul>
+              {outcome.view.conflicts.map((c) => (
+                <li key={c} data-testid="update-conflict" data-path={c}>
+                  {c}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
       {outcome?.kind === "committed" && (
         <div className="notice" role="status" data-testid="commit-result">
           {t("wt.committed")} {outcome.commit.slice(0, 12)} · {outcome.branch}
@@ -289,6 +330,14 @@ export function WorktreeReview({
         <button type="button" className="btn" data-testid="worktree-remove" disabled={working} onClick={() => remove(false)}>
           {t("wt.remove")}
         </button>
+        <button type="button" className="btn" data-testid="worktree-update" disabled={working} title={t("wt.updateHint")} onClick={update}>
+          {t("wt.update")}
+        </button>
+        {onHandoff !== null && (
+          <button type="button" className="btn" data-testid="worktree-handoff" disabled={working} title={t("wt.handoffHint")} onClick={handoff}>
+            {t("wt.handoff")}
+          </button>
+        )}
         <button type="button" className="btn" data-testid="worktree-commit" disabled={working || commitMessage !== null || (review?.files.length ?? 0) === 0} onClick={startCommit}>
           {t("wt.commit")}
         </button>

@@ -363,3 +363,49 @@ async fn mcp_list_test_add_remove() {
         .to_string();
     assert!(probe.contains("not trusted"), "{probe}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trusted_repositorys_server_starts_in_its_worktrees_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("repo");
+    cairn_testkit::git::repo_with(&ws, &[("x", "x\n")]);
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let m = marker("worktree");
+    write_config(&ws, json!({ "probe": entry(&m, "") }));
+    cairn_testkit::git::git(&ws, &["add", "-A"]);
+    cairn_testkit::git::git(&ws, &["commit", "-q", "-m", "mcp"]);
+    let mut c = cairn(home.path());
+    c.args(["mcp", "trust", "-w"]).arg(&ws);
+    let r = output(c).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let mut c = cairn(home.path());
+    c.arg("run")
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("--base-url")
+        .arg(server.base_url())
+        .args(["--model", "mock-model", "--worktree", "w", "--json", "hi"])
+        .env("CAIRN_WORKTREES_DIR", dir.path().join("trees"))
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_MODEL")
+        .env_remove("CAIRN_MODEL")
+        .env("OPENAI_API_KEY", KEY);
+    let r = output(c).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        !r.stderr.contains("not trusted"),
+        "the worktree's copy of the same definitions is trusted: {}",
+        r.stderr
+    );
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(
+        offered.contains("mcp__probe__echo"),
+        "the trusted server started in the worktree: {offered}"
+    );
+}

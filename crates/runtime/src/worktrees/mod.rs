@@ -135,6 +135,41 @@ pub fn commit(
     cairn_worktree::commit(&repo, name, message)
 }
 
+/// What bringing the folder's HEAD into a worktree did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct UpdateView {
+    /// The folder's HEAD that was brought in.
+    pub head: String,
+    /// The worktree already had it (nothing ran).
+    pub up_to_date: bool,
+    /// Files git left in conflict in the worktree.
+    pub conflicts: Vec<String>,
+}
+
+/// Brings the folder's HEAD into worktree `name` by a merge (or, with `rebase`, a rebase of
+/// the worktree's commits); conflicts are left in the worktree and listed.
+pub fn update(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    rebase: bool,
+) -> Result<UpdateView, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    let how = if rebase {
+        cairn_worktree::UpdateHow::Rebase
+    } else {
+        cairn_worktree::UpdateHow::Merge
+    };
+    let u = cairn_worktree::update(&repo, name, how)?;
+    Ok(UpdateView {
+        head: u.head,
+        up_to_date: u.up_to_date,
+        conflicts: u.conflicts,
+    })
+}
+
 /// Removes worktree `name` of the repository of `workspace` (refused while it holds work
 /// neither applied nor committed, unless `force`; a usage error while a process holds one
 /// of its sessions open, except the ones in `held`: the caller holds those open, idle, and
