@@ -128,9 +128,21 @@ impl From<cairn_runtime::worktrees::Error> for IpcError {
         use cairn_runtime::worktrees::Error as W;
         let code = match &e {
             W::Usage(_) => ErrorCode::Invalid,
-            W::Refused(_) => ErrorCode::Refused,
+            W::Refused(_) | W::Unapplied { .. } => ErrorCode::Refused,
             _ => ErrorCode::Storage,
         };
+        // The app's own words (its buttons, not the CLI's commands and flags).
+        if let W::Unapplied { name, files, days } = &e {
+            return IpcError::new(
+                code,
+                format!(
+                    "Worktree {name} has changes neither applied nor committed: {}. Apply them \
+                     to the folder, commit them on the branch, or remove it anyway (its last \
+                     state stays restorable for {days} days).",
+                    cairn_runtime::worktrees::listed(files)
+                ),
+            );
+        }
         IpcError::new(code, e.to_string())
     }
 }

@@ -528,6 +528,10 @@ async fn a_worktree_commits_on_its_branch_opens_a_terminal_there_and_removal_pro
         click(&c, "[data-testid=worktree-remove]").await;
         let refusal = text_of(&c, "[data-testid=review-error]").await;
         assert!(refusal.contains("scratch.txt"), "{refusal}");
+        assert!(
+            !refusal.contains("--force") && !refusal.contains("cairn worktrees"),
+            "the app's words, not the CLI's: {refusal}"
+        );
         assert!(delta.is_dir());
         click(&c, "[data-testid=worktree-remove-force]").await;
         wait_js(

@@ -10,6 +10,21 @@ pub enum WorktreeError {
     /// Refused to protect work (changes neither applied nor committed).
     #[error("{0}")]
     Refused(String),
+    /// Refused to remove worktree `name`: `files` hold changes neither applied nor committed.
+    #[error(
+        "worktree {name} has changes neither applied nor committed: {}; apply them \
+         (`cairn worktrees apply {name}`), commit them in the worktree, or remove with \
+         --force (its last state stays restorable for {days} days)",
+        crate::error::listed(files)
+    )]
+    Unapplied {
+        /// The worktree.
+        name: String,
+        /// Its files with such changes.
+        files: Vec<String>,
+        /// How long a forced removal keeps its last state restorable.
+        days: i64,
+    },
     /// A libgit2 failure, with what was being done.
     #[error("{context}: {source}")]
     Git {
@@ -43,6 +58,17 @@ impl WorktreeError {
     /// Whether this is a usage error (the CLI's exit 2) rather than a refusal or failure.
     pub fn is_usage(&self) -> bool {
         matches!(self, WorktreeError::Usage(_))
+    }
+}
+
+/// The first 20 of `files`, comma-separated, then how many more.
+pub fn listed(files: &[String]) -> String {
+    let shown: Vec<&str> = files.iter().take(20).map(String::as_str).collect();
+    let more = files.len().saturating_sub(shown.len());
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
     }
 }
 

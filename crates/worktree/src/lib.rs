@@ -23,7 +23,7 @@ pub use apply::{execute, plan as plan_apply, record_applied, ApplyConflict, Appl
 pub use commit::{commit, Committed};
 pub use create::{check, open_or_create, CreateOptions, Opened};
 pub use diff::{files as file_diffs, unified as diff, FileDiff, FileStatus};
-pub use error::{Result, WorktreeError};
+pub use error::{listed, Result, WorktreeError};
 pub use include::FILE as INCLUDE_FILE;
 pub use record::{Record, Records, Removed};
 pub use remove::{owned, prune_expired, remove, restore, Removal, RETENTION_DAYS};

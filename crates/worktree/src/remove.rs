@@ -65,19 +65,11 @@ pub fn remove(repo: &Repo, name: &str, force: bool) -> Result<Removal> {
     let now = crate::status::current_state(&store, &record)?;
     let unapplied = crate::status::unapplied(&store, &record, now)?;
     if !unapplied.is_empty() && !force {
-        let shown: Vec<&str> = unapplied.iter().take(20).map(String::as_str).collect();
-        let more = unapplied.len().saturating_sub(shown.len());
-        return Err(WorktreeError::Refused(format!(
-            "worktree {name} has changes neither applied nor committed: {}{}; apply them \
-             (`cairn worktrees apply {name}`), commit them in the worktree, or remove with \
-             --force (its last state stays restorable for {RETENTION_DAYS} days)",
-            shown.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        )));
+        return Err(WorktreeError::Unapplied {
+            name: name.to_string(),
+            files: unapplied,
+            days: RETENTION_DAYS,
+        });
     }
     let ahead = crate::status::commits_ahead(&repo.repo, &record)?;
     let mut kept = None;

@@ -14,7 +14,7 @@ use cairn_protocol::WorktreeRef;
 use cairn_worktree::{CreateOptions, Layout, Record, Repo, WorktreeError};
 
 pub use apply::{apply, ApplyReport, ApplyTarget};
-pub use cairn_worktree::{ApplyConflict, Committed, Removal, WorktreeError as Error};
+pub use cairn_worktree::{listed, ApplyConflict, Committed, Removal, WorktreeError as Error};
 pub use handoff::{handoff, Handoff, HandoffTo};
 pub use message::propose_commit_message;
 pub use usage::{budget_bytes, disk_view, set_budget, usage, WorktreeDiskView, WorktreesUsage};
@@ -318,7 +318,10 @@ mod tests {
         let p = prepare(&folder, &state, "w", false, &|_, _| {}).unwrap();
         std::fs::write(p.workspace.join("b.txt"), "changed\n").unwrap();
         let refused = remove(&folder, &state, "w", false, &[]).unwrap_err();
-        assert!(matches!(refused, WorktreeError::Refused(_)), "{refused}");
+        assert!(
+            matches!(refused, WorktreeError::Unapplied { .. }),
+            "{refused}"
+        );
         assert!(refused.to_string().contains("b.txt"), "{refused}");
 
         // A session of the worktree that some process holds open.
