@@ -12,11 +12,10 @@ use crate::state::AppState;
 use crate::types::{DirListing, FileIndex, FilesEvent, WatchStatus};
 use crate::watch::WorkspaceWatch;
 
+/// The folder the files panel shows: the shown session's (a worktree session's checkout),
+/// else the window's workspace.
 fn workspace(state: &AppState, label: &str) -> IpcResult<PathBuf> {
-    state
-        .slot(label)
-        .workspace
-        .ok_or_else(IpcError::no_workspace)
+    super::shown_folder(state, label)
 }
 
 /// The entries of workspace folder `path` ("" = the root), ignored files left out; the
@@ -27,8 +26,8 @@ pub async fn list_dir<R: Runtime>(
     state: State<'_, AppState>,
     path: String,
 ) -> IpcResult<DirListing> {
+    let ws = workspace(&state, window.label())?;
     let slot = state.slot(window.label());
-    let ws = slot.workspace.ok_or_else(IpcError::no_workspace)?;
     let root = ws.clone();
     let listing =
         tauri::async_runtime::spawn_blocking(move || crate::files::list_dir(&root, &path))

@@ -24,6 +24,16 @@ use crate::state::AppState;
 
 pub use crate::command_names::COMMANDS;
 
+/// The folder the window works in: its shown session's (a worktree session has its own
+/// checkout), else the workspace's.
+pub(crate) fn shown_folder(state: &AppState, label: &str) -> IpcResult<std::path::PathBuf> {
+    let slot = state.slot(label);
+    if let Some(s) = slot.session.as_deref() {
+        return Ok(s.workspace().to_path_buf());
+    }
+    slot.workspace.ok_or_else(IpcError::no_workspace)
+}
+
 /// The window's open session, or a message saying there is none.
 pub(crate) fn current(state: &AppState, label: &str) -> IpcResult<Arc<SessionRuntime>> {
     state.slot(label).session.ok_or_else(IpcError::no_session)

@@ -90,7 +90,7 @@ pub fn list_commands<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
 ) -> IpcResult<Vec<CommandView>> {
-    let ws = super::extensions::workspace_of(&state, window.label())?;
+    let ws = super::shown_folder(&state, window.label())?;
     Ok(tokio::task::block_in_place(|| commands::views(&ws)))
 }
 

@@ -66,6 +66,10 @@ async fn a_chat_moves_into_a_worktree_is_updated_and_continues_in_the_folder() {
             "one\ntwo\nthree\n",
             "the folder is untouched"
         );
+        // The files panel shows the worktree's checkout, not the folder.
+        std::fs::write(tree.join("only-in-tree.txt"), "x\n").unwrap();
+        click(&c, "[data-testid=files-refresh]").await;
+        find(&c, "[data-testid=file-node][data-path='only-in-tree.txt']").await;
 
         // The folder moves on; Update brings its HEAD into the worktree.
         std::fs::write(w.join("later.txt"), "later\n").unwrap();

@@ -733,7 +733,8 @@ export function Workbench(p: Props) {
         <SidePanel drawer={sideAt === "drawer"} todos={chat.todos} plan={plan} answerPlan={answerers.plan}>
           <ChangesPanel actions={timeline.actions} busy={running} />
           <RewoundPanel actions={timeline.actions} onReuse={(text) => setDraft({ kind: "restore", text, images: [], at: Date.now() })} />
-          {filesOpen && <FilesPanel changed={changedFiles} onMention={mention} />}
+          {/* Keyed by the folder it shows: a worktree session's panel lists its own checkout. */}
+          {filesOpen && <FilesPanel key={session?.workspace ?? p.workspace.path} changed={changedFiles} onMention={mention} />}
         </SidePanel>
       )}
       {timeline.dialogs}
