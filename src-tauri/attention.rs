@@ -316,24 +316,28 @@ impl ApprovalPresenter for SessionPresenter {
 }
 
 /// A notifier for tests: records every notification (and, with `CAIRN_TEST_NOTIFIER=<file>`
-/// in the E2E app, appends each one to that file as a JSON line).
+/// in the E2E app, appends each one to that file as a JSON line; with
+/// `CAIRN_TEST_NOTIFIER_CLICK=1` it also clicks each one, as a user would).
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing {
     use super::*;
 
-    /// Records notifications; never clicked.
+    /// Records notifications; clicks them when told to.
     #[derive(Default)]
     pub struct RecordingNotifier {
         shown: Mutex<Vec<Notification>>,
         file: Option<std::path::PathBuf>,
+        click: bool,
     }
 
     impl RecordingNotifier {
-        /// Also appends each notification to `file`.
-        pub fn to_file(file: std::path::PathBuf) -> Self {
+        /// Also appends each notification to `file`; with `click`, clicks each one once
+        /// recorded.
+        pub fn to_file(file: std::path::PathBuf, click: bool) -> Self {
             RecordingNotifier {
                 shown: Mutex::default(),
                 file: Some(file),
+                click,
             }
         }
 
@@ -344,7 +348,7 @@ pub mod testing {
     }
 
     impl Notifier for RecordingNotifier {
-        fn notify(&self, n: Notification, _clicked: ClickCallback) {
+        fn notify(&self, n: Notification, clicked: ClickCallback) {
             if let Some(file) = &self.file {
                 use std::io::Write;
                 let line = serde_json::to_string(&n).unwrap_or_default();
@@ -358,6 +362,10 @@ pub mod testing {
                 }
             }
             lock(&self.shown).push(n);
+            if self.click {
+                // Off the caller's thread, as a click arrives from the notification service.
+                std::thread::spawn(clicked);
+            }
         }
     }
 }

@@ -70,8 +70,9 @@ impl AppConfig {
 #[cfg(feature = "test-support")]
 fn test_notifier(env: &EnvFn) -> Option<Arc<dyn Notifier>> {
     let file = env("CAIRN_TEST_NOTIFIER")?;
+    let click = env("CAIRN_TEST_NOTIFIER_CLICK").as_deref() == Some("1");
     Some(Arc::new(
-        crate::attention::testing::RecordingNotifier::to_file(PathBuf::from(file)),
+        crate::attention::testing::RecordingNotifier::to_file(PathBuf::from(file), click),
     ))
 }
 

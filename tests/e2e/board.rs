@@ -282,3 +282,84 @@ async fn an_approval_of_a_session_in_the_background_badges_notifies_and_waits_fo
     .await;
     let _ = ran;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clicking_a_sessions_notification_opens_its_approval() {
+    let server = Arc::new(
+        MockLlmServer::with_script(vec![
+            // A thinks for a moment, then asks to write a file.
+            Reply::text("Looking at the plan first.")
+                .chunk_size(2)
+                .delay_between_chunks(Duration::from_millis(120))
+                .with_tool_call(
+                    "call_plan",
+                    "write_file",
+                    json!({"path": "plan.md", "content": "# Plan\nnew step\n"}),
+                ),
+            Reply::text(&"Bravo keeps talking. ".repeat(20))
+                .chunk_size(6)
+                .delay_between_chunks(Duration::from_millis(100)),
+            Reply::text("Alpha wrote the plan."),
+        ])
+        .await
+        .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("clicks");
+    std::fs::write(ws.join("plan.md"), "# Plan\nold step\n").unwrap();
+    seed_recent(state.path(), &ws, json!({}));
+    let notes = state.path().join("notifications.jsonl");
+    // Native approvals, and the recording notifier clicking each notification as the user
+    // would.
+    let mut env = with_var(
+        with_var(
+            app_env(state.path(), &server, "mock-model"),
+            "CAIRN_TEST_APPROVER",
+            None,
+        ),
+        "CAIRN_TEST_NOTIFIER",
+        Some(&notes.display().to_string()),
+    );
+    env = with_var(env, "CAIRN_TEST_NOTIFIER_CLICK", Some("1"));
+    let srv = server.clone();
+    let w = ws.clone();
+    let ran = with_app(env, move |c| async move {
+        open_recent(&c).await;
+        send(&c, "Update the plan").await;
+        srv.wait_for_requests(1, Duration::from_secs(20)).await;
+        let alpha = shown_id(&c).await;
+        click(&c, "[data-testid=new-chat]").await;
+        send(&c, "Talk for a while").await;
+        srv.wait_for_requests(2, Duration::from_secs(20)).await;
+        let bravo = shown_id(&c).await;
+        assert_ne!(alpha, bravo);
+
+        // A asks while B is shown: the notification's click brings A into view, at its
+        // approval card.
+        find(
+            &c,
+            &format!("{} [data-testid=approval]", card("write_file", "awaiting")),
+        )
+        .await;
+        assert_eq!(
+            shown_id(&c).await,
+            alpha,
+            "the click opened the asking session"
+        );
+        click(
+            &c,
+            &format!(
+                "{} [data-testid=approve-once]",
+                card("write_file", "awaiting")
+            ),
+        )
+        .await;
+        wait_turns(&c, "completed", 1).await;
+        assert_eq!(
+            std::fs::read_to_string(w.join("plan.md")).unwrap(),
+            "# Plan\nnew step\n"
+        );
+    })
+    .await;
+    let _ = ran;
+}
