@@ -192,6 +192,19 @@ describe("applyEvents", () => {
   });
 });
 
+describe("stale files", () => {
+  it("keeps the typed list of files changed since read, never the model's notice text", () => {
+    const done: Event = {
+      type: "tool_finished",
+      data: { taskId: task, reqId: "c1", name: "list_files", status: "ok", result_preview: "a.txt", staleFiles: ["a.txt"] },
+    };
+    const s = fold([turnStart("x"), proposed("c1"), done]);
+    const card = only(s, "tool");
+    expect(card.stale).toEqual(["a.txt"]);
+    expect(card.preview).toBe("a.txt");
+  });
+});
+
 describe("llm_retry", () => {
   it("drops the failed attempt's partial text so the retry streams the answer alone", () => {
     const retry: Event = { type: "llm_retry", data: { attempt: 1, max: 3, reason: "stream cut", waitMs: 500, iteration: 1, reqId: "r1" } };

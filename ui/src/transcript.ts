@@ -44,6 +44,8 @@ export type Item =
       truncated: boolean | null;
       /** What the result carries besides text (images). */
       attachments: ResultAttachment[];
+      /** Files the agent read that changed on disk since (the model was told in its result). */
+      stale?: string[];
       reason: string | null;
       /** A pending or answered approval; `always` is the allowance on offer (none for shell operators). */
       approval: { reason: string; category: string; always: AlwaysAllow | null; state: AskState } | null;
@@ -326,6 +328,7 @@ function apply(d: Draft, event: Event) {
         toolKind: event.data.kind ?? t.toolKind,
         truncated: event.data.truncated ?? null,
         attachments: event.data.attachments ?? [],
+        stale: event.data.staleFiles ?? [],
         reason: event.data.reason ?? null,
         approval,
       });

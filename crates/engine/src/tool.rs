@@ -69,6 +69,35 @@ pub struct ToolOutput {
     pub produced_files: Vec<String>,
     /// Image parts handed back to the model with the text (`read_image`); usually empty.
     pub images: Vec<ContentPart>,
+    /// Workspace-relative files the agent read that changed on disk since (by the user,
+    /// another process or a command it ran): the model is told with the result
+    /// ([`stale_notice`]), a face shows them as a typed fact (`tool_finished.staleFiles`).
+    pub stale_files: Vec<String>,
+}
+
+/// Files a stale notice names in full (the rest are counted).
+const NOTICE_FILES: usize = 10;
+
+/// The model-facing notice naming files that changed on disk since the agent read them.
+pub fn stale_notice(files: &[String]) -> String {
+    let mut names: Vec<&str> = files.iter().map(String::as_str).collect();
+    names.sort_unstable();
+    let more = names.len().saturating_sub(NOTICE_FILES);
+    names.truncate(NOTICE_FILES);
+    let list = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "[notice: changed on disk since you last read them (by the user, another process or a \
+         command you ran): {list}{more}. Read them again before editing them.]"
+    )
 }
 
 impl ToolOutput {
@@ -78,6 +107,7 @@ impl ToolOutput {
             content: content.into(),
             produced_files: Vec::new(),
             images: Vec::new(),
+            stale_files: Vec::new(),
         }
     }
 
@@ -134,4 +164,18 @@ pub type ToolHandle = Arc<dyn Tool>;
 /// Parses typed arguments out of a JSON value, mapping failures to [`ToolError::InvalidArguments`].
 pub fn parse_args<T: serde::de::DeserializeOwned>(args: serde_json::Value) -> Result<T, ToolError> {
     serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+}
+
+#[cfg(test)]
+mod stale_tests {
+    use super::*;
+
+    #[test]
+    fn the_stale_notice_names_files_sorted_and_caps_the_list() {
+        let files: Vec<String> = (0..12).rev().map(|i| format!("f{i:02}.rs")).collect();
+        let n = stale_notice(&files);
+        assert!(n.starts_with("[notice: changed on disk"), "{n}");
+        assert!(n.contains("`f00.rs`, `f01.rs`"), "{n}");
+        assert!(n.contains("and 2 more"), "{n}");
+    }
 }

@@ -222,6 +222,11 @@ pub struct ToolFinished {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<ResultAttachment>>", optional)]
     pub attachments: Vec<ResultAttachment>,
+    /// Extension: files the agent read that changed on disk since (the model's result says
+    /// so in a notice; faces show this list instead of that text).
+    #[serde(default, rename = "staleFiles", skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub stale_files: Vec<String>,
 }
 
 /// Something a tool result carries besides its text.
@@ -584,6 +589,7 @@ mod tests {
             kind: ToolKind::Command,
             truncated: false,
             attachments: Vec::new(),
+            stale_files: Vec::new(),
         });
         let v = serde_json::to_value(&e)?;
         assert_eq!(v["type"], "tool_finished");

@@ -17,9 +17,6 @@ use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::guard::ConflictGuard;
 
-/// Most files named in one notice.
-const NOTICE_FILES: usize = 10;
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -105,8 +102,8 @@ impl FileWatch {
     }
 }
 
-/// Wraps a tool so its successful results end with a notice naming the files the agent read
-/// that changed on disk since (by the user, another process or a command it ran).
+/// Wraps a tool so its successful results name the files the agent read that changed on disk
+/// since (by the user, another process or a command it ran), as `ToolOutput::stale_files`.
 pub struct StaleNotice {
     inner: ToolHandle,
     guard: Arc<ConflictGuard>,
@@ -119,29 +116,14 @@ impl StaleNotice {
     }
 }
 
-/// The notice for `changed` (absolute paths), named relative to `workspace`.
-pub fn notice(changed: &[PathBuf], workspace: &Path) -> String {
+/// `changed` (absolute paths) named relative to `workspace`, sorted.
+pub fn relative_names(changed: &[PathBuf], workspace: &Path) -> Vec<String> {
     let mut names: Vec<String> = changed
         .iter()
         .map(|p| p.strip_prefix(workspace).unwrap_or(p).display().to_string())
         .collect();
     names.sort();
-    let more = names.len().saturating_sub(NOTICE_FILES);
-    names.truncate(NOTICE_FILES);
-    let list = names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
-    format!(
-        "[notice: changed on disk since you last read them (by the user, another process or a \
-         command you ran): {list}{more}. Read them again before editing them.]"
-    )
+    names
 }
 
 #[async_trait]
@@ -179,10 +161,8 @@ impl Tool for StaleNotice {
         let changed = tokio::task::spawn_blocking(move || guard.changed_on_disk())
             .await
             .unwrap_or_default();
-        if !changed.is_empty() {
-            out.content.push_str("\n\n");
-            out.content.push_str(&notice(&changed, &workspace));
-        }
+        // The engine tells the model (a notice after the result) and the face (a typed list).
+        out.stale_files = relative_names(&changed, &workspace);
         Ok(out)
     }
 }
@@ -192,12 +172,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn notice_names_files_relative_and_caps_the_list() {
+    fn names_are_relative_and_sorted() {
         let ws = Path::new("/w");
-        let files: Vec<PathBuf> = (0..12).map(|i| ws.join(format!("f{i:02}.rs"))).collect();
-        let n = notice(&files, ws);
-        assert!(n.contains("`f00.rs`, `f01.rs`"), "{n}");
-        assert!(n.contains("and 2 more"), "{n}");
-        assert!(!n.contains("/w/"), "{n}");
+        let files = vec![ws.join("b.rs"), ws.join("src/a.rs")];
+        assert_eq!(relative_names(&files, ws), ["b.rs", "src/a.rs"]);
     }
 }

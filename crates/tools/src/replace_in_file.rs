@@ -169,6 +169,7 @@ fn replace(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<Tool
         ),
         produced_files: vec![target.rel.clone()],
         images: Vec::new(),
+        stale_files: Vec::new(),
     })
 }
 

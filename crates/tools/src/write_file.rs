@@ -168,6 +168,7 @@ fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOu
         content: text,
         produced_files: vec![target.rel.clone()],
         images: Vec::new(),
+        stale_files: Vec::new(),
     })
 }
 

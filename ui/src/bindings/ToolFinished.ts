@@ -23,4 +23,9 @@ truncated?: boolean,
 /**
  * Extension: what the result carries besides text (images handed to the model).
  */
-attachments?: Array<ResultAttachment>, };
+attachments?: Array<ResultAttachment>, 
+/**
+ * Extension: files the agent read that changed on disk since (the model's result says
+ * so in a notice; faces show this list instead of that text).
+ */
+staleFiles?: Array<string>, };

@@ -278,6 +278,11 @@ export const ToolCard = memo(function ToolCard({
           {item.state === "running" && <span className="spinner" aria-hidden="true" />}
           {t(stateKey)}
         </span>
+        {item.stale !== undefined && item.stale.length > 0 && (
+          <span className="tag tag-warn tool-stale" data-testid="tool-stale" title={`${t("tool.staleHint")}\n${item.stale.join("\n")}`}>
+            {t("tool.stale").replace("{n}", String(item.stale.length))}
+          </span>
+        )}
         <Duration item={item} />
       </header>
       <div className="tool-body">

@@ -68,6 +68,7 @@ impl TurnRunner<'_> {
                     duration_ms: None,
                     produced: Vec::new(),
                     images: Vec::new(),
+                    stale: Vec::new(),
                 })
             }
         }

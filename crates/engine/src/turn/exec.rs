@@ -43,6 +43,9 @@ pub(crate) struct Finished {
     pub(crate) produced: Vec<String>,
     /// Image parts for the model (only on success).
     pub(crate) images: Vec<ContentPart>,
+    /// Files the agent read that changed on disk since (only on success): the model's
+    /// result gets the notice, the event the typed list.
+    pub(crate) stale: Vec<String>,
 }
 
 impl TurnRunner<'_> {
@@ -102,6 +105,7 @@ impl TurnRunner<'_> {
                 duration_ms: None,
                 produced: Vec::new(),
                 images: Vec::new(),
+                stale: Vec::new(),
             };
             results.push((p.call.clone(), f));
         }
@@ -113,6 +117,10 @@ impl TurnRunner<'_> {
                 if let Some(note) = self.gate_post_tool(&call.name, &args, &f.content).await {
                     f.content.push_str(&note);
                 }
+            }
+            if !f.stale.is_empty() {
+                f.content.push_str("\n\n");
+                f.content.push_str(&crate::tool::stale_notice(&f.stale));
             }
             self.produced.extend(f.produced.iter().cloned());
             self.state.messages.push(Message::Tool(ToolResult {
@@ -219,6 +227,7 @@ impl TurnRunner<'_> {
                     _ => None,
                 })
                 .collect(),
+            stale_files: f.stale.clone(),
         }))
         .await;
     }
@@ -233,6 +242,7 @@ impl TurnRunner<'_> {
                 duration_ms: None,
                 produced: Vec::new(),
                 images: Vec::new(),
+                stale: Vec::new(),
             };
         }
         let Some(tool) = &p.tool else {
@@ -318,6 +328,7 @@ impl TurnRunner<'_> {
                         duration_ms: None,
                         produced: Vec::new(),
                         images: Vec::new(),
+                        stale: Vec::new(),
                     };
                 }
             };
@@ -358,6 +369,7 @@ impl TurnRunner<'_> {
                 duration_ms: None,
                 produced: Vec::new(),
                 images: Vec::new(),
+                stale: Vec::new(),
             };
         }
         let Some(tool) = &p.tool else {
@@ -403,6 +415,7 @@ impl TurnRunner<'_> {
                     duration_ms,
                     produced: crate::produced::merged(out.produced_files, written),
                     images: out.images,
+                    stale: out.stale_files,
                 }
             }
             Err(ToolError::Interrupted) => Finished {
@@ -412,6 +425,7 @@ impl TurnRunner<'_> {
                 duration_ms,
                 produced: written,
                 images: Vec::new(),
+                stale: Vec::new(),
             },
             Err(e) if self.cancel.is_cancelled() => Finished {
                 status: ToolStatus::Interrupted,
@@ -420,6 +434,7 @@ impl TurnRunner<'_> {
                 duration_ms,
                 produced: written,
                 images: Vec::new(),
+                stale: Vec::new(),
             },
             Err(e) => {
                 let msg = budget.apply(
@@ -437,6 +452,7 @@ impl TurnRunner<'_> {
                     duration_ms,
                     produced: written,
                     images: Vec::new(),
+                    stale: Vec::new(),
                 }
             }
         }
@@ -496,6 +512,7 @@ fn denied(reason: &str) -> Finished {
         duration_ms: None,
         produced: Vec::new(),
         images: Vec::new(),
+        stale: Vec::new(),
     }
 }
 

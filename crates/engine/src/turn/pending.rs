@@ -38,6 +38,7 @@ impl TurnRunner<'_> {
                     kind,
                     truncated: false,
                     attachments: Vec::new(),
+                    stale_files: Vec::new(),
                 },
             ))
             .await;

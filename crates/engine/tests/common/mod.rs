@@ -102,6 +102,7 @@ pub fn write_tool() -> Arc<FnTool> {
                 content: "written".into(),
                 produced_files: vec![path],
                 images: Vec::new(),
+                stale_files: Vec::new(),
             })
         },
     )

@@ -497,3 +497,45 @@ async fn missing_model_is_a_clear_error() {
     assert_eq!(turn_end(&ev).status, TurnStatus::Error);
     assert!(llm.requests().is_empty());
 }
+
+#[tokio::test]
+async fn stale_files_reach_the_model_as_a_notice_and_the_face_as_a_typed_list() {
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("c1", "look", json!({})),
+        FakeReply::text("noted"),
+    ]);
+    let mut reg = ToolRegistry::new();
+    reg.register(FnTool::new(
+        "look",
+        ToolMeta::read_only("test"),
+        |_args, _ctx| async move {
+            Ok(ToolOutput {
+                stale_files: vec!["src/a.rs".into()],
+                ..ToolOutput::text("listing")
+            })
+        },
+    ));
+    let s = session(&dir, Mode::Interactive, &llm, reg);
+    let ev = collect(s.run("go")).await;
+    let f = finished(&ev);
+    assert_eq!(f[0].stale_files, ["src/a.rs"]);
+    let preview = f[0].result_preview.clone().unwrap_or_default();
+    assert!(
+        !preview.contains("[notice:"),
+        "the face's preview: {preview}"
+    );
+    let second = &llm.requests()[1];
+    let tool_text: String = second
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Tool(_)))
+        .map(|m| m.text())
+        .collect();
+    assert!(
+        tool_text.contains("listing")
+            && tool_text.contains("[notice: changed on disk")
+            && tool_text.contains("`src/a.rs`"),
+        "the model's result: {tool_text}"
+    );
+}

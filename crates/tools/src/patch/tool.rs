@@ -224,6 +224,7 @@ async fn run(
             content: summary(&changes),
             produced_files: shown,
             images: Vec::new(),
+            stale_files: Vec::new(),
         })
     })
     .await

@@ -10,14 +10,19 @@ use cairn_tools::core_tools;
 use common::{tool, Ws};
 use serde_json::json;
 
-/// Calls list_files until its result carries a notice, for at most 5 s.
+/// Calls list_files until its result names stale files, for at most 5 s; the notice the
+/// model gets for them.
 async fn next_notice(ws: &Ws, tools: &[cairn_engine::ToolHandle]) -> Option<String> {
     let list = tool(tools, "list_files");
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
-        let out = ws.call(&list, json!({})).await.unwrap().content;
-        if let Some(i) = out.find("[notice:") {
-            return Some(out[i..].to_string());
+        let out = ws.call(&list, json!({})).await.unwrap();
+        assert!(
+            !out.content.contains("[notice:"),
+            "the tool's own text stays clean"
+        );
+        if !out.stale_files.is_empty() {
+            return Some(cairn_engine::tool::stale_notice(&out.stale_files));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -42,8 +47,8 @@ async fn a_file_changed_by_the_user_is_reported_once_and_its_write_refused() {
     // Reported once.
     let list = tool(&tools, "list_files");
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let again = ws.call(&list, json!({})).await.unwrap().content;
-    assert!(!again.contains("[notice:"), "{again}");
+    let again = ws.call(&list, json!({})).await.unwrap();
+    assert!(again.stale_files.is_empty(), "{:?}", again.stale_files);
     // The write is still refused with what changed.
     let write = tool(&tools, "write_file");
     let e = ws
@@ -76,13 +81,13 @@ async fn the_agents_own_writes_are_not_reported() {
         )
         .await
         .unwrap();
-    assert!(!out.content.contains("[notice:"), "{}", out.content);
+    assert!(out.stale_files.is_empty(), "{:?}", out.stale_files);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let list = ws
         .call(&tool(&tools, "list_files"), json!({}))
         .await
         .unwrap();
-    assert!(!list.content.contains("[notice:"), "{}", list.content);
+    assert!(list.stale_files.is_empty(), "{:?}", list.stale_files);
     // A later change by someone else is still noticed.
     std::fs::write(ws.root.join("c.txt"), "someone else\n").unwrap();
     let notice = next_notice(&ws, &tools).await.expect("no notice");
