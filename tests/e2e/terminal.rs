@@ -88,7 +88,7 @@ async fn terminals_are_read_by_the_agent_and_answer_its_prompts() {
         open_recent(&c).await;
         click(&c, "[data-testid=toggle-terminal]").await;
         find(&c, "[data-testid=terminal-panel]").await;
-        click(&c, "[data-testid=terminal-new]").await;
+        // The panel opens with a shell of its own (no "+" needed).
         find(
             &c,
             "[data-testid=terminal-tab][data-terminal='term-1'][data-kind=user]",
@@ -165,7 +165,6 @@ async fn terminal_paste_reaches_the_shell_and_copy_fills_the_clipboard() {
     with_app(env, move |c| async move {
         open_recent(&c).await;
         click(&c, "[data-testid=toggle-terminal]").await;
-        click(&c, "[data-testid=terminal-new]").await;
         find(
             &c,
             "[data-testid=terminal-view][data-terminal='term-1'] .xterm-rows",

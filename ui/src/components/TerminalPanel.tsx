@@ -169,12 +169,25 @@ export function TerminalPanel({
     const timer = window.setInterval(refresh, REFRESH_MS);
     return () => window.clearInterval(timer);
   }, [refresh, epoch]);
-  const open = () => {
+  const open = useCallback(() => {
     ipc.terminalOpen(100, 24).then((tab) => {
       setTabs((cur) => [...cur.filter((x) => x.id !== tab.id), tab]);
       setActive(tab.id);
     }, fail);
-  };
+  }, [fail]);
+  // Opened with no terminal yet, the panel starts a shell at once (not when it was opened to
+  // start one in a worktree).
+  const startedWith = useRef(openIn);
+  useEffect(() => {
+    if (startedWith.current !== null) return;
+    let live = true;
+    ipc.terminalList().then((list) => {
+      if (live && list.length === 0) open();
+    }, fail);
+    return () => {
+      live = false;
+    };
+  }, [open, fail]);
   const opened = useRef(0);
   useEffect(() => {
     if (openIn === null || openIn.at <= opened.current) return;
