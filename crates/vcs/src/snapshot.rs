@@ -388,6 +388,11 @@ impl Snapshotter {
         let now = now_secs();
         for (f, id) in found.iter().zip(&ids) {
             match (f.mode, id, &f.stat) {
+                // An empty protected folder at the root is a sandbox's mount point while a
+                // command runs (bubblewrap makes it on the host), not a change to record.
+                (MODE_TREE, _, _) if sandbox_mount_point(&f.rel) => {
+                    edits.insert(f.rel.clone(), Edit::Delete);
+                }
                 (MODE_TREE, _, _) => {
                     edits.insert(f.rel.clone(), Edit::EmptyDir);
                 }
@@ -407,7 +412,8 @@ impl Snapshotter {
             base
         } else {
             let root = self.root.clone();
-            let mut keep_empty = |rel: &[u8]| is_empty_dir(&root.join(rel_path(rel)));
+            let mut keep_empty =
+                |rel: &[u8]| !sandbox_mount_point(rel) && is_empty_dir(&root.join(rel_path(rel)));
             tree::apply(repo, Some(base), &edits, &mut keep_empty)?
         };
         self.last = Some(tree);
@@ -439,6 +445,14 @@ fn feeder<'a>(
         Some(n) => f.with_threads(n),
         None => f,
     }
+}
+
+/// Whether `rel` names a protected folder at the workspace root (`.git`, `.agent`, …): empty,
+/// it is where a sandbox mounts a read-only placeholder, and never a recorded change.
+pub(crate) fn sandbox_mount_point(rel: &[u8]) -> bool {
+    cairn_policy::PROTECTED_FOLDERS
+        .iter()
+        .any(|f| f.as_bytes() == rel)
 }
 
 /// Whether `abs` is a folder with nothing in it.

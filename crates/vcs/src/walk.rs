@@ -147,6 +147,9 @@ impl WalkCtx<'_> {
         };
         let mut names: Vec<_> = entries.flatten().map(|e| (e.file_name(), e)).collect();
         if names.is_empty() && !rel.is_empty() {
+            if crate::snapshot::sandbox_mount_point(rel) {
+                return;
+            }
             out.found.push(Found {
                 rel: rel.to_vec(),
                 mode: MODE_TREE,

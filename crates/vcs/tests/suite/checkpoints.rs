@@ -747,3 +747,32 @@ fn listings_carry_line_counts_kinds_and_restore_targets() {
     // Restored to the start: nothing differs from it.
     assert!(vcs.changes_since_start(S).unwrap().is_empty());
 }
+
+/// A sandboxed command's empty read-only placeholders for missing protected folders
+/// (`.claude`, `.agents`, …, made on the host by bubblewrap while it runs) are not changes;
+/// an empty folder of the user's is.
+#[test]
+fn empty_protected_folders_at_the_root_are_sandbox_mount_points_not_changes() {
+    let ws = tempfile::tempdir().unwrap();
+    let st = tempfile::tempdir().unwrap();
+    let ws = ws.path();
+    write(ws, "a.txt", "a\n");
+    let mut vcs = open(st.path(), ws, false);
+    let rec = turn(&mut vcs, S, 1, "run a command", || {
+        for f in [".claude", ".agents", ".agent", ".cairn"] {
+            fs::create_dir_all(ws.join(f)).unwrap();
+        }
+        fs::create_dir_all(ws.join("docs")).unwrap();
+        write(ws, "a.txt", "b\n");
+    })
+    .expect("a change-turn");
+    assert!(rec.files.contains(&"docs/".to_string()), "{:?}", rec.files);
+    assert!(rec.files.contains(&"a.txt".to_string()), "{:?}", rec.files);
+    for f in [".claude/", ".agents/", ".agent/", ".cairn/"] {
+        assert!(
+            !rec.files.contains(&f.to_string()),
+            "{f} in {:?}",
+            rec.files
+        );
+    }
+}
