@@ -78,7 +78,7 @@ async fn small_windows_keep_send_stop_settings_and_usage_reachable() {
             .unwrap(),
     );
     let state = tempfile::tempdir().unwrap();
-    let (_ws_dir, ws) = named_workspace("laptop");
+    let (_ws_dir, ws) = named_workspace("laptop-project");
     seed_recent(state.path(), &ws, json!({}));
     let env = app_env(state.path(), &server, "mock-model");
     let ran = with_app(env, move |c| async move {
@@ -92,6 +92,17 @@ async fn small_windows_keep_send_stop_settings_and_usage_reachable() {
         for css in ["[data-testid=open-settings]", "[data-testid=open-usage]", "[data-testid=send]"] {
             assert!(on_screen(&c, css).await, "{css} at 1280x800");
         }
+        // The workspace's name is whole in the header (the labels gave way, not the name).
+        let whole = c
+            .execute(
+                "const b = document.querySelector('.brand').getBoundingClientRect(); \
+                 const w = document.querySelector('.crumb-workspace').getBoundingClientRect(); \
+                 return w.right <= b.right + 1 && w.width > 0",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(whole, serde_json::json!(true), "the workspace name is cut at 1280x800");
 
         for (w, h) in [(800, 600), (640, 480)] {
             let size = format!("{w}x{h}");

@@ -28,7 +28,7 @@ export function Meter({ meter, model }: { meter: MeterState; model: ModelView | 
       <span className="meter-item" title={`${meter.input.toLocaleString()} in · ${meter.output.toLocaleString()} out · ${meter.cached.toLocaleString()} cached · ${meter.requests} requests`}>
         <span className="meter-value" data-testid="meter-tokens">{compact(meter.input + meter.output)}</span> {t("meter.tokens")}
       </span>
-      <span className="meter-item" title={t("meter.cost")}>
+      <span className="meter-item" title={priced ? t("meter.cost") : `${t("meter.cost")} (${t("meter.unpriced")})`}>
         <span className="meter-value" data-testid="meter-cost">{priced || meter.cost > 0 ? dollars(meter.cost) : "—"}</span>
         {!priced && meter.requests > 0 && <span className="meter-note"> {t("meter.unpriced")}</span>}
       </span>
