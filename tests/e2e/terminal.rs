@@ -223,25 +223,7 @@ async fn terminal_paste_reaches_the_shell_and_copy_fills_the_clipboard() {
             .send_keys(&format!("{}{}c", Key::Control, Key::Shift))
             .await
             .unwrap();
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let copied = c
-                .execute(
-                    "return window.__TAURI_INTERNALS__.invoke('clipboard_read')",
-                    vec![],
-                )
-                .await
-                .unwrap();
-            let copied = copied.as_str().unwrap_or_default().to_string();
-            if copied.contains("pasted-") {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "Ctrl+Shift+C never copied the selection: {copied:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_clipboard(&c, "pasted-").await;
     })
     .await;
 }

@@ -294,6 +294,29 @@ pub async fn wait_css(client: &Client, css: &str) {
     wait_js(client, css, &js).await;
 }
 
+/// Waits until the clipboard (read through Cairn's own command) holds `needle`; returns it.
+pub async fn wait_clipboard(client: &Client, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let copied = client
+            .execute(
+                "return window.__TAURI_INTERNALS__.invoke('clipboard_read')",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let copied = copied.as_str().unwrap_or_default().to_string();
+        if copied.contains(needle) {
+            return copied;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the clipboard never held {needle:?}: {copied:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Number of elements matching `css`.
 pub async fn count(client: &Client, css: &str) -> usize {
     client.find_all(Locator::Css(css)).await.unwrap().len()

@@ -3,6 +3,14 @@
 // pick. Pure functions (the list is in components/SlashCommands.tsx); whether a sent prompt is
 // a command is decided by the backend, which knows the commands.
 import type { CommandView } from "./bindings/app/CommandView";
+import type { MessageKey } from "./i18n";
+
+/** How lists name where a command, skill or hook comes from. */
+export const SOURCE_KEY: Record<CommandView["source"], MessageKey> = {
+  "built-in": "commands.builtin",
+  project: "commands.project",
+  user: "commands.user",
+};
 
 /** The command name being typed at `caret` (without the `/`), or null. */
 export function slashAt(text: string, caret: number): string | null {

@@ -1,14 +1,8 @@
 import { useEffect, useState } from "react";
-import type { CommandView } from "../bindings/app/CommandView";
 import type { ExtensionsView } from "../bindings/app/ExtensionsView";
-import { useT, type MessageKey } from "../i18n";
+import { useT } from "../i18n";
 import { describeError, getExtensions, trustProjectHooks } from "../ipc";
-
-const SOURCE: Record<CommandView["source"], MessageKey> = {
-  "built-in": "commands.builtin",
-  project: "commands.project",
-  user: "commands.user",
-};
+import { SOURCE_KEY } from "../slash";
 
 /**
  * Settings' list of what a session of this workspace gets from hooks (and whether each runs),
@@ -54,7 +48,7 @@ export function Extensions() {
               <span className="tag">{h.event}</span>
               {h.matcher !== "" && <code>{h.matcher}</code>}
               <code className="ext-command">{h.command}</code>
-              <span className="hint">{t(SOURCE[h.source])}</span>
+              <span className="hint">{t(SOURCE_KEY[h.source])}</span>
               <span className={`tag ${h.trusted ? "" : "tag-warn"}`}>{t(h.trusted ? "ext.runs" : "ext.notTrusted")}</span>
             </li>
           ))}
@@ -82,7 +76,7 @@ export function Extensions() {
           {view.skills.map((s) => (
             <li key={s.dir} className="rule" data-testid="ext-skill" title={s.dir}>
               <code>{s.name}</code>
-              <span className="hint">{t(SOURCE[s.source])}</span>
+              <span className="hint">{t(SOURCE_KEY[s.source])}</span>
               {s.userOnly && <span className="tag">{t("ext.userOnly")}</span>}
               <span className="hint ext-desc">{s.description}</span>
             </li>
@@ -94,7 +88,7 @@ export function Extensions() {
         {view.commands.map((c) => (
           <li key={`${c.source}:${c.name}`} className="rule" data-testid="ext-command" title={c.file}>
             <code>/{c.name}</code>
-            <span className="hint">{t(SOURCE[c.source])}</span>
+            <span className="hint">{t(SOURCE_KEY[c.source])}</span>
             <span className="hint ext-desc">{c.description}</span>
           </li>
         ))}

@@ -1,8 +1,8 @@
 import { useCallback, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import type { CommandView } from "../bindings/app/CommandView";
-import { useT, type MessageKey } from "../i18n";
+import { useT } from "../i18n";
 import * as ipc from "../ipc";
-import { pickCommand, rankCommands, slashAt } from "../slash";
+import { pickCommand, rankCommands, slashAt, SOURCE_KEY } from "../slash";
 
 type Open = { query: string; active: number };
 
@@ -90,12 +90,6 @@ export function useSlashCommands(setText: (text: string, caret: number) => void)
   return { open: open !== null, active: open?.active ?? 0, matches, loading: open !== null && commands === null, error, track, pick, onKeyDown, close };
 }
 
-const SOURCE: Record<CommandView["source"], MessageKey> = {
-  "built-in": "commands.builtin",
-  project: "commands.project",
-  user: "commands.user",
-};
-
 /** The completion list shown above the prompt while a `/command` is typed. */
 export function SlashList({
   matches,
@@ -129,7 +123,7 @@ export function SlashList({
           onClick={() => onPick(c.name)}
         >
           <span className="mention-name">/{c.name}</span>
-          <span className="command-source">{t(SOURCE[c.source])}</span>
+          <span className="command-source">{t(SOURCE_KEY[c.source])}</span>
           <span className="mention-dir">{c.description}</span>
         </button>
       ))}

@@ -104,6 +104,13 @@ pub async fn dispatch(
     ceiling: Option<Mode>,
 ) -> Result<Dispatch, CommandError> {
     let session = handle.session();
+    // Most input is a prompt: the command files are read only for a leading slash.
+    if !input.starts_with('/') {
+        return Ok(Dispatch::Prompt {
+            text: input.to_string(),
+            mode_after: None,
+        });
+    }
     let cmds = super::load(handle.workspace());
     let done = |effect| {
         Ok(Dispatch::Done(CommandOutcome {
