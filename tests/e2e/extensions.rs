@@ -151,6 +151,13 @@ async fn the_composer_completes_slash_commands_and_runs_them() {
         assert!(skills.contains("release") && skills.contains("How we cut a release"), "{skills}");
         let commands = text_of(&c, "[data-testid=ext-commands]").await;
         assert!(commands.contains("/fix-issue") && commands.contains("/greet"), "{commands}");
+        c.execute(
+            "document.querySelector('[data-testid=extensions]').scrollIntoView({block: 'start'})",
+            vec![],
+        )
+        .await
+        .unwrap();
+        screenshot(&c, "settings-extensions.png").await;
         click(&c, "[data-testid=hooks-trust]").await;
         find(&c, "[data-testid=ext-hook][data-trusted=true]").await;
         assert!(std::fs::read_to_string(&trust).unwrap().contains("(hooks)"));
