@@ -58,10 +58,13 @@ impl SessionLock {
                     let _ = file.seek(SeekFrom::Start(0));
                     let _ = file.read_to_string(&mut text);
                     let holder: Option<u32> = text.trim().parse().ok();
-                    // The recorded holder is gone (killed), yet the lock is held: a command it
-                    // left running still has the lock open and ends on its own soon. Wait for
-                    // it a little rather than refuse a session whose process has died.
-                    if holder.is_some_and(|pid| !alive(pid)) && waited < ORPHAN_WAIT {
+                    // The recorded holder is gone (killed), or the file names none (released
+                    // cleanly, or not yet written by a holder that just took it), yet the lock
+                    // is held: a copy of the descriptor outlives its owner for a moment (a
+                    // command it left running, a child forked by another thread that has not
+                    // reached `exec`). Wait for it a little rather than refuse the session; a
+                    // live holder writes its pid and is refused on the next look.
+                    if holder.is_none_or(|pid| !alive(pid)) && waited < ORPHAN_WAIT {
                         std::thread::sleep(ORPHAN_POLL);
                         waited += ORPHAN_POLL;
                         continue;
@@ -155,5 +158,27 @@ mod tests {
         let lock = SessionLock::acquire("s1", &dir).unwrap();
         assert_eq!(lock.previous_holder(), Some(4_000_000_000));
         holder.join().unwrap();
+    }
+
+    #[test]
+    fn a_clean_release_is_waited_for_while_a_forked_copy_still_holds_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s1");
+        let first = SessionLock::acquire("s1", &dir).unwrap();
+        // What a child forked by another thread holds until it execs: the same open file
+        // description, so the lock outlives the owner's clean release (which empties the file).
+        let copy = first.file.try_clone().unwrap();
+        drop(first);
+        assert_eq!(std::fs::read_to_string(dir.join(LOCK_FILE)).unwrap(), "");
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let child = std::thread::spawn(move || {
+            rx.recv().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            drop(copy);
+        });
+        tx.send(()).unwrap();
+        let lock = SessionLock::acquire("s1", &dir).unwrap();
+        assert_eq!(lock.previous_holder(), None);
+        child.join().unwrap();
     }
 }
