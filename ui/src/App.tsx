@@ -7,6 +7,7 @@ import type { WorkspaceView } from "./bindings/app/WorkspaceView";
 import { Help } from "./components/Help";
 import { BenchHarness } from "./components/BenchHarness";
 import { Welcome } from "./components/Welcome";
+import { Tips } from "./components/Tips";
 import { I18nContext, translator } from "./i18n";
 import * as ipc from "./ipc";
 
@@ -212,7 +213,7 @@ export function App() {
             command={command}
           />
         )}
-        <span className="app-version" data-testid="app-version" title={`protocol v${boot.info.protocolVersion}`}>
+        <span className="app-version" data-testid="app-version" data-tip={`protocol v${boot.info.protocolVersion}`}>
           v{boot.info.version}
         </span>
         {overlay === "settings" && (
@@ -233,6 +234,7 @@ export function App() {
           </Suspense>
         )}
         {overlay === "help" && <Help onClose={() => setOverlay(null)} />}
+        <Tips />
       </div>
     </I18nContext.Provider>
   );

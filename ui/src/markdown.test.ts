@@ -47,12 +47,13 @@ describe("renderMarkdown (model output is untrusted)", () => {
   }
 
   it("keeps only http(s) and mailto links, marks them and shows their target", () => {
-    const el = dom("[ok](https://example.com/a) [mail](mailto:a@b.c) [bad](javascript:alert(1)) [data](data:text/html,<b>x</b>) [vb](vbscript:x)");
+    const el = dom("[ok](https://example.com/a \"the model's title\") [mail](mailto:a@b.c) [bad](javascript:alert(1)) [data](data:text/html,<b>x</b>) [vb](vbscript:x)");
     const links = [...el.querySelectorAll("a")];
     expect(links.map((a) => a.getAttribute("href"))).toEqual(["https://example.com/a", "mailto:a@b.c"]);
     for (const a of links) {
       expect(a.getAttribute("class")).toBe("md-link");
-      expect(a.getAttribute("title")).toBe(a.getAttribute("href"));
+      expect(a.getAttribute("data-tip")).toBe(a.getAttribute("href"));
+      expect(a.hasAttribute("title")).toBe(false);
     }
     expect(el.textContent).toContain("[bad](javascript:alert(1))");
   });

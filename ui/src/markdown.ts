@@ -91,16 +91,17 @@ const PURIFY_CONFIG = {
     "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6",
     "table", "thead", "tbody", "tr", "th", "td", "span",
   ],
-  ALLOWED_ATTR: ["href", "title", "class", "start", "align"],
+  ALLOWED_ATTR: ["href", "class", "start", "align"],
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
   ALLOW_DATA_ATTR: false,
 };
 
-// Links open nothing inside the app: they carry their target in the title and are marked.
+// Links open nothing inside the app: they show their target as a hint (the page's own, see
+// Tips.tsx; set here after sanitising, so the model cannot set one) and are marked.
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
     const href = node.getAttribute("href") ?? "";
-    node.setAttribute("title", href);
+    node.setAttribute("data-tip", href);
     node.setAttribute("class", "md-link");
   }
 });

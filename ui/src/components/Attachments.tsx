@@ -121,13 +121,13 @@ export function AttachmentTray({ images, error, onRemove }: { images: PendingIma
       {images.length > 0 && (
         <ul className="attach-list" aria-label={t("attach.pending")}>
           {images.map((img) => (
-            <li key={img.id} className="attach-item" data-testid="pending-image" title={img.name}>
+            <li key={img.id} className="attach-item" data-testid="pending-image" data-tip={img.name}>
               <img className="attach-thumb" src={img.dataUrl} alt={img.name} />
               <button
                 type="button"
                 className="chip-remove attach-remove"
                 aria-label={`${t("attach.remove")} ${img.name}`}
-                title={t("attach.remove")}
+                data-tip={t("attach.remove")}
                 data-testid="pending-image-remove"
                 onClick={() => onRemove(img.id)}
               >
@@ -181,12 +181,12 @@ const StoredThumb = memo(function StoredThumb({ image }: { image: StoredImage })
   }, [image.path, t]);
   if (url === null) {
     return (
-      <span className="msg-image msg-image-missing" data-testid="message-image-missing" title={failed ?? image.name}>
+      <span className="msg-image msg-image-missing" data-testid="message-image-missing" data-tip={failed ?? image.name}>
         {image.name}
       </span>
     );
   }
-  return <img className="msg-image" src={url} alt={image.name} title={image.name} data-testid="message-image" />;
+  return <img className="msg-image" src={url} alt={image.name} data-tip={image.name} data-testid="message-image" />;
 });
 
 /** Thumbnails and file chips of what a user message carried. */
@@ -200,7 +200,7 @@ export function MessageAttachments({ images, files }: { images: StoredImage[]; f
         <StoredThumb key={img.path} image={img} />
       ))}
       {files.map((path) => (
-        <span key={path} className="file-chip" data-testid="message-file" data-path={path} title={t(fileKey)}>
+        <span key={path} className="file-chip" data-testid="message-file" data-path={path} data-tip={t(fileKey)}>
           @{path}
         </span>
       ))}

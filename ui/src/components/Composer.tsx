@@ -152,7 +152,7 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
                   type="button"
                   className="chip-remove"
                   aria-label={t("composer.removeSteering")}
-                  title={t("composer.removeSteering")}
+                  data-tip={t("composer.removeSteering")}
                   data-testid="steering-remove"
                   onClick={() => onRemoveSteering(s.text)}
                 >
@@ -218,7 +218,7 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
         <span className="composer-hint">{t(running ? "composer.running" : "composer.idle")}</span>
         <div className="composer-actions">
           {running && (
-            <button type="button" className="btn btn-stop" data-testid="stop" onClick={onStop} title="Esc">
+            <button type="button" className="btn btn-stop" data-testid="stop" onClick={onStop} data-tip={`${t("composer.stop")} (Esc)`}>
               <span className="stop-square" aria-hidden="true" />
               {t("composer.stop")}
             </button>

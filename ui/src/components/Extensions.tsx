@@ -44,7 +44,7 @@ export function Extensions() {
       ) : (
         <ul className="rules" data-testid="ext-hooks">
           {view.hooks.map((h, i) => (
-            <li key={`${h.file}:${i}`} className="rule" data-testid="ext-hook" data-trusted={h.trusted} title={h.file}>
+            <li key={`${h.file}:${i}`} className="rule" data-testid="ext-hook" data-trusted={h.trusted} data-tip={h.file}>
               <span className="tag">{h.event}</span>
               {h.matcher !== "" && <code>{h.matcher}</code>}
               <code className="ext-command">{h.command}</code>
@@ -74,7 +74,7 @@ export function Extensions() {
       ) : (
         <ul className="rules" data-testid="ext-skills">
           {view.skills.map((s) => (
-            <li key={s.dir} className="rule" data-testid="ext-skill" title={s.dir}>
+            <li key={s.dir} className="rule" data-testid="ext-skill" data-tip={s.dir}>
               <code>{s.name}</code>
               <span className="hint">{t(SOURCE_KEY[s.source])}</span>
               {s.userOnly && <span className="tag">{t("ext.userOnly")}</span>}
@@ -86,7 +86,7 @@ export function Extensions() {
       <h4>{t("ext.commands")}</h4>
       <ul className="rules" data-testid="ext-commands">
         {view.commands.map((c) => (
-          <li key={`${c.source}:${c.name}`} className="rule" data-testid="ext-command" title={c.file}>
+          <li key={`${c.source}:${c.name}`} className="rule" data-testid="ext-command" data-tip={c.file}>
             <code>/{c.name}</code>
             <span className="hint">{t(SOURCE_KEY[c.source])}</span>
             <span className="hint ext-desc">{c.description}</span>

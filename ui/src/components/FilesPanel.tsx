@@ -120,13 +120,13 @@ export function FilesPanel({ changed, onMention }: Props) {
                 data-path={e.path}
                 data-dir={e.dir ? "true" : "false"}
                 data-changed={isChanged ? "true" : "false"}
-                title={e.dir ? e.path : `${e.path} — ${t("files.mention")}`}
+                data-tip={e.dir ? e.path : `${e.path} — ${t("files.mention")}`}
                 onClick={() => (e.dir ? toggle(e.path) : onMention(e.path))}
               >
                 <span className="file-caret" aria-hidden="true">{e.dir ? (isOpen ? "▾" : "▸") : ""}</span>
                 <span className="file-name">{e.name}{e.link ? " ↪" : ""}</span>
                 {isChanged && (
-                  <span className="file-mark" title={t("files.changed")} aria-label={t("files.changed")}>
+                  <span className="file-mark" data-tip={t("files.changed")} aria-label={t("files.changed")}>
                     ●
                   </span>
                 )}
@@ -144,7 +144,7 @@ export function FilesPanel({ changed, onMention }: Props) {
     <section className="panel-section files-panel" data-testid="files-panel">
       <h2 className="sidebar-title files-title">
         {t("files.title")}
-        <button type="button" className="icon-button files-refresh" title={t("files.refresh")} aria-label={t("files.refresh")} data-testid="files-refresh" onClick={refreshShown}>
+        <button type="button" className="icon-button files-refresh" data-tip={t("files.refresh")} aria-label={t("files.refresh")} data-testid="files-refresh" onClick={refreshShown}>
           ↻
         </button>
       </h2>

@@ -44,7 +44,7 @@ export function HeaderActions({ actions, compact }: { actions: HeaderAction[]; c
             key={a.testId}
             type="button"
             className={`icon-button ${a.pressed ? "icon-button-on" : ""}`}
-            title={a.shortcut !== undefined ? `${a.label} (${a.shortcut})` : a.label}
+            data-tip={a.shortcut !== undefined ? `${a.label} (${a.shortcut})` : a.label}
             aria-label={a.label}
             data-testid={a.testId}
             aria-pressed={a.pressed}
@@ -61,7 +61,7 @@ export function HeaderActions({ actions, compact }: { actions: HeaderAction[]; c
       <button
         type="button"
         className={`icon-button ${open ? "icon-button-on" : ""}`}
-        title={t("header.more")}
+        data-tip={t("header.more")}
         aria-label={t("header.more")}
         aria-haspopup="menu"
         aria-expanded={open}

@@ -25,10 +25,10 @@ export function Meter({ meter, model }: { meter: MeterState; model: ModelView | 
   const priced = model?.price !== null && model?.price !== undefined;
   return (
     <div className="meter" data-testid="meter">
-      <span className="meter-item" title={`${meter.input.toLocaleString()} in · ${meter.output.toLocaleString()} out · ${meter.cached.toLocaleString()} cached · ${meter.requests} requests`}>
+      <span className="meter-item" data-tip={`${meter.input.toLocaleString()} in · ${meter.output.toLocaleString()} out · ${meter.cached.toLocaleString()} cached · ${meter.requests} requests`}>
         <span className="meter-value" data-testid="meter-tokens">{compact(meter.input + meter.output)}</span> {t("meter.tokens")}
       </span>
-      <span className="meter-item" title={priced ? t("meter.cost") : `${t("meter.cost")} (${t("meter.unpriced")})`}>
+      <span className="meter-item" data-tip={priced ? t("meter.cost") : `${t("meter.cost")} (${t("meter.unpriced")})`}>
         <span className="meter-value" data-testid="meter-cost">{priced || meter.cost > 0 ? dollars(meter.cost) : "—"}</span>
         {!priced && meter.requests > 0 && <span className="meter-note"> {t("meter.unpriced")}</span>}
       </span>
@@ -36,7 +36,7 @@ export function Meter({ meter, model }: { meter: MeterState; model: ModelView | 
         className={`gauge gauge-${level}`}
         data-testid="context-gauge"
         data-pct={pct.toFixed(1)}
-        title={`${t("meter.context")}: ${meter.context.toLocaleString()} / ${window.toLocaleString()}`}
+        data-tip={`${t("meter.context")}: ${meter.context.toLocaleString()} / ${window.toLocaleString()}`}
       >
         <span className="gauge-label">{t("meter.context")}</span>
         <span className="gauge-track">

@@ -23,7 +23,7 @@ export function ModeSwitcher({ mode, onChange, disabled }: { mode: Mode; onChang
           aria-checked={m === mode}
           disabled={disabled}
           className={`mode-option mode-${m} ${m === mode ? "mode-active" : ""}`}
-          title={t(`mode.${m}.hint` as MessageKey)}
+          data-tip={t(`mode.${m}.hint` as MessageKey)}
           data-testid={`mode-${m}`}
           onClick={() => pick(m)}
         >

@@ -128,7 +128,7 @@ export function RewoundPanel({ actions, onReuse }: { actions: TimelineActions; o
         {t("rewind.removedTitle")} <span className="count">{count}</span>
       </h2>
       {rewinds.map((a) => (
-        <div key={a.file} className="rewound-archive" data-testid="rewound-archive" title={`${t("rewind.kept")} ${a.file}`}>
+        <div key={a.file} className="rewound-archive" data-testid="rewound-archive" data-tip={`${t("rewind.kept")} ${a.file}`}>
           <p className="sidebar-empty">
             {t("rewind.removedTo")} {a.rewoundToTurn} · {when(a.at)}
           </p>

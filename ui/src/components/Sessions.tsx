@@ -126,7 +126,7 @@ function NewWorktree({
   if (!open) {
     return (
       <>
-        <button type="button" className="btn btn-new btn-worktree" data-testid="new-worktree" disabled={unavailable !== null} title={unavailable ?? undefined} onClick={() => setOpen(true)}>
+        <button type="button" className="btn btn-new btn-worktree" data-testid="new-worktree" disabled={unavailable !== null} data-tip={unavailable ?? undefined} onClick={() => setOpen(true)}>
           + {t("wt.new")}
         </button>
         {unavailable !== null && (
@@ -229,11 +229,11 @@ export function Sessions(p: Props) {
                     }}
                   >
                     <span className="session-name">
-                      <span className={`session-state session-state-${s.activity.state}`} data-testid="session-state" title={t(activityLabel(s.activity))} aria-hidden="true" />
+                      <span className={`session-state session-state-${s.activity.state}`} data-testid="session-state" data-tip={t(activityLabel(s.activity))} aria-hidden="true" />
                       <span className="session-name-text">{s.name === "" ? t("sidebar.untitled") : s.name}</span>
                       {!active && (s.activity.state === "approval" || s.activity.state === "answer") && (
                         // Part of the row's button: clicking it opens the session at its request.
-                        <span className="session-badge" data-testid="session-badge" title={t(activityLabel(s.activity))}>
+                        <span className="session-badge" data-testid="session-badge" data-tip={t(activityLabel(s.activity))}>
                           {s.activity.state === "approval" ? s.activity.waiting : "?"}
                         </span>
                       )}
@@ -258,7 +258,7 @@ export function Sessions(p: Props) {
                     <button
                       type="button"
                       className="icon-button"
-                      title={t("sidebar.rename")}
+                      data-tip={t("sidebar.rename")}
                       aria-label={t("sidebar.rename")}
                       data-testid="session-rename"
                       onClick={() => {
@@ -271,7 +271,7 @@ export function Sessions(p: Props) {
                     <button
                       type="button"
                       className="icon-button"
-                      title={t("sidebar.delete")}
+                      data-tip={t("sidebar.delete")}
                       aria-label={t("sidebar.delete")}
                       data-testid="session-delete"
                       disabled={live || (p.busy && active)}
@@ -305,7 +305,7 @@ export function Sessions(p: Props) {
   };
   return (
     <nav className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`} aria-label={t("sidebar.sessions")} data-testid="sidebar">
-      <div className="workspace-card" title={p.workspacePath}>
+      <div className="workspace-card" data-tip={p.workspacePath}>
         <div className="workspace-name" data-testid="workspace-name">{p.workspaceName}</div>
         <div className="workspace-path">{p.workspacePath}</div>
         <button type="button" className="link-button" data-testid="close-workspace" onClick={p.onCloseWorkspace} disabled={p.anyLive}>
@@ -331,7 +331,7 @@ export function Sessions(p: Props) {
             const mine = rows.filter((r) => r.worktree === w.name);
             return (
               <section key={w.name} className="worktree-group" data-testid="worktree-group" data-worktree={w.name}>
-                <div className="worktree-head" title={w.path}>
+                <div className="worktree-head" data-tip={w.path}>
                   <span className="worktree-name">{w.name}</span>
                   <span className="session-meta" data-testid="worktree-counts">
                     <span data-testid="worktree-changed" data-count={w.changedFiles}>

@@ -118,7 +118,7 @@ function Rules() {
         </li>
       ))}
       {rules.persistent.map((r) => (
-        <li key={`p:${r.source}:${r.text}`} className="rule" data-testid="rule" data-kind="persistent" title={r.source}>
+        <li key={`p:${r.source}:${r.text}`} className="rule" data-testid="rule" data-kind="persistent" data-tip={r.source}>
           <span className={`tag ${r.decision === "deny" ? "tag-warn" : ""}`}>{r.decision}</span> <code>{r.text}</code>
           <span className="hint rule-source">{r.source}</span>
           {r.revocable && revoke(() => act(revokeRule(r.text)))}
@@ -317,7 +317,7 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
               <li key={m.name} className="rule">
                 <code>{m.name}</code> <span className="hint">{m.target}</span> <span className="tag">{m.status}</span>
                 {m.untrusted && (
-                  <button type="button" className="btn" data-testid="mcp-trust" disabled={busy} title={t("settings.mcpTrustHint")} onClick={() => run(trustMcpServer(m.name))}>
+                  <button type="button" className="btn" data-testid="mcp-trust" disabled={busy} data-tip={t("settings.mcpTrustHint")} onClick={() => run(trustMcpServer(m.name))}>
                     {t("settings.mcpTrust")}
                   </button>
                 )}

@@ -214,7 +214,7 @@ export function TerminalPanel({
             data-kind={tab.kind}
             data-running={tab.running}
             onClick={() => setActive(tab.id)}
-            title={tab.title}
+            data-tip={tab.title}
           >
             {tab.kind === "agent" && <span className="terminal-badge">{t("terminal.agent")}</span>}
             <span className="terminal-tab-title">{tab.title}</span>
@@ -234,7 +234,7 @@ export function TerminalPanel({
             )}
           </div>
         ))}
-        <button type="button" className="icon-button terminal-new" title={t("terminal.new")} data-testid="terminal-new" onClick={open}>
+        <button type="button" className="icon-button terminal-new" data-tip={t("terminal.new")} aria-label={t("terminal.new")} data-testid="terminal-new" onClick={open}>
           +
         </button>
       </div>

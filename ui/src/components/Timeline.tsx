@@ -202,7 +202,7 @@ function UserMarker({ c, actions }: { c: CheckpointView; actions: TimelineAction
 function ApplyMarker({ c, actions, busy }: { c: CheckpointView; actions: TimelineActions; busy: boolean }) {
   const t = useT();
   return (
-    <div className="checkpoint checkpoint-apply" data-testid="checkpoint" data-turn={c.turn} data-kind="apply" title={c.summary}>
+    <div className="checkpoint checkpoint-apply" data-testid="checkpoint" data-turn={c.turn} data-kind="apply" data-tip={c.summary}>
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="applied-entry" onClick={() => actions.showDiff(c.turn)}>
         {c.appliedFrom === null ? t("timeline.appliedWorktree") : t("timeline.appliedNamed").replace("{name}", c.appliedFrom)} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
@@ -421,7 +421,7 @@ export function ChangesPanel({ actions, busy }: { actions: TimelineActions; busy
         <ul className="changes-list">
           {changes.map((f) => (
             <li key={f.path} className="change" data-testid="change" data-path={f.path}>
-              <button type="button" className="change-path" title={f.path} onClick={() => actions.showDiff(0, [f.path])}>
+              <button type="button" className="change-path" data-tip={f.path} onClick={() => actions.showDiff(0, [f.path])}>
                 {f.path}
               </button>
               {plusMinus([f])}

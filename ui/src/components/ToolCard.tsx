@@ -271,7 +271,7 @@ export const ToolCard = memo(function ToolCard({
           {icon(item.toolKind)}
         </span>
         <span className="tool-name">{item.name}</span>
-        <span className="tool-summary" title={summary}>
+        <span className="tool-summary" data-tip={summary}>
           {summary}
         </span>
         <span className={`tool-status status-${item.state}`} data-testid="tool-status">
@@ -279,7 +279,7 @@ export const ToolCard = memo(function ToolCard({
           {t(stateKey)}
         </span>
         {item.stale !== undefined && item.stale.length > 0 && (
-          <span className="tag tag-warn tool-stale" data-testid="tool-stale" title={`${t("tool.staleHint")}\n${item.stale.join("\n")}`}>
+          <span className="tag tag-warn tool-stale" data-testid="tool-stale" data-tip={`${t("tool.staleHint")}\n${item.stale.join("\n")}`}>
             {t("tool.stale").replace("{n}", String(item.stale.length))}
           </span>
         )}

@@ -24,7 +24,7 @@ function Rows({ rows, first }: { rows: UsageRow[]; first: string }) {
       <tbody>
         {rows.map((r) => (
           <tr key={r.key} data-testid="usage-row">
-            <td className="cell-label" title={r.key}>{r.label}</td>
+            <td className="cell-label" data-tip={r.key}>{r.label}</td>
             <td>{r.requests}</td>
             <td className={r.failed > 0 ? "cell-warn" : ""}>{r.failed}</td>
             <td>{compact(r.inputTokens)}</td>
@@ -33,7 +33,7 @@ function Rows({ rows, first }: { rows: UsageRow[]; first: string }) {
             <td>
               {dollars(r.costUsd)}
               {r.unpriced > 0 && (
-                <span className="hint" data-testid="usage-unpriced" title={t("usage.unpricedHint")}>
+                <span className="hint" data-testid="usage-unpriced" data-tip={t("usage.unpricedHint")}>
                   {" "}
                   {t("usage.unpriced").replace("{n}", String(r.unpriced))}
                 </span>

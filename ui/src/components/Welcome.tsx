@@ -97,7 +97,7 @@ export function Welcome(p: Props) {
                   <button
                     type="button"
                     className="icon-button"
-                    title={t("welcome.forget")}
+                    data-tip={t("welcome.forget")}
                     aria-label={t("welcome.forget")}
                     onClick={() => p.onForget(r.path)}
                   >

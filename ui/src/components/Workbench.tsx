@@ -580,7 +580,7 @@ export function Workbench(p: Props) {
           <button
             type="button"
             className={`icon-button ${sidebarAt !== "hidden" ? "icon-button-on" : ""}`}
-            title={t("header.sidebar")}
+            data-tip={t("header.sidebar")}
             aria-label={t("header.sidebar")}
             aria-pressed={sidebarAt !== "hidden"}
             data-testid="toggle-sidebar"
@@ -590,11 +590,11 @@ export function Workbench(p: Props) {
           </button>
           <span className="brand-name" data-testid="app-name">Cairn</span>
           <span className="crumb">/</span>
-          <span className="crumb-workspace" title={p.workspace.path}>{p.workspace.name}</span>
+          <span className="crumb-workspace" data-tip={p.workspace.path}>{p.workspace.name}</span>
           {shownRow !== null && shownRow.worktree !== null && (
             <>
               <span className="crumb">/</span>
-              <span className="crumb-worktree" title={t("wt.title")} data-testid="worktree-crumb">
+              <span className="crumb-worktree" data-tip={t("wt.title")} data-testid="worktree-crumb">
                 ⎇ {shownRow.worktree}
               </span>
             </>
@@ -617,7 +617,7 @@ export function Workbench(p: Props) {
           {session !== null && (
             <span
               className={`sandbox-pill ${sandboxWarns(session.sandbox) ? "sandbox-pill-warn" : ""}`}
-              title={session.sandbox.detail}
+              data-tip={session.sandbox.detail}
               data-testid="sandbox-pill"
               data-state={session.sandbox.state}
             >
@@ -625,7 +625,7 @@ export function Workbench(p: Props) {
             </span>
           )}
           {session !== null && (
-            <span className="model-pill" title={session.provider} data-testid="model-pill">
+            <span className="model-pill" data-tip={session.provider} data-testid="model-pill">
               {session.model.id}
             </span>
           )}
@@ -634,7 +634,7 @@ export function Workbench(p: Props) {
             <button
               type="button"
               className={`icon-button ${sideAt !== "hidden" ? "icon-button-on" : ""}`}
-              title={t("header.sidePanel")}
+              data-tip={t("header.sidePanel")}
               aria-label={t("header.sidePanel")}
               aria-pressed={sideAt !== "hidden"}
               data-testid="toggle-side"
@@ -643,7 +643,7 @@ export function Workbench(p: Props) {
               <Icon name="panel" />
             </button>
           )}
-          <button type="button" className="icon-button" title={`${t("header.settings")} (Ctrl+,)`} aria-label={t("header.settings")} data-testid="open-settings" onClick={p.onOpenSettings}>
+          <button type="button" className="icon-button" data-tip={`${t("header.settings")} (Ctrl+,)`} aria-label={t("header.settings")} data-testid="open-settings" onClick={p.onOpenSettings}>
             <Icon name="settings" />
           </button>
         </div>

@@ -330,11 +330,11 @@ export function WorktreeReview({
         <button type="button" className="btn" data-testid="worktree-remove" disabled={working} onClick={() => remove(false)}>
           {t("wt.remove")}
         </button>
-        <button type="button" className="btn" data-testid="worktree-update" disabled={working} title={t("wt.updateHint")} onClick={update}>
+        <button type="button" className="btn" data-testid="worktree-update" disabled={working} data-tip={t("wt.updateHint")} onClick={update}>
           {t("wt.update")}
         </button>
         {onHandoff !== null && (
-          <button type="button" className="btn" data-testid="worktree-handoff" disabled={working} title={t("wt.handoffHint")} onClick={handoff}>
+          <button type="button" className="btn" data-testid="worktree-handoff" disabled={working} data-tip={t("wt.handoffHint")} onClick={handoff}>
             {t("wt.handoff")}
           </button>
         )}
