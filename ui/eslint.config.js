@@ -18,6 +18,15 @@ export default tseslint.config(
       "react-hooks/rules-of-hooks": "error",
       "react-hooks/exhaustive-deps": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      // WebKitGTK leaves a native tooltip on screen when its element goes away under a still
+      // pointer: hints are the page's own (`data-tip`, drawn by components/Tips.tsx).
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "JSXOpeningElement[name.name=/^[a-z]/] > JSXAttribute[name.name='title']",
+          message: "Use data-tip (components/Tips.tsx) instead of a native title tooltip.",
+        },
+      ],
     },
   },
 );
