@@ -85,22 +85,19 @@ export function Tips() {
       }
     };
     const opts = { capture: true, passive: true } as const;
-    window.addEventListener("pointerover", over, opts);
-    window.addEventListener("pointermove", move, opts);
-    window.addEventListener("pointerout", leave, opts);
-    window.addEventListener("pointerdown", dismiss, opts);
-    window.addEventListener("keydown", dismiss, opts);
-    window.addEventListener("wheel", dismiss, opts);
-    window.addEventListener("blur", dismiss);
+    const listeners: [string, (e: PointerEvent) => void][] = [
+      ["pointerover", over],
+      ["pointermove", move],
+      ["pointerout", leave],
+      ["pointerdown", dismiss],
+      ["keydown", dismiss],
+      ["wheel", dismiss],
+      ["blur", dismiss],
+    ];
+    for (const [type, f] of listeners) window.addEventListener(type, f as EventListener, opts);
     return () => {
       stop();
-      window.removeEventListener("pointerover", over, opts);
-      window.removeEventListener("pointermove", move, opts);
-      window.removeEventListener("pointerout", leave, opts);
-      window.removeEventListener("pointerdown", dismiss, opts);
-      window.removeEventListener("keydown", dismiss, opts);
-      window.removeEventListener("wheel", dismiss, opts);
-      window.removeEventListener("blur", dismiss);
+      for (const [type, f] of listeners) window.removeEventListener(type, f as EventListener, opts);
     };
   }, []);
 
