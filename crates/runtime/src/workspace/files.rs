@@ -48,7 +48,17 @@ fn by_kind_then_name(a: &FileEntry, b: &FileEntry) -> Ordering {
         .then_with(|| a.name.cmp(&b.name))
 }
 
-/// The entries of folder `rel` ("" = the root): folders first, then files, by name.
+/// Whether `abs`, named `name` at the workspace root, is an empty protected folder (`.agent`,
+/// `.claude`, …): the sandbox mounts a read-only placeholder there while a command runs, and
+/// it is nothing the user made (checkpoints skip it likewise).
+fn is_sandbox_mount_point(abs: &Path, name: &str) -> bool {
+    cairn_policy::PROTECTED_FOLDERS.contains(&name)
+        && std::fs::symlink_metadata(abs).is_ok_and(|m| m.is_dir())
+        && std::fs::read_dir(abs).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// The entries of folder `rel` ("" = the root): folders first, then files, by name; empty
+/// sandbox mount points at the root are left out.
 pub fn list_dir(workspace: &Path, rel: &str) -> Result<DirListing, String> {
     let (abs, canon_rel) = resolve(workspace, rel)?;
     if !abs.is_dir() {
@@ -72,6 +82,11 @@ pub fn list_dir(workspace: &Path, rel: &str) -> Result<DirListing, String> {
             continue;
         };
         let kind = item.file_type();
+        if canon_rel == "."
+            && is_sandbox_mount_point(item.path(), &item.file_name().to_string_lossy())
+        {
+            continue;
+        }
         entries.push(FileEntry {
             name: item.file_name().to_string_lossy().into_owned(),
             path,
@@ -151,6 +166,24 @@ mod tests {
         assert_eq!(src.path, "src");
         assert_eq!(names(&src), ["src/deep/", "src/main.rs"]);
         assert!(!root.truncated);
+    }
+
+    #[test]
+    fn empty_sandbox_mount_points_at_the_root_are_not_listed() {
+        let ws = workspace();
+        for d in [".agent", ".claude", ".cairn"] {
+            std::fs::create_dir(ws.path().join(d)).unwrap();
+        }
+        std::fs::create_dir_all(ws.path().join("src/.agent")).unwrap();
+        std::fs::create_dir(ws.path().join(".agents")).unwrap();
+        std::fs::write(ws.path().join(".agents/skill.md"), "x").unwrap();
+        let root = list_dir(ws.path(), "").unwrap();
+        assert_eq!(
+            names(&root),
+            [".agents/", "src/", ".gitignore", "README.md"]
+        );
+        let src = list_dir(ws.path(), "src").unwrap();
+        assert_eq!(names(&src), ["src/.agent/", "src/deep/", "src/main.rs"]);
     }
 
     #[test]
