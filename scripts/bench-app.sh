@@ -11,6 +11,8 @@
 # Each run starts the app with CAIRN_BENCH=1 and a fresh state dir; the page reports its first
 # paint, idles 3 s while the backend measures memory, then runs the transcript benchmark
 # (ui/src/components/BenchHarness.tsx) and the app prints one `CAIRN_BENCH {json}` line.
+# Then the memory of the real app (benches/app_memory): idle with a workspace open, five
+# sessions running in one window, a 10,000-event session scrolled end to end.
 # Without $DISPLAY it runs on a private Xvfb server.
 set -euo pipefail
 
@@ -129,3 +131,12 @@ console.log(`timeline of run 1 (ms since start): ${Object.entries(tl).sort((a, b
 console.log(`first paint per run: ${results.map((r) => r.firstPaintMs.toFixed(0)).join(", ")} ms`);
 console.log(`idle memory by process: ${results[0].idle.each.map(([n, r, p]) => `${n} ${r.toFixed(0)}/${p.toFixed(0)}`).join(", ")} (RSS/PSS MiB)`);
 EOF
+
+# Memory of the real app (issue 22): idle with one workspace open, five sessions running in one
+# window, a 10,000-event session opened and scrolled end to end. Driven through WebDriver like
+# the E2E tests (benches/app_memory), against the binary built above; the driver itself builds
+# in the test profile, which the test suite has usually built already.
+echo ""
+echo "bench-app: memory of $PROFILE_DIR build (two app runs under WebDriver; a few minutes)"
+CAIRN_E2E=1 CAIRN_E2E_APP="$BIN" dbus-run-session -- \
+  cargo test -p cairn-app --features custom-protocol --bench app_memory -- --bench

@@ -101,9 +101,18 @@ impl Driver {
     }
 }
 
+/// The app binary driven: `CAIRN_E2E_APP` (the release build, for the memory benchmark), else
+/// the one cargo built for these tests.
+pub fn app_binary() -> PathBuf {
+    std::env::var_os("CAIRN_E2E_APP")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cairn-app")))
+}
+
 async fn connect(port: u16) -> Client {
-    let app = Path::new(env!("CARGO_BIN_EXE_cairn-app"));
-    let app = app.canonicalize().unwrap_or_else(|_| app.to_path_buf());
+    let app = app_binary();
+    let app = app.canonicalize().unwrap_or(app);
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), "wry".into());
     caps.insert(
@@ -174,6 +183,15 @@ where
     F: FnOnce(Client) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
+    with_app_for(env, SCENARIO_LIMIT, scenario).await
+}
+
+/// [`with_app`] with a longer limit for the scenario (the memory benchmark's long session).
+pub async fn with_app_for<F, Fut>(env: Vec<(String, String)>, limit: Duration, scenario: F) -> bool
+where
+    F: FnOnce(Client) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let Some((driver, native)) = drivers() else {
         return false;
     };
@@ -186,12 +204,12 @@ where
         let client = connect(port).await;
         let run = tokio::spawn(scenario(client.clone()));
         let abort = run.abort_handle();
-        let result = match tokio::time::timeout(SCENARIO_LIMIT, run).await {
+        let result = match tokio::time::timeout(limit, run).await {
             Ok(r) => r,
             Err(_) => {
                 abort.abort();
                 let _ = tokio::time::timeout(Duration::from_secs(10), client.clone().close()).await;
-                panic!("the E2E scenario did not finish within {SCENARIO_LIMIT:?}");
+                panic!("the E2E scenario did not finish within {limit:?}");
             }
         };
         match tokio::time::timeout(Duration::from_secs(20), client.close()).await {

@@ -1,0 +1,421 @@
+//! Memory of the real desktop app (issue 22), driven through WebDriver like the E2E tests and
+//! measured from /proc as the resident memory of the app and its WebKit processes, every
+//! physical page counted once (`cairn_runtime::bench::tree_memory`; without root the sum of
+//! per-process RSS stands in, and the report says so). Two app runs, each with a fresh state
+//! dir and one workspace:
+//!
+//! 1. idle with the workspace open, then five sessions started in the same window (each with
+//!    a turn streaming from the mock model, all running at once): the idle figure against
+//!    its target (250 MiB) and what the five sessions add against theirs (40 MiB);
+//! 2. idle again, then a saved session of 10,000 events opened and its transcript scrolled
+//!    from the end to the first message and back: that figure as a ratio of this run's idle
+//!    (target 1.3×).
+//!
+//! `scripts/bench-app.sh` runs it against the release build (`CAIRN_E2E_APP=<binary>`, with
+//! `--bench`). Under `cargo test` (no `--bench`) a small round against the debug build checks
+//! that every phase works and prints its figures without judging them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod seed;
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cairn_runtime::bench::{tree_memory, TreeMemory};
+use cairn_testkit::{MockLlmServer, Reply};
+use fantoccini::Client;
+use support::*;
+
+/// What one round does: the bench's sizes, or the smoke round's.
+#[derive(Clone, Copy)]
+struct Plan {
+    full: bool,
+    /// Sessions started in one window.
+    sessions: usize,
+    /// Turns of the long saved session.
+    long_turns: usize,
+    /// Idle time before memory is read.
+    settle: Duration,
+    /// How long each session's reply streams (it must outlast the measurement).
+    stream_chars: usize,
+}
+
+impl Plan {
+    fn bench() -> Plan {
+        Plan {
+            full: true,
+            sessions: 5,
+            long_turns: 10_000usize.div_ceil(seed::EVENTS_PER_TURN),
+            settle: Duration::from_secs(3),
+            stream_chars: 3_000,
+        }
+    }
+
+    fn smoke() -> Plan {
+        Plan {
+            full: false,
+            sessions: 2,
+            long_turns: 40,
+            settle: Duration::from_millis(500),
+            stream_chars: 600,
+        }
+    }
+}
+
+/// Targets of issue 22.
+const IDLE_TARGET_MIB: f64 = 250.0;
+const SESSIONS_TARGET_MIB: f64 = 40.0;
+const LONG_TARGET_RATIO: f64 = 1.3;
+
+/// The figure compared: pages once, or the RSS sum when page frames cannot be read.
+fn figure(m: &TreeMemory) -> f64 {
+    m.distinct_mib.unwrap_or(m.rss_mib)
+}
+
+/// Reads the app tree's memory after `settle`: the median of three readings half a second
+/// apart (a reading during a collection would otherwise decide the figure).
+async fn measure(pid: u32, settle: Duration) -> TreeMemory {
+    tokio::time::sleep(settle).await;
+    let mut readings = Vec::new();
+    for i in 0..3 {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        readings.push(tree_memory(pid));
+    }
+    readings.sort_by(|a, b| figure(a).total_cmp(&figure(b)));
+    readings.swap_remove(1)
+}
+
+/// The running app's pid, waited for (tauri-driver starts it with the session).
+async fn pid_of(state_dir: &Path) -> u32 {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(pid) = app_pid(state_dir) {
+            return pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no cairn-app process for {}",
+            state_dir.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn env_for(state_dir: &Path, server: &MockLlmServer) -> Vec<(String, String)> {
+    [
+        ("CAIRN_STATE_DIR", state_dir.display().to_string()),
+        ("OPENAI_BASE_URL", server.base_url()),
+        ("OPENAI_API_KEY", "sk-bench-0123456789".to_string()),
+        ("CAIRN_MODEL", "bench-model".to_string()),
+        ("CAIRN_KEYSTORE", "memory".to_string()),
+        ("CAIRN_TEST_APPROVER", "ui".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Opens the seeded recent workspace from the welcome screen (or finds it reopened).
+async fn open_workspace(c: &Client) {
+    wait_js(
+        c,
+        "the welcome screen or the reopened workspace",
+        "return document.querySelector('[data-testid=recent-workspace]') !== null \
+             || document.querySelector('[data-testid=composer]') !== null",
+    )
+    .await;
+    if count(c, "[data-testid=composer]").await == 0 {
+        click(c, "[data-testid=recent-workspace]").await;
+    }
+    find(c, "[data-testid=composer]").await;
+}
+
+/// Figures of the sessions run.
+#[derive(Default)]
+struct SessionsRun {
+    idle: TreeMemory,
+    sessions: TreeMemory,
+}
+
+/// Figures of the long-session run.
+#[derive(Default)]
+struct LongRun {
+    events: usize,
+    idle: TreeMemory,
+    opened: TreeMemory,
+    scrolled: TreeMemory,
+    frames: u64,
+}
+
+/// A reply that streams for a while (4 characters every 120 ms).
+fn slow_reply(chars: usize, n: usize) -> Reply {
+    let text: String = format!("Session {n} answers slowly. ")
+        .chars()
+        .cycle()
+        .take(chars)
+        .collect();
+    Reply::text(&text)
+        .chunk_size(4)
+        .delay_between_chunks(Duration::from_millis(120))
+}
+
+async fn sessions_run(plan: Plan) -> Option<SessionsRun> {
+    let server = Arc::new(
+        MockLlmServer::with_script(
+            (0..plan.sessions)
+                .map(|n| slow_reply(plan.stream_chars, n + 1))
+                .collect(),
+        )
+        .await
+        .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("bench");
+    seed_recent(state.path(), &ws, serde_json::json!({}));
+    let out = Arc::new(Mutex::new(SessionsRun::default()));
+    let (srv, sink, state_dir) = (server.clone(), out.clone(), state.path().to_path_buf());
+    let ran = with_app(env_for(state.path(), &server), move |c| async move {
+        open_workspace(&c).await;
+        let pid = pid_of(&state_dir).await;
+        let idle = measure(pid, plan.settle).await;
+        for n in 0..plan.sessions {
+            if n > 0 {
+                click(&c, "[data-testid=new-chat]").await;
+                wait_js(
+                    &c,
+                    "an empty transcript for the new session",
+                    "return document.querySelectorAll('[data-testid=user-message]').length === 0",
+                )
+                .await;
+            }
+            send(&c, &format!("Session {}: explain the code base slowly", n + 1)).await;
+            srv.wait_for_requests(n + 1, WAIT).await;
+        }
+        let running = format!(
+            "return document.querySelectorAll('[data-testid=session-item][data-state=running]').length === {}",
+            plan.sessions
+        );
+        wait_js(&c, "every session running at once", &running).await;
+        let sessions = measure(pid, plan.settle).await;
+        // Still all streaming when measured, or the figure would be of idle sessions.
+        let still: bool = c.execute(&running, vec![]).await.unwrap().as_bool().unwrap();
+        assert!(still, "a session ended before its memory was read; make its reply longer");
+        *sink.lock().unwrap() = SessionsRun { idle, sessions };
+    })
+    .await;
+    ran.then(|| std::mem::take(&mut *out.lock().unwrap()))
+}
+
+/// Jumps from the transcript's end (where an opened session shows it) to its first row, then
+/// scrolls a page per frame back to its last, so every row is rendered once; returns the
+/// frames it took. The page's virtualised list measures rows as they come into view, so an
+/// end counts as reached once the position stayed there for 30 frames.
+async fn scroll_end_to_end(c: &Client, first: &str) -> u64 {
+    let start = r#"
+        const first = arguments[0];
+        const el = document.querySelector('[data-testid=transcript]');
+        const s = { frames: 0, phase: 'up', still: 0, sawFirst: false, done: false, t0: performance.now() };
+        window.__benchScroll = s;
+        const tick = () => {
+          s.frames++;
+          if (s.phase === 'up') {
+            el.scrollTop = 0;
+            if (el.scrollTop === 0) s.still++; else s.still = 0;
+            if (s.still > 30) {
+              const m = document.querySelector('[data-testid=user-message]');
+              s.sawFirst = m !== null && m.textContent.includes(first);
+              s.up = s.frames;
+              s.upMs = performance.now() - s.t0;
+              s.phase = 'down';
+              s.still = 0;
+            }
+          } else {
+            el.scrollTop = el.scrollTop + el.clientHeight;
+            if (el.scrollTop + el.clientHeight >= el.scrollHeight - 2) s.still++; else s.still = 0;
+            if (s.still > 30) { s.done = true; s.ms = performance.now() - s.t0; return; }
+          }
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+    "#;
+    c.execute(start, vec![serde_json::json!(first)])
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let s = c
+            .execute("return window.__benchScroll", vec![])
+            .await
+            .unwrap();
+        if s["done"].as_bool() == Some(true) {
+            assert_eq!(
+                s["sawFirst"].as_bool(),
+                Some(true),
+                "the transcript's first row is the session's first question: {s}"
+            );
+            eprintln!("scrolled: {s}");
+            return s["frames"].as_u64().unwrap_or(0);
+        }
+        assert!(Instant::now() < deadline, "scrolling did not finish: {s}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+async fn long_run(plan: Plan) -> Option<LongRun> {
+    let server = MockLlmServer::with_script(Vec::new()).await.unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("bench-long");
+    seed_recent(state.path(), &ws, serde_json::json!({}));
+    let id = "bench-long-session";
+    let events = seed::session(state.path(), &ws, id, "A long session", plan.long_turns);
+    let out = Arc::new(Mutex::new(LongRun::default()));
+    let (sink, state_dir) = (out.clone(), state.path().to_path_buf());
+    let limit = Duration::from_secs(900);
+    let ran = with_app_for(env_for(state.path(), &server), limit, move |c| async move {
+        open_workspace(&c).await;
+        let pid = pid_of(&state_dir).await;
+        let idle = measure(pid, plan.settle).await;
+        click(
+            &c,
+            &format!(
+                "[data-testid=session-item][data-session-id='{id}'] [data-testid=session-open]"
+            ),
+        )
+        .await;
+        let last = serde_json::to_string(&seed::question(plan.long_turns)).unwrap();
+        wait_js(
+            &c,
+            "the long session's last question",
+            &format!(
+                "const all = document.querySelectorAll('[data-testid=user-message]'); \
+                 return all.length > 0 && all[all.length - 1].textContent.includes({last})"
+            ),
+        )
+        .await;
+        let opened = measure(pid, plan.settle).await;
+        let frames = scroll_end_to_end(&c, &seed::question(1)).await;
+        let scrolled = measure(pid, plan.settle).await;
+        *sink.lock().unwrap() = LongRun {
+            events,
+            idle,
+            opened,
+            scrolled,
+            frames,
+        };
+    })
+    .await;
+    ran.then(|| std::mem::take(&mut *out.lock().unwrap()))
+}
+
+fn row(name: &str, value: f64, unit: &str, target: f64, judge: bool) {
+    let ratio = value / target;
+    let verdict = match (judge, ratio < 1.0) {
+        (false, _) => "(smoke round: not judged)",
+        (true, true) => "ok",
+        (true, false) => "OVER",
+    };
+    println!("{name:<52} {value:>8.2} {unit:<4} target < {target:<6} ratio {ratio:.2}  {verdict}");
+}
+
+fn report(plan: Plan, app: &Path, a: &SessionsRun, b: &LongRun) {
+    let pages_once = [&a.idle, &a.sessions, &b.idle, &b.opened, &b.scrolled]
+        .iter()
+        .all(|m| m.distinct_mib.is_some());
+    let how = if pages_once {
+        "pages once"
+    } else {
+        "sum of RSS: pages once needs root"
+    };
+    println!();
+    println!(
+        "app memory ({}): {}",
+        if plan.full { "bench" } else { "smoke round" },
+        app.display()
+    );
+    row(
+        &format!("idle, one workspace open ({how})"),
+        figure(&a.idle),
+        "MiB",
+        IDLE_TARGET_MIB,
+        plan.full,
+    );
+    row(
+        &format!("+{} sessions running in one window", plan.sessions),
+        figure(&a.sessions) - figure(&a.idle),
+        "MiB",
+        SESSIONS_TARGET_MIB,
+        plan.full,
+    );
+    row(
+        &format!(
+            "{}-event session open, scrolled end to end (× idle)",
+            b.events
+        ),
+        figure(&b.scrolled) / figure(&b.idle),
+        "×",
+        LONG_TARGET_RATIO,
+        plan.full,
+    );
+    println!(
+        "  for reference: idle {:.1} MiB, long session opened {:.1} MiB, scrolled ({} frames) {:.1} MiB ({how})",
+        figure(&b.idle),
+        figure(&b.opened),
+        b.frames,
+        figure(&b.scrolled)
+    );
+    println!(
+        "  for reference: sum of RSS idle {:.1} / +sessions {:.1} MiB; sum of PSS idle {:.1} / +sessions {:.1} MiB",
+        a.idle.rss_mib, a.sessions.rss_mib, a.idle.pss_mib, a.sessions.pss_mib
+    );
+    let each = |m: &TreeMemory| {
+        m.each
+            .iter()
+            .map(|(n, r, p)| format!("{n} {r:.0}/{p:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("  by process, idle (RSS/PSS MiB): {}", each(&a.idle));
+    println!(
+        "  by process, {} sessions: {}",
+        plan.sessions,
+        each(&a.sessions)
+    );
+    println!("  by process, long session scrolled: {}", each(&b.scrolled));
+}
+
+fn main() {
+    let plan = if std::env::args().any(|a| a == "--bench") {
+        Plan::bench()
+    } else {
+        Plan::smoke()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let Some(a) = sessions_run(plan).await else {
+            return;
+        };
+        let b = long_run(plan)
+            .await
+            .expect("the second app run cannot be skipped after the first ran");
+        for (what, m) in [
+            ("idle", &a.idle),
+            ("sessions", &a.sessions),
+            ("long session", &b.scrolled),
+        ] {
+            assert!(
+                m.processes >= 2 && figure(m) > 0.0,
+                "{what}: the app and its web process were measured: {m:?}"
+            );
+        }
+        report(plan, &app_binary(), &a, &b);
+    });
+}
