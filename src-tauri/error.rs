@@ -102,12 +102,17 @@ pub type IpcResult<T> = Result<T, IpcError>;
 impl From<cairn_runtime::host::HostError> for IpcError {
     fn from(e: cairn_runtime::host::HostError) -> Self {
         use cairn_runtime::host::HostError as H;
+        use cairn_runtime::permissions::ProjectRuleError as P;
         let code = match &e {
             H::Runtime(cairn_runtime::RuntimeError::Config(_)) => ErrorCode::Config,
             H::Runtime(cairn_runtime::RuntimeError::Store(_)) | H::Store(_) => ErrorCode::Storage,
             H::Closed(_) => ErrorCode::NoSession,
             H::Blocked(_) => ErrorCode::Blocked,
             H::AlreadyOpen(_) => ErrorCode::OpenElsewhere,
+            H::NotPending(_) => ErrorCode::NotFound,
+            H::NoAllowance(_) | H::ProjectRule(P::Unkeepable(_)) => ErrorCode::Invalid,
+            H::ProjectRule(P::Runtime(cairn_runtime::RuntimeError::Config(_))) => ErrorCode::Config,
+            H::ProjectRule(P::Runtime(cairn_runtime::RuntimeError::Store(_))) => ErrorCode::Storage,
         };
         IpcError::new(code, e.to_string())
     }

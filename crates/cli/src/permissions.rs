@@ -82,6 +82,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
                 decision,
                 matches: a.matches,
                 not_match: a.not_match,
+                project: None,
             };
             match add_user_rule(&spec) {
                 Ok(path) => {

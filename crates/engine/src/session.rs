@@ -585,6 +585,17 @@ impl Session {
         lock(&self.inner.permissions).read_denials(tool)
     }
 
+    /// Replaces the persistent rules (the user's rules file changed); the next call is
+    /// decided by them.
+    pub fn set_rules(&self, rules: cairn_policy::RuleSet) {
+        lock(&self.inner.permissions).set_rules(rules);
+    }
+
+    /// Persistent rules in force, loaded (with the project a rule is limited to).
+    pub fn persistent_rules(&self) -> Vec<cairn_policy::Rule> {
+        lock(&self.inner.permissions).rules().rules().to_vec()
+    }
+
     /// Persistent rules in force, as (decision, rule text, source).
     pub fn rules(&self) -> Vec<(cairn_policy::RuleDecision, String, String)> {
         lock(&self.inner.permissions)

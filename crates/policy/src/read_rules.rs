@@ -153,6 +153,7 @@ mod tests {
                     decision: *decision,
                     matches: vec![],
                     not_match: vec![],
+                    project: None,
                 },
                 "test",
             )

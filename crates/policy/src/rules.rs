@@ -57,6 +57,11 @@ pub struct RuleSpec {
     /// Examples the rule must not match.
     #[serde(default)]
     pub not_match: Vec<String>,
+    /// The folder key of the project this rule is limited to (see
+    /// `cairn_runtime::permissions::project_key`); `None` = everywhere. Only user-level rules
+    /// may be limited: in a project's own file the field is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -110,6 +115,8 @@ pub struct Rule {
     pub decision: RuleDecision,
     /// Where it came from (file path or "session").
     pub source: String,
+    /// The project (folder key) the rule is limited to; `None` = everywhere.
+    pub project: Option<String>,
     tool: GlobMatcher,
     spec: Spec,
 }
@@ -162,6 +169,7 @@ impl Rule {
             text: text_t.to_string(),
             decision,
             source: source.to_string(),
+            project: None,
             tool: tool_glob,
             spec,
         })
@@ -292,8 +300,22 @@ impl RuleSet {
 
     /// Loads a TOML file of `[[rule]]` tables; a missing file is an empty set. With
     /// `untrusted` (a file inside the workspace), allow rules are ignored: a repository cannot
-    /// grant itself permissions.
+    /// grant itself permissions. Rules limited to a project are skipped (no project is
+    /// current); see [`RuleSet::load_file_for`].
     pub fn load_file(&mut self, path: &Path, untrusted: bool) -> Result<(), RuleError> {
+        self.load_file_for(path, untrusted, None)
+    }
+
+    /// [`RuleSet::load_file`] in the project whose folder key is `project`: a rule limited to
+    /// another project (or to any project when `project` is `None`) is skipped. In an
+    /// `untrusted` file the `project` field means nothing and is ignored (the file belongs to
+    /// its project anyway, and its allow rules are ignored as ever).
+    pub fn load_file_for(
+        &mut self,
+        path: &Path,
+        untrusted: bool,
+        project: Option<&str>,
+    ) -> Result<(), RuleError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -308,8 +330,13 @@ impl RuleSet {
             file: path.display().to_string(),
             reason: e.to_string(),
         })?;
-        for spec in file.rule {
-            if untrusted && spec.decision == RuleDecision::Allow {
+        for mut spec in file.rule {
+            if untrusted {
+                if spec.decision == RuleDecision::Allow {
+                    continue;
+                }
+                spec.project = None;
+            } else if spec.project.is_some() && spec.project.as_deref() != project {
                 continue;
             }
             self.add_spec(&spec, &path.display().to_string())?;
@@ -340,7 +367,10 @@ impl RuleSet {
                 });
             }
         }
-        self.rules.push(rule);
+        self.rules.push(Rule {
+            project: spec.project.clone(),
+            ..rule
+        });
         Ok(())
     }
 

@@ -12,6 +12,7 @@ fn set(rules: &[(&str, RuleDecision)]) -> RuleSet {
                 decision: *d,
                 matches: vec![],
                 not_match: vec![],
+                project: None,
             },
             "test",
         )
@@ -156,6 +157,7 @@ fn examples_are_checked_at_load() {
         decision: RuleDecision::Allow,
         matches: vec!["cargo test".into(), "cargo test -p x".into()],
         not_match: vec!["cargo testing".into(), "cargo test; rm x".into()],
+        project: None,
     };
     assert!(s.add_spec(&ok, "t").is_ok());
     let bad = RuleSpec {
@@ -163,6 +165,7 @@ fn examples_are_checked_at_load() {
         decision: RuleDecision::Allow,
         matches: vec!["cargo test -p x".into()],
         not_match: vec![],
+        project: None,
     };
     let err = s.add_spec(&bad, "t").unwrap_err();
     assert!(
@@ -174,6 +177,7 @@ fn examples_are_checked_at_load() {
         decision: RuleDecision::Allow,
         matches: vec![],
         not_match: vec!["npm test -- -u".into()],
+        project: None,
     };
     let err = s.add_spec(&bad, "t").unwrap_err();
     assert!(
@@ -280,4 +284,85 @@ fn subjects_are_matched_as_the_arguments_were() {
     let opaque = run("X=rm; $X x");
     assert!(s.decide_subject("run_shell", &opaque, ws).is_none());
     assert!(s.uncertain_subject("run_shell", &opaque, ws).is_some());
+}
+
+#[test]
+fn a_rule_limited_to_a_project_applies_only_under_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("permissions.toml");
+    std::fs::write(
+        &f,
+        "[[rule]]\nrule = \"write_file\"\ndecision = \"allow\"\nproject = \"/src/a\"\n\n\
+         [[rule]]\nrule = \"run_shell(make:*)\"\ndecision = \"allow\"\n",
+    )
+    .unwrap();
+    let ws = Path::new("/w");
+    let write = json!({"path": "x.txt"});
+    let load = |project: Option<&str>| {
+        let mut s = RuleSet::new();
+        s.load_file_for(&f, false, project).unwrap();
+        s
+    };
+    let in_a = load(Some("/src/a"));
+    let rule = in_a.decide("write_file", &write, ws).unwrap();
+    assert_eq!(rule.decision, RuleDecision::Allow);
+    assert_eq!(rule.project.as_deref(), Some("/src/a"));
+    // The global rule applies everywhere, the limited one nowhere else.
+    for s in [load(Some("/src/b")), load(Some("/src/a/sub")), load(None)] {
+        assert!(s.decide("write_file", &write, ws).is_none());
+        let make = s.decide("run_shell", &json!({"command": "make all"}), ws);
+        assert_eq!(make.map(|r| r.project.clone()), Some(None));
+    }
+    let mut plain = RuleSet::new();
+    plain.load_file(&f, false).unwrap();
+    assert_eq!(plain.rules().len(), 1, "no project is current");
+}
+
+#[test]
+fn a_project_file_cannot_limit_or_allow_with_the_project_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("permissions.toml");
+    std::fs::write(
+        &f,
+        "[[rule]]\nrule = \"write_file\"\ndecision = \"allow\"\nproject = \"/src/a\"\n\n\
+         [[rule]]\nrule = \"run_shell(curl:*)\"\ndecision = \"deny\"\nproject = \"/elsewhere\"\n",
+    )
+    .unwrap();
+    let mut s = RuleSet::new();
+    s.load_file_for(&f, true, Some("/src/a")).unwrap();
+    // The allow is ignored even for its own key; the deny binds, its field ignored.
+    assert_eq!(s.rules().len(), 1);
+    assert_eq!(s.rules()[0].decision, RuleDecision::Deny);
+    assert_eq!(s.rules()[0].project, None);
+}
+
+#[test]
+fn the_project_field_round_trips_and_is_omitted_when_none() {
+    #[derive(Serialize, Deserialize)]
+    struct File {
+        rule: Vec<RuleSpec>,
+    }
+    let global = RuleSpec {
+        rule: "read_thing".into(),
+        decision: RuleDecision::Allow,
+        matches: vec![],
+        not_match: vec![],
+        project: None,
+    };
+    let limited = RuleSpec {
+        project: Some("/src/a".into()),
+        ..global.clone()
+    };
+    let text = toml::to_string(&File {
+        rule: vec![global.clone()],
+    })
+    .unwrap();
+    assert!(!text.contains("project"), "{text}");
+    let text = toml::to_string(&File {
+        rule: vec![global.clone(), limited.clone()],
+    })
+    .unwrap();
+    assert!(text.contains("project = \"/src/a\""), "{text}");
+    let back: File = toml::from_str(&text).unwrap();
+    assert_eq!(back.rule, vec![global, limited]);
 }

@@ -2,11 +2,16 @@
 //! (`<config>/cairn/permissions.toml`, or `CAIRN_PERMISSIONS_FILE`) and the project file
 //! `<workspace>/.agent/permissions.toml`, whose allow rules are ignored (a repository cannot
 //! grant itself permissions). Also the shell policy from `CAIRN_SHELL_POLICY`.
+//!
+//! A user-level rule may be limited to one project ("Always allow in this project"): its
+//! `project` is the project's folder key ([`project_key`]), so every worktree of a repository
+//! shares it. Such rules are kept in the user's file, never in the repository.
 
 use std::path::{Path, PathBuf};
 
 use cairn_engine::ShellPolicy;
 use cairn_policy::{RuleDecision, RuleSet, RuleSpec};
+use cairn_protocol::AlwaysAllow;
 
 use crate::RuntimeError;
 
@@ -23,18 +28,113 @@ pub fn project_rules_path(workspace: &Path) -> PathBuf {
     workspace.join(".agent").join("permissions.toml")
 }
 
-/// Loads every rule that applies in `workspace`; a bad file is a clear configuration error.
+/// The folder key of the project `workspace` belongs to: the main worktree root of its git
+/// repository (the same for every linked worktree of it; the repository folder itself when
+/// it is bare), else the folder itself; canonical where the path resolves.
+pub fn project_key(workspace: &Path) -> String {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let root = match git2::Repository::discover(workspace) {
+        Ok(repo) if repo.is_worktree() => {
+            // A linked worktree: its common dir is the main repository's git dir.
+            let common = repo.commondir().to_path_buf();
+            match git2::Repository::open(&common) {
+                Ok(main) => main.workdir().map(Path::to_path_buf).unwrap_or(common),
+                Err(_) => common,
+            }
+        }
+        Ok(repo) => repo
+            .workdir()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| repo.path().to_path_buf()),
+        Err(_) => workspace.to_path_buf(),
+    };
+    canonical(&root).display().to_string()
+}
+
+/// Loads every rule that applies in `workspace` (the user's global rules, those limited to
+/// its project, and the project file's); a bad file is a clear configuration error.
 pub fn load_rules(workspace: &Path) -> Result<RuleSet, RuntimeError> {
+    let key = project_key(workspace);
     let mut rules = RuleSet::new();
     if let Some(user) = user_rules_path() {
         rules
-            .load_file(&user, false)
+            .load_file_for(&user, false, Some(&key))
             .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
     }
     rules
-        .load_file(&project_rules_path(workspace), true)
+        .load_file_for(&project_rules_path(workspace), true, Some(&key))
         .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
     Ok(rules)
+}
+
+/// Why an "always allow" could not be kept for a project.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectRuleError {
+    /// The tool or program name cannot be written as a rule that allows exactly it.
+    #[error("`{0}` cannot be kept as a permission rule")]
+    Unkeepable(String),
+    /// The user-level file could not be read or written.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+/// The user-level allow rule that keeps `allow` (offered for a call of tool `tool`) for the
+/// project `key`: `tool` for a tool allowance, `tool(program:*)` for a command allowance
+/// (the program's plain runs without a risky option, as the session allowance, for this
+/// tool only).
+pub fn project_rule(
+    tool: &str,
+    allow: &AlwaysAllow,
+    key: &str,
+) -> Result<RuleSpec, ProjectRuleError> {
+    let plain = |s: &str, extra: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c) || extra.contains(c))
+    };
+    let rule = match allow {
+        AlwaysAllow::Tool { name } if plain(name, "") => name.clone(),
+        AlwaysAllow::Tool { name } => return Err(ProjectRuleError::Unkeepable(name.clone())),
+        AlwaysAllow::Command { program } if plain(tool, "") && plain(program, ".+") => {
+            format!("{tool}({program}:*)")
+        }
+        AlwaysAllow::Command { program } => {
+            return Err(ProjectRuleError::Unkeepable(program.clone()))
+        }
+    };
+    let spec = RuleSpec {
+        rule,
+        decision: RuleDecision::Allow,
+        matches: Vec::new(),
+        not_match: Vec::new(),
+        project: Some(key.to_string()),
+    };
+    RuleSet::new()
+        .add_spec(&spec, "new rule")
+        .map_err(|e| ProjectRuleError::Runtime(RuntimeError::Config(e.to_string())))?;
+    Ok(spec)
+}
+
+/// Keeps `allow` (offered for a call of tool `tool` in `workspace`) as a user-level allow
+/// rule limited to the workspace's project ([`project_rule`]); adding one already there
+/// keeps one. Returns the rule.
+pub fn add_project_rule(
+    workspace: &Path,
+    tool: &str,
+    allow: &AlwaysAllow,
+) -> Result<RuleSpec, ProjectRuleError> {
+    let spec = project_rule(tool, allow, &project_key(workspace))?;
+    let path = user_rules_path()
+        .ok_or_else(|| RuntimeError::Config("no user configuration directory".into()))?;
+    let mut specs = read_specs(&path)?;
+    let same = |s: &RuleSpec| {
+        s.rule.trim() == spec.rule && s.decision == spec.decision && s.project == spec.project
+    };
+    if !specs.iter().any(same) {
+        specs.push(spec.clone());
+        write_specs(&path, &specs)?;
+    }
+    Ok(spec)
 }
 
 /// The shell policy from `CAIRN_SHELL_POLICY` (approve, sandbox, workspace, all).
@@ -68,8 +168,16 @@ pub fn add_user_rule(spec: &RuleSpec) -> Result<PathBuf, RuntimeError> {
     Ok(path)
 }
 
-/// Removes rules with this text from the user-level file; returns how many.
+/// Removes the global rules (limited to no project) with this text from the user-level file;
+/// returns how many.
 pub fn revoke_user_rule(text: &str) -> Result<usize, RuntimeError> {
+    revoke_user_rule_for(text, None)
+}
+
+/// Removes the rules with this text limited to project `project` (its folder key; `None` =
+/// the global ones) from the user-level file, leaving the same text for other projects;
+/// returns how many.
+pub fn revoke_user_rule_for(text: &str, project: Option<&str>) -> Result<usize, RuntimeError> {
     let Some(path) = user_rules_path() else {
         return Ok(0);
     };
@@ -77,7 +185,7 @@ pub fn revoke_user_rule(text: &str) -> Result<usize, RuntimeError> {
     let before = specs.len();
     let kept: Vec<RuleSpec> = specs
         .into_iter()
-        .filter(|s| s.rule.trim() != text.trim())
+        .filter(|s| s.rule.trim() != text.trim() || s.project.as_deref() != project)
         .collect();
     let removed = before - kept.len();
     if removed > 0 {
@@ -123,5 +231,74 @@ pub fn decision_name(d: RuleDecision) -> &'static str {
         RuleDecision::Allow => "allow",
         RuleDecision::Ask => "ask",
         RuleDecision::Deny => "deny",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_kept_command_allowance_allows_what_the_session_one_does_for_its_tool() {
+        let git = AlwaysAllow::Command {
+            program: "git".into(),
+        };
+        let spec = project_rule("run_shell", &git, "/src/a").unwrap();
+        assert_eq!(spec.rule, "run_shell(git:*)");
+        assert_eq!(spec.decision, RuleDecision::Allow);
+        assert_eq!(spec.project.as_deref(), Some("/src/a"));
+        let mut set = RuleSet::new();
+        set.add_spec(&spec, "t").unwrap();
+        let ws = Path::new("/src/a");
+        let allows =
+            |tool: &str, cmd: &str| set.decide(tool, &json!({"command": cmd}), ws).is_some();
+        assert!(allows("run_shell", "git status"));
+        assert!(allows("run_shell", "git"));
+        assert!(!allows("run_shell", "gitk"));
+        assert!(!allows("run_shell", "git status && rm -rf x"));
+        assert!(
+            !allows("run_shell", "git -c core.pager=sh log"),
+            "a risky option asks"
+        );
+        assert!(!allows("exec_command", "git status"), "no other tool");
+    }
+
+    #[test]
+    fn a_kept_tool_allowance_names_the_tool_and_odd_names_are_refused() {
+        let write = AlwaysAllow::Tool {
+            name: "write_file".into(),
+        };
+        assert_eq!(
+            project_rule("write_file", &write, "/k").unwrap().rule,
+            "write_file"
+        );
+        let glob = AlwaysAllow::Tool {
+            name: "mcp__x__*".into(),
+        };
+        assert!(matches!(
+            project_rule("mcp__x__*", &glob, "/k"),
+            Err(ProjectRuleError::Unkeepable(_))
+        ));
+        let spaced = AlwaysAllow::Command {
+            program: "my prog".into(),
+        };
+        assert!(matches!(
+            project_rule("run_shell", &spaced, "/k"),
+            Err(ProjectRuleError::Unkeepable(_))
+        ));
+    }
+
+    #[test]
+    fn the_key_outside_git_is_the_canonical_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let inner = dir.path().join("a");
+        std::fs::create_dir(&inner).unwrap();
+        let key = project_key(&inner.join("..").join("a"));
+        assert_eq!(
+            key,
+            std::fs::canonicalize(&inner).unwrap().display().to_string()
+        );
     }
 }

@@ -238,6 +238,7 @@ async fn the_explore_child_obeys_the_parents_deny_rules() {
                 decision: cairn_policy::RuleDecision::Deny,
                 matches: vec![],
                 not_match: vec![],
+                project: None,
             },
             "user settings",
         )

@@ -381,6 +381,33 @@ impl SessionHandle {
         self.pending.answer_approval(req_id, decision)
     }
 
+    /// "Always allow in this project": keeps the allowance the pending approval `req_id`
+    /// offers as a user-level rule limited to this session's project (never in the
+    /// repository), reloads this session's rules and answers the request with that allowance
+    /// (the session stops asking too). False when the request was answered elsewhere
+    /// meanwhile (the rule is kept). Other open sessions see the rule once
+    /// [`super::Host::reload_rules`] runs; sessions opened later load it.
+    pub fn allow_in_project(&self, req_id: &str) -> Result<bool, HostError> {
+        let request = self
+            .pending
+            .approval_request(req_id)
+            .ok_or_else(|| HostError::NotPending(req_id.to_string()))?;
+        let allow = request
+            .always_allow
+            .ok_or_else(|| HostError::NoAllowance(req_id.to_string()))?;
+        let rule = crate::permissions::add_project_rule(&self.workspace, &request.name, &allow)?;
+        tracing::info!(session = %self.id(), rule = %rule.rule, project = ?rule.project, "rule kept for the project");
+        self.reload_rules()?;
+        Ok(self.pending.answer_approval(req_id, allow.decision()))
+    }
+
+    /// Reloads the persistent rules (user-level and project files) of this session.
+    pub fn reload_rules(&self) -> Result<(), HostError> {
+        let rules = crate::permissions::load_rules(&self.workspace)?;
+        self.assembled.session.set_rules(rules);
+        Ok(())
+    }
+
     /// Answers the oldest waiting question; false when none waits.
     pub fn answer_question(&self, answer: UserAnswer) -> bool {
         self.pending.answer_question(answer)

@@ -107,6 +107,15 @@ pub enum HostError {
     /// The session is already open in this process.
     #[error("session {0} is already open")]
     AlreadyOpen(String),
+    /// No approval of this tool call waits.
+    #[error("no approval of tool call {0} is waiting")]
+    NotPending(String),
+    /// The approval of this tool call offers no "always allow" (a command with operators).
+    #[error("the approval of tool call {0} offers no \"always allow\"")]
+    NoAllowance(String),
+    /// The allowance could not be kept as a project rule.
+    #[error(transparent)]
+    ProjectRule(#[from] crate::permissions::ProjectRuleError),
 }
 
 /// How to open a session.
@@ -251,6 +260,29 @@ impl Host {
     /// Every open session.
     pub fn sessions(&self) -> Vec<Arc<SessionHandle>> {
         lock(&self.sessions).values().cloned().collect()
+    }
+
+    /// Reloads the persistent rules of every open session (after the user's rules file
+    /// changed: a project rule added, a rule revoked), so they apply to the next call. A
+    /// session whose rules cannot be read keeps the ones it has (logged).
+    pub fn reload_rules(&self) {
+        for h in self.sessions() {
+            if let Err(e) = h.reload_rules() {
+                tracing::warn!(session = %h.id(), error = %e, "permission rules not reloaded");
+            }
+        }
+    }
+
+    /// [`SessionHandle::allow_in_project`] for the approval `req_id` of `session`, then the
+    /// rule reaches every other open session ([`Host::reload_rules`]).
+    pub fn allow_in_project(
+        &self,
+        session: &SessionHandle,
+        req_id: &str,
+    ) -> Result<bool, HostError> {
+        let answered = session.allow_in_project(req_id)?;
+        self.reload_rules();
+        Ok(answered)
     }
 
     /// Closes session `id` (see [`SessionHandle::close`]); false when it was not open.

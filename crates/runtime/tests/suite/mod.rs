@@ -3,6 +3,7 @@
 mod agents;
 mod host;
 mod index;
+mod project_rules;
 mod resume;
 mod rewind;
 mod sandbox;

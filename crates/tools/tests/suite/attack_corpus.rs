@@ -310,6 +310,7 @@ fn rules_of(lines: &[String]) -> RuleSet {
                 decision,
                 matches: Vec::new(),
                 not_match: Vec::new(),
+                project: None,
             },
             "user settings",
         )
