@@ -28,6 +28,7 @@ pub const COMMANDS: &[&str] = &[
     "trust_project_hooks",
     "set_mode",
     "answer_approval",
+    "allow_in_project",
     "answer_question",
     "answer_plan",
     "answer_directory",

@@ -260,6 +260,10 @@ pub struct PersistentRule {
     pub source: String,
     /// Whether the app can remove it (rules of the user-level file).
     pub revocable: bool,
+    /// The project (its folder key) the rule is limited to, for a rule kept by "Always
+    /// allow in this project"; `None` = everywhere. Only rules of the current project and
+    /// global ones are listed.
+    pub project: Option<String>,
 }
 
 /// A directory outside the workspace the user granted.

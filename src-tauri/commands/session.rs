@@ -235,6 +235,20 @@ pub fn answer_approval<R: Runtime>(
         .answer_approval(&req_id, decision))
 }
 
+/// "Always allow in this project" from the chat: keeps the allowance the approval of tool
+/// call `req_id` offers as a user-level rule limited to the window's project (never written
+/// into the repository), answers the request with that allowance and lets every open
+/// session see the rule; false when the request was answered meanwhile (the rule is kept).
+#[tauri::command]
+pub fn allow_in_project<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    req_id: String,
+) -> IpcResult<bool> {
+    let runtime = current(&state, window.label())?;
+    Ok(state.host.allow_in_project(&runtime, &req_id)?)
+}
+
 /// Answers the agent's pending `ask_user` question.
 #[tauri::command]
 pub fn answer_question<R: Runtime>(
@@ -305,17 +319,18 @@ fn rules_of(runtime: &SessionRuntime) -> PermissionRules {
     let p = session.permission_state();
     let user_file = cairn_runtime::permissions::user_rules_path();
     let persistent = session
-        .rules()
+        .persistent_rules()
         .into_iter()
-        .map(|(decision, text, source)| {
+        .map(|r| {
             let revocable = user_file
                 .as_ref()
-                .is_some_and(|f| source.contains(&f.display().to_string()));
+                .is_some_and(|f| r.source.contains(&f.display().to_string()));
             PersistentRule {
-                decision: cairn_runtime::permissions::decision_name(decision).to_string(),
-                text,
-                source,
+                decision: cairn_runtime::permissions::decision_name(r.decision).to_string(),
+                text: r.text,
+                source: r.source,
                 revocable,
+                project: r.project,
             }
         })
         .collect();
@@ -374,21 +389,24 @@ pub fn revoke_command<R: Runtime>(
     Ok(rules_of(&runtime))
 }
 
-/// Removes a rule from the user-level permissions file (it stops applying to sessions
-/// opened from now on).
+/// Removes a rule from the user-level permissions file: the global one with this text, or
+/// with `project` (a listed rule's [`PersistentRule::project`]) the one limited to that
+/// project, leaving the same text elsewhere. Open sessions stop applying it.
 #[tauri::command]
 pub fn revoke_rule<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     text: String,
+    project: Option<String>,
 ) -> IpcResult<PermissionRules> {
     let runtime = current(&state, window.label())?;
-    let removed = cairn_runtime::permissions::revoke_user_rule(&text)?;
+    let removed = cairn_runtime::permissions::revoke_user_rule_for(&text, project.as_deref())?;
     if removed == 0 {
         return Err(IpcError::not_found(format!(
             "No rule `{text}` in the user permissions file."
         )));
     }
-    tracing::info!(rule = %text, "persistent rule revoked");
+    tracing::info!(rule = %text, project = ?project, "persistent rule revoked");
+    state.host.reload_rules();
     Ok(rules_of(&runtime))
 }

@@ -18,6 +18,7 @@ use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
 use tauri::{Manager, WebviewWindow};
 
+mod project_rules;
 mod rewind;
 
 const KEY: &str = "sk-test-key-abcdef-123456";

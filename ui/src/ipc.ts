@@ -152,6 +152,9 @@ export const setMode = (mode: Mode) => invoke<void>("set_mode", { mode });
 /** Answers an approval from the chat. */
 export const answerApproval = (reqId: string, decision: ApprovalDecision) =>
   invoke<boolean>("answer_approval", { reqId, decision });
+/** "Always allow in this project": keeps the approval's allowance as a user-level rule of
+ * this project and answers it; false when it was already answered. */
+export const allowInProject = (reqId: string) => invoke<boolean>("allow_in_project", { reqId });
 /** Answers the agent's question. */
 export const answerQuestion = (answer: UserAnswer) => invoke<boolean>("answer_question", { answer });
 /** Accepts or rejects the proposed plan. */
@@ -168,8 +171,10 @@ export const permissionRules = () => invoke<PermissionRules>("permission_rules")
 export const revokeTool = (name: string) => invoke<PermissionRules>("revoke_tool", { name });
 /** Revokes a command's session allowance. */
 export const revokeCommand = (program: string) => invoke<PermissionRules>("revoke_command", { program });
-/** Removes a rule from the user permissions file. */
-export const revokeRule = (text: string) => invoke<PermissionRules>("revoke_rule", { text });
+/** Removes a rule from the user permissions file: the global one, or with `project` (a
+ * listed rule's) the one limited to that project. */
+export const revokeRule = (text: string, project: string | null = null) =>
+  invoke<PermissionRules>("revoke_rule", { text, project });
 
 /** The current settings. */
 export const getSettings = () => invoke<SettingsView>("get_settings");

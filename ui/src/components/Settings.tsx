@@ -81,7 +81,8 @@ function Capabilities({ model }: { model: ModelView | null }) {
   );
 }
 
-function Rules() {
+/** The session's allowances and the persistent rules in force, each revocable where it can be. */
+export function Rules() {
   const t = useT();
   const [rules, setRules] = useState<PermissionRules | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -118,10 +119,22 @@ function Rules() {
         </li>
       ))}
       {rules.persistent.map((r) => (
-        <li key={`p:${r.source}:${r.text}`} className="rule" data-testid="rule" data-kind="persistent" data-tip={r.source}>
+        <li
+          key={`p:${r.source}:${r.project ?? ""}:${r.text}`}
+          className="rule"
+          data-testid="rule"
+          data-kind="persistent"
+          data-project={r.project === null ? undefined : "current"}
+          data-tip={r.project === null ? r.source : `${r.source}\n${r.project}`}
+        >
           <span className={`tag ${r.decision === "deny" ? "tag-warn" : ""}`}>{r.decision}</span> <code>{r.text}</code>
+          {r.project !== null && (
+            <span className="tag" data-testid="rule-project">
+              {t("settings.projectRule")}
+            </span>
+          )}
           <span className="hint rule-source">{r.source}</span>
-          {r.revocable && revoke(() => act(revokeRule(r.text)))}
+          {r.revocable && revoke(() => act(revokeRule(r.text, r.project)))}
         </li>
       ))}
     </ul>

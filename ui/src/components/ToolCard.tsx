@@ -141,10 +141,12 @@ function Arguments({ item }: { item: Tool }) {
 function Approval({
   item,
   onAnswer,
+  onAllowInProject,
   native,
 }: {
   item: Tool;
   onAnswer: (reqId: string, decision: ApprovalDecision) => void;
+  onAllowInProject?: (reqId: string) => void;
   native: boolean;
 }) {
   const t = useT();
@@ -169,6 +171,17 @@ function Approval({
             onClick={() => onAnswer(item.id, always.kind === "command" ? "always_command" : "always_tool")}
           >
             {always.kind === "command" ? t("approval.alwaysCommand").replace("{program}", always.program) : t("approval.alwaysTool")}
+          </button>
+        )}
+        {always !== null && onAllowInProject !== undefined && (
+          <button
+            type="button"
+            className="btn"
+            data-testid="approve-project"
+            data-tip={t("approval.projectHint")}
+            onClick={() => onAllowInProject(item.id)}
+          >
+            {always.kind === "command" ? t("approval.projectCommand").replace("{program}", always.program) : t("approval.projectTool")}
           </button>
         )}
         <button type="button" className="btn btn-danger" data-testid="approve-deny" onClick={() => onAnswer(item.id, "deny")}>
@@ -255,10 +268,13 @@ function Attachments({ item }: { item: Tool }) {
 export const ToolCard = memo(function ToolCard({
   item,
   onAnswer,
+  onAllowInProject,
   native,
 }: {
   item: Tool;
   onAnswer: (reqId: string, decision: ApprovalDecision) => void;
+  /** "Always allow in this project" (offered when given). */
+  onAllowInProject?: (reqId: string) => void;
   native: boolean;
 }) {
   const t = useT();
@@ -287,7 +303,7 @@ export const ToolCard = memo(function ToolCard({
       </header>
       <div className="tool-body">
         <Arguments item={item} />
-        <Approval item={item} onAnswer={onAnswer} native={native} />
+        <Approval item={item} onAnswer={onAnswer} onAllowInProject={onAllowInProject} native={native} />
         {item.reason !== null && item.state !== "ok" && <div className="tool-reason">{item.reason}</div>}
         <Output item={item} />
         <Attachments item={item} />

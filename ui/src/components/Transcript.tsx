@@ -25,6 +25,8 @@ const statusKey: Record<TurnStatus, MessageKey> = {
 /** What the transcript needs from the chat view. */
 export type TranscriptActions = Answerers & {
   approve: (reqId: string, decision: ApprovalDecision) => void;
+  /** "Always allow in this project": keeps the request's allowance as a project rule. */
+  allowInProject?: (reqId: string) => void;
   retry: () => void;
   nativeApprovals: boolean;
   running: boolean;
@@ -70,7 +72,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
         </article>
       );
     case "tool":
-      return <ToolCard item={item} onAnswer={actions.approve} native={actions.nativeApprovals} />;
+      return <ToolCard item={item} onAnswer={actions.approve} onAllowInProject={actions.allowInProject} native={actions.nativeApprovals} />;
     case "notice":
       return (
         <div className={`notice notice-${item.tone}`} data-testid="notice" role={item.tone === "error" ? "alert" : "status"}>

@@ -488,6 +488,12 @@ export function Workbench(p: Props) {
     },
     [fail, dispatch],
   );
+  const allowInProject = useCallback(
+    (reqId: string) => {
+      ipc.allowInProject(reqId).then(() => dispatch({ type: "answered", id: reqId, state: "answered" }), fail);
+    },
+    [fail, dispatch],
+  );
 
   const running = chat.running || pending;
   // A folder chat that ran turns (it is on the board) can move into a worktree.
@@ -509,8 +515,17 @@ export function Workbench(p: Props) {
   );
 
   const actions: TranscriptActions = useMemo(
-    () => ({ ...answerers, approve, retry, nativeApprovals: p.approvals === "native", running, timeline: timeline.actions, openSettings: p.onOpenSettings }),
-    [answerers, approve, retry, p.approvals, running, timeline.actions, p.onOpenSettings],
+    () => ({
+      ...answerers,
+      approve,
+      allowInProject,
+      retry,
+      nativeApprovals: p.approvals === "native",
+      running,
+      timeline: timeline.actions,
+      openSettings: p.onOpenSettings,
+    }),
+    [answerers, approve, allowInProject, retry, p.approvals, running, timeline.actions, p.onOpenSettings],
   );
 
   const setMode = (mode: Mode) => {

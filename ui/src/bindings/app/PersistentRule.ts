@@ -19,4 +19,10 @@ source: string,
 /**
  * Whether the app can remove it (rules of the user-level file).
  */
-revocable: boolean, };
+revocable: boolean, 
+/**
+ * The project (its folder key) the rule is limited to, for a rule kept by "Always
+ * allow in this project"; `None` = everywhere. Only rules of the current project and
+ * global ones are listed.
+ */
+project: string | null, };
