@@ -86,8 +86,58 @@ async fn terminals_are_read_by_the_agent_and_answer_its_prompts() {
     let s = server.clone();
     let ran = with_app(env, move |c| async move {
         open_recent(&c).await;
+        // Right after a dialog closed with Esc, the first click on `>_` opens the panel.
+        let composer = find(&c, "[data-testid=composer]").await;
+        composer
+            .send_keys(&format!("{}/", Key::Control))
+            .await
+            .unwrap();
+        find(&c, "[data-testid=help]").await;
+        c.active_element()
+            .await
+            .unwrap()
+            .send_keys(&Key::Escape.to_string())
+            .await
+            .unwrap();
+        wait_js(
+            &c,
+            "the help dialog closed",
+            "return document.querySelector('[data-testid=help]') === null",
+        )
+        .await;
+        // Its hint is the page's own: shown on hover, gone with the click (a native tooltip
+        // would stay on screen), and no element carries a native `title`.
+        let button = find(&c, "[data-testid=toggle-terminal]").await;
+        use fantoccini::actions::InputSource;
+        let hover = fantoccini::actions::MouseActions::new("mouse".into()).then(
+            fantoccini::actions::PointerAction::MoveToElement {
+                element: button,
+                duration: Some(Duration::from_millis(100)),
+                x: 0.0,
+                y: 0.0,
+            },
+        );
+        c.perform_actions(hover).await.unwrap();
+        wait_js(
+            &c,
+            "the terminal button's hint",
+            "const t = document.querySelector('[data-testid=tip]'); \
+             return t !== null && t.textContent.includes('Ctrl+`')",
+        )
+        .await;
         click(&c, "[data-testid=toggle-terminal]").await;
         find(&c, "[data-testid=terminal-panel]").await;
+        wait_js(
+            &c,
+            "the hint hidden by the click",
+            "return document.querySelector('[data-testid=tip]') === null",
+        )
+        .await;
+        let titled = c
+            .execute("return document.querySelectorAll('[title]').length", vec![])
+            .await
+            .unwrap();
+        assert_eq!(titled.as_u64(), Some(0), "no native title tooltips");
         // The panel opens with a shell of its own (no "+" needed).
         find(
             &c,
