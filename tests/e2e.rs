@@ -30,6 +30,8 @@ mod layout;
 mod mcp_trust;
 #[path = "e2e/notices.rs"]
 mod notices;
+#[path = "e2e/project_rules.rs"]
+mod project_rules;
 #[path = "e2e/resume.rs"]
 mod resume;
 #[path = "e2e/rewind.rs"]
