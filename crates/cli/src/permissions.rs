@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cairn_policy::{RuleDecision, RuleSpec};
-use cairn_runtime::permissions::{add_user_rule, decision_name, load_rules, revoke_user_rule};
+use cairn_runtime::permissions::{
+    add_user_rule, decision_name, load_rules, project_key, revoke_user_rule_for,
+};
 use clap::{Args, Subcommand};
 
 use crate::EXIT_USAGE;
@@ -39,6 +41,10 @@ pub enum PermissionsCommand {
         /// Where sessions live.
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
+        /// Revoke the rule limited to the project of DIR ("Always allow in this project")
+        /// instead of the global one.
+        #[arg(long, value_name = "DIR", conflicts_with = "session")]
+        project: Option<PathBuf>,
     },
 }
 
@@ -103,10 +109,11 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
         PermissionsCommand::Revoke {
             rule,
             session: None,
+            project,
             ..
-        } => match revoke_user_rule(&rule) {
+        } => match revoke_user_rule_for(&rule, project.map(|p| project_key(&p)).as_deref()) {
             Ok(0) => {
-                errln!("no user-level rule `{rule}` (project rules live in <workspace>/.agent/permissions.toml)");
+                errln!("no user-level rule `{rule}` (project rules live in <workspace>/.agent/permissions.toml; one kept for a project is revoked with --project DIR)");
                 ExitCode::FAILURE
             }
             Ok(n) => {
@@ -122,6 +129,7 @@ pub fn run(cmd: PermissionsCommand) -> ExitCode {
             rule,
             session: Some(id),
             state_dir,
+            ..
         } => {
             let dir = state_dir.unwrap_or_else(cairn_runtime::default_state_dir);
             let store = cairn_runtime::SessionStore::new(&dir);
@@ -175,13 +183,19 @@ fn list(
     };
     for r in rules.rules() {
         if json {
-            outln!(
-                "{}",
-                serde_json::json!({"kind": "rule", "decision": decision_name(r.decision), "rule": r.text, "source": r.source})
-            );
+            let mut line = serde_json::json!({"kind": "rule", "decision": decision_name(r.decision), "rule": r.text, "source": r.source});
+            if let Some(p) = &r.project {
+                line["project"] = serde_json::json!(p);
+            }
+            outln!("{line}");
         } else {
+            let limited = if r.project.is_some() {
+                " [this project]"
+            } else {
+                ""
+            };
             outln!(
-                "{:<5} {}  ({})",
+                "{:<5} {}{limited}  ({})",
                 decision_name(r.decision),
                 r.text,
                 r.source

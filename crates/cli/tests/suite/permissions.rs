@@ -282,3 +282,60 @@ async fn a_deny_rule_on_rm_holds_behind_wrappers_and_in_every_command_tool() {
         "the file survives"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rule_kept_for_a_project_is_listed_there_only_and_revoked_with_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let rules = tmp.path().join("permissions.toml");
+    let key = cairn_runtime::permissions::project_key(&ws);
+    std::fs::write(
+        &rules,
+        format!(
+            "[[rule]]\nrule = \"run_shell(make:*)\"\ndecision = \"allow\"\nproject = {key:?}\n\n\
+             [[rule]]\nrule = \"run_shell(make:*)\"\ndecision = \"allow\"\nproject = \"/elsewhere\"\n"
+        ),
+    )
+    .unwrap();
+    let list = |dir: &Path| {
+        let mut c = cairn(&rules);
+        c.args(["permissions", "list", "--json", "--workspace"])
+            .arg(dir);
+        c
+    };
+    let out = list(&ws).output().await.unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["rule"], "run_shell(make:*)");
+    assert_eq!(lines[0]["project"], json!(key));
+    let out = list(tmp.path()).output().await.unwrap();
+    assert!(out.stdout.is_empty(), "another folder sees none");
+    // Without --project only a global rule is revoked: there is none.
+    let out = cairn(&rules)
+        .args(["permissions", "revoke", "run_shell(make:*)"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let out = cairn(&rules)
+        .args(["permissions", "revoke", "run_shell(make:*)", "--project"])
+        .arg(&ws)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = std::fs::read_to_string(&rules).unwrap();
+    assert!(
+        left.contains("/elsewhere") && !left.contains(&key),
+        "{left}"
+    );
+}
