@@ -30,16 +30,24 @@ pub fn project_rules_path(workspace: &Path) -> PathBuf {
 
 /// The folder key of the project `workspace` belongs to: the main worktree root of its git
 /// repository (the same for every linked worktree of it; the repository folder itself when
-/// it is bare), else the folder itself; canonical where the path resolves.
+/// it is bare), else the folder itself; canonical where the path resolves. A folder that
+/// only claims to be a worktree of a repository (its `.git` names that repository, which
+/// does not list it among its worktrees) keys as itself: it cannot borrow another project's
+/// rules.
 pub fn project_key(workspace: &Path) -> String {
-    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let root = match git2::Repository::discover(workspace) {
         Ok(repo) if repo.is_worktree() => {
-            // A linked worktree: its common dir is the main repository's git dir.
-            let common = repo.commondir().to_path_buf();
-            match git2::Repository::open(&common) {
-                Ok(main) => main.workdir().map(Path::to_path_buf).unwrap_or(common),
-                Err(_) => common,
+            let here = repo.workdir().map(canonical);
+            let main = git2::Repository::open(repo.commondir())
+                .ok()
+                .filter(|main| here.as_deref().is_some_and(|h| lists_worktree(main, h)));
+            match (main, here) {
+                (Some(main), _) => main
+                    .workdir()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| main.path().to_path_buf()),
+                (None, Some(here)) => here,
+                (None, None) => workspace.to_path_buf(),
             }
         }
         Ok(repo) => repo
@@ -49,6 +57,21 @@ pub fn project_key(workspace: &Path) -> String {
         Err(_) => workspace.to_path_buf(),
     };
     canonical(&root).display().to_string()
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Whether `main` lists a linked worktree checked out at `workdir` (canonical).
+fn lists_worktree(main: &git2::Repository, workdir: &Path) -> bool {
+    let Ok(names) = main.worktrees() else {
+        return false;
+    };
+    names.iter().flatten().flatten().any(|name| {
+        main.find_worktree(name)
+            .is_ok_and(|w| canonical(w.path()) == workdir)
+    })
 }
 
 /// Loads every rule that applies in `workspace` (the user's global rules, those limited to
@@ -288,6 +311,36 @@ mod tests {
             project_rule("run_shell", &spaced, "/k"),
             Err(ProjectRuleError::Unkeepable(_))
         ));
+    }
+
+    #[test]
+    fn a_folder_claiming_to_be_a_worktree_of_a_repository_keys_as_itself() {
+        let repo = tempfile::tempdir().unwrap();
+        cairn_testkit::git::repo_with(repo.path(), &[("a.txt", "a\n")]);
+        let real = tempfile::tempdir().unwrap();
+        let wt = real.path().join("wt");
+        cairn_testkit::git::git(
+            repo.path(),
+            &["worktree", "add", "-q", wt.to_str().unwrap()],
+        );
+        let key = project_key(repo.path());
+        assert_eq!(project_key(&wt), key);
+        std::fs::create_dir(wt.join("sub")).unwrap();
+        assert_eq!(project_key(&wt.join("sub")), key, "a folder inside it too");
+        // A folder whose `.git` says it is a worktree of the repository, unlisted there.
+        let fake = tempfile::tempdir().unwrap();
+        let admin = fake.path().join("admin");
+        std::fs::create_dir(&admin).unwrap();
+        let common = repo.path().join(".git");
+        std::fs::write(admin.join("commondir"), format!("{}\n", common.display())).unwrap();
+        std::fs::write(admin.join("HEAD"), "ref: refs/heads/claimed\n").unwrap();
+        let dotgit = fake.path().join(".git");
+        std::fs::write(admin.join("gitdir"), format!("{}\n", dotgit.display())).unwrap();
+        std::fs::write(&dotgit, format!("gitdir: {}\n", admin.display())).unwrap();
+        let claimed = git2::Repository::discover(fake.path()).unwrap();
+        assert!(claimed.is_worktree(), "git takes it for a worktree");
+        let own = std::fs::canonicalize(fake.path()).unwrap();
+        assert_eq!(project_key(fake.path()), own.display().to_string());
     }
 
     #[test]

@@ -245,3 +245,15 @@ async fn a_request_without_an_allowance_keeps_no_rule() {
     drop(stream);
     host.shutdown().await;
 }
+
+#[test]
+fn a_worktree_cairn_made_shares_the_repository_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("repo");
+    git::repo_with(&folder, &[("a.txt", "one\n")]);
+    let state = dir.path().join("state");
+    let p = cairn_runtime::worktrees::prepare(&folder, &state, "k", false, &|_, _| {}).unwrap();
+    let wt = std::path::PathBuf::from(&p.worktree.path);
+    assert_ne!(wt, folder);
+    assert_eq!(project_key(&wt), project_key(&folder));
+}
