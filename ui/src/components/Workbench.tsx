@@ -244,8 +244,11 @@ export function Workbench(p: Props) {
   const onSession = p.onSession;
   const show = useCallback(
     (view: SessionView | null, rebuild = false) => {
-      setSession(view);
-      sessionRef.current = view;
+      // The logged events only build the transcript (below): the view kept for the session
+      // does not hold on to them (thousands in a long session).
+      const held = view === null ? null : { ...view, events: [] };
+      setSession(held);
+      sessionRef.current = held;
       setOpenCalls(view?.pendingCalls ?? 0);
       // A session whose run goes on keeps the transcript its events built (the log lacks
       // the text streamed so far); any other is rebuilt from its saved events.
