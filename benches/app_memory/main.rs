@@ -177,6 +177,10 @@ async fn sessions_run(plan: Plan) -> Option<SessionsRun> {
     let state = tempfile::tempdir().unwrap();
     let (_ws_dir, ws) = named_workspace("bench");
     seed_recent(state.path(), &ws, serde_json::json!({}));
+    // Every session runs its turn at once (the machine-wide default is 4 turns; a user setting).
+    cairn_runtime::turn_slots::TurnSlots::in_state_dir(state.path())
+        .set_limit(plan.sessions.max(4) as u32)
+        .unwrap();
     let out = Arc::new(Mutex::new(SessionsRun::default()));
     let (srv, sink, state_dir) = (server.clone(), out.clone(), state.path().to_path_buf());
     let ran = with_app(env_for(state.path(), &server), move |c| async move {
@@ -215,15 +219,28 @@ async fn sessions_run(plan: Plan) -> Option<SessionsRun> {
 /// scrolls a page per frame back to its last, so every row is rendered once; returns the
 /// frames it took. The page's virtualised list measures rows as they come into view, so an
 /// end counts as reached once the position stayed there for 30 frames.
-async fn scroll_end_to_end(c: &Client, first: &str) -> u64 {
+async fn scroll_end_to_end(c: &Client, first: &str, turns: usize) -> u64 {
     let start = r#"
         const first = arguments[0];
         const el = document.querySelector('[data-testid=transcript]');
-        const s = { frames: 0, phase: 'up', still: 0, sawFirst: false, done: false, t0: performance.now() };
+        const s = { seen: 0, height: 0, frames: 0, phase: 'up', still: 0, sawFirst: false, done: false, t0: performance.now() };
         window.__benchScroll = s;
+        const seen = new Set();
+        const note = () => {
+          for (const m of document.querySelectorAll('[data-testid=user-message]')) {
+            const n = /Question (\d+):/.exec(m.textContent);
+            if (n !== null) seen.add(n[1]);
+          }
+          s.seen = seen.size;
+          s.height = el.scrollHeight;
+        };
+        // As the user's own wheel: a scroll without it never unpins the view from the end.
+        const wheel = (dy) => el.dispatchEvent(new WheelEvent('wheel', { deltaY: dy, bubbles: true }));
         const tick = () => {
           s.frames++;
+          note();
           if (s.phase === 'up') {
+            wheel(-el.clientHeight);
             el.scrollTop = 0;
             if (el.scrollTop === 0) s.still++; else s.still = 0;
             if (s.still > 30) {
@@ -235,7 +252,17 @@ async fn scroll_end_to_end(c: &Client, first: &str) -> u64 {
               s.still = 0;
             }
           } else {
-            el.scrollTop = el.scrollTop + el.clientHeight;
+            // The next page only once the list has rendered rows where it stands: a fling
+            // faster than the page renders skips rows, and each row must have been drawn.
+            const view = el.getBoundingClientRect();
+            const drawn = [...el.querySelectorAll('.transcript-row')].some((r) => {
+              const b = r.getBoundingClientRect();
+              return b.bottom > view.top + 1 && b.top < view.bottom - 1;
+            });
+            if (drawn) {
+              wheel(el.clientHeight);
+              el.scrollTop = el.scrollTop + el.clientHeight;
+            }
             if (el.scrollTop + el.clientHeight >= el.scrollHeight - 2) s.still++; else s.still = 0;
             if (s.still > 30) { s.done = true; s.ms = performance.now() - s.t0; return; }
           }
@@ -258,7 +285,11 @@ async fn scroll_end_to_end(c: &Client, first: &str) -> u64 {
                 Some(true),
                 "the transcript's first row is the session's first question: {s}"
             );
-            eprintln!("scrolled: {s}");
+            assert_eq!(
+                s["seen"].as_u64(),
+                Some(turns as u64),
+                "every turn's question was on screen on the way: {s}"
+            );
             return s["frames"].as_u64().unwrap_or(0);
         }
         assert!(Instant::now() < deadline, "scrolling did not finish: {s}");
@@ -298,7 +329,7 @@ async fn long_run(plan: Plan) -> Option<LongRun> {
         )
         .await;
         let opened = measure(pid, plan.settle).await;
-        let frames = scroll_end_to_end(&c, &seed::question(1)).await;
+        let frames = scroll_end_to_end(&c, &seed::question(1), plan.long_turns).await;
         let scrolled = measure(pid, plan.settle).await;
         *sink.lock().unwrap() = LongRun {
             events,
