@@ -40,13 +40,26 @@ async fn a_project_mcp_server_starts_only_after_trust_in_settings() {
         assert!(!marker.exists(), "an untrusted project server started");
 
         click(&c, "[data-testid=open-settings]").await;
-        click(&c, "[data-testid=mcp-trust]").await;
-        wait_js(
-            &c,
-            "the trust to be recorded",
-            "return document.querySelectorAll('[data-testid=mcp-trust]').length === 0",
-        )
-        .await;
+        // Settings fills its sections as their data arrives: on a loaded machine a section
+        // above can grow between finding the button and the click landing, so a click that
+        // changed nothing is given again (at most three times; the trust must then be there).
+        let gone = "return document.querySelectorAll('[data-testid=mcp-trust]').length === 0";
+        for attempt in 1..=3 {
+            click(&c, "[data-testid=mcp-trust]").await;
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let mut done = false;
+            while !done && std::time::Instant::now() < deadline {
+                done = c.execute(gone, vec![]).await.unwrap().as_bool() == Some(true);
+                if !done {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+            if done || attempt == 3 {
+                break;
+            }
+            eprintln!("the Trust click changed nothing (attempt {attempt}); clicking again");
+        }
+        wait_js(&c, "the trust to be recorded", gone).await;
         click(&c, "[data-testid=overlay-close]").await;
         assert!(std::fs::read_to_string(&trust).unwrap().contains("probe"));
 
