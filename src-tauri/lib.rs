@@ -264,21 +264,6 @@ fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     }
 }
 
-/// Caps glibc's malloc arenas at two: by default each thread that allocates may get an arena
-/// of its own (up to 8 per core), and the pages they keep make the idle app larger for no
-/// speed-up in a process that mostly waits. `MALLOC_ARENA_MAX` set by the user wins. Call
-/// before any thread starts.
-#[allow(unsafe_code)]
-pub fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt only sets an allocator tunable; called before other threads exist.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 2);
-        }
-    }
-}
-
 /// Without a GPU (no `/dev/dri`, e.g. a VM or Xvfb), WebKitGTK's accelerated compositing
 /// falls back to software GL and paints several times slower than its plain software path,
 /// and its DMA-BUF renderer only adds a software GL stack to the app process (~5 MiB, no

@@ -8,7 +8,6 @@ fn main() {
     // `/proc/<pid>/environ` never see them); the process becomes non-dumpable.
     let sealed = cairn_engine::secret_env::seal_process();
     cairn_app::bench::mark_process_start();
-    cairn_app::limit_malloc_arenas();
     cairn_app::prefer_software_rendering();
     cairn_app::apply_prompt_language();
     for problem in &sealed.problems {
