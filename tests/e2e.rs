@@ -93,22 +93,6 @@ fn with_var(
     env
 }
 
-/// Opens the most recent workspace from the welcome screen; after a restart the window has
-/// reopened it by itself, and then there is nothing to click.
-async fn open_recent(client: &Client) {
-    wait_js(
-        client,
-        "the welcome screen or the reopened workspace",
-        "return document.querySelector('[data-testid=recent-workspace]') !== null \
-             || document.querySelector('[data-testid=composer]') !== null",
-    )
-    .await;
-    if count(client, "[data-testid=composer]").await == 0 {
-        click(client, "[data-testid=recent-workspace]").await;
-    }
-    find(client, "[data-testid=composer]").await;
-}
-
 /// The tool card of `tool` in `state`, waited for.
 fn card(tool: &str, state: &str) -> String {
     format!("[data-testid=tool-card][data-tool={tool}][data-state={state}]")

@@ -120,21 +120,6 @@ fn env_for(state_dir: &Path, server: &MockLlmServer) -> Vec<(String, String)> {
     .collect()
 }
 
-/// Opens the seeded recent workspace from the welcome screen (or finds it reopened).
-async fn open_workspace(c: &Client) {
-    wait_js(
-        c,
-        "the welcome screen or the reopened workspace",
-        "return document.querySelector('[data-testid=recent-workspace]') !== null \
-             || document.querySelector('[data-testid=composer]') !== null",
-    )
-    .await;
-    if count(c, "[data-testid=composer]").await == 0 {
-        click(c, "[data-testid=recent-workspace]").await;
-    }
-    find(c, "[data-testid=composer]").await;
-}
-
 /// Figures of the sessions run.
 #[derive(Default)]
 struct SessionsRun {
@@ -184,18 +169,12 @@ async fn sessions_run(plan: Plan) -> Option<SessionsRun> {
     let out = Arc::new(Mutex::new(SessionsRun::default()));
     let (srv, sink, state_dir) = (server.clone(), out.clone(), state.path().to_path_buf());
     let ran = with_app(env_for(state.path(), &server), move |c| async move {
-        open_workspace(&c).await;
+        open_recent(&c).await;
         let pid = pid_of(&state_dir).await;
         let idle = measure(pid, plan.settle).await;
         for n in 0..plan.sessions {
             if n > 0 {
-                click(&c, "[data-testid=new-chat]").await;
-                wait_js(
-                    &c,
-                    "an empty transcript for the new session",
-                    "return document.querySelectorAll('[data-testid=user-message]').length === 0",
-                )
-                .await;
+                new_chat(&c).await;
             }
             send(&c, &format!("Session {}: explain the code base slowly", n + 1)).await;
             srv.wait_for_requests(n + 1, WAIT).await;
@@ -223,7 +202,7 @@ async fn scroll_end_to_end(c: &Client, first: &str, turns: usize) -> u64 {
     let start = r#"
         const first = arguments[0];
         const el = document.querySelector('[data-testid=transcript]');
-        const s = { seen: 0, height: 0, frames: 0, phase: 'up', still: 0, sawFirst: false, done: false, t0: performance.now() };
+        const s = { seen: 0, height: 0, frames: 0, phase: 'up', still: 0, sawFirst: false, done: false };
         window.__benchScroll = s;
         const seen = new Set();
         const note = () => {
@@ -246,8 +225,6 @@ async fn scroll_end_to_end(c: &Client, first: &str, turns: usize) -> u64 {
             if (s.still > 30) {
               const m = document.querySelector('[data-testid=user-message]');
               s.sawFirst = m !== null && m.textContent.includes(first);
-              s.up = s.frames;
-              s.upMs = performance.now() - s.t0;
               s.phase = 'down';
               s.still = 0;
             }
@@ -264,7 +241,7 @@ async fn scroll_end_to_end(c: &Client, first: &str, turns: usize) -> u64 {
               el.scrollTop = el.scrollTop + el.clientHeight;
             }
             if (el.scrollTop + el.clientHeight >= el.scrollHeight - 2) s.still++; else s.still = 0;
-            if (s.still > 30) { s.done = true; s.ms = performance.now() - s.t0; return; }
+            if (s.still > 30) { s.done = true; return; }
           }
           requestAnimationFrame(tick);
         };
@@ -308,7 +285,7 @@ async fn long_run(plan: Plan) -> Option<LongRun> {
     let (sink, state_dir) = (out.clone(), state.path().to_path_buf());
     let limit = Duration::from_secs(900);
     let ran = with_app_for(env_for(state.path(), &server), limit, move |c| async move {
-        open_workspace(&c).await;
+        open_recent(&c).await;
         let pid = pid_of(&state_dir).await;
         let idle = measure(pid, plan.settle).await;
         click(

@@ -88,19 +88,17 @@ async fn three_sessions_stream_at_once_and_each_keeps_its_own_answer() {
         move |c| async move {
             open_recent(&c).await;
             let mut ids = Vec::new();
-            for (i, prompt) in ["Explain the parser", "Explain the cache", "Explain the scheduler"]
-                .iter()
-                .enumerate()
+            for (i, prompt) in [
+                "Explain the parser",
+                "Explain the cache",
+                "Explain the scheduler",
+            ]
+            .iter()
+            .enumerate()
             {
                 if i > 0 {
                     // A new session while the others stream: none of them stops.
-                    click(&c, "[data-testid=new-chat]").await;
-                    wait_js(
-                        &c,
-                        "an empty transcript for the new session",
-                        "return document.querySelectorAll('[data-testid=user-message]').length === 0",
-                    )
-                    .await;
+                    new_chat(&c).await;
                 }
                 send(&c, prompt).await;
                 srv.wait_for_requests(i + 1, Duration::from_secs(20)).await;

@@ -47,13 +47,7 @@ async fn always_allow_in_this_project_spares_the_next_chat_and_is_revoked_in_set
         assert!(!w.join(".agent/permissions.toml").exists());
 
         // A new chat of the folder runs the same program without asking.
-        click(&c, "[data-testid=new-chat]").await;
-        wait_js(
-            &c,
-            "an empty transcript for the new session",
-            "return document.querySelectorAll('[data-testid=user-message]').length === 0",
-        )
-        .await;
+        new_chat(&c).await;
         send(&c, "make b").await;
         wait_turns(&c, "completed", 1).await;
         assert!(w.join("b.txt").exists());

@@ -496,3 +496,30 @@ pub fn app_pid(state_dir: &Path) -> Option<u32> {
                 .then_some(pid)
         })
 }
+
+/// Opens the most recent workspace from the welcome screen; after a restart the window has
+/// reopened it by itself, and then there is nothing to click.
+pub async fn open_recent(client: &Client) {
+    wait_js(
+        client,
+        "the welcome screen or the reopened workspace",
+        "return document.querySelector('[data-testid=recent-workspace]') !== null \
+             || document.querySelector('[data-testid=composer]') !== null",
+    )
+    .await;
+    if count(client, "[data-testid=composer]").await == 0 {
+        click(client, "[data-testid=recent-workspace]").await;
+    }
+    find(client, "[data-testid=composer]").await;
+}
+
+/// Starts a new chat in the window and waits for its empty transcript.
+pub async fn new_chat(client: &Client) {
+    click(client, "[data-testid=new-chat]").await;
+    wait_js(
+        client,
+        "an empty transcript for the new session",
+        "return document.querySelectorAll('[data-testid=user-message]').length === 0",
+    )
+    .await;
+}

@@ -55,8 +55,9 @@ pub fn fingerprint(server: &ServerConfig) -> String {
 }
 
 /// The trust file's key of a workspace: the repository's main folder (with the workspace's
-/// place in it) when the workspace is inside a linked git worktree, so a trusted
-/// repository's worktrees are trusted for the same definitions; else the folder itself.
+/// place in it) when the workspace is inside a linked git worktree that repository lists, so
+/// a trusted repository's worktrees are trusted for the same definitions; else the folder
+/// itself.
 pub fn key(workspace: &Path) -> String {
     repository_place(workspace)
         .unwrap_or_else(|| workspace.to_path_buf())
@@ -68,14 +69,10 @@ pub fn key(workspace: &Path) -> String {
 /// linked worktree.
 fn repository_place(workspace: &Path) -> Option<PathBuf> {
     let repo = git2::Repository::discover(workspace).ok()?;
-    if !repo.is_worktree() {
-        return None;
-    }
+    let folder = crate::workspace::repository::main_folder_of_linked(&repo)?;
     let root = repo.workdir()?.canonicalize().ok()?;
     let here = workspace.canonicalize().ok()?;
     let rel = here.strip_prefix(&root).ok()?.to_path_buf();
-    let main = git2::Repository::open(repo.commondir()).ok()?;
-    let folder = main.workdir()?.canonicalize().ok()?;
     Some(if rel.as_os_str().is_empty() {
         folder
     } else {

@@ -13,6 +13,7 @@ use cairn_engine::ShellPolicy;
 use cairn_policy::{RuleDecision, RuleSet, RuleSpec};
 use cairn_protocol::AlwaysAllow;
 
+use crate::workspace::repository::{canonical, main_folder_of_linked};
 use crate::RuntimeError;
 
 /// The user-level rules file.
@@ -36,42 +37,12 @@ pub fn project_rules_path(workspace: &Path) -> PathBuf {
 /// rules.
 pub fn project_key(workspace: &Path) -> String {
     let root = match git2::Repository::discover(workspace) {
-        Ok(repo) if repo.is_worktree() => {
-            let here = repo.workdir().map(canonical);
-            let main = git2::Repository::open(repo.commondir())
-                .ok()
-                .filter(|main| here.as_deref().is_some_and(|h| lists_worktree(main, h)));
-            match (main, here) {
-                (Some(main), _) => main
-                    .workdir()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| main.path().to_path_buf()),
-                (None, Some(here)) => here,
-                (None, None) => workspace.to_path_buf(),
-            }
-        }
-        Ok(repo) => repo
-            .workdir()
-            .map(Path::to_path_buf)
+        Ok(repo) => main_folder_of_linked(&repo)
+            .or_else(|| repo.workdir().map(Path::to_path_buf))
             .unwrap_or_else(|| repo.path().to_path_buf()),
         Err(_) => workspace.to_path_buf(),
     };
     canonical(&root).display().to_string()
-}
-
-fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-}
-
-/// Whether `main` lists a linked worktree checked out at `workdir` (canonical).
-fn lists_worktree(main: &git2::Repository, workdir: &Path) -> bool {
-    let Ok(names) = main.worktrees() else {
-        return false;
-    };
-    names.iter().flatten().flatten().any(|name| {
-        main.find_worktree(name)
-            .is_ok_and(|w| canonical(w.path()) == workdir)
-    })
 }
 
 /// Loads every rule that applies in `workspace` (the user's global rules, those limited to

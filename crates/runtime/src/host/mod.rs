@@ -266,22 +266,30 @@ impl Host {
     /// changed: a project rule added, a rule revoked), so they apply to the next call. A
     /// session whose rules cannot be read keeps the ones it has (logged).
     pub fn reload_rules(&self) {
-        for h in self.sessions() {
+        self.reload_rules_except(None);
+    }
+
+    fn reload_rules_except(&self, done: Option<&str>) {
+        for h in self
+            .sessions()
+            .iter()
+            .filter(|h| Some(h.id().as_str()) != done)
+        {
             if let Err(e) = h.reload_rules() {
                 tracing::warn!(session = %h.id(), error = %e, "permission rules not reloaded");
             }
         }
     }
 
-    /// [`SessionHandle::allow_in_project`] for the approval `req_id` of `session`, then the
-    /// rule reaches every other open session ([`Host::reload_rules`]).
+    /// [`SessionHandle::allow_in_project`] for the approval `req_id` of `session` (which
+    /// reloads its own rules), then the rule reaches every other open session.
     pub fn allow_in_project(
         &self,
         session: &SessionHandle,
         req_id: &str,
     ) -> Result<bool, HostError> {
         let answered = session.allow_in_project(req_id)?;
-        self.reload_rules();
+        self.reload_rules_except(Some(&session.id()));
         Ok(answered)
     }
 
