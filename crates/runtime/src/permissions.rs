@@ -285,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn a_folder_claiming_to_be_a_worktree_of_a_repository_keys_as_itself() {
+    fn a_folder_claiming_to_be_a_worktree_of_a_repository_keys_as_itself_for_rules_and_trust() {
         let repo = tempfile::tempdir().unwrap();
         cairn_testkit::git::repo_with(repo.path(), &[("a.txt", "a\n")]);
         let real = tempfile::tempdir().unwrap();
@@ -312,6 +312,12 @@ mod tests {
         assert!(claimed.is_worktree(), "git takes it for a worktree");
         let own = std::fs::canonicalize(fake.path()).unwrap();
         assert_eq!(project_key(fake.path()), own.display().to_string());
+        // The MCP and hook trust key follows the same rule.
+        assert_eq!(crate::mcp_trust::key(&wt), key);
+        assert_eq!(
+            crate::mcp_trust::key(fake.path()),
+            fake.path().display().to_string()
+        );
     }
 
     #[test]
