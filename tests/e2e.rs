@@ -65,10 +65,15 @@ use support::*;
 const KEY: &str = "sk-e2e-test-key-0123456789";
 
 /// The environment every app run gets: its own state dir, the mock as the endpoint, a model,
-/// an in-memory key store (no real keyring touched) and approvals from the chat card.
+/// an in-memory key store (no real keyring touched), a config dir of its own (no rule, trust
+/// or seal key of the user's read or written) and approvals from the chat card.
 fn app_env(state_dir: &Path, server: &MockLlmServer, model: &str) -> Vec<(String, String)> {
     [
         ("CAIRN_STATE_DIR", state_dir.display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            state_dir.join("config").display().to_string(),
+        ),
         ("OPENAI_BASE_URL", server.base_url()),
         ("OPENAI_API_KEY", KEY.to_string()),
         ("CAIRN_MODEL", model.to_string()),

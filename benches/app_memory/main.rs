@@ -109,6 +109,10 @@ async fn pid_of(state_dir: &Path) -> u32 {
 fn env_for(state_dir: &Path, server: &MockLlmServer) -> Vec<(String, String)> {
     [
         ("CAIRN_STATE_DIR", state_dir.display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            state_dir.join("config").display().to_string(),
+        ),
         ("OPENAI_BASE_URL", server.base_url()),
         ("OPENAI_API_KEY", "sk-bench-0123456789".to_string()),
         ("CAIRN_MODEL", "bench-model".to_string()),

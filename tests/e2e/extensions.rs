@@ -65,10 +65,11 @@ async fn the_composer_completes_slash_commands_and_runs_them() {
         "CAIRN_TEST_APPROVER",
         Some("allow"),
     );
-    env.push((
-        "XDG_CONFIG_HOME".into(),
-        config.path().display().to_string(),
-    ));
+    env = with_var(
+        env,
+        "XDG_CONFIG_HOME",
+        Some(&config.path().display().to_string()),
+    );
     env.push(("CAIRN_MCP_TRUST".into(), trust_file.display().to_string()));
     env.push((
         "CAIRN_HOOKS_FILE".into(),

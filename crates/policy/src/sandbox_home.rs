@@ -113,12 +113,31 @@ pub fn private_caches(
 }
 
 /// Splits `spec.hidden` into the paths that hold one of `writable` (hidden before those are
-/// mounted, so they stay reachable) and the rest (hidden after everything else).
+/// mounted, so they stay reachable) and the rest (hidden after everything else). A path
+/// inside another hidden one is left out unless a writable mount in between shows it again: hiding
+/// the outer one hides it already, and bubblewrap could not create its mount point in the
+/// empty read-only folder (`~/.config/cairn/permissions.toml` inside `~/.config/cairn`
+/// made every sandboxed command fail).
 pub(crate) fn split_hidden(spec: &SandboxSpec, writable: &[&Path]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    spec.hidden.iter().cloned().partition(|h| {
-        writable
-            .iter()
-            .any(|w| w.starts_with(h) && *w != h.as_path())
+    spec.hidden
+        .iter()
+        .filter(|p| !covered(p, &spec.hidden, writable))
+        .cloned()
+        .partition(|h| {
+            writable
+                .iter()
+                .any(|w| w.starts_with(h) && *w != h.as_path())
+        })
+}
+
+/// Whether `p` lies inside another of `hidden` with none of `mounts` between the two.
+fn covered(p: &Path, hidden: &[PathBuf], mounts: &[&Path]) -> bool {
+    hidden.iter().any(|h| {
+        h.as_path() != p
+            && p.starts_with(h)
+            && !mounts
+                .iter()
+                .any(|m| *m != h.as_path() && m.starts_with(h) && p.starts_with(m))
     })
 }
 
@@ -213,5 +232,25 @@ mod tests {
             )),
             "{args}"
         );
+    }
+
+    #[test]
+    fn a_hidden_path_inside_another_is_hidden_by_it_unless_a_mount_shows_it_again() {
+        let config = PathBuf::from("/home/u/.config/cairn");
+        let rules = config.join("permissions.toml");
+        let shown = config.join("shared");
+        let secret = shown.join("token");
+        let mut spec = SandboxSpec::for_workspace(Path::new("/home/u/ws"));
+        spec.hidden = vec![config.clone(), rules.clone(), secret.clone()];
+        let (early, late) = split_hidden(&spec, &[Path::new("/home/u/ws")]);
+        assert!(early.is_empty());
+        assert_eq!(late, vec![config.clone()]);
+        let (early, late) = split_hidden(&spec, &[Path::new("/home/u/ws"), &shown]);
+        assert_eq!(early, vec![config.clone()]);
+        assert_eq!(late, vec![secret.clone()]);
+        // A read-only bind inside is hidden with the folder (hidden last, over everything).
+        spec.read_only = vec![shown];
+        let (_, late) = split_hidden(&spec, &[Path::new("/home/u/ws")]);
+        assert_eq!(late, vec![config]);
     }
 }

@@ -1,4 +1,5 @@
 //! The former integration-test files, one module each.
 
+mod hidden_nested;
 mod nested_protected;
 mod protected_links;
