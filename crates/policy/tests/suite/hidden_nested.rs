@@ -58,7 +58,7 @@ fn a_hidden_file_inside_a_hidden_folder_runs_the_command_and_shows_neither() {
         "the folder is hidden: {stdout}"
     );
     // A writable folder inside the hidden one shows again, its hidden file still does not.
-    let (stdout, stderr) = run(&[shared.clone()]);
+    let (stdout, stderr) = run(std::slice::from_ref(&shared));
     assert!(stdout.contains("ran"), "{stdout} {stderr}");
     assert!(stdout.contains("visible"), "{stdout} {stderr}");
     assert!(!stdout.contains("secret"), "{stdout}");

@@ -213,7 +213,11 @@ async fn run_foreground(
     }
     let failed = !matches!(proc_exit, Some(super::process::Exit::Code(0)));
     if sandboxed && failed {
-        if let Some(hint) = super::sandbox_hint::hint(&text) {
+        let code = match proc_exit {
+            Some(super::process::Exit::Code(c)) => Some(c),
+            _ => None,
+        };
+        if let Some(hint) = super::sandbox_hint::hint(&text, code) {
             text.push_str(&hint);
             text.push('\n');
         }

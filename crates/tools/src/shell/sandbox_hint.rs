@@ -18,7 +18,22 @@ const SIGNS: &[&str] = &[
 ];
 
 /// A note for a failed sandboxed command whose output shows a sandbox refusal, or `None`.
-pub(crate) fn hint(output: &str) -> Option<String> {
+/// Output that begins with bubblewrap's own error and exit code 1 means the sandbox could not
+/// start the command at all, which the note says instead.
+pub(crate) fn hint(output: &str, exit_code: Option<i32>) -> Option<String> {
+    if let Some(setup) = output
+        .lines()
+        .next()
+        .filter(|l| l.starts_with("bwrap: ") && exit_code == Some(1))
+    {
+        tracing::warn!(target: "cairn::sandbox", "the sandbox could not start a command: {setup}");
+        return Some(format!(
+            "[sandbox: Cairn's sandbox could not start this command ({setup}), so it did not \
+             run. This is a problem of the sandbox's set-up, not of the command: tell the user \
+             what bubblewrap said. Calling the tool again with \"sandbox\": false runs it \
+             outside the sandbox once the user approves it.]"
+        ));
+    }
     let lower = output.to_lowercase();
     let sign = SIGNS.iter().find(|s| lower.contains(*s))?;
     Some(format!(
@@ -37,8 +52,33 @@ mod tests {
 
     #[test]
     fn sandbox_refusals_get_a_hint_other_failures_do_not() {
-        let h = hint("touch: cannot touch '/home/u/x': Read-only file system").unwrap_or_default();
+        let h = hint(
+            "touch: cannot touch '/home/u/x': Read-only file system",
+            Some(1),
+        )
+        .unwrap_or_default();
         assert!(h.contains("\"sandbox\": false") && h.contains("read-only file system"));
-        assert!(hint("error: could not compile `app`").is_none());
+        assert!(h.contains("most likely the sandbox refused it"));
+        assert!(hint("error: could not compile `app`", Some(101)).is_none());
+    }
+
+    #[test]
+    fn a_sandbox_that_could_not_start_the_command_is_named_as_such() {
+        let out = "bwrap: Can't create file at /home/u/.config/x: Read-only file system\n";
+        let h = hint(out, Some(1)).unwrap_or_default();
+        assert!(h.contains("could not start this command"), "{h}");
+        assert!(h.contains("Can't create file at /home/u/.config/x"), "{h}");
+        assert!(!h.contains("most likely the sandbox refused it"), "{h}");
+        // The command's own output that merely mentions bwrap later, or another exit code.
+        let later = hint("make: ok\nbwrap: Read-only file system\n", Some(1)).unwrap_or_default();
+        assert!(
+            later.contains("most likely the sandbox refused it"),
+            "{later}"
+        );
+        let other = hint(out, Some(2)).unwrap_or_default();
+        assert!(
+            other.contains("most likely the sandbox refused it"),
+            "{other}"
+        );
     }
 }

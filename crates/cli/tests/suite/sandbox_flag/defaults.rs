@@ -327,3 +327,49 @@ async fn media_never_runs_an_ffprobe_planted_on_path_even_in_discuss_mode() {
         std::fs::read_to_string(&marker).unwrap_or_default()
     );
 }
+
+/// A user who kept an "always allow" has `~/.config/cairn/permissions.toml` inside the
+/// hidden `~/.config/cairn`: sandboxed commands still run (bubblewrap once failed on every
+/// one of them) and read neither.
+#[tokio::test(flavor = "multi_thread")]
+async fn kept_rules_in_the_users_config_do_not_break_sandboxed_commands() {
+    if !bwrap_here() {
+        return;
+    }
+    let h = home();
+    let config = h.home.join(".config/cairn");
+    std::fs::create_dir_all(&config).unwrap();
+    let rules = "[[rule]]\nrule = \"run_shell(rules-marker-5521:*)\"\ndecision = \"allow\"\n";
+    std::fs::write(config.join("permissions.toml"), rules).unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "a",
+            "run_shell",
+            json!({"command": "cat ~/.config/cairn/permissions.toml; ls -a ~/.config/cairn; echo ran > inside.txt"}),
+        ),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = cairn(&h, &server, "auto", &[])
+        .env_remove("CAIRN_PERMISSIONS_FILE")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(statuses(&events(&out)), ["ok"], "{stderr}");
+    let results = tool_results(&server);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(!results[0].contains("bwrap"), "{}", results[0]);
+    assert!(!results[0].contains("rules-marker-5521"), "{}", results[0]);
+    assert!(results[0].contains("No such file"), "{}", results[0]);
+    assert_eq!(
+        std::fs::read_to_string(h.ws.join("inside.txt")).unwrap(),
+        "ran\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(config.join("permissions.toml")).unwrap(),
+        rules
+    );
+}
