@@ -1,6 +1,7 @@
 import type { ModelView } from "../bindings/app/ModelView";
 import { useT } from "../i18n";
 import type { Meter as MeterState } from "../transcript";
+import { formatCount } from "../format";
 
 /** Compact number: 1234 → 1.2k, 1234567 → 1.2M. */
 export function compact(n: number): string {
@@ -25,7 +26,7 @@ export function Meter({ meter, model }: { meter: MeterState; model: ModelView | 
   const priced = model?.price !== null && model?.price !== undefined;
   return (
     <div className="meter" data-testid="meter">
-      <span className="meter-item" data-tip={`${meter.input.toLocaleString()} in · ${meter.output.toLocaleString()} out · ${meter.cached.toLocaleString()} cached · ${meter.requests} requests`}>
+      <span className="meter-item" data-tip={`${formatCount(meter.input)} in · ${formatCount(meter.output)} out · ${formatCount(meter.cached)} cached · ${meter.requests} requests`}>
         <span className="meter-value" data-testid="meter-tokens">{compact(meter.input + meter.output)}</span> {t("meter.tokens")}
       </span>
       <span className="meter-item" data-tip={priced ? t("meter.cost") : `${t("meter.cost")} (${t("meter.unpriced")})`}>
@@ -36,7 +37,7 @@ export function Meter({ meter, model }: { meter: MeterState; model: ModelView | 
         className={`gauge gauge-${level}`}
         data-testid="context-gauge"
         data-pct={pct.toFixed(1)}
-        data-tip={`${t("meter.context")}: ${meter.context.toLocaleString()} / ${window.toLocaleString()}`}
+        data-tip={`${t("meter.context")}: ${formatCount(meter.context)} / ${formatCount(window)}`}
       >
         <span className="gauge-label">{t("meter.context")}</span>
         <span className="gauge-track">

@@ -9,6 +9,7 @@ import { conflictText } from "../conflicts";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
 import { Overlay } from "./Overlay";
+import { formatDate } from "../format";
 
 /** A rewind the user is about to choose: the checkpoint (code) and the session turn (chat). */
 export type RewindAsk = { checkpoint: number; sessionTurn: number };
@@ -111,7 +112,7 @@ export function RewindDialog({
 /** A stored RFC 3339 time in the user's locale (as stored when it does not parse). */
 function when(at: string): string {
   const d = new Date(at);
-  return Number.isNaN(d.getTime()) ? at : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return Number.isNaN(d.getTime()) ? at : formatDate(d, undefined, true);
 }
 
 /** "Rewound turns": what conversation rewinds took out of the chat (kept in the session

@@ -6,19 +6,20 @@ import type { WorktreeView } from "../bindings/app/WorktreeView";
 import type { Progress } from "../bindings/Progress";
 import { useT, type MessageKey } from "../i18n";
 import { Icon } from "./Icons";
+import { formatDate, relativeTimeFormat } from "../format";
 
 /** "3 min ago" style time, in the UI language. */
 export function relativeTime(iso: string, lang: string): string {
   const then = Date.parse(iso);
   if (Number.isNaN(then)) return "";
   const secs = Math.round((then - Date.now()) / 1000);
-  const rtf = new Intl.RelativeTimeFormat(lang, { numeric: "auto" });
+  const rtf = relativeTimeFormat(lang);
   const abs = Math.abs(secs);
   if (abs < 60) return rtf.format(secs, "second");
   if (abs < 3600) return rtf.format(Math.round(secs / 60), "minute");
   if (abs < 86400) return rtf.format(Math.round(secs / 3600), "hour");
   if (abs < 86400 * 30) return rtf.format(Math.round(secs / 86400), "day");
-  return new Date(then).toLocaleDateString(lang);
+  return formatDate(new Date(then), lang);
 }
 
 /** The board's label of a live state. */

@@ -12,6 +12,7 @@ import { Markdown } from "./Markdown";
 import { StoneMark } from "./StoneMark";
 import { CheckpointMarkers, type TimelineActions } from "./Timeline";
 import { ToolCard } from "./ToolCard";
+import { formatCount } from "../format";
 
 // Model output is untrusted: text renders as text nodes, markdown through ../markdown.ts.
 
@@ -65,8 +66,8 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
           )}
           {item.usage !== null && (
             <div className="msg-meta">
-              {item.usage.input_tokens.toLocaleString()} in · {item.usage.output_tokens.toLocaleString()} out
-              {item.usage.cached_input_tokens > 0 && ` · ${item.usage.cached_input_tokens.toLocaleString()} cached`}
+              {formatCount(item.usage.input_tokens)} in · {formatCount(item.usage.output_tokens)} out
+              {item.usage.cached_input_tokens > 0 && ` · ${formatCount(item.usage.cached_input_tokens)} cached`}
             </div>
           )}
         </article>

@@ -5,6 +5,7 @@ import { useT } from "../i18n";
 import { describeError, usageReport } from "../ipc";
 import { compact, dollars } from "./Meter";
 import { Overlay } from "./Overlay";
+import { formatDate } from "../format";
 
 function Rows({ rows, first }: { rows: UsageRow[]; first: string }) {
   const t = useT();
@@ -92,7 +93,7 @@ export function Usage({ onClose, lang }: { onClose: () => void; lang: string }) 
               <tbody>
                 {report.failures.map((f, i) => (
                   <tr key={i} data-testid="usage-failure">
-                    <td>{f.at === "" ? "—" : new Date(f.at).toLocaleString(lang)}</td>
+                    <td>{f.at === "" ? "—" : formatDate(new Date(f.at), lang, true)}</td>
                     <td className="cell-label">{f.sessionName}</td>
                     <td>{f.model}</td>
                     <td>
