@@ -32,9 +32,24 @@ export CAIRN_E2E="${CAIRN_E2E:-1}" CAIRN_KEYRING_TEST=1 CAIRN_SANDBOX_TEST=1
 KEYRING_HOME="$(mktemp -d)"
 trap 'rm -rf "$KEYRING_HOME"' EXIT
 export KEYRING_HOME
+# No test may change the user's own Cairn config (rules, MCP servers, trust): a rules file an
+# E2E run once left there changed what every later sandboxed command saw. Its seal key is
+# Cairn's own and may be created.
+USER_CONFIG="${XDG_CONFIG_HOME:-$HOME/.config}/cairn"
+config_state() {
+  find "$USER_CONFIG" -type f ! -name session-seal.key -exec sha256sum {} + 2>/dev/null | sort || true
+}
+CONFIG_BEFORE="$(config_state)"
 xvfb-run -a -s "-screen 0 1280x800x24" \
   dbus-run-session -- sh -c '
     echo pw | XDG_DATA_HOME="$KEYRING_HOME" gnome-keyring-daemon --unlock --components=secrets >/dev/null
     exec cargo test "$@" --no-fail-fast' sh "${FEATURES[@]}"
+
+step "the user's Cairn config is as the tests found it"
+if [ "$(config_state)" != "$CONFIG_BEFORE" ]; then
+  echo "the tests changed $USER_CONFIG:" >&2
+  diff <(echo "$CONFIG_BEFORE") <(config_state) >&2 || true
+  exit 1
+fi
 
 printf '\n==> all checks passed in %ss\n' "$((SECONDS - started))"
