@@ -75,7 +75,7 @@ pub async fn list_models(spec: &ProviderSpec) -> Result<Vec<String>, EndpointErr
         .map(str::trim)
         .filter(|k| !k.is_empty());
     let redactor = Redactor::new(key);
-    let http = reqwest::Client::builder()
+    let http = crate::http::with_shared_tls(reqwest::Client::builder())
         .connect_timeout(CHECK_TIMEOUT)
         .timeout(CHECK_TIMEOUT)
         .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))

@@ -88,6 +88,32 @@ pub(crate) struct TransportConfig<'a> {
 }
 
 /// A reqwest client bound to one endpoint and credential.
+/// `builder` with the process's one TLS set-up: what reqwest builds for each client itself
+/// (system roots, HTTP/2 and 1.1 offered, names and certificates verified), built once. Each
+/// session's client loaded the system's certificates again, about 0.9 MiB apiece. When it
+/// cannot be built the client builds its own, as before.
+pub(crate) fn with_shared_tls(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+    static TLS: std::sync::OnceLock<Option<native_tls::TlsConnector>> = std::sync::OnceLock::new();
+    let tls = TLS.get_or_init(|| {
+        match native_tls::TlsConnector::builder()
+            .request_alpns(&["h2", "http/1.1"])
+            .build()
+        {
+            Ok(tls) => Some(tls),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot build the shared TLS set-up ({e}); each client builds its own"
+                );
+                None
+            }
+        }
+    });
+    match tls {
+        Some(tls) => builder.tls_backend_preconfigured(tls.clone()),
+        None => builder,
+    }
+}
+
 pub(crate) struct Transport {
     http: reqwest::Client,
     base: String,
@@ -125,7 +151,7 @@ impl Transport {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
-        let mut builder = reqwest::Client::builder()
+        let mut builder = with_shared_tls(reqwest::Client::builder())
             .connect_timeout(cfg.request_timeout)
             .default_headers(headers)
             .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")));
