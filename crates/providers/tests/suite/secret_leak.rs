@@ -81,6 +81,34 @@ fn assert_clean(what: &str, text: &str) {
     }
 }
 
+/// Installs (once) a global subscriber that records nothing but leaves every call site to be
+/// decided per event: without it, a site first reached by a test thread with no subscriber
+/// could be cached as never enabled, and this test's own subscriber would miss its events.
+fn undecided_global_subscriber() {
+    use tracing::subscriber::Interest;
+    struct Undecided;
+    impl tracing::Subscriber for Undecided {
+        fn register_callsite(&self, _: &'static tracing::Metadata<'static>) -> Interest {
+            Interest::sometimes()
+        }
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            false
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, _: &tracing::Event<'_>) {}
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing::subscriber::set_global_default(Undecided);
+    });
+}
+
 #[tokio::test]
 async fn no_output_log_or_file_ever_contains_the_key() {
     let logs = Buf::default();
@@ -92,7 +120,11 @@ async fn no_output_log_or_file_ever_contains_the_key() {
         })
         .with_ansi(false)
         .finish();
+    undecided_global_subscriber();
     let _guard = tracing::subscriber::set_default(subscriber);
+    // A log call site another thread reached first may have cached "never enabled"; recompute
+    // every site's interest with this subscriber present.
+    tracing::callsite::rebuild_interest_cache();
 
     let audit = tempfile::tempdir().unwrap();
     let policy = RetryPolicy {
