@@ -23,15 +23,27 @@ pub fn bwrap_or_skip() -> Option<PathBuf> {
 /// Runs `sh -c script` sandboxed in `ws` with the default spec; its stdout (the mount points
 /// are cleaned up before it returns).
 pub fn run_sandboxed(bwrap: &Path, ws: &Path, script: &str) -> String {
-    let spec = SandboxSpec::for_workspace(ws);
+    run_spec(bwrap, &SandboxSpec::for_workspace(ws), &[], script).0
+}
+
+/// Runs `sh -c script` under `spec` with `extra_writable` folders; its stdout and stderr.
+pub fn run_spec(
+    bwrap: &Path,
+    spec: &SandboxSpec,
+    extra_writable: &[PathBuf],
+    script: &str,
+) -> (String, String) {
     let (argv, guard) = bwrap_guarded(
         bwrap,
-        &spec,
-        &[],
+        spec,
+        extra_writable,
         &["sh".into(), "-c".into(), script.into()],
         None,
     );
     let out = Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
     drop(guard);
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }

@@ -2,8 +2,7 @@
 //! config folder, both present once the user kept an "always allow") neither breaks the
 //! sandbox nor shows through; a hidden path inside a writable folder within is still hidden.
 
-use cairn_policy::sandbox::{bwrap_guarded, SandboxSpec};
-use std::process::Command;
+use cairn_policy::sandbox::SandboxSpec;
 
 use crate::common;
 
@@ -35,21 +34,7 @@ fn a_hidden_file_inside_a_hidden_folder_runs_the_command_and_shows_neither() {
         s = shared.display(),
         w = ws.display()
     );
-    let run = |extra: &[std::path::PathBuf]| {
-        let (argv, guard) = bwrap_guarded(
-            &bwrap,
-            &spec,
-            extra,
-            &["sh".into(), "-c".into(), script.clone()],
-            None,
-        );
-        let out = Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
-        drop(guard);
-        (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |extra: &[std::path::PathBuf]| common::run_spec(&bwrap, &spec, extra, &script);
     let (stdout, stderr) = run(&[]);
     assert!(stdout.contains("ran"), "the command ran: {stdout} {stderr}");
     assert!(!stdout.contains("secret"), "{stdout}");
