@@ -14,6 +14,7 @@ pub mod dialogs;
 pub mod egl;
 pub mod error;
 pub mod logging;
+pub mod memory;
 pub mod menu;
 pub mod notifications;
 pub mod runtime;

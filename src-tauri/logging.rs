@@ -11,6 +11,10 @@ use tracing_subscriber::{EnvFilter, Layer};
 
 /// Log files kept.
 const KEEP_FILES: usize = 7;
+/// Lines queued for the log writer thread before new ones are dropped. The queue's slots are
+/// allocated up front: tracing-appender's default (128,000 lines) holds 4 MiB for the life of
+/// the app; a few thousand lines is many seconds of the busiest logging Cairn does.
+const QUEUED_LINES: usize = 4_096;
 
 /// The log directory inside a state dir.
 pub fn log_dir(state_dir: &Path) -> PathBuf {
@@ -42,7 +46,9 @@ pub fn init(state_dir: &Path) -> Option<WorkerGuard> {
         tracing::warn!(dir = %dir.display(), "cannot write log files; logging to stderr only");
         return None;
     };
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(QUEUED_LINES)
+        .finish(appender);
     let filter = EnvFilter::try_from_env("CAIRN_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let file = tracing_subscriber::fmt::layer()
         .with_ansi(false)

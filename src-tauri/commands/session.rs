@@ -126,6 +126,8 @@ pub async fn open_session<R: Runtime>(
     remember_session(&state, &workspace, &runtime.id());
     state.with_slot(label, |slot| slot.workspace = Some(workspace));
     super::board::show(&state, label, runtime.clone()).await?;
+    // Reading the log and building the view (and its reply) is the heaviest step there is.
+    crate::memory::release_freed_soon();
     Ok(cairn_runtime::host::view::view_with_pending(&runtime).await?)
 }
 

@@ -22,6 +22,7 @@ async fn run(
     let end = runtime
         .run(input, BATCH_WINDOW, |event| on_event.send(event))
         .await?;
+    crate::memory::release_freed_soon();
     if end == RunOutcome::ChannelClosed {
         tracing::info!(
             window = label,

@@ -95,7 +95,9 @@ pub async fn open_workspace<R: Runtime>(
 
 /// Closes the window's sessions (refusing while a turn of one runs).
 pub(crate) async fn close_session_of(state: &AppState, label: &str) -> IpcResult<()> {
-    super::board::close_all(state, label).await
+    super::board::close_all(state, label).await?;
+    crate::memory::release_freed_soon();
+    Ok(())
 }
 
 /// Closes the workspace and returns to the welcome screen.
