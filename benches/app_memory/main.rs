@@ -106,6 +106,50 @@ async fn pid_of(state_dir: &Path) -> u32 {
     }
 }
 
+/// The parent of a process, from `/proc/<pid>/stat` (its name may hold spaces and ')').
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Asserts every WebKit web process under `app` collects as the app set it up: its whole heap
+/// each time (`cairn_app::memory::collect_whole_heap_in_web_process`), or as the variable the
+/// bench was started with says. Returns how many web processes it checked.
+fn assert_web_process_gc(app: u32) -> usize {
+    let var = cairn_app::memory::GENERATIONAL_GC;
+    let want = format!(
+        "{var}={}",
+        std::env::var(var).unwrap_or_else(|_| "0".into())
+    );
+    let mut checked = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if !comm.starts_with("WebKitWebProces") {
+            continue;
+        }
+        let mut up = parent_of(pid);
+        while let Some(p) = up.filter(|p| *p > 1 && *p != app) {
+            up = parent_of(p);
+        }
+        if up != Some(app) {
+            continue;
+        }
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        let has = environ.split(|b| *b == 0).any(|kv| kv == want.as_bytes());
+        assert!(has, "web process {pid} of the app does not run with {want}");
+        checked += 1;
+    }
+    checked
+}
+
 fn env_for(state_dir: &Path, server: &MockLlmServer) -> Vec<(String, String)> {
     [
         ("CAIRN_STATE_DIR", state_dir.display().to_string()),
@@ -176,6 +220,7 @@ async fn sessions_run(plan: Plan) -> Option<SessionsRun> {
         open_recent(&c).await;
         let pid = pid_of(&state_dir).await;
         let idle = measure(pid, plan.settle).await;
+        assert!(assert_web_process_gc(pid) > 0, "the app has no web process");
         for n in 0..plan.sessions {
             if n > 0 {
                 new_chat(&c).await;
