@@ -1,5 +1,5 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { TurnStatus } from "../bindings/TurnStatus";
 import { Follow } from "../follow";
@@ -199,6 +199,10 @@ export function Transcript({ items, actions, sent = 0 }: { items: Item[]; action
   useLayoutEffect(() => {
     if (follow.pinned && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
   }, [items, virtualizer, follow, sent]);
+  // How every turn shown ended, in order: rows out of view are not in the DOM, so this is
+  // where scripts (and the E2E tests) count turns. Built when the items change, not on each
+  // scroll frame (a long session has thousands of turns).
+  const ends = useMemo(() => items.flatMap((i) => (i.kind === "turn_end" ? [i.status] : [])).join(" "), [items]);
   // Keep following while rows grow after measuring (streamed text, expanded output).
   const empty = items.length === 0;
   useEffect(() => {
@@ -226,9 +230,6 @@ export function Transcript({ items, actions, sent = 0 }: { items: Item[]; action
     );
   }
   const rows = virtualizer.getVirtualItems();
-  // How every turn shown ended, in order: rows out of view are not in the DOM, so this is
-  // where scripts (and the E2E tests) count turns.
-  const ends = items.flatMap((i) => (i.kind === "turn_end" ? [i.status] : [])).join(" ");
   return (
     <section
       className="transcript"
