@@ -27,7 +27,8 @@ pub const GENERATIONAL_GC: &str = "JSC_useGenerationalGC";
 /// one young-generation collection and then wait for a full one, which a scrolling page seldom
 /// gets (51 young collections and 2 full ones while a 10,000-event session was scrolled end
 /// to end): the web process grew by 130 MiB and kept it. Collecting the whole heap each time
-/// kept the growth at 55 MiB, with the same frame times in `scripts/bench-app.sh`.
+/// kept the growth at 60–80 MiB (release build), with the same frame times in
+/// `scripts/bench-app.sh`.
 pub fn collect_whole_heap_in_web_process() -> bool {
     if !cfg!(target_os = "linux") || std::env::var_os(GENERATIONAL_GC).is_some() {
         return false;

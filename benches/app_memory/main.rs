@@ -24,7 +24,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cairn_runtime::bench::{tree_memory, TreeMemory};
+use cairn_runtime::bench::{process_tree, tree_memory, TreeMemory};
 use cairn_testkit::{MockLlmServer, Reply};
 use fantoccini::Client;
 use support::*;
@@ -106,13 +106,6 @@ async fn pid_of(state_dir: &Path) -> u32 {
     }
 }
 
-/// The parent of a process, from `/proc/<pid>/stat` (its name may hold spaces and ')').
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// Asserts every WebKit web process under `app` collects as the app set it up: its whole heap
 /// each time (`cairn_app::memory::collect_whole_heap_in_web_process`), or as the variable the
 /// bench was started with says. Returns how many web processes it checked.
@@ -123,23 +116,9 @@ fn assert_web_process_gc(app: u32) -> usize {
         std::env::var(var).unwrap_or_else(|_| "0".into())
     );
     let mut checked = 0;
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in process_tree(app) {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         if !comm.starts_with("WebKitWebProces") {
-            continue;
-        }
-        let mut up = parent_of(pid);
-        while let Some(p) = up.filter(|p| *p > 1 && *p != app) {
-            up = parent_of(p);
-        }
-        if up != Some(app) {
             continue;
         }
         let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();

@@ -82,8 +82,8 @@ fn kib_field(text: &str, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Memory of `root` and all its descendants (Linux; zero elsewhere).
-pub fn tree_memory(root: u32) -> TreeMemory {
+/// `root` and all its descendants (Linux; only `root` elsewhere).
+pub fn process_tree(root: u32) -> HashSet<u32> {
     let parents = parents();
     let mut tree: HashSet<u32> = HashSet::from([root]);
     loop {
@@ -97,6 +97,12 @@ pub fn tree_memory(root: u32) -> TreeMemory {
             break;
         }
     }
+    tree
+}
+
+/// Memory of `root` and all its descendants (Linux; zero elsewhere).
+pub fn tree_memory(root: u32) -> TreeMemory {
+    let tree = process_tree(root);
     let mut m = TreeMemory::default();
     let mut frames: HashSet<u64> = HashSet::new();
     let mut frames_known = true;
