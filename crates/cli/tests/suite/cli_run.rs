@@ -1,7 +1,6 @@
 //! `cairn run` end to end against the scripted mock LLM server.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use cairn_testkit::{Fault, MockLlmServer, Reply};
@@ -9,68 +8,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-const KEY: &str = "sk-test-SECRET-key-0123456789abcdef";
-
-struct Run {
-    code: i32,
-    events: Vec<Value>,
-    stdout: String,
-    stderr: String,
-}
-
-fn cmd(ws: &Path, state: &Path, server: &MockLlmServer, extra: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.arg("run")
-        .arg("--workspace")
-        .arg(ws)
-        .arg("--state-dir")
-        .arg(state)
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--model")
-        .arg("mock-model")
-        .args(extra)
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_MODEL")
-        .env_remove("CAIRN_MODEL")
-        .env_remove("OPENAI_FORCE_API_MODE")
-        .env("OPENAI_API_KEY", KEY)
-        .env("NETWORK_RETRY_BASE_MS", "20")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    c
-}
-
-async fn run(mut c: Command) -> Run {
-    let out = tokio::time::timeout(Duration::from_secs(60), c.output())
-        .await
-        .expect("cairn finished in time")
-        .expect("cairn ran");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let events = stdout
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        events,
-        stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).to_string(),
-    }
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
-}
-
-fn last_is_turn_end(r: &Run, status: &str) {
-    let last = r.events.last().expect("some events");
-    assert_eq!(last["type"], "turn_end", "stderr: {}", r.stderr);
-    assert_eq!(last["data"]["status"], status, "stderr: {}", r.stderr);
-}
+use crate::common::json_run::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn list_read_write_shell_answer_in_auto_mode() {
@@ -94,14 +32,13 @@ async fn list_read_write_shell_answer_in_auto_mode() {
     ])
     .await
     .unwrap();
-    let r = run(cmd(
+    let r = run_ok(cmd(
         ws.path(),
         state.path(),
         &server,
         &["--mode", "auto", "--json", "do it"],
     ))
     .await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     last_is_turn_end(&r, "completed");
     assert_eq!(r.events[0]["type"], "turn_start");
     assert_eq!(r.events[0]["data"]["turn"], 1);
@@ -160,7 +97,7 @@ async fn interactive_deny_refuses_the_write_and_completes() {
     ])
     .await
     .unwrap();
-    let r = run(cmd(
+    let r = run_ok(cmd(
         ws.path(),
         state.path(),
         &server,
@@ -174,7 +111,6 @@ async fn interactive_deny_refuses_the_write_and_completes() {
         ],
     ))
     .await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     last_is_turn_end(&r, "completed");
     let pr = of_type(&r.events, "permission_required");
     assert_eq!(pr.len(), 1);
@@ -196,8 +132,7 @@ async fn without_a_tty_approvals_default_to_deny() {
     ])
     .await
     .unwrap();
-    let r = run(cmd(ws.path(), state.path(), &server, &["--json", "touch"])).await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let r = run_ok(cmd(ws.path(), state.path(), &server, &["--json", "touch"])).await;
     let finished = &of_type(&r.events, "tool_finished")[0]["data"];
     assert_eq!(finished["status"], "denied");
     // Not blamed on a user who was never asked.
@@ -217,7 +152,7 @@ async fn unauthorized_ends_fast_with_a_clear_message_and_no_key_anywhere() {
         .await
         .unwrap();
     let t0 = Instant::now();
-    let r = run(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
+    let r = run_ok(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
     assert!(t0.elapsed() < Duration::from_secs(10));
     assert_eq!(r.code, 1);
     last_is_turn_end(&r, "error");
@@ -256,7 +191,6 @@ async fn transient_faults_are_retried_and_the_turn_completes() {
     .await
     .unwrap();
     let r = run(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     last_is_turn_end(&r, "completed");
     let retries = of_type(&r.events, "llm_retry");
     assert_eq!(retries.len(), 2);
@@ -275,8 +209,7 @@ async fn rate_limit_retry_after_is_honoured() {
     .await
     .unwrap();
     let t0 = Instant::now();
-    let r = run(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let r = run_ok(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
     assert!(t0.elapsed() >= Duration::from_secs(1));
     let retries = of_type(&r.events, "llm_retry");
     assert_eq!(retries[0]["data"]["waitMs"], 1000);
@@ -296,14 +229,13 @@ async fn a_multi_megabyte_command_output_reaches_the_model_budgeted() {
     ])
     .await
     .unwrap();
-    let r = run(cmd(
+    run_ok(cmd(
         ws.path(),
         state.path(),
         &server,
         &["--mode", "auto", "--json", "big"],
     ))
     .await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     let reqs = server.requests();
     let body = &reqs[1].body;
     let tool_msg = body["messages"]
@@ -490,7 +422,7 @@ async fn max_iterations_exits_3() {
     ])
     .await
     .unwrap();
-    let r = run(cmd(
+    let r = run_ok(cmd(
         ws.path(),
         state.path(),
         &server,
@@ -511,14 +443,13 @@ async fn sessions_are_listed_and_resumed() {
     ])
     .await
     .unwrap();
-    let r = run(cmd(
+    let r = run_ok(cmd(
         ws.path(),
         state.path(),
         &server,
         &["--json", "remember 7"],
     ))
     .await;
-    assert_eq!(r.code, 0);
     let id = r.events[0]["data"]["sessionId"]
         .as_str()
         .unwrap()
@@ -542,7 +473,6 @@ async fn sessions_are_listed_and_resumed() {
         &["--session", &id, "--json", "what number?"],
     ))
     .await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert_eq!(r.events[0]["data"]["turn"], 2);
     assert_eq!(r.events[0]["data"]["sessionId"], id.as_str());
     let body = server.requests()[1].body.to_string();
@@ -694,147 +624,4 @@ async fn sigint_during_the_llm_stream_interrupts_within_seconds() {
     let types: Vec<_> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(&types[types.len() - 2..], &["interrupted", "turn_end"]);
     assert_eq!(events.last().unwrap()["data"]["status"], "interrupted");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_small_context_window_triggers_visible_compaction() {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("big.txt"), "lorem ipsum dolor\n".repeat(600)).unwrap();
-    let server = MockLlmServer::with_script(vec![
-        Reply::tool_call("r", "read_file", json!({"path": "big.txt"})),
-        Reply::text("SUMMARY: read big.txt"),
-        Reply::text("done"),
-    ])
-    .await
-    .unwrap();
-    let r = run(cmd(
-        ws.path(),
-        state.path(),
-        &server,
-        &["--context-window", "2000", "--json", "GOAL: read big.txt"],
-    ))
-    .await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    let compacting = of_type(&r.events, "compacting");
-    assert!(!compacting.is_empty());
-    assert_eq!(compacting[0]["data"]["contextWindow"], 2000);
-    assert!(!of_type(&r.events, "compacted").is_empty());
-    last_is_turn_end(&r, "completed");
-    let last = server.requests().last().unwrap().body.to_string();
-    assert!(
-        last.contains("GOAL: read big.txt"),
-        "the goal survives compaction"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn agents_md_reaches_the_system_prompt() {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    std::fs::write(
-        ws.path().join("AGENTS.md"),
-        "PROJECT-RULE-42: always use tabs",
-    )
-    .unwrap();
-    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
-        .await
-        .unwrap();
-    let r = run(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    let body = &server.requests()[0].body;
-    let system = body["messages"][0].clone();
-    assert_eq!(system["role"], "system");
-    let text = system["content"].to_string();
-    assert!(text.contains("PROJECT-RULE-42"), "{text}");
-    assert!(text.contains("AGENTS.md"));
-    assert!(text.contains("Workspace"));
-}
-
-/// Every string inside a JSON value (request bodies carry the prompt in nested strings).
-fn strings(v: &Value) -> Vec<String> {
-    match v {
-        Value::String(s) => vec![s.clone()],
-        Value::Array(a) => a.iter().flat_map(strings).collect(),
-        Value::Object(o) => o.values().flat_map(strings).collect(),
-        _ => Vec::new(),
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn mentioned_workspace_files_reach_the_model_as_file_blocks() {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    std::fs::create_dir(ws.path().join("src")).unwrap();
-    std::fs::write(ws.path().join("src/app.txt"), "the app's secret sauce\n").unwrap();
-    let server = MockLlmServer::with_script(vec![Reply::text("explained")])
-        .await
-        .unwrap();
-    let r = run(cmd(
-        ws.path(),
-        state.path(),
-        &server,
-        &["--json", "explain @src/app.txt, thanks @team"],
-    ))
-    .await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    last_is_turn_end(&r, "completed");
-    let texts = strings(&server.requests()[0].body);
-    assert!(
-        texts
-            .iter()
-            .any(|t| t.contains("<file path=\"src/app.txt\">\nthe app's secret sauce\n</file>")),
-        "{texts:?}"
-    );
-    // The prompt itself is sent as written; a word that names no file gets no note.
-    assert!(texts
-        .iter()
-        .any(|t| t.contains("explain @src/app.txt, thanks @team")));
-    assert!(!r.stderr.contains("note: "), "stderr: {}", r.stderr);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn mentions_that_cannot_be_attached_stay_text_with_a_note_and_are_never_read() {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    let secret = outside.path().join("hosts.txt");
-    std::fs::write(&secret, "OUTSIDE-CONTENT-4711\n").unwrap();
-    std::fs::write(ws.path().join("big.txt"), "B".repeat(256 * 1024 + 1)).unwrap();
-    let server = MockLlmServer::with_script(vec![Reply::text("compared")])
-        .await
-        .unwrap();
-    let prompt = format!(
-        "compare with @{} and @big.txt and @docs/none.md",
-        secret.display()
-    );
-    let r = run(cmd(ws.path(), state.path(), &server, &["--json", &prompt])).await;
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    last_is_turn_end(&r, "completed");
-    let requests = server.requests();
-    assert!(!requests.is_empty());
-    for req in &requests {
-        let body = req.body.to_string();
-        assert!(!body.contains("OUTSIDE-CONTENT-4711"), "read: {body}");
-        assert!(!body.contains("BBBB"), "a file over 256 KB was sent");
-        assert!(!body.contains("<file path="), "nothing is attached: {body}");
-    }
-    assert!(strings(&requests[0].body)
-        .iter()
-        .any(|t| t.contains(&prompt)));
-    let notes: Vec<&str> = r
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("note: "))
-        .collect();
-    assert_eq!(notes.len(), 3, "stderr: {}", r.stderr);
-    assert!(
-        notes[0].contains("only paths inside the workspace"),
-        "{notes:?}"
-    );
-    assert!(notes[1].contains("limited to 256 KB"), "{notes:?}");
-    assert!(
-        notes[2].contains("@docs/none.md names no file"),
-        "{notes:?}"
-    );
 }
