@@ -11,8 +11,9 @@
 # Each run starts the app with CAIRN_BENCH=1 and a fresh state dir; the page reports its first
 # paint, idles 3 s while the backend measures memory, then runs the transcript benchmark
 # (ui/src/components/BenchHarness.tsx) and the app prints one `CAIRN_BENCH {json}` line.
-# Then the memory of the real app (benches/app_memory): idle with a workspace open, five
-# sessions running in one window, a 10,000-event session scrolled end to end.
+# Then the memory of the real app (benches/app_memory): idle with a workspace open (started as a
+# user starts it, its files dropped from the page cache first), five sessions running in one
+# window and a 10,000-event session scrolled end to end (both driven through WebDriver).
 # Without $DISPLAY it runs on a private Xvfb server.
 set -euo pipefail
 
@@ -137,6 +138,6 @@ EOF
 # the E2E tests (benches/app_memory), against the binary built above; the driver itself builds
 # in the test profile, which the test suite has usually built already.
 echo ""
-echo "bench-app: memory of $PROFILE_DIR build (two app runs under WebDriver; a few minutes)"
+echo "bench-app: memory of $PROFILE_DIR build (two direct starts, two app runs under WebDriver; a few minutes)"
 CAIRN_E2E=1 CAIRN_E2E_APP="$BIN" dbus-run-session -- \
   cargo test -p cairn-app --features custom-protocol --bench app_memory -- --bench

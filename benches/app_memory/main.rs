@@ -1,12 +1,14 @@
 //! Memory of the real desktop app (issue 22), driven through WebDriver like the E2E tests and
 //! measured from /proc as the resident memory of the app and its WebKit processes, every
 //! physical page counted once (`cairn_runtime::bench::tree_memory`; without root the sum of
-//! per-process RSS stands in, and the report says so). Two app runs, each with a fresh state
-//! dir and one workspace:
+//! per-process RSS stands in, and the report says so). Each run has a fresh state dir and one
+//! workspace, and starts with the app's files dropped from the page cache (see `direct`):
 //!
-//! 1. idle with the workspace open, then five sessions started in the same window (each with
-//!    a turn streaming from the mock model, all running at once): the idle figure against
-//!    its target (250 MiB) and what the five sessions add against theirs (40 MiB);
+//! 0. the app started as a user starts it (no WebDriver), its last workspace reopened: the
+//!    idle figure against its target (250 MiB);
+//! 1. under WebDriver, idle with the workspace open, then five sessions started in the same
+//!    window (each with a turn streaming from the mock model, all running at once): what the
+//!    five sessions add against their target (40 MiB);
 //! 2. idle again, then a saved session of 10,000 events opened and its transcript scrolled
 //!    from the end to the first message and back: that figure as a ratio of this run's idle
 //!    (target 1.3×).
@@ -16,6 +18,7 @@
 //! that every phase works and prints its figures without judging them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod direct;
 mod seed;
 #[path = "../../tests/support/mod.rs"]
 mod support;
@@ -358,10 +361,18 @@ fn row(name: &str, value: f64, unit: &str, target: f64, judge: bool) {
     println!("{name:<52} {value:>8.2} {unit:<4} target < {target:<6} ratio {ratio:.2}  {verdict}");
 }
 
-fn report(plan: Plan, app: &Path, a: &SessionsRun, b: &LongRun) {
-    let pages_once = [&a.idle, &a.sessions, &b.idle, &b.opened, &b.scrolled]
-        .iter()
-        .all(|m| m.distinct_mib.is_some());
+fn report(plan: Plan, app: &Path, d: &direct::DirectRun, a: &SessionsRun, b: &LongRun) {
+    let pages_once = [
+        &d.idle,
+        &d.found,
+        &a.idle,
+        &a.sessions,
+        &b.idle,
+        &b.opened,
+        &b.scrolled,
+    ]
+    .iter()
+    .all(|m| m.distinct_mib.is_some());
     let how = if pages_once {
         "pages once"
     } else {
@@ -374,11 +385,18 @@ fn report(plan: Plan, app: &Path, a: &SessionsRun, b: &LongRun) {
         app.display()
     );
     row(
-        &format!("idle, one workspace open ({how})"),
-        figure(&a.idle),
+        &format!("idle, one workspace open, started directly ({how})"),
+        figure(&d.idle),
         "MiB",
         IDLE_TARGET_MIB,
         plan.full,
+    );
+    println!(
+        "  for reference: that start with the page cache as found {:.1} MiB ({} files the app maps \
+         dropped from it before the judged start); idle under WebDriver {:.1} MiB",
+        figure(&d.found),
+        d.files.len(),
+        figure(&a.idle)
     );
     row(
         &format!("+{} sessions running in one window", plan.sessions),
@@ -415,7 +433,11 @@ fn report(plan: Plan, app: &Path, a: &SessionsRun, b: &LongRun) {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!("  by process, idle (RSS/PSS MiB): {}", each(&a.idle));
+    println!(
+        "  by process, idle started directly (RSS/PSS MiB): {}",
+        each(&d.idle)
+    );
+    println!("  by process, idle under WebDriver: {}", each(&a.idle));
     println!(
         "  by process, {} sessions: {}",
         plan.sessions,
@@ -436,14 +458,21 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(async {
+        if drivers().is_none() {
+            return;
+        }
+        let d = direct::direct_run(plan.settle).await;
+        cairn_runtime::bench::drop_from_page_cache(&d.files);
         let Some(a) = sessions_run(plan).await else {
             return;
         };
+        cairn_runtime::bench::drop_from_page_cache(&d.files);
         let b = long_run(plan)
             .await
             .expect("the second app run cannot be skipped after the first ran");
         for (what, m) in [
-            ("idle", &a.idle),
+            ("idle", &d.idle),
+            ("idle under WebDriver", &a.idle),
             ("sessions", &a.sessions),
             ("long session", &b.scrolled),
         ] {
@@ -452,6 +481,6 @@ fn main() {
                 "{what}: the app and its web process were measured: {m:?}"
             );
         }
-        report(plan, &app_binary(), &a, &b);
+        report(plan, &app_binary(), &d, &a, &b);
     });
 }

@@ -2,7 +2,8 @@
 //! start to the page's first paint, idle memory of the app and its WebKit processes, and the
 //! page's transcript frame times; printed as one `CAIRN_BENCH {json}` line on stdout.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -100,6 +101,49 @@ pub fn process_tree(root: u32) -> HashSet<u32> {
     tree
 }
 
+/// The files mapped by `root` and its descendants (their libraries, fonts, caches).
+pub fn mapped_files(root: u32) -> BTreeSet<PathBuf> {
+    let mut files = BTreeSet::new();
+    for pid in process_tree(root) {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        for line in maps.lines() {
+            // `start-end perms offset dev inode path`: the path is the sixth field.
+            let Some(path) = line.split_whitespace().nth(5) else {
+                continue;
+            };
+            if path.starts_with('/') && !line.ends_with("(deleted)") {
+                files.insert(PathBuf::from(path));
+            }
+        }
+    }
+    files
+}
+
+/// Asks the kernel to drop `files` from the page cache (pages other processes map stay);
+/// how many files it was asked for. A benchmark calls it before starting the app, so each
+/// start finds its libraries as only its own reads left them: a library read whole before
+/// (installed, copied, backed up) sits in the cache in large folios, which the kernel maps
+/// into a process whole, and the app's resident memory then depends on that history.
+pub fn drop_from_page_cache(files: &BTreeSet<PathBuf>) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
+        files
+            .iter()
+            .filter(|f| {
+                std::fs::File::open(f).is_ok_and(|file| {
+                    posix_fadvise(&file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED).is_ok()
+                })
+            })
+            .count()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = files;
+        0
+    }
+}
+
 /// Memory of `root` and all its descendants (Linux; zero elsewhere).
 pub fn tree_memory(root: u32) -> TreeMemory {
     let tree = process_tree(root);
@@ -192,6 +236,7 @@ fn mapping_range(line: &str) -> Option<(u64, u64)> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     #[test]
@@ -210,5 +255,21 @@ mod tests {
             // One process: its distinct pages can't exceed its RSS (+ pages faulted in between).
             assert!(distinct > 0.5 && distinct < m.rss_mib * 1.5, "{m:?}");
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn lists_mapped_files_and_drops_only_files_that_exist() {
+        let me = std::fs::canonicalize(std::env::current_exe().unwrap()).unwrap();
+        let files = mapped_files(std::process::id());
+        assert!(files.contains(&me), "{me:?} not in {files:?}");
+        assert!(files.iter().all(|f| f.is_absolute()), "{files:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let kept = dir.path().join("lib.so");
+        std::fs::write(&kept, vec![7u8; 64 * 1024]).unwrap();
+        let asked = BTreeSet::from([kept.clone(), dir.path().join("gone.so")]);
+        assert_eq!(drop_from_page_cache(&asked), 1);
+        // Dropping from the cache never touches the file itself.
+        assert_eq!(std::fs::read(&kept).unwrap(), vec![7u8; 64 * 1024]);
     }
 }
