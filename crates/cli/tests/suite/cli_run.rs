@@ -152,7 +152,7 @@ async fn unauthorized_ends_fast_with_a_clear_message_and_no_key_anywhere() {
         .await
         .unwrap();
     let t0 = Instant::now();
-    let r = run_ok(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
+    let r = run(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
     assert!(t0.elapsed() < Duration::from_secs(10));
     assert_eq!(r.code, 1);
     last_is_turn_end(&r, "error");
@@ -190,7 +190,7 @@ async fn transient_faults_are_retried_and_the_turn_completes() {
     ])
     .await
     .unwrap();
-    let r = run(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
+    let r = run_ok(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
     last_is_turn_end(&r, "completed");
     let retries = of_type(&r.events, "llm_retry");
     assert_eq!(retries.len(), 2);
@@ -229,7 +229,7 @@ async fn a_multi_megabyte_command_output_reaches_the_model_budgeted() {
     ])
     .await
     .unwrap();
-    run_ok(cmd(
+    let r = run_ok(cmd(
         ws.path(),
         state.path(),
         &server,
@@ -422,7 +422,7 @@ async fn max_iterations_exits_3() {
     ])
     .await
     .unwrap();
-    let r = run_ok(cmd(
+    let r = run(cmd(
         ws.path(),
         state.path(),
         &server,
@@ -466,7 +466,7 @@ async fn sessions_are_listed_and_resumed() {
     assert_eq!(line["turns"], 1);
     assert_eq!(line["model"], "mock-model");
     assert_eq!(line["name"], "remember 7");
-    let r = run(cmd(
+    let r = run_ok(cmd(
         ws.path(),
         state.path(),
         &server,
