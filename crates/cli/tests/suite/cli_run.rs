@@ -229,7 +229,7 @@ async fn a_multi_megabyte_command_output_reaches_the_model_budgeted() {
     ])
     .await
     .unwrap();
-    let r = run_ok(cmd(
+    run_ok(cmd(
         ws.path(),
         state.path(),
         &server,

@@ -49,7 +49,7 @@ async fn agents_md_reaches_the_system_prompt() {
     let server = MockLlmServer::with_script(vec![Reply::text("ok")])
         .await
         .unwrap();
-    let r = run_ok(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
+    run_ok(cmd(ws.path(), state.path(), &server, &["--json", "hi"])).await;
     let body = &server.requests()[0].body;
     let system = body["messages"][0].clone();
     assert_eq!(system["role"], "system");
