@@ -8,6 +8,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import type { TerminalTab } from "../bindings/app/TerminalTab";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
+import { orderedInput, type OrderedInput } from "../terminalInput";
 
 /** How often the tab list is refreshed (agent command sessions come and go). */
 const REFRESH_MS = 1500;
@@ -47,6 +48,7 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
   const host = useRef<HTMLDivElement>(null);
   const fit = useRef<FitAddon | null>(null);
   const termRef = useRef<Terminal | null>(null);
+  const inputRef = useRef<OrderedInput | null>(null);
   const [menu, setMenu] = useState<{ x: number; y: number } | null>(null);
   useEffect(() => {
     const el = host.current;
@@ -77,8 +79,10 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
     ipc.terminalAttach(tab.id, (bytes) => {
       if (!disposed) term.write(bytes);
     }).catch(fail);
-    const input = term.onData(ipc.terminalTypist(tab.id, fail));
+    const ordered = orderedInput(ipc.terminalTypist(tab.id, fail));
+    const input = term.onData(ordered.type);
     termRef.current = term;
+    inputRef.current = ordered;
     // Ctrl+Shift+C / Ctrl+Shift+V; a plain Ctrl+C still reaches the shell as an interrupt.
     // Pastes go through xterm's `paste` (bracketed-paste aware), then `onData` above.
     term.attachCustomKeyEventHandler((e) => {
@@ -87,7 +91,7 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
       e.preventDefault();
       if (e.type === "keydown") {
         if (what === "copy") copyText(term.getSelection()).catch(fail);
-        else clipboardText().then((text) => term.paste(text), fail);
+        else ordered.paste(clipboardText(), (text) => term.paste(text), fail);
       }
       return false;
     });
@@ -99,6 +103,7 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
       input.dispose();
       term.dispose();
       termRef.current = null;
+      inputRef.current = null;
       fit.current = null;
     };
   }, [tab.id, fail]);
@@ -111,10 +116,12 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
   };
   const paste = () => {
     setMenu(null);
-    clipboardText().then((text) => {
+    const apply = (text: string) => {
       termRef.current?.paste(text);
       termRef.current?.focus();
-    }, fail);
+    };
+    if (inputRef.current !== null) inputRef.current.paste(clipboardText(), apply, fail);
+    else clipboardText().then(apply, fail);
   };
   return (
     <div
