@@ -9,7 +9,7 @@ fn main() {
     let sealed = cairn_engine::secret_env::seal_process();
     cairn_app::bench::mark_process_start();
     cairn_app::prefer_software_rendering();
-    cairn_app::memory::collect_whole_heap_in_web_process();
+    cairn_app::memory::tune_web_process_gc();
     cairn_app::apply_prompt_language();
     for problem in &sealed.problems {
         eprintln!("cairn: protecting secrets: {problem}");

@@ -1,6 +1,7 @@
 //! Memory the app holds without using it: freed memory given back to the OS after a heavy
 //! step (a session opened, a turn ended, sessions closed), and the web process's garbage
-//! collector set to reach DOM nodes of rows that scrolled away.
+//! collector set to reach DOM nodes of rows that scrolled away, and to run before its heap
+//! has grown far past what is live.
 //!
 //! glibc's allocator keeps freed small chunks in its arenas and returns only the top of each
 //! heap by itself. Opening a 10,000-event session (reading its log, building its view and
@@ -20,21 +21,40 @@ static SCHEDULED: AtomicBool = AtomicBool::new(false);
 /// JavaScriptCore's switch for generational collection, read by the web process at start.
 pub const GENERATIONAL_GC: &str = "JSC_useGenerationalGC";
 
-/// Makes WebKit's web process collect its whole heap on every collection, unless the user set
-/// [`GENERATIONAL_GC`]; whether it changed anything. Call before any thread starts.
+/// JavaScriptCore's bound on how far its heap grows past the live heap before the next full
+/// collection, read by the web process at start.
+pub const HEAP_GROWTH: &str = "JSC_heapGrowthMaxIncrease";
+
+/// How the app sets up the web process's garbage collector: each variable and its value.
 ///
-/// Each row a virtualised transcript draws leaves DOM nodes behind JS wrappers that survive
-/// one young-generation collection and then wait for a full one, which a scrolling page seldom
-/// gets (51 young collections and 2 full ones while a 10,000-event session was scrolled end
-/// to end): the web process grew by 130 MiB and kept it. Collecting the whole heap each time
-/// kept the growth at 60–80 MiB (release build), with the same frame times in
-/// `scripts/bench-app.sh`.
-pub fn collect_whole_heap_in_web_process() -> bool {
-    if !cfg!(target_os = "linux") || std::env::var_os(GENERATIONAL_GC).is_some() {
-        return false;
+/// - [`GENERATIONAL_GC`] `0`: each row a virtualised transcript draws leaves DOM nodes behind
+///   JS wrappers that survive one young-generation collection and then wait for a full one,
+///   which a scrolling page seldom gets (51 young collections and 2 full ones while a
+///   10,000-event session was scrolled end to end): the web process grew by 130 MiB and kept
+///   it. Collecting the whole heap each time kept the growth at 60–80 MiB (release build),
+///   with the same frame times in `scripts/bench-app.sh`.
+/// - [`HEAP_GROWTH`] `1`: on machines with 16 GiB of RAM or more JavaScriptCore lets its heap
+///   grow to about four times the live heap before collecting (`3·e^(−2·heap/RAM) + 1`); the
+///   rows scrolled away between two collections are what the web process then keeps. With
+///   `1` the heap collects at about twice the live heap, as it does on smaller machines: the
+///   10,000-event session opened and scrolled end to end stood at 1.25× idle instead of 1.31×
+///   (release build, two runs each; `benches/app_memory`), frame times unchanged.
+pub const WEB_PROCESS_GC: [(&str, &str); 2] = [(GENERATIONAL_GC, "0"), (HEAP_GROWTH, "1")];
+
+/// Sets [`WEB_PROCESS_GC`] for the WebKit web process, each variable unless the user set it;
+/// the variables it set. Call before any thread starts.
+pub fn tune_web_process_gc() -> Vec<&'static str> {
+    if !cfg!(target_os = "linux") {
+        return Vec::new();
     }
-    std::env::set_var(GENERATIONAL_GC, "0");
-    true
+    let mut set = Vec::new();
+    for (var, value) in WEB_PROCESS_GC {
+        if std::env::var_os(var).is_none() {
+            std::env::set_var(var, value);
+            set.push(var);
+        }
+    }
+    set
 }
 
 /// Schedules one trim shortly after a heavy step (see [`DELAY`]); cheap to call often.

@@ -109,15 +109,19 @@ async fn pid_of(state_dir: &Path) -> u32 {
     }
 }
 
-/// Asserts every WebKit web process under `app` collects as the app set it up: its whole heap
-/// each time (`cairn_app::memory::collect_whole_heap_in_web_process`), or as the variable the
-/// bench was started with says. Returns how many web processes it checked.
+/// Asserts every WebKit web process under `app` runs its garbage collector as the app set it
+/// up (`cairn_app::memory::tune_web_process_gc`), or as the variables the bench was started
+/// with say. Returns how many web processes it checked.
 fn assert_web_process_gc(app: u32) -> usize {
-    let var = cairn_app::memory::GENERATIONAL_GC;
-    let want = format!(
-        "{var}={}",
-        std::env::var(var).unwrap_or_else(|_| "0".into())
-    );
+    let want: Vec<String> = cairn_app::memory::WEB_PROCESS_GC
+        .iter()
+        .map(|(var, value)| {
+            format!(
+                "{var}={}",
+                std::env::var(var).unwrap_or_else(|_| value.to_string())
+            )
+        })
+        .collect();
     let mut checked = 0;
     for pid in process_tree(app) {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
@@ -125,8 +129,10 @@ fn assert_web_process_gc(app: u32) -> usize {
             continue;
         }
         let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
-        let has = environ.split(|b| *b == 0).any(|kv| kv == want.as_bytes());
-        assert!(has, "web process {pid} of the app does not run with {want}");
+        for want in &want {
+            let has = environ.split(|b| *b == 0).any(|kv| kv == want.as_bytes());
+            assert!(has, "web process {pid} of the app does not run with {want}");
+        }
         checked += 1;
     }
     checked
