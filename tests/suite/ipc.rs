@@ -107,6 +107,19 @@ fn ok(window: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Value {
     invoke(window, cmd, body).unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
 }
 
+/// Opens the harness's workspace and starts a session in it; the session's id.
+fn open_new_session(h: &Harness) -> String {
+    ok(
+        &h.window,
+        "open_workspace",
+        json!({"path": h.workspace.path()}),
+    );
+    ok(&h.window, "new_session", json!({}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn env_for(server: &MockLlmServer) -> Vec<(&'static str, String)> {
     vec![
         ("CAIRN_MODEL", "mock-model".to_string()),
@@ -372,15 +385,7 @@ async fn closing_the_window_denies_the_approval_interrupts_and_saves() {
     let env = env_for(&server);
     tokio::task::block_in_place(|| {
         let h = harness(&refs(&env), ApprovalHost::Ui);
-        ok(
-            &h.window,
-            "open_workspace",
-            json!({"path": h.workspace.path()}),
-        );
-        let id = ok(&h.window, "new_session", json!({}))["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let id = open_new_session(&h);
         let w = h.window.clone();
         let run = std::thread::spawn(move || {
             invoke(

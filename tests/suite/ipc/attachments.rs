@@ -106,15 +106,7 @@ async fn pasted_images_reach_the_model_and_read_back_only_in_their_session() {
     let env = env_for(&server);
     tokio::task::block_in_place(|| {
         let h = harness(&refs(&env), ApprovalHost::Ui);
-        ok(
-            &h.window,
-            "open_workspace",
-            json!({"path": h.workspace.path()}),
-        );
-        let id = ok(&h.window, "new_session", json!({}))["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let id = open_new_session(&h);
         let five: Vec<Value> = (0..5).map(|i| png_upload(&format!("{i}.png"))).collect();
         let refused = [
             (json!(five), "at most 4 images"),

@@ -30,15 +30,7 @@ async fn rewinding_the_conversation_refuses_bad_turns_and_running_turns_and_keep
         let h = harness(&refs(&env), ApprovalHost::Ui);
         let none = invoke(&h.window, "rewind_conversation", json!({"turn": 1})).unwrap_err();
         assert!(none.contains("No session"), "{none}");
-        ok(
-            &h.window,
-            "open_workspace",
-            json!({"path": h.workspace.path()}),
-        );
-        let id = ok(&h.window, "new_session", json!({}))["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let id = open_new_session(&h);
         for (i, text) in ["Question one", "Question two"].iter().enumerate() {
             let end = ok(
                 &h.window,

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use base64::Engine as _;
 use cairn_engine::PermissionState;
@@ -12,6 +11,8 @@ use cairn_runtime::{SavedSession, SessionStore};
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::Value;
 use tokio::process::Command;
+
+use crate::common::json_run::{cmd, run, run_ok};
 
 fn saved(id: &str, workspace: &str, updated: &str, said: &str) -> SavedSession {
     SavedSession {
@@ -131,47 +132,13 @@ async fn sessions_lists_and_searches_through_the_index() {
     assert_eq!(ids(&found), vec!["s1", "s2"]);
 }
 
+/// `cairn run --json` without git checkpoints, `extra` flags and the prompt last.
 fn run_cmd(ws: &Path, state: &Path, server: &MockLlmServer, extra: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.arg("run")
-        .arg("--workspace")
-        .arg(ws)
-        .arg("--state-dir")
-        .arg(state)
-        .arg("--base-url")
-        .arg(server.base_url())
-        .arg("--model")
-        .arg("mock-model")
-        .arg("--vcs")
-        .arg("off")
-        .arg("--json")
-        .args(extra)
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_MODEL")
-        .env_remove("CAIRN_MODEL")
-        .env("OPENAI_API_KEY", "sk-test-0123456789")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    c
-}
-
-async fn output(mut c: Command) -> (i32, Vec<Value>, String) {
-    let out = tokio::time::timeout(Duration::from_secs(60), c.output())
-        .await
-        .unwrap()
-        .unwrap();
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
+    let args: Vec<&str> = ["--vcs", "off", "--json"]
+        .into_iter()
+        .chain(extra.iter().copied())
         .collect();
-    (
-        out.status.code().unwrap_or(-1),
-        events,
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    cmd(ws, state, server, &args)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -187,15 +154,14 @@ async fn run_attach_sends_the_image_once_and_keeps_a_stored_copy() {
         .await
         .unwrap();
 
-    let (code, events, stderr) = output(run_cmd(
+    let r = run_ok(run_cmd(
         ws.path(),
         state.path(),
         &server,
         &["--attach", shot.to_str().unwrap(), "what is this?"],
     ))
     .await;
-    assert_eq!(code, 0, "{stderr}");
-    let start = &events[0]["data"];
+    let start = &r.events[0]["data"];
     assert_eq!(start["attachmentCount"], 1);
     let path = start["attachments"][0]["path"]
         .as_str()
@@ -214,14 +180,13 @@ async fn run_attach_sends_the_image_once_and_keeps_a_stored_copy() {
         .unwrap()
         .contains(&b64));
 
-    let (code, _, stderr) = output(run_cmd(
+    run_ok(run_cmd(
         ws.path(),
         state.path(),
         &server,
         &["--session", &id, "and again?"],
     ))
     .await;
-    assert_eq!(code, 0, "{stderr}");
     let second = server.requests()[1].body.to_string();
     assert!(
         !second.contains(&b64),
@@ -251,10 +216,9 @@ async fn images_are_referenced_not_sent_to_a_model_that_cannot_see() {
         &["--attach", shot.to_str().unwrap(), "what is this?"],
     );
     cmd.env("CAIRN_MODEL_VISION", "0");
-    let (code, events, stderr) = output(cmd).await;
-    assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("does not accept images"), "{stderr}");
-    let path = events[0]["data"]["attachments"][0]["path"]
+    let r = run_ok(cmd).await;
+    assert!(r.stderr.contains("does not accept images"), "{}", r.stderr);
+    let path = r.events[0]["data"]["attachments"][0]["path"]
         .as_str()
         .unwrap()
         .to_string();
@@ -285,10 +249,10 @@ async fn bad_attachments_are_usage_errors_before_anything_runs() {
         ],
     ];
     for args in cases {
-        let (code, events, stderr) = output(run_cmd(ws.path(), state.path(), &server, &args)).await;
-        assert_eq!(code, 2, "{args:?}: {stderr}");
-        assert!(events.is_empty());
-        assert!(stderr.contains("attachment"), "{stderr}");
+        let r = run(run_cmd(ws.path(), state.path(), &server, &args)).await;
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.events.is_empty());
+        assert!(r.stderr.contains("attachment"), "{}", r.stderr);
     }
     assert!(server.requests().is_empty());
     assert!(!state.path().join("sessions").exists());
