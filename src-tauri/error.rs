@@ -34,6 +34,9 @@ pub enum ErrorCode {
     /// Refused to protect the user's work (a worktree with changes neither applied nor
     /// committed); the message names them and the request may be repeated with force.
     Refused,
+    /// The folder is, or is inside, a repository's git directory; `openInstead` names the
+    /// repository's work tree when it has one.
+    GitDirectory,
     /// Something failed that the user cannot fix here.
     Internal,
 }
@@ -48,6 +51,11 @@ pub struct IpcError {
     pub code: ErrorCode,
     /// A readable explanation (English; the page may show its own text for the code).
     pub message: String,
+    /// A folder the page may offer to open instead (the work tree of a refused git
+    /// directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub open_instead: Option<String>,
 }
 
 impl IpcError {
@@ -56,6 +64,7 @@ impl IpcError {
         IpcError {
             code,
             message: message.into(),
+            open_instead: None,
         }
     }
 
@@ -104,15 +113,14 @@ impl From<cairn_runtime::host::HostError> for IpcError {
         use cairn_runtime::host::HostError as H;
         use cairn_runtime::permissions::ProjectRuleError as P;
         let code = match &e {
-            H::Runtime(cairn_runtime::RuntimeError::Config(_)) => ErrorCode::Config,
-            H::Runtime(cairn_runtime::RuntimeError::Store(_)) | H::Store(_) => ErrorCode::Storage,
+            H::Runtime(r) => return from_runtime(r),
+            H::Store(_) => ErrorCode::Storage,
             H::Closed(_) => ErrorCode::NoSession,
             H::Blocked(_) => ErrorCode::Blocked,
             H::AlreadyOpen(_) => ErrorCode::OpenElsewhere,
             H::NotPending(_) => ErrorCode::NotFound,
             H::NoAllowance(_) | H::ProjectRule(P::Unkeepable(_)) => ErrorCode::Invalid,
-            H::ProjectRule(P::Runtime(cairn_runtime::RuntimeError::Config(_))) => ErrorCode::Config,
-            H::ProjectRule(P::Runtime(cairn_runtime::RuntimeError::Store(_))) => ErrorCode::Storage,
+            H::ProjectRule(P::Runtime(r)) => return from_runtime(r),
         };
         IpcError::new(code, e.to_string())
     }
@@ -120,11 +128,21 @@ impl From<cairn_runtime::host::HostError> for IpcError {
 
 impl From<cairn_runtime::RuntimeError> for IpcError {
     fn from(e: cairn_runtime::RuntimeError) -> Self {
-        let code = match &e {
-            cairn_runtime::RuntimeError::Config(_) => ErrorCode::Config,
-            cairn_runtime::RuntimeError::Store(_) => ErrorCode::Storage,
-        };
-        IpcError::new(code, e.to_string())
+        from_runtime(&e)
+    }
+}
+
+/// A runtime error as the page receives it; a refused git directory offers its work tree.
+fn from_runtime(e: &cairn_runtime::RuntimeError) -> IpcError {
+    use cairn_runtime::RuntimeError as R;
+    match e {
+        R::Config(_) => IpcError::new(ErrorCode::Config, e.to_string()),
+        R::Store(_) => IpcError::new(ErrorCode::Storage, e.to_string()),
+        R::GitDir(refusal) => IpcError {
+            code: ErrorCode::GitDirectory,
+            message: e.to_string(),
+            open_instead: refusal.work_tree.as_ref().map(|w| w.display().to_string()),
+        },
     }
 }
 

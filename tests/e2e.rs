@@ -22,6 +22,8 @@ mod extensions;
 mod files;
 #[path = "e2e/follow.rs"]
 mod follow;
+#[path = "e2e/git_dir.rs"]
+mod git_dir;
 #[path = "e2e/handoff.rs"]
 mod handoff;
 #[path = "e2e/layout.rs"]

@@ -51,6 +51,7 @@ export function App() {
   const [recent, setRecent] = useState<RecentWorkspace[]>([]);
   const [workspace, setWorkspace] = useState<WorkspaceView | null>(null);
   const [openError, setOpenError] = useState<string | null>(null);
+  const [openInstead, setOpenInstead] = useState<string | null>(null);
   const [opening, setOpening] = useState(false);
   const [overlay, setOverlay] = useState<Overlay>(null);
   const [settingsEpoch, setSettingsEpoch] = useState(0);
@@ -103,6 +104,7 @@ export function App() {
   const open = useCallback((path: string) => {
     setOpening(true);
     setOpenError(null);
+    setOpenInstead(null);
     ipc.openWorkspace(path).then(
       (w) => {
         setOpening(false);
@@ -112,12 +114,14 @@ export function App() {
       (e: unknown) => {
         setOpening(false);
         setOpenError(ipc.describeError(e));
+        setOpenInstead(ipc.openInsteadOf(e));
       },
     );
   }, []);
 
   const pick = useCallback(() => {
     setOpenError(null);
+    setOpenInstead(null);
     ipc.pickFolder().then(
       (path) => {
         if (path !== null) open(path);
@@ -186,6 +190,7 @@ export function App() {
           <Welcome
             recent={recent}
             error={openError}
+            openInstead={openInstead}
             opening={opening}
             stateDir={boot.stateDir}
             lang={language}

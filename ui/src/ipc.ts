@@ -278,6 +278,11 @@ export function errorCode(error: unknown): ErrorCode | null {
   return isIpcError(error) ? error.code : null;
 }
 
+/** The folder a refusal offers to open instead (a refused git directory's work tree). */
+export function openInsteadOf(error: unknown): string | null {
+  return isIpcError(error) ? (error.openInstead ?? null) : null;
+}
+
 /** A readable message for an IPC failure: a command's message, or one of unknown shape. */
 export function describeError(error: unknown): string {
   if (isIpcError(error)) return error.message;

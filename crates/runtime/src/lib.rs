@@ -9,6 +9,7 @@ pub mod commands;
 mod event_log;
 pub mod extensions;
 pub mod face_settings;
+pub mod git_dir;
 mod held;
 pub mod hooks;
 pub mod host;
@@ -68,6 +69,9 @@ pub enum RuntimeError {
     /// Session files could not be read or written.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The workspace asked for is, or is inside, a repository's git directory.
+    #[error(transparent)]
+    GitDir(#[from] git_dir::GitDirRefusal),
 }
 
 /// What the caller decided; `None` fields fall back to the restored session, then defaults.
@@ -235,7 +239,8 @@ pub fn default_state_dir() -> PathBuf {
 }
 
 /// Checks a workspace folder: it must exist, be a directory, and not be `/`, nor contain the
-/// home folder, Cairn's config folder or the default state folder ([`reserved`]).
+/// home folder, Cairn's config folder or the default state folder ([`reserved`]), nor be or
+/// lie inside a repository's git directory ([`git_dir`]).
 pub fn resolve_workspace(path: &Path) -> Result<PathBuf, RuntimeError> {
     let canon = path.canonicalize().map_err(|e| {
         RuntimeError::Config(format!("workspace {} is not usable: {e}", path.display()))
@@ -261,6 +266,7 @@ pub fn resolve_workspace(path: &Path) -> Result<PathBuf, RuntimeError> {
         }
     }
     reserved::refuse_reserved(&canon, &default_state_dir())?;
+    git_dir::refuse_git_dir(&canon)?;
     Ok(canon)
 }
 

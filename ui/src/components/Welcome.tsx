@@ -9,6 +9,8 @@ import { StoneMark } from "./StoneMark";
 type Props = {
   recent: RecentWorkspace[];
   error: string | null;
+  /** A folder the refusal offers to open instead (a git directory's work tree). */
+  openInstead?: string | null;
   opening: boolean;
   stateDir: string;
   lang: string;
@@ -27,6 +29,12 @@ function FolderIcon() {
       <path d="M1.5 3.5a1 1 0 0 1 1-1h3.6l1.6 1.6h5.8a1 1 0 0 1 1 1v7.4a1 1 0 0 1-1 1h-11a1 1 0 0 1-1-1z" fill="currentColor" opacity="0.85" />
     </svg>
   );
+}
+
+/** The last part of a path (`/home/me/repo` → `repo`). */
+function folderName(path: string): string {
+  const last = path.split("/").filter((s) => s !== "").pop();
+  return last ?? path;
 }
 
 /** The start screen: "Open folder…" (native picker) and recent workspaces. */
@@ -69,6 +77,18 @@ export function Welcome(p: Props) {
           <div className="welcome-error" role="alert" data-testid="workspace-error">
             <strong>{t("welcome.refused")}</strong>
             <div>{p.error}</div>
+            {p.openInstead != null && (
+              <button
+                type="button"
+                className="btn btn-primary"
+                data-testid="open-instead"
+                data-path={p.openInstead}
+                disabled={p.opening}
+                onClick={() => p.onOpen(p.openInstead as string)}
+              >
+                {t("welcome.openInstead").replace("{name}", folderName(p.openInstead))}
+              </button>
+            )}
           </div>
         )}
         <section className="recent">

@@ -22,6 +22,7 @@ export const en = {
   "welcome.missing": "missing",
   "welcome.forget": "Remove from list",
   "welcome.refused": "This folder cannot be a workspace",
+  "welcome.openInstead": "Open {name} instead",
   "welcome.stateDir": "Sessions and logs are kept in",
   "sidebar.sessions": "Sessions",
   "sidebar.newChat": "New chat",

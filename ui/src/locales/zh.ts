@@ -23,6 +23,7 @@ export const zh: Record<MessageKey, string> = {
   "welcome.missing": "已不存在",
   "welcome.forget": "从列表中移除",
   "welcome.refused": "这个文件夹不能作为工作区",
+  "welcome.openInstead": "改为打开 {name}",
   "welcome.stateDir": "会话和日志保存在",
   "sidebar.sessions": "会话",
   "sidebar.newChat": "新对话",

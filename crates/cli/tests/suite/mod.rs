@@ -8,6 +8,7 @@ mod conflict_guard;
 mod context;
 mod crash;
 mod credentials;
+mod git_dir;
 mod hooks;
 mod human_output;
 mod mcp;

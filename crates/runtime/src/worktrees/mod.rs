@@ -67,6 +67,10 @@ pub fn prepare(
     carry: bool,
     progress: &(dyn Fn(u64, Option<u64>) + Sync),
 ) -> Result<Prepared, WorktreeError> {
+    // A git directory is no workspace, nor the way to a worktree of its repository.
+    if let Ok(canon) = workspace.canonicalize() {
+        crate::git_dir::refuse_git_dir(&canon).map_err(|e| WorktreeError::Usage(e.to_string()))?;
+    }
     let repo = Repo::discover(workspace, &layout(state_dir))?;
     let opened = cairn_worktree::open_or_create(
         &repo,

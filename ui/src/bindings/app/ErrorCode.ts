@@ -3,4 +3,4 @@
 /**
  * What kind of failure a command reports.
  */
-export type ErrorCode = "no_workspace" | "no_session" | "busy" | "blocked" | "invalid" | "not_found" | "open_elsewhere" | "config" | "storage" | "checkpoints" | "unavailable" | "refused" | "internal";
+export type ErrorCode = "no_workspace" | "no_session" | "busy" | "blocked" | "invalid" | "not_found" | "open_elsewhere" | "config" | "storage" | "checkpoints" | "unavailable" | "refused" | "git_directory" | "internal";

@@ -12,4 +12,9 @@ code: ErrorCode,
 /**
  * A readable explanation (English; the page may show its own text for the code).
  */
-message: string, };
+message: string, 
+/**
+ * A folder the page may offer to open instead (the work tree of a refused git
+ * directory).
+ */
+openInstead?: string, };
