@@ -257,10 +257,11 @@ pub fn answer_question<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     answer: UserAnswer,
+    request_id: Option<String>,
 ) -> IpcResult<bool> {
     Ok(current(&state, window.label())?
         .pending()
-        .answer_question(answer))
+        .answer_question(request_id.as_deref(), answer))
 }
 
 /// Accepts or rejects the proposed plan.
@@ -269,10 +270,11 @@ pub fn answer_plan<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     review: PlanReview,
+    request_id: Option<String>,
 ) -> IpcResult<bool> {
     Ok(current(&state, window.label())?
         .pending()
-        .answer_plan(review))
+        .answer_plan(request_id.as_deref(), review))
 }
 
 /// Grants or denies the pending directory request.
@@ -281,10 +283,11 @@ pub fn answer_directory<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     grant: DirectoryGrant,
+    request_id: Option<String>,
 ) -> IpcResult<bool> {
     Ok(current(&state, window.label())?
         .pending()
-        .answer_directory(grant))
+        .answer_directory(request_id.as_deref(), grant))
 }
 
 /// A diff of what the pending call `req_id` would change, for file edits.

@@ -156,11 +156,16 @@ export const answerApproval = (reqId: string, decision: ApprovalDecision) =>
  * this project and answers it; false when it was already answered. */
 export const allowInProject = (reqId: string) => invoke<boolean>("allow_in_project", { reqId });
 /** Answers the agent's question. */
-export const answerQuestion = (answer: UserAnswer) => invoke<boolean>("answer_question", { answer });
+/** A request id to answer by (`null` for requests logged before ids existed: the oldest). */
+const byId = (requestId: string) => (requestId === "" ? null : requestId);
+export const answerQuestion = (answer: UserAnswer, requestId: string) =>
+  invoke<boolean>("answer_question", { answer, requestId: byId(requestId) });
 /** Accepts or rejects the proposed plan. */
-export const answerPlan = (review: PlanReview) => invoke<boolean>("answer_plan", { review });
+export const answerPlan = (review: PlanReview, requestId: string) =>
+  invoke<boolean>("answer_plan", { review, requestId: byId(requestId) });
 /** Grants or denies a directory request. */
-export const answerDirectory = (grant: DirectoryGrant) => invoke<boolean>("answer_directory", { grant });
+export const answerDirectory = (grant: DirectoryGrant, requestId: string) =>
+  invoke<boolean>("answer_directory", { grant, requestId: byId(requestId) });
 /** A diff of what a pending file edit would change. */
 export const editPreview = (reqId: string) => invoke<string | null>("edit_preview", { reqId });
 /** The full result of a tool call. */

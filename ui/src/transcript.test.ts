@@ -26,7 +26,7 @@ const proposed = (reqId: string, name = "write_file"): Event => ({
 });
 const permission = (reqId: string): Event => ({
   type: "permission_required",
-  data: { taskId: task, reqId, name: "write_file", arguments: { path: "a.txt" }, reason: "writes a file", category: "edit" },
+  data: { taskId: task, reqId, requestId: `rq_${reqId}`, name: "write_file", arguments: { path: "a.txt" }, reason: "writes a file", category: "edit" },
 });
 const started = (reqId: string): Event => ({
   type: "tool_started",
@@ -89,7 +89,7 @@ describe("applyEvents", () => {
   it("ends whatever still waited when the turn ends", () => {
     const s = fold([
       turnStart("q"),
-      { type: "ask_user_question", data: { taskId: task, question: "Which?", options: ["a"], allowText: false, multi: false } },
+      { type: "ask_user_question", data: { taskId: task, requestId: "rq_1", question: "Which?", options: ["a"], allowText: false, multi: false } },
       proposed("c1"),
       permission("c1"),
       delta("r1", "partial"),

@@ -61,9 +61,9 @@ export type Item =
       action?: "settings";
     }
   | { kind: "compaction"; id: string; done: boolean; before: number; after: number; summary: string | null; method: string }
-  | { kind: "question"; id: string; question: string; options: string[]; allowText: boolean; multi: boolean; state: AskState }
-  | { kind: "plan"; id: string; plan: string; state: AskState | "rejected" }
-  | { kind: "directory"; id: string; path: string; reason: string; writable: boolean; state: AskState }
+  | { kind: "question"; id: string; requestId: string; question: string; options: string[]; allowText: boolean; multi: boolean; state: AskState }
+  | { kind: "plan"; id: string; requestId: string; plan: string; state: AskState | "rejected" }
+  | { kind: "directory"; id: string; requestId: string; path: string; reason: string; writable: boolean; state: AskState }
   | { kind: "turn_end"; id: string; status: TurnStatus; iterations: number; retriable: boolean; turn: number };
 
 /** A steering message typed while a turn ran. */
@@ -399,6 +399,7 @@ function apply(d: Draft, event: Event) {
       d.put({
         kind: "question",
         id: d.uid("question"),
+        requestId: event.data.requestId,
         question: event.data.question,
         options: event.data.options,
         allowText: event.data.allowText,
@@ -407,12 +408,13 @@ function apply(d: Draft, event: Event) {
       });
       return;
     case "plan_proposed":
-      d.put({ kind: "plan", id: d.uid("plan"), plan: event.data.plan, state: "pending" });
+      d.put({ kind: "plan", id: d.uid("plan"), requestId: event.data.requestId, plan: event.data.plan, state: "pending" });
       return;
     case "directory_requested":
       d.put({
         kind: "directory",
         id: d.uid("dir"),
+        requestId: event.data.requestId,
         path: event.data.path,
         reason: event.data.reason,
         writable: event.data.writable,

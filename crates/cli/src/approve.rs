@@ -8,7 +8,7 @@ use crate::render::inert;
 use cairn_engine::Approver;
 use cairn_protocol::{
     AlwaysAllow, ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant,
-    DirectoryRequested, PlanReview, UserAnswer,
+    DirectoryRequested, PlanProposed, PlanReview, UserAnswer,
 };
 
 /// Asks on `/dev/tty`: allow once, always (tool or command), or deny. Any failure denies.
@@ -53,9 +53,9 @@ impl Approver for TerminalApprover {
         }
     }
 
-    async fn review_plan(&self, plan: String) -> PlanReview {
+    async fn review_plan(&self, plan: PlanProposed) -> PlanReview {
         let _guard = self.lock.lock().await;
-        match tokio::task::spawn_blocking(move || review(&plan)).await {
+        match tokio::task::spawn_blocking(move || review(&plan.plan)).await {
             Ok(Ok(r)) => r,
             _ => PlanReview::Unreviewed {
                 reason: "the plan could not be reviewed on the terminal".into(),

@@ -3,8 +3,14 @@
 use async_trait::async_trait;
 use cairn_protocol::{
     ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested,
-    PlanReview, UserAnswer,
+    PlanProposed, PlanReview, UserAnswer,
 };
+
+/// A fresh opaque id for a request a face answers (`requestId` on `permission_required`,
+/// `ask_user_question`, `plan_proposed` and `directory_requested`).
+pub fn new_request_id() -> String {
+    format!("rq_{}", uuid::Uuid::new_v4().simple())
+}
 
 /// Answers what the engine cannot decide alone (terminal prompt, native dialog, UI, fixed
 /// policy, test script). Only `approve` is required; the others default to a headless answer.
@@ -23,7 +29,7 @@ pub trait Approver: Send + Sync {
 
     /// Reviews a proposed plan; headless hosts cannot (the plan is shown in the output and
     /// the work waits for the user's next message).
-    async fn review_plan(&self, plan: String) -> PlanReview {
+    async fn review_plan(&self, plan: PlanProposed) -> PlanReview {
         let _ = plan;
         PlanReview::Unreviewed {
             reason: "no user is available to review plans in this session".into(),

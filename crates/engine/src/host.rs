@@ -130,6 +130,7 @@ impl ToolHost {
         };
         let q = AskUserQuestion {
             task_id: s.task_id.clone(),
+            request_id: crate::approval::new_request_id(),
             question,
             options,
             allow_text,
@@ -151,9 +152,12 @@ impl ToolHost {
                 None,
             );
         };
-        s.send(Event::PlanProposed(PlanProposed { plan: plan.clone() }))
-            .await;
-        let review = s.approver.review_plan(plan).await;
+        let proposal = PlanProposed {
+            plan,
+            request_id: crate::approval::new_request_id(),
+        };
+        s.send(Event::PlanProposed(proposal.clone())).await;
+        let review = s.approver.review_plan(proposal).await;
         let mut switched = None;
         if review == PlanReview::Accepted {
             let mut permissions = lock(&s.permissions);
@@ -182,6 +186,7 @@ impl ToolHost {
             reason,
             path: path.clone(),
             writable,
+            request_id: crate::approval::new_request_id(),
         };
         s.send(Event::DirectoryRequested(req.clone())).await;
         let grant = s.approver.grant_directory(req).await;

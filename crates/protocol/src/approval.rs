@@ -61,6 +61,9 @@ pub struct ApprovalRequest {
     /// Tool call id.
     #[serde(rename = "reqId")]
     pub req_id: String,
+    /// The opaque id a face answers this request by.
+    #[serde(rename = "requestId", default)]
+    pub request_id: String,
     /// Tool name.
     pub name: String,
     /// Parsed call arguments.

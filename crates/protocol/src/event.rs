@@ -158,6 +158,10 @@ pub struct PermissionRequired {
     pub task_id: String,
     #[serde(rename = "reqId")]
     pub req_id: String,
+    /// Extension: the opaque id a face answers this request by (absent in logs written
+    /// before it existed).
+    #[serde(rename = "requestId", default)]
+    pub request_id: String,
     pub name: String,
     #[ts(type = "unknown")]
     pub arguments: serde_json::Value,
@@ -388,6 +392,10 @@ pub struct LlmRequest {
 pub struct AskUserQuestion {
     #[serde(rename = "taskId")]
     pub task_id: String,
+    /// Extension: the opaque id a face answers this request by (absent in logs written
+    /// before it existed).
+    #[serde(rename = "requestId", default)]
+    pub request_id: String,
     pub question: String,
     pub options: Vec<String>,
     #[serde(rename = "allowText")]
@@ -400,6 +408,10 @@ pub struct AskUserQuestion {
 #[ts(export)]
 pub struct PlanProposed {
     pub plan: String,
+    /// Extension: the opaque id a face answers this request by (absent in logs written
+    /// before it existed).
+    #[serde(rename = "requestId", default)]
+    pub request_id: String,
 }
 
 /// `directory_requested`: the model asked for access to another directory.
@@ -409,6 +421,10 @@ pub struct DirectoryRequested {
     pub reason: String,
     pub path: String,
     pub writable: bool,
+    /// Extension: the opaque id a face answers this request by (absent in logs written
+    /// before it existed).
+    #[serde(rename = "requestId", default)]
+    pub request_id: String,
 }
 
 /// `llm_retry`: a transient LLM failure is being retried.

@@ -14,6 +14,10 @@ taskId: string,
  */
 reqId: string, 
 /**
+ * The opaque id a face answers this request by.
+ */
+requestId: string, 
+/**
  * Tool name.
  */
 name: string, 

@@ -3,4 +3,9 @@
 /**
  * `ask_user_question`: the model asked the user a question.
  */
-export type AskUserQuestion = { taskId: string, question: string, options: Array<string>, allowText: boolean, multi: boolean, };
+export type AskUserQuestion = { taskId: string, 
+/**
+ * Extension: the opaque id a face answers this request by (absent in logs written
+ * before it existed).
+ */
+requestId: string, question: string, options: Array<string>, allowText: boolean, multi: boolean, };

@@ -3,4 +3,9 @@
 /**
  * `directory_requested`: the model asked for access to another directory.
  */
-export type DirectoryRequested = { reason: string, path: string, writable: boolean, };
+export type DirectoryRequested = { reason: string, path: string, writable: boolean, 
+/**
+ * Extension: the opaque id a face answers this request by (absent in logs written
+ * before it existed).
+ */
+requestId: string, };

@@ -4,7 +4,12 @@ import type { AlwaysAllow } from "./AlwaysAllow";
 /**
  * `permission_required`: the approver is about to be asked.
  */
-export type PermissionRequired = { taskId: string, reqId: string, name: string, arguments: unknown, reason: string, category: string, 
+export type PermissionRequired = { taskId: string, reqId: string, 
+/**
+ * Extension: the opaque id a face answers this request by (absent in logs written
+ * before it existed).
+ */
+requestId: string, name: string, arguments: unknown, reason: string, category: string, 
 /**
  * What an "always allow" answer would allow (see [`crate::ApprovalRequest`]); absent when none
  * is offered.

@@ -3,4 +3,9 @@
 /**
  * `plan_proposed`: the model proposed a plan.
  */
-export type PlanProposed = { plan: string, };
+export type PlanProposed = { plan: string, 
+/**
+ * Extension: the opaque id a face answers this request by (absent in logs written
+ * before it existed).
+ */
+requestId: string, };

@@ -9,10 +9,13 @@ import type { Item } from "../transcript";
 import { Markdown } from "./Markdown";
 
 /** Callbacks that answer the engine. */
+/** The transcript item a request is shown by: its own id and the engine's `requestId`. */
+export type AskedItem = { id: string; requestId: string };
+
 export type Answerers = {
-  question: (id: string, answer: UserAnswer) => void;
-  plan: (id: string, review: PlanReview) => void;
-  directory: (id: string, grant: DirectoryGrant) => void;
+  question: (item: AskedItem, answer: UserAnswer) => void;
+  plan: (item: AskedItem, review: PlanReview) => void;
+  directory: (item: AskedItem, grant: DirectoryGrant) => void;
 };
 
 function StateTag({ state }: { state: string }) {
@@ -42,7 +45,7 @@ export const QuestionCard = memo(function QuestionCard({
   const pending = item.state === "pending";
   const toggle = (o: string) => {
     if (!item.multi) {
-      answer(item.id, { kind: "answered", selected: [o], text: "" });
+      answer(item, { kind: "answered", selected: [o], text: "" });
       return;
     }
     setSelected((s) => (s.includes(o) ? s.filter((x) => x !== o) : [...s, o]));
@@ -80,7 +83,7 @@ export const QuestionCard = memo(function QuestionCard({
               value={text}
               onChange={(e) => setText(e.target.value)}
               onKeyDown={(e) => {
-                if (e.key === "Enter" && canSend) answer(item.id, { kind: "answered", selected, text: text.trim() });
+                if (e.key === "Enter" && canSend) answer(item, { kind: "answered", selected, text: text.trim() });
               }}
             />
           )}
@@ -89,14 +92,14 @@ export const QuestionCard = memo(function QuestionCard({
             className="btn btn-primary"
             disabled={!canSend}
             data-testid="question-send"
-            onClick={() => answer(item.id, { kind: "answered", selected, text: text.trim() })}
+            onClick={() => answer(item, { kind: "answered", selected, text: text.trim() })}
           >
             {t("question.send")}
           </button>
           <button
             type="button"
             className="btn"
-            onClick={() => answer(item.id, { kind: "declined", reason: "the user declined to answer" })}
+            onClick={() => answer(item, { kind: "declined", reason: "the user declined to answer" })}
           >
             {t("question.decline")}
           </button>
@@ -128,7 +131,7 @@ export const PlanCard = memo(function PlanCard({
       <Markdown text={item.plan} />
       {pending && !rejecting && (
         <div className="ask-row">
-          <button type="button" className="btn btn-primary" data-testid="plan-accept" onClick={() => answer(item.id, { kind: "accepted" })}>
+          <button type="button" className="btn btn-primary" data-testid="plan-accept" onClick={() => answer(item, { kind: "accepted" })}>
             {t("plan.accept")}
           </button>
           <button type="button" className="btn" data-testid="plan-reject" onClick={() => setRejecting(true)}>
@@ -149,7 +152,7 @@ export const PlanCard = memo(function PlanCard({
             type="button"
             className="btn btn-danger"
             data-testid="plan-reject-send"
-            onClick={() => answer(item.id, { kind: "rejected", feedback: feedback.trim() })}
+            onClick={() => answer(item, { kind: "rejected", feedback: feedback.trim() })}
           >
             {t("plan.reject")}
           </button>
@@ -180,11 +183,11 @@ export const DirectoryCard = memo(function DirectoryCard({
       <div className="ask-reason">{item.reason}</div>
       {pending && (
         <div className="ask-row">
-          <button type="button" className="btn btn-primary" data-testid="dir-grant" onClick={() => answer(item.id, { kind: "granted", writable: false })}>
+          <button type="button" className="btn btn-primary" data-testid="dir-grant" onClick={() => answer(item, { kind: "granted", writable: false })}>
             {t("dir.grantRead")}
           </button>
           {item.writable && (
-            <button type="button" className="btn" onClick={() => answer(item.id, { kind: "granted", writable: true })}>
+            <button type="button" className="btn" onClick={() => answer(item, { kind: "granted", writable: true })}>
               {t("dir.grantWrite")}
             </button>
           )}
@@ -192,7 +195,7 @@ export const DirectoryCard = memo(function DirectoryCard({
             type="button"
             className="btn btn-danger"
             data-testid="dir-deny"
-            onClick={() => answer(item.id, { kind: "denied", reason: "the user denied access" })}
+            onClick={() => answer(item, { kind: "denied", reason: "the user denied access" })}
           >
             {t("dir.deny")}
           </button>

@@ -474,14 +474,14 @@ export function Workbench(p: Props) {
   const answered = useCallback((id: string, state: AskState | "rejected") => dispatch({ type: "answered", id, state }), [dispatch]);
   const answerers: Answerers = useMemo(
     () => ({
-      question: (id, answer) => ipc.answerQuestion(answer).then(() => answered(id, "answered"), fail),
-      plan: (id, review) =>
-        ipc.answerPlan(review).then(() => {
-          answered(id, review.kind === "accepted" ? "answered" : "rejected");
+      question: (item, answer) => ipc.answerQuestion(answer, item.requestId).then(() => answered(item.id, "answered"), fail),
+      plan: (item, review) =>
+        ipc.answerPlan(review, item.requestId).then(() => {
+          answered(item.id, review.kind === "accepted" ? "answered" : "rejected");
           // The engine leaves plan mode when a plan is accepted, so the work can start.
           if (review.kind === "accepted") setSession((cur) => (cur !== null && cur.mode === "plan" ? { ...cur, mode: "interactive" } : cur));
         }, fail),
-      directory: (id, grant) => ipc.answerDirectory(grant).then(() => answered(id, "answered"), fail),
+      directory: (item, grant) => ipc.answerDirectory(grant, item.requestId).then(() => answered(item.id, "answered"), fail),
     }),
     [fail, answered],
   );

@@ -115,6 +115,10 @@ async fn interactive_deny_refuses_the_write_and_completes() {
     let pr = of_type(&r.events, "permission_required");
     assert_eq!(pr.len(), 1);
     assert_eq!(pr[0]["data"]["name"], "write_file");
+    // The opaque id faces answer the request by, beside the tool call's reqId.
+    let request_id = pr[0]["data"]["requestId"].as_str().unwrap_or_default();
+    assert!(request_id.starts_with("rq_"), "{}", pr[0]);
+    assert_ne!(pr[0]["data"]["requestId"], pr[0]["data"]["reqId"]);
     let f = of_type(&r.events, "tool_finished");
     assert_eq!(f[0]["data"]["status"], "denied");
     assert!(!ws.path().join("nope.txt").exists());

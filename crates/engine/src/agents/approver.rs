@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use cairn_protocol::{
     ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested,
-    PlanReview, UserAnswer,
+    PlanProposed, PlanReview, UserAnswer,
 };
 
 use crate::approval::Approver;
@@ -49,8 +49,9 @@ impl Approver for ChildApprover {
         self.parent.ask_user(question).await
     }
 
-    async fn review_plan(&self, plan: String) -> PlanReview {
-        self.parent.review_plan(self.tag(&plan)).await
+    async fn review_plan(&self, mut plan: PlanProposed) -> PlanReview {
+        plan.plan = self.tag(&plan.plan);
+        self.parent.review_plan(plan).await
     }
 
     fn deny_reason(&self) -> String {

@@ -296,6 +296,7 @@ impl TurnRunner<'_> {
             let request = ApprovalRequest {
                 task_id: self.task_id.clone(),
                 req_id: p.call.id.clone(),
+                request_id: crate::approval::new_request_id(),
                 name: p.call.name.clone(),
                 arguments: p.args.clone(),
                 reason: decision.reason(),
@@ -310,6 +311,7 @@ impl TurnRunner<'_> {
             self.emit(Event::PermissionRequired(PermissionRequired {
                 task_id: request.task_id.clone(),
                 req_id: request.req_id.clone(),
+                request_id: request.request_id.clone(),
                 name: request.name.clone(),
                 arguments: request.arguments.clone(),
                 reason: request.reason.clone(),

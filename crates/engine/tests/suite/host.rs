@@ -28,7 +28,7 @@ impl Approver for Host {
             text: String::new(),
         }
     }
-    async fn review_plan(&self, _plan: String) -> PlanReview {
+    async fn review_plan(&self, _plan: cairn_protocol::PlanProposed) -> PlanReview {
         PlanReview::Rejected {
             feedback: "smaller steps".into(),
         }

@@ -10,7 +10,7 @@ use cairn_engine::{EventStream, Session};
 use cairn_protocol::{ApprovalDecision, DirectoryGrant, Event, PlanReview, TurnStatus, UserAnswer};
 
 use super::batch::{forward, ForwardEnd};
-use super::pending::Pending;
+use super::pending::{Pending, RequestAnswer};
 use super::{HostError, RunOutcome, TurnInput};
 use crate::llm_setup::LlmSetup;
 use crate::turn_slots::{SlotWait, TurnSlot, TurnSlots};
@@ -408,19 +408,25 @@ impl SessionHandle {
         Ok(())
     }
 
-    /// Answers the oldest waiting question; false when none waits.
-    pub fn answer_question(&self, answer: UserAnswer) -> bool {
-        self.pending.answer_question(answer)
+    /// Answers the waiting question `request_id` (the oldest when `None`); false when no
+    /// such question waits.
+    pub fn answer_question(&self, request_id: Option<&str>, answer: UserAnswer) -> bool {
+        self.pending.answer_question(request_id, answer)
     }
 
-    /// Answers the oldest waiting plan review; false when none waits.
-    pub fn answer_plan(&self, review: PlanReview) -> bool {
-        self.pending.answer_plan(review)
+    /// Answers the waiting plan review `request_id` (the oldest when `None`).
+    pub fn answer_plan(&self, request_id: Option<&str>, review: PlanReview) -> bool {
+        self.pending.answer_plan(request_id, review)
     }
 
-    /// Answers the oldest waiting directory request; false when none waits.
-    pub fn answer_directory(&self, grant: DirectoryGrant) -> bool {
-        self.pending.answer_directory(grant)
+    /// Answers the waiting directory request `request_id` (the oldest when `None`).
+    pub fn answer_directory(&self, request_id: Option<&str>, grant: DirectoryGrant) -> bool {
+        self.pending.answer_directory(request_id, grant)
+    }
+
+    /// Answers the waiting request `request_id` of any kind; false when none waits so.
+    pub fn answer(&self, request_id: &str, answer: RequestAnswer) -> bool {
+        self.pending.answer(request_id, answer)
     }
 
     /// How many tool calls a killed process left open (0 while a turn runs: the running turn

@@ -21,7 +21,9 @@ use ts_rs::TS;
 pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
 pub use handle::SessionHandle;
 pub use handle::SlottedStream;
-pub use pending::{Answerer, ApprovalPresenter, Pending, PendingApprover, Waiting, CLOSED_REASON};
+pub use pending::{
+    Answerer, ApprovalPresenter, Pending, PendingApprover, RequestAnswer, Waiting, CLOSED_REASON,
+};
 
 use crate::turn_slots::TurnSlots;
 use crate::{open_session, RunOptions, RuntimeError, StoreError};

@@ -10,9 +10,25 @@ use async_trait::async_trait;
 use cairn_engine::Approver;
 use cairn_protocol::{
     ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested,
-    PlanReview, UserAnswer,
+    PlanProposed, PlanReview, UserAnswer,
 };
 use tokio::sync::oneshot;
+
+/// Requests of one kind waiting in the order they came, each under its `requestId`.
+type Queue<T> = Mutex<VecDeque<(String, oneshot::Sender<T>)>>;
+
+/// An answer to any pending request, for faces that answer by `requestId` alone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestAnswer {
+    /// Decides a tool call's approval (`permission_required`).
+    Approval(ApprovalDecision),
+    /// Answers an `ask_user_question`.
+    Question(UserAnswer),
+    /// Reviews a `plan_proposed`.
+    Plan(PlanReview),
+    /// Decides a `directory_requested`.
+    Directory(DirectoryGrant),
+}
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -65,9 +81,9 @@ impl Answerer {
 /// Requests waiting for the user, per session.
 pub struct Pending {
     approvals: Mutex<HashMap<String, (ApprovalRequest, oneshot::Sender<ApprovalDecision>)>>,
-    questions: Mutex<VecDeque<oneshot::Sender<UserAnswer>>>,
-    plans: Mutex<VecDeque<oneshot::Sender<PlanReview>>>,
-    directories: Mutex<VecDeque<oneshot::Sender<DirectoryGrant>>>,
+    questions: Queue<UserAnswer>,
+    plans: Queue<PlanReview>,
+    directories: Queue<DirectoryGrant>,
     closed: AtomicBool,
     /// How many approvals wait, for faces that show it (badges, a sessions board).
     waiting: tokio::sync::watch::Sender<usize>,
@@ -124,8 +140,8 @@ impl Pending {
 
     /// What waits now (requests whose turn was interrupted are not counted).
     pub fn waiting(&self) -> Waiting {
-        fn live<T>(q: &Mutex<VecDeque<oneshot::Sender<T>>>) -> usize {
-            lock(q).iter().filter(|tx| !tx.is_closed()).count()
+        fn live<T>(q: &Queue<T>) -> usize {
+            lock(q).iter().filter(|(_, tx)| !tx.is_closed()).count()
         }
         Waiting {
             approvals: lock(&self.approvals).len(),
@@ -169,25 +185,63 @@ impl Pending {
         lock(&self.approvals).keys().cloned().collect()
     }
 
-    /// Answers the oldest pending question; false when none waits.
-    pub fn answer_question(&self, answer: UserAnswer) -> bool {
-        let sent = pop_send(&self.questions, answer);
+    /// Answers the pending question `request_id`, or the oldest one when `None`; false when
+    /// no such question waits.
+    pub fn answer_question(&self, request_id: Option<&str>, answer: UserAnswer) -> bool {
+        let sent = send_to(&self.questions, request_id, answer);
         self.changed();
         sent
     }
 
-    /// Answers the oldest pending plan review.
-    pub fn answer_plan(&self, review: PlanReview) -> bool {
-        let sent = pop_send(&self.plans, review);
+    /// Answers the pending plan review `request_id`, or the oldest one when `None`.
+    pub fn answer_plan(&self, request_id: Option<&str>, review: PlanReview) -> bool {
+        let sent = send_to(&self.plans, request_id, review);
         self.changed();
         sent
     }
 
-    /// Answers the oldest pending directory request.
-    pub fn answer_directory(&self, grant: DirectoryGrant) -> bool {
-        let sent = pop_send(&self.directories, grant);
+    /// Answers the pending directory request `request_id`, or the oldest one when `None`.
+    pub fn answer_directory(&self, request_id: Option<&str>, grant: DirectoryGrant) -> bool {
+        let sent = send_to(&self.directories, request_id, grant);
         self.changed();
         sent
+    }
+
+    /// Answers the pending request `request_id`, whatever its kind; false when no request of
+    /// that kind waits under that id.
+    pub fn answer(&self, request_id: &str, answer: RequestAnswer) -> bool {
+        match answer {
+            RequestAnswer::Approval(decision) => {
+                let call = lock(&self.approvals)
+                    .iter()
+                    .find(|(_, (r, _))| r.request_id == request_id)
+                    .map(|(call, _)| call.clone());
+                call.is_some_and(|call| self.answer_approval(&call, decision))
+            }
+            RequestAnswer::Question(a) => self.answer_question(Some(request_id), a),
+            RequestAnswer::Plan(r) => self.answer_plan(Some(request_id), r),
+            RequestAnswer::Directory(g) => self.answer_directory(Some(request_id), g),
+        }
+    }
+
+    /// The `requestId`s of everything waiting (approvals in no particular order, then
+    /// questions, plans and directory requests oldest first).
+    pub fn pending_request_ids(&self) -> Vec<String> {
+        fn live<T>(q: &Queue<T>) -> Vec<String> {
+            lock(q)
+                .iter()
+                .filter(|(_, tx)| !tx.is_closed())
+                .map(|(id, _)| id.clone())
+                .collect()
+        }
+        let mut ids: Vec<String> = lock(&self.approvals)
+            .values()
+            .map(|(r, _)| r.request_id.clone())
+            .collect();
+        ids.extend(live(&self.questions));
+        ids.extend(live(&self.plans));
+        ids.extend(live(&self.directories));
+        ids
     }
 
     /// Denies everything pending now and everything asked from now on.
@@ -199,17 +253,17 @@ impl Pending {
         }
         self.count(&approvals);
         drop(approvals);
-        for tx in lock(&self.questions).drain(..) {
+        for (_, tx) in lock(&self.questions).drain(..) {
             let _ = tx.send(UserAnswer::Declined {
                 reason: CLOSED_REASON.into(),
             });
         }
-        for tx in lock(&self.plans).drain(..) {
+        for (_, tx) in lock(&self.plans).drain(..) {
             let _ = tx.send(PlanReview::Rejected {
                 feedback: CLOSED_REASON.into(),
             });
         }
-        for tx in lock(&self.directories).drain(..) {
+        for (_, tx) in lock(&self.directories).drain(..) {
             let _ = tx.send(DirectoryGrant::Denied {
                 reason: CLOSED_REASON.into(),
             });
@@ -223,27 +277,32 @@ impl Pending {
     }
 }
 
-fn pop_send<T>(queue: &Mutex<VecDeque<oneshot::Sender<T>>>, value: T) -> bool {
+/// Sends `value` to the waiter `request_id` (the oldest live one when `None`); waiters whose
+/// turn was interrupted (their receiver is gone) are dropped on the way.
+fn send_to<T>(queue: &Queue<T>, request_id: Option<&str>, value: T) -> bool {
     let mut q = lock(queue);
-    // Skip waiters whose turn was interrupted (their receiver is gone).
-    while let Some(tx) = q.pop_front() {
-        if !tx.is_closed() {
-            return tx.send(value).is_ok();
-        }
+    q.retain(|(_, tx)| !tx.is_closed());
+    let at = match request_id {
+        Some(id) => q.iter().position(|(r, _)| r == id),
+        None => (!q.is_empty()).then_some(0),
+    };
+    match at.and_then(|i| q.remove(i)) {
+        Some((_, tx)) => tx.send(value).is_ok(),
+        None => false,
     }
-    false
 }
 
 async fn wait<T>(
     pending: &Pending,
-    queue: &Mutex<VecDeque<oneshot::Sender<T>>>,
+    queue: &Queue<T>,
+    request_id: &str,
     closed: impl Fn() -> T,
 ) -> T {
     if pending.is_closed() {
         return closed();
     }
     let (tx, rx) = oneshot::channel();
-    lock(queue).push_back(tx);
+    lock(queue).push_back((request_id.to_string(), tx));
     pending.changed();
     let answer = rx.await.unwrap_or_else(|_| closed());
     pending.changed();
@@ -332,17 +391,20 @@ impl Approver for PendingApprover {
         decision
     }
 
-    async fn ask_user(&self, _question: AskUserQuestion) -> UserAnswer {
-        wait(&self.pending, &self.pending.questions, || {
-            UserAnswer::Declined {
+    async fn ask_user(&self, question: AskUserQuestion) -> UserAnswer {
+        wait(
+            &self.pending,
+            &self.pending.questions,
+            &question.request_id,
+            || UserAnswer::Declined {
                 reason: CLOSED_REASON.into(),
-            }
-        })
+            },
+        )
         .await
     }
 
-    async fn review_plan(&self, _plan: String) -> PlanReview {
-        wait(&self.pending, &self.pending.plans, || {
+    async fn review_plan(&self, plan: PlanProposed) -> PlanReview {
+        wait(&self.pending, &self.pending.plans, &plan.request_id, || {
             PlanReview::Rejected {
                 feedback: CLOSED_REASON.into(),
             }
@@ -350,12 +412,15 @@ impl Approver for PendingApprover {
         .await
     }
 
-    async fn grant_directory(&self, _request: DirectoryRequested) -> DirectoryGrant {
-        wait(&self.pending, &self.pending.directories, || {
-            DirectoryGrant::Denied {
+    async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
+        wait(
+            &self.pending,
+            &self.pending.directories,
+            &request.request_id,
+            || DirectoryGrant::Denied {
                 reason: CLOSED_REASON.into(),
-            }
-        })
+            },
+        )
         .await
     }
 }
@@ -395,11 +460,30 @@ mod tests {
         ApprovalRequest {
             task_id: "t".into(),
             req_id: id.into(),
+            request_id: format!("rq_{id}"),
             name: "run_shell".into(),
             arguments: serde_json::json!({"command": "cargo test"}),
             reason: "run_shell runs a command: cargo test".into(),
             category: "shell".into(),
             always_allow: None,
+        }
+    }
+
+    fn plan(text: &str, id: &str) -> PlanProposed {
+        PlanProposed {
+            plan: text.into(),
+            request_id: id.into(),
+        }
+    }
+
+    fn question(id: &str) -> AskUserQuestion {
+        AskUserQuestion {
+            task_id: "t".into(),
+            request_id: id.into(),
+            question: format!("question {id}?"),
+            options: vec![],
+            allow_text: true,
+            multi: false,
         }
     }
 
@@ -456,6 +540,7 @@ mod tests {
         let question = tokio::spawn(async move {
             a2.ask_user(AskUserQuestion {
                 task_id: "t".into(),
+                request_id: "q1".into(),
                 question: "which?".into(),
                 options: vec![],
                 allow_text: true,
@@ -474,7 +559,7 @@ mod tests {
         ));
         assert_eq!(a.approve(request("c4")).await, ApprovalDecision::Deny);
         assert!(matches!(
-            a.review_plan("p".into()).await,
+            a.review_plan(plan("p", "p1")).await,
             PlanReview::Rejected { .. }
         ));
     }
@@ -509,26 +594,73 @@ mod tests {
         let (pending, a) = approver(None, None);
         let a = Arc::new(a);
         let a1 = a.clone();
-        let plan = tokio::spawn(async move { a1.review_plan("do it".into()).await });
+        let plan = tokio::spawn(async move { a1.review_plan(plan("do it", "p2")).await });
         let a2 = a.clone();
         let dir = tokio::spawn(async move {
             a2.grant_directory(DirectoryRequested {
                 reason: "docs".into(),
                 path: "/srv/docs".into(),
                 writable: false,
+                request_id: "d1".into(),
             })
             .await
         });
         while lock(&pending.plans).is_empty() || lock(&pending.directories).is_empty() {
             tokio::task::yield_now().await;
         }
-        assert!(pending.answer_plan(PlanReview::Accepted));
-        assert!(pending.answer_directory(DirectoryGrant::Granted { writable: false }));
-        assert!(!pending.answer_question(UserAnswer::Declined { reason: "x".into() }));
+        assert!(pending.answer_plan(None, PlanReview::Accepted));
+        assert!(pending.answer_directory(None, DirectoryGrant::Granted { writable: false }));
+        assert!(!pending.answer_question(None, UserAnswer::Declined { reason: "x".into() }));
         assert_eq!(plan.await.unwrap(), PlanReview::Accepted);
         assert_eq!(
             dir.await.unwrap(),
             DirectoryGrant::Granted { writable: false }
         );
+    }
+
+    #[tokio::test]
+    async fn the_second_of_two_questions_is_answered_first_by_its_request_id() {
+        let (pending, a) = approver(None, None);
+        let a = Arc::new(a);
+        let (a1, a2) = (a.clone(), a.clone());
+        let first = tokio::spawn(async move { a1.ask_user(question("q-first")).await });
+        while lock(&pending.questions).is_empty() {
+            tokio::task::yield_now().await;
+        }
+        let second = tokio::spawn(async move { a2.ask_user(question("q-second")).await });
+        while lock(&pending.questions).len() < 2 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(pending.pending_request_ids(), ["q-first", "q-second"]);
+        let answer = |text: &str| UserAnswer::Answered {
+            selected: vec![],
+            text: text.into(),
+        };
+        assert!(pending.answer("q-second", RequestAnswer::Question(answer("two"))));
+        assert_eq!(second.await.unwrap(), answer("two"));
+        assert!(!first.is_finished());
+        // An unknown id, or an answer of another kind, answers nothing.
+        assert!(!pending.answer("q-second", RequestAnswer::Question(answer("again"))));
+        assert!(!pending.answer("q-first", RequestAnswer::Plan(PlanReview::Accepted)));
+        assert_eq!(pending.pending_request_ids(), ["q-first"]);
+        assert!(pending.answer("q-first", RequestAnswer::Question(answer("one"))));
+        assert_eq!(first.await.unwrap(), answer("one"));
+        assert!(pending.pending_request_ids().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_approval_is_answered_by_its_request_id() {
+        let (pending, a) = approver(None, None);
+        let p = pending.clone();
+        let answer = tokio::spawn(async move {
+            while p.pending_approvals().is_empty() {
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(p.pending_request_ids(), ["rq_c6"]);
+            assert!(!p.answer("c6", RequestAnswer::Approval(ApprovalDecision::Deny)));
+            assert!(p.answer("rq_c6", RequestAnswer::Approval(ApprovalDecision::Once)));
+        });
+        assert_eq!(a.approve(request("c6")).await, ApprovalDecision::Once);
+        answer.await.unwrap();
     }
 }

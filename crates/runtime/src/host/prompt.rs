@@ -139,6 +139,7 @@ mod tests {
         ApprovalRequest {
             task_id: "t".into(),
             req_id: "c".into(),
+            request_id: "rq_c".into(),
             name: name.into(),
             always_allow: cairn_engine::permission::always_allow(name, &subject(name, &args)),
             arguments: args,

@@ -80,6 +80,7 @@ mod tests {
         ApprovalRequest {
             task_id: "t".into(),
             req_id: "c".into(),
+            request_id: "rq_c".into(),
             name: name.into(),
             arguments: args,
             reason: String::new(),

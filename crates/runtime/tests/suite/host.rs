@@ -107,9 +107,17 @@ async fn two_sessions_of_one_host_run_wait_and_close_independently() {
         "{b_out:?}"
     );
     assert!(a.is_busy(), "A is still waiting for its approval");
-    // An answer for A's call given to B reaches nothing.
+    // The event's opaque requestId is what the request waits under.
+    assert!(asked.request_id.starts_with("rq_"), "{asked:?}");
+    assert_eq!(
+        a.pending().pending_request_ids(),
+        std::slice::from_ref(&asked.request_id)
+    );
+    // An answer for A's request given to B reaches nothing.
+    let once = || cairn_runtime::host::RequestAnswer::Approval(ApprovalDecision::Once);
+    assert!(!b.answer(&asked.request_id, once()));
     assert!(!b.answer_approval(&asked.req_id, ApprovalDecision::Once));
-    assert!(a.answer_approval(&asked.req_id, ApprovalDecision::Once));
+    assert!(a.answer(&asked.request_id, once()));
     let end = until(&mut a_stream, |e| matches!(e, Event::TurnEnd(_))).await;
     let Event::TurnEnd(end) = end else {
         unreachable!()

@@ -32,7 +32,7 @@ impl Approver for User {
             text: "with migrations".into(),
         }
     }
-    async fn review_plan(&self, _plan: String) -> PlanReview {
+    async fn review_plan(&self, _plan: cairn_protocol::PlanProposed) -> PlanReview {
         PlanReview::Rejected {
             feedback: "smaller steps please".into(),
         }
@@ -302,7 +302,7 @@ impl Approver for Accepting {
     async fn approve(&self, _r: ApprovalRequest) -> ApprovalDecision {
         ApprovalDecision::Once
     }
-    async fn review_plan(&self, _plan: String) -> PlanReview {
+    async fn review_plan(&self, _plan: cairn_protocol::PlanProposed) -> PlanReview {
         PlanReview::Accepted
     }
 }
