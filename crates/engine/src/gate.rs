@@ -63,6 +63,15 @@ pub struct GateInput {
     pub message: Option<String>,
     /// Whether this turn already continued because a `Stop` gate blocked its end.
     pub stop_hook_active: bool,
+    /// The tool call's id (tool events).
+    pub tool_use_id: Option<String>,
+    /// The paths the call creates, changes or deletes, as the permission engine sees them
+    /// (tool events), so a guard on writes sees every file a patch touches.
+    pub writes: Vec<String>,
+    /// The session's permission mode when the gate runs.
+    pub mode: Option<cairn_protocol::Mode>,
+    /// `SessionStart`: `startup` for a new session, `resume` for one with history.
+    pub source: Option<String>,
 }
 
 impl GateInput {
@@ -76,6 +85,10 @@ impl GateInput {
             prompt: None,
             message: None,
             stop_hook_active: false,
+            tool_use_id: None,
+            writes: Vec::new(),
+            mode: None,
+            source: None,
         }
     }
 }
@@ -85,8 +98,12 @@ impl GateInput {
 pub struct GateVerdict {
     /// Block the step, with the reason (for the model, or the user).
     pub block: Option<String>,
-    /// A user-level gate approved a `PermissionRequest` (ignored anywhere else).
+    /// A user-level gate approved the call (`PermissionRequest`, or `PreToolUse` with
+    /// `permissionDecision: "allow"`); never for calls a person must approve.
     pub approve: bool,
+    /// A gate asked that the user decide the call even where nothing else would ask
+    /// (`PreToolUse` with `permissionDecision: "ask"`), with its reason.
+    pub ask: Option<String>,
     /// Context for the model (`SessionStart`, `UserPromptSubmit`, `PostToolUse`).
     pub context: Vec<String>,
 }

@@ -8,6 +8,8 @@ use serde_json::{json, Value};
 
 use super::checkpoints::{cairn, Out};
 
+mod claude;
+
 struct Env {
     _dir: tempfile::TempDir,
     ws: PathBuf,
@@ -166,7 +168,8 @@ async fn user_hooks_block_rm_see_responses_add_context_and_time_out() {
     );
     let post_input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
     assert_eq!(post_input["hook_event_name"], "PostToolUse");
-    assert_eq!(post_input["tool_name"], "run_shell");
+    assert_eq!(post_input["tool_name"], "Bash");
+    assert_eq!(post_input["cairn_tool_name"], "run_shell");
     assert_eq!(post_input["tool_input"]["command"], "ls");
     assert!(post_input.get("tool_response").is_some(), "{post_input}");
 }

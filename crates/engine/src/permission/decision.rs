@@ -109,6 +109,8 @@ pub enum AskReason {
     },
     /// An ask rule.
     Rule { rule: String, source: String },
+    /// A `PreToolUse` hook asked that the user decide (`permissionDecision: "ask"`).
+    Hook { tool: String, reason: String },
     /// Nothing allows the call: the user decides (`why`: what kept the shell policy from
     /// allowing it).
     Unallowed {
@@ -261,6 +263,15 @@ impl fmt::Display for AskReason {
                 write!(f, "rule `{rule}` ({source}) may apply: the command {why}")
             }
             AskReason::Rule { rule, source } => write!(f, "rule `{rule}` ({source}) asks for this"),
+            AskReason::Hook { tool, reason } if reason.is_empty() => {
+                write!(f, "a PreToolUse hook asks you to decide this {tool} call")
+            }
+            AskReason::Hook { tool, reason } => {
+                write!(
+                    f,
+                    "a PreToolUse hook asks you to decide this {tool} call: {reason}"
+                )
+            }
             AskReason::Unallowed { tool, effect, why } => match why {
                 Some(why) => write!(f, "{tool} {effect} ({why})"),
                 None => write!(f, "{tool} {effect}"),

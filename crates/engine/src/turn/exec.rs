@@ -32,6 +32,10 @@ pub(crate) struct Prepared {
     tool: Option<RegisteredTool>,
     /// Set when the call can't run (bad arguments, unknown tool).
     early: Option<(ToolStatus, String, String)>,
+    /// A `PreToolUse` gate asked that the user decide this call, with its reason.
+    hook_ask: Option<String>,
+    /// A user-level `PreToolUse` gate approved this call.
+    hook_allow: bool,
 }
 
 /// What one call produced.
@@ -53,13 +57,23 @@ impl TurnRunner<'_> {
     pub(crate) async fn execute_tools(&mut self, calls: Vec<ToolCall>) -> bool {
         let mut prepared: Vec<Prepared> = calls.into_iter().map(|c| self.prepare(c)).collect();
         for p in prepared.iter_mut().filter(|p| p.early.is_none()) {
-            if let Some(reason) = self.gate_pre_tool(&p.call.name, &p.args).await {
+            let writes = p
+                .tool
+                .as_ref()
+                .map(|t| t.handle.permission_subject(&p.args).written())
+                .unwrap_or_default();
+            let verdict = self
+                .gate_pre_tool(&p.call.id, &p.call.name, &p.args, writes)
+                .await;
+            if let Some(reason) = verdict.block {
                 p.early = Some((
                     ToolStatus::Denied,
                     format!("blocked by a PreToolUse hook: {reason}"),
                     "hook_blocked".to_string(),
                 ));
             }
+            p.hook_ask = verdict.ask;
+            p.hook_allow = verdict.approve;
         }
         let mut results: Vec<(ToolCall, Finished)> = Vec::new();
         let mut i = 0;
@@ -114,7 +128,10 @@ impl TurnRunner<'_> {
             interrupted |= f.status == ToolStatus::Interrupted;
             if matches!(f.status, ToolStatus::Ok | ToolStatus::Error) {
                 let args = serde_json::from_str(&call.arguments).unwrap_or_default();
-                if let Some(note) = self.gate_post_tool(&call.name, &args, &f.content).await {
+                if let Some(note) = self
+                    .gate_post_tool(&call.id, &call.name, &args, &f.content)
+                    .await
+                {
                     f.content.push_str(&note);
                 }
             }
@@ -181,6 +198,8 @@ impl TurnRunner<'_> {
             args,
             tool,
             early,
+            hook_ask: None,
+            hook_allow: false,
         }
     }
 
@@ -249,9 +268,16 @@ impl TurnRunner<'_> {
             return denied("tool not available");
         };
         let subject = tool.handle.permission_subject(&p.args);
-        let decision = lock(&self.inner.permissions).decide(&p.call.name, &tool.meta, &subject);
+        let mut decision = lock(&self.inner.permissions).decide(&p.call.name, &tool.meta, &subject);
         if let Decision::Deny(why) = &decision {
             return denied(&why.to_string());
+        }
+        // A hook may make the user decide a call nothing else would ask about.
+        if let (Decision::Allow(_), Some(reason)) = (&decision, &p.hook_ask) {
+            decision = Decision::Ask(crate::permission::AskReason::Hook {
+                tool: p.call.name.clone(),
+                reason: reason.clone(),
+            });
         }
         if decision.is_ask()
             && !self
@@ -279,7 +305,15 @@ impl TurnRunner<'_> {
                         | crate::permission::AskReason::Catastrophic { .. }
                 )
             );
-            match self.gate_permission(&p.call.name, &p.args, person).await {
+            // A user-level PreToolUse approval stands for the user, never where a person
+            // must decide nor over a hook's own ask.
+            if p.hook_allow && !person && p.hook_ask.is_none() {
+                return self.run_allowed(p, tool).await;
+            }
+            match self
+                .gate_permission(&p.call.id, &p.call.name, &p.args, person)
+                .await
+            {
                 (Some(false), reason) => {
                     return denied(&format!(
                         "denied by a PermissionRequest hook: {}",
@@ -503,7 +537,9 @@ async fn run_with_timeout(
 }
 
 fn is_parallel(p: &Prepared) -> bool {
-    p.early.is_none() && p.tool.as_ref().is_some_and(|t| t.meta.is_read_only())
+    p.early.is_none()
+        && p.hook_ask.is_none()
+        && p.tool.as_ref().is_some_and(|t| t.meta.is_read_only())
 }
 
 fn denied(reason: &str) -> Finished {

@@ -11,9 +11,12 @@ pub(crate) const MAX_STOP_CONTINUES: u32 = 3;
 
 impl TurnRunner<'_> {
     /// Runs the gates of `input.point`; nothing configured answers nothing.
-    pub(crate) async fn gate(&self, input: GateInput) -> GateVerdict {
+    pub(crate) async fn gate(&self, mut input: GateInput) -> GateVerdict {
         match &self.inner.gate {
-            Some(g) if g.wants(input.point) => g.check(&input).await,
+            Some(g) if g.wants(input.point) => {
+                input.mode = Some(crate::locks::lock(&self.inner.permissions).mode());
+                g.check(&input).await
+            }
             _ => GateVerdict::default(),
         }
     }
@@ -33,11 +36,11 @@ impl TurnRunner<'_> {
             .swap(true, std::sync::atomic::Ordering::SeqCst);
         let mut context = Vec::new();
         if first && self.gates(GatePoint::SessionStart) {
-            context.extend(
-                self.gate(GateInput::at(GatePoint::SessionStart))
-                    .await
-                    .context,
-            );
+            let mut input = GateInput::at(GatePoint::SessionStart);
+            // The new input is already in the history: anything before it is a resume.
+            let earlier = self.state.messages.len() > 1;
+            input.source = Some(if earlier { "resume" } else { "startup" }.to_string());
+            context.extend(self.gate(input).await.context);
         }
         if let Some(prompt) = prompt.filter(|_| self.gates(GatePoint::UserPromptSubmit)) {
             let mut input = GateInput::at(GatePoint::UserPromptSubmit);
@@ -68,24 +71,29 @@ impl TurnRunner<'_> {
         self.save_state();
     }
 
-    /// `PreToolUse` for a call: the reason when a gate blocks it.
+    /// `PreToolUse` for a call: whether a gate blocks it, asks for it or approves it.
     pub(crate) async fn gate_pre_tool(
         &self,
+        call_id: &str,
         name: &str,
         args: &serde_json::Value,
-    ) -> Option<String> {
+        writes: Vec<String>,
+    ) -> GateVerdict {
         if !self.gates(GatePoint::PreToolUse) {
-            return None;
+            return GateVerdict::default();
         }
         let mut input = GateInput::at(GatePoint::PreToolUse);
         input.tool_name = Some(name.to_string());
         input.tool_input = Some(args.clone());
-        self.gate(input).await.block
+        input.tool_use_id = Some(call_id.to_string());
+        input.writes = writes;
+        self.gate(input).await
     }
 
     /// `PostToolUse` for a call: text to append to its result (a block's reason, context).
     pub(crate) async fn gate_post_tool(
         &self,
+        call_id: &str,
         name: &str,
         args: &serde_json::Value,
         content: &str,
@@ -96,6 +104,7 @@ impl TurnRunner<'_> {
         let mut input = GateInput::at(GatePoint::PostToolUse);
         input.tool_name = Some(name.to_string());
         input.tool_input = Some(args.clone());
+        input.tool_use_id = Some(call_id.to_string());
         input.tool_response = Some(
             serde_json::from_str(content)
                 .unwrap_or_else(|_| serde_json::Value::String(content.into())),
@@ -111,6 +120,7 @@ impl TurnRunner<'_> {
     /// no opinion.
     pub(crate) async fn gate_permission(
         &self,
+        call_id: &str,
         name: &str,
         args: &serde_json::Value,
         person_required: bool,
@@ -121,6 +131,7 @@ impl TurnRunner<'_> {
         let mut input = GateInput::at(GatePoint::PermissionRequest);
         input.tool_name = Some(name.to_string());
         input.tool_input = Some(args.clone());
+        input.tool_use_id = Some(call_id.to_string());
         let verdict = self.gate(input).await;
         if let Some(reason) = verdict.block {
             return (Some(false), Some(reason));

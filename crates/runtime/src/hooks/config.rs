@@ -71,6 +71,15 @@ impl HookDef {
                 _ => true,
             }
     }
+
+    /// Whether it runs at `point` for a tool known by any of `names` (Claude Code's name
+    /// and Cairn's own: a matcher may name either).
+    pub fn applies_to_any(&self, point: GatePoint, names: &[&str]) -> bool {
+        if names.is_empty() {
+            return self.applies(point, None);
+        }
+        names.iter().any(|n| self.applies(point, Some(n)))
+    }
 }
 
 #[derive(Deserialize)]

@@ -2,7 +2,11 @@
 //! outside the sandbox (they are the user's programs) with the credential variables removed
 //! as for shell tools, killed with their process group at the timeout. Exit 0 continues
 //! (stdout may carry `{"decision": "block"|"approve", "reason", "additionalContext"}`),
-//! exit 2 blocks with stderr as the reason, anything else is logged and ignored.
+//! exit 2 blocks with stderr as the reason, anything else is logged and ignored. Hooks see
+//! calls in Claude Code's vocabulary ([`vocabulary`]: `Bash`, `Read`, `Write`, `Edit`, … with
+//! `file_path`, plus `permission_mode`, `tool_use_id` and SessionStart's `source`) and may answer
+//! in Claude Code's current schema too (`hookSpecificOutput.permissionDecision` `deny` / `ask`
+//! / `allow`, `continue: false`), deny first, then ask, then allow.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -13,6 +17,8 @@ use cairn_engine::{Gate, GateInput, GatePoint, GateVerdict};
 use tokio::io::AsyncWriteExt;
 
 use super::config::{HookDef, HookSource};
+use super::vocabulary::{self, HookCall};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Most bytes of a hook's output read.
 const MAX_OUTPUT: usize = 64 * 1024;
@@ -23,6 +29,8 @@ pub struct CommandGate {
     session_id: String,
     cwd: PathBuf,
     removed_env: Vec<String>,
+    /// Whether a project hook's ignored approval was said already.
+    named_project_allow: AtomicBool,
 }
 
 impl CommandGate {
@@ -36,6 +44,7 @@ impl CommandGate {
             session_id,
             cwd,
             removed_env,
+            named_project_allow: AtomicBool::new(false),
         }
     }
 
@@ -65,7 +74,8 @@ impl CommandGate {
         problems
     }
 
-    fn input(&self, g: &GateInput) -> serde_json::Value {
+    /// The hook's stdin for `g`, the call in Claude Code's vocabulary ([`vocabulary`]).
+    fn input(&self, g: &GateInput, call: Option<&HookCall>) -> serde_json::Value {
         let mut v = serde_json::json!({
             "session_id": self.session_id,
             "cwd": self.cwd,
@@ -73,11 +83,25 @@ impl CommandGate {
         });
         let obj = v.as_object_mut();
         if let Some(obj) = obj {
-            if let Some(t) = &g.tool_name {
-                obj.insert("tool_name".into(), t.clone().into());
+            if let Some(mode) = g.mode {
+                obj.insert(
+                    "permission_mode".into(),
+                    vocabulary::claude_mode(mode).into(),
+                );
             }
-            if let Some(t) = &g.tool_input {
-                obj.insert("tool_input".into(), t.clone());
+            if let Some(id) = &g.tool_use_id {
+                obj.insert("tool_use_id".into(), id.clone().into());
+            }
+            if let Some(source) = &g.source {
+                obj.insert("source".into(), source.clone().into());
+            }
+            if let Some(c) = call {
+                obj.insert("tool_name".into(), c.name.clone().into());
+                obj.insert("tool_input".into(), c.input.clone());
+                obj.insert("cairn_tool_name".into(), c.cairn_name.clone().into());
+                if let Some(t) = &g.tool_input {
+                    obj.insert("cairn_tool_input".into(), t.clone());
+                }
             }
             if let Some(t) = &g.tool_response {
                 obj.insert("tool_response".into(), t.clone());
@@ -93,6 +117,24 @@ impl CommandGate {
             }
         }
         v
+    }
+
+    /// The calls hooks see for `g`: none outside tool events; a patch one per file.
+    fn calls(&self, g: &GateInput) -> Vec<HookCall> {
+        let Some(tool) = &g.tool_name else {
+            return Vec::new();
+        };
+        let args = g.tool_input.clone().unwrap_or(serde_json::Value::Null);
+        let calls = vocabulary::hook_calls(tool, &args, &g.writes, &self.cwd);
+        if calls.is_empty() {
+            // A patch that names no file still reaches the hooks, under its own name.
+            return vec![HookCall {
+                name: tool.clone(),
+                cairn_name: tool.clone(),
+                input: args,
+            }];
+        }
+        calls
     }
 
     async fn spawn(&self, def: &HookDef, input: &serde_json::Value) -> Outcome {
@@ -144,6 +186,90 @@ impl CommandGate {
     }
 }
 
+impl CommandGate {
+    /// Folds one hook's JSON answer into `verdict`: the older `decision` (`block`,
+    /// `approve`), `continue: false` with its `stopReason`, and `hookSpecificOutput`
+    /// (`permissionDecision` `deny` / `ask` / `allow` with its reason, a permission request's
+    /// `decision.behavior`, `additionalContext`). Only the user's own hooks may approve; a
+    /// project hook's approval is ignored and said once.
+    fn read_answer(
+        &self,
+        def: &HookDef,
+        point: GatePoint,
+        obj: &serde_json::Map<String, serde_json::Value>,
+        verdict: &mut GateVerdict,
+    ) {
+        let text = |v: Option<&serde_json::Value>| {
+            v.and_then(|r| r.as_str())
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(str::to_string)
+        };
+        let blocked_by = || format!("blocked by hook `{}`", def.command);
+        let approve = |verdict: &mut GateVerdict| {
+            if matches!(def.source, HookSource::User(_)) {
+                verdict.approve = true;
+            } else if !self.named_project_allow.swap(true, Ordering::SeqCst) {
+                tracing::warn!(
+                    hook = %def.command,
+                    "a project hook answered allow; ignored (only your own hooks may approve)"
+                );
+            }
+        };
+        let reason = text(obj.get("reason"));
+        match obj.get("decision").and_then(|d| d.as_str()) {
+            Some("block") | Some("deny") => {
+                verdict
+                    .block
+                    .get_or_insert(reason.clone().unwrap_or_else(blocked_by));
+            }
+            Some("approve") | Some("allow") => approve(verdict),
+            _ => {}
+        }
+        // `continue: false` stops the step (a Stop hook's turn ends anyway).
+        if obj.get("continue").and_then(|c| c.as_bool()) == Some(false) && point != GatePoint::Stop
+        {
+            verdict.block.get_or_insert(
+                text(obj.get("stopReason"))
+                    .or(reason.clone())
+                    .unwrap_or_else(blocked_by),
+            );
+        }
+        let specific = obj.get("hookSpecificOutput").and_then(|h| h.as_object());
+        if let Some(h) = specific {
+            let why = text(h.get("permissionDecisionReason"));
+            match h.get("permissionDecision").and_then(|d| d.as_str()) {
+                Some("deny") => {
+                    verdict.block.get_or_insert(why.unwrap_or_else(blocked_by));
+                }
+                Some("ask") => {
+                    verdict.ask.get_or_insert(why.unwrap_or_default());
+                }
+                Some("allow") => approve(verdict),
+                _ => {}
+            }
+            // A permission request's answer: `{"decision": {"behavior": "allow"|"deny"}}`.
+            if let Some(d) = h.get("decision").and_then(|d| d.as_object()) {
+                match d.get("behavior").and_then(|b| b.as_str()) {
+                    Some("deny") => {
+                        verdict
+                            .block
+                            .get_or_insert(text(d.get("message")).unwrap_or_else(blocked_by));
+                    }
+                    Some("allow") => approve(verdict),
+                    _ => {}
+                }
+            }
+        }
+        let ctx = obj
+            .get("additionalContext")
+            .or_else(|| specific.and_then(|h| h.get("additionalContext")));
+        if let Some(c) = text(ctx) {
+            verdict.context.push(c);
+        }
+    }
+}
+
 /// How a hook run ended.
 enum Outcome {
     /// Exit code, stdout, stderr.
@@ -163,78 +289,64 @@ impl Gate for CommandGate {
     }
 
     async fn check(&self, g: &GateInput) -> GateVerdict {
-        let input = self.input(g);
         let mut verdict = GateVerdict::default();
         let plain_context = matches!(
             g.point,
             GatePoint::SessionStart | GatePoint::UserPromptSubmit
         );
-        for def in self
-            .defs
-            .iter()
-            .filter(|d| d.applies(g.point, g.tool_name.as_deref()))
-        {
-            match self.spawn(def, &input).await {
-                Outcome::Exited(0, stdout, _) => {
-                    let answer: Option<serde_json::Value> =
-                        serde_json::from_str(stdout.trim()).ok();
-                    match answer.as_ref().and_then(|v| v.as_object()) {
-                        Some(obj) => {
-                            let reason = obj
-                                .get("reason")
-                                .and_then(|r| r.as_str())
-                                .unwrap_or("")
-                                .to_string();
-                            match obj.get("decision").and_then(|d| d.as_str()) {
-                                Some("block") => {
-                                    verdict.block.get_or_insert(if reason.is_empty() {
-                                        format!("blocked by hook `{}`", def.command)
-                                    } else {
-                                        reason
-                                    });
-                                }
-                                Some("approve") => {
-                                    // Only the user's own hooks may approve.
-                                    if matches!(def.source, HookSource::User(_)) {
-                                        verdict.approve = true;
-                                    }
-                                }
-                                _ => {}
+        let calls = self.calls(g);
+        let runs: Vec<Option<&HookCall>> = if calls.is_empty() {
+            vec![None]
+        } else {
+            calls.iter().map(Some).collect()
+        };
+        for call in runs {
+            let names: Vec<&str> = call
+                .map(|c| vec![c.name.as_str(), c.cairn_name.as_str()])
+                .unwrap_or_default();
+            let input = self.input(g, call);
+            for def in self
+                .defs
+                .iter()
+                .filter(|d| d.applies_to_any(g.point, &names))
+            {
+                match self.spawn(def, &input).await {
+                    Outcome::Exited(0, stdout, _) => {
+                        let answer: Option<serde_json::Value> =
+                            serde_json::from_str(stdout.trim()).ok();
+                        match answer.as_ref().and_then(|v| v.as_object()) {
+                            Some(obj) => self.read_answer(def, g.point, obj, &mut verdict),
+                            None if plain_context && !stdout.trim().is_empty() => {
+                                verdict.context.push(stdout.trim().to_string());
                             }
-                            let ctx = obj.get("additionalContext").or_else(|| {
-                                obj.get("hookSpecificOutput")
-                                    .and_then(|h| h.get("additionalContext"))
-                            });
-                            if let Some(c) = ctx
-                                .and_then(|c| c.as_str())
-                                .filter(|c| !c.trim().is_empty())
-                            {
-                                verdict.context.push(c.to_string());
-                            }
+                            None => {}
                         }
-                        None if plain_context && !stdout.trim().is_empty() => {
-                            verdict.context.push(stdout.trim().to_string());
-                        }
-                        None => {}
                     }
+                    Outcome::Exited(2, _, stderr) => {
+                        let reason = stderr.trim();
+                        verdict.block.get_or_insert(if reason.is_empty() {
+                            format!("blocked by hook `{}`", def.command)
+                        } else {
+                            reason.to_string()
+                        });
+                    }
+                    Outcome::Exited(code, _, stderr) => tracing::warn!(
+                        hook = %def.command,
+                        code,
+                        stderr = %stderr.trim(),
+                        "a {} hook failed; ignored",
+                        g.point.name()
+                    ),
+                    Outcome::Failed(why) => tracing::warn!("{why}; ignored"),
                 }
-                Outcome::Exited(2, _, stderr) => {
-                    let reason = stderr.trim();
-                    verdict.block.get_or_insert(if reason.is_empty() {
-                        format!("blocked by hook `{}`", def.command)
-                    } else {
-                        reason.to_string()
-                    });
-                }
-                Outcome::Exited(code, _, stderr) => tracing::warn!(
-                    hook = %def.command,
-                    code,
-                    stderr = %stderr.trim(),
-                    "a {} hook failed; ignored",
-                    g.point.name()
-                ),
-                Outcome::Failed(why) => tracing::warn!("{why}; ignored"),
             }
+        }
+        // Claude Code's precedence: deny, then ask, then allow.
+        if verdict.block.is_some() {
+            verdict.ask = None;
+        }
+        if verdict.ask.is_some() {
+            verdict.approve = false;
         }
         // A block wins over an approval.
         if verdict.block.is_some() {

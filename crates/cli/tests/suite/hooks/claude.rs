@@ -1,0 +1,234 @@
+//! Hooks written for Claude Code work as their authors wrote them: matchers name Claude
+//! Code's tools (`Bash`, `Read`, `Edit|Write`), scripts read `tool_name` and
+//! `tool_input.file_path`, and answer with exit 2 or Claude Code's current JSON
+//! (`hookSpecificOutput.permissionDecision`). Every writer and runner is guarded: a patch is
+//! one `Edit`/`Write` per file. Only the user's own hooks may approve.
+
+use std::path::PathBuf;
+
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::{json, Value};
+
+use super::{finished, write_hooks, Env};
+
+/// `python3 <fixture> args…` as a hook command.
+fn fixture(name: &str, args: &[&str]) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-hooks")
+        .join(name);
+    let mut cmd = format!("python3 {}", p.display());
+    for a in args {
+        cmd.push(' ');
+        cmd.push_str(a);
+    }
+    cmd
+}
+
+impl Env {
+    /// `cairn run --json --mode MODE` with no terminal (approvals that ask are denied).
+    async fn run_in(
+        &self,
+        server: &MockLlmServer,
+        mode: &str,
+        prompt: &str,
+    ) -> (super::Out, Vec<Value>) {
+        let base = server.base_url();
+        let (ws, state) = (
+            self.ws.display().to_string(),
+            self.state.display().to_string(),
+        );
+        let args = [
+            "run",
+            "-w",
+            &ws,
+            "--state-dir",
+            &state,
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--mode",
+            mode,
+            "--json",
+            prompt,
+        ];
+        let out = self.cli(&args).await;
+        let events = out
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        (out, events)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_guards_block_bash_env_reads_and_env_writes_through_any_tool() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws.join("build")).unwrap();
+    std::fs::write(env.ws.join("build/out.o"), "obj").unwrap();
+    std::fs::write(env.ws.join(".env"), "API_TOKEN=sk-SECRET-FROM-ENV\n").unwrap();
+    let seen = env.ws.parent().unwrap().join("seen.jsonl");
+    let seen_arg = seen.display().to_string();
+    write_hooks(
+        &env.user_hooks,
+        json!({
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": fixture("bash_guard.py", &[])}]},
+                {"matcher": "Read", "hooks": [{"type": "command", "command": fixture("env_read_guard.py", &[])}]},
+                {"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command", "command": fixture("env_write_deny.py", &[])}]}
+            ],
+            "PostToolUse": [
+                {"matcher": "Write", "hooks": [{"type": "command", "command": fixture("record_input.py", &[&seen_arg])}]}
+            ]
+        }),
+    );
+    // A patch that adds a file beside one it edits: each file is its own Write / Edit.
+    let patch = "*** Begin Patch\n*** Update File: x\n@@\n-keep me\n+kept\n*** Add File: .env.production\n+API_TOKEN=planted\n*** End Patch\n";
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "run_shell", json!({"command": "rm -rf build"})),
+        Reply::tool_call("c2", "exec_command", json!({"command": "chmod 777 build"})),
+        Reply::tool_call("c3", "read_file", json!({"path": ".env"})),
+        Reply::tool_call("c4", "apply_patch", json!({"patch": patch})),
+        Reply::tool_call("c5", "write_file", json!({"path": ".env", "content": "x"})),
+        Reply::tool_call(
+            "c6",
+            "write_file",
+            json!({"path": "notes.txt", "content": "fine\n"}),
+        ),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let (out, events) = env.run(&server, &[], "clean up").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let f = finished(&events);
+    let status: Vec<&str> = f
+        .iter()
+        .map(|e| e["data"]["status"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        status,
+        ["denied", "denied", "denied", "denied", "denied", "ok"],
+        "{f:?}"
+    );
+    assert!(env.ws.join("build/out.o").exists(), "rm -rf ran");
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join(".env")).unwrap(),
+        "API_TOKEN=sk-SECRET-FROM-ENV\n",
+        "the .env was changed"
+    );
+    assert!(
+        !env.ws.join(".env.production").exists(),
+        "the patch planted a .env"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("x")).unwrap(),
+        "keep me\n",
+        "a denied patch changes none of its files"
+    );
+    let requests: String = server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        !requests.contains("sk-SECRET-FROM-ENV"),
+        "the .env reached the model"
+    );
+    assert!(requests.contains("rm -rf is blocked by bash_guard"));
+    assert!(requests.contains("chmod 777 is blocked by bash_guard"));
+    assert!(requests.contains("may not be changed (env_write_deny)"));
+    // What the PostToolUse hook was given: Claude Code's names and fields, Cairn's beside.
+    let lines = std::fs::read_to_string(&seen).unwrap();
+    let inputs: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(inputs.len(), 1, "{lines}");
+    let input = &inputs[0];
+    assert_eq!(input["hook_event_name"], "PostToolUse");
+    assert_eq!(input["tool_name"], "Write");
+    assert_eq!(
+        input["tool_input"]["file_path"],
+        env.ws.join("notes.txt").display().to_string()
+    );
+    assert_eq!(input["tool_input"]["content"], "fine\n");
+    assert_eq!(input["cairn_tool_name"], "write_file");
+    assert_eq!(input["cairn_tool_input"]["path"], "notes.txt");
+    assert_eq!(input["tool_use_id"], "c6");
+    assert_eq!(input["permission_mode"], "acceptEdits");
+    assert!(input.get("tool_response").is_some(), "{input}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_makes_the_user_decide_and_only_the_users_own_allow_approves() {
+    let env = Env::new();
+    // A project hook (the repository's script, trusted) answers allow for every command.
+    let decide = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-hooks/decide.py"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.ws.join(".agent")).unwrap();
+    std::fs::write(env.ws.join(".agent/decide.py"), decide).unwrap();
+    write_hooks(
+        &env.ws.join(".agent/hooks.json"),
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 .agent/decide.py allow"}]}]}),
+    );
+    cairn_testkit::git::git(&env.ws, &["add", "-A"]);
+    cairn_testkit::git::git(&env.ws, &["commit", "-q", "-m", "hooks"]);
+    let t = env
+        .cli(&["hooks", "trust", "-w", env.ws.to_str().unwrap()])
+        .await;
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    // The user's own hook asks about writes (which auto mode would allow) and allows `touch`.
+    write_hooks(
+        &env.user_hooks,
+        json!({"PreToolUse": [
+            {"matcher": "Write", "hooks": [{"type": "command", "command": fixture("decide.py", &["ask"])}]},
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": fixture("decide.py", &["allow", "user-made"])}]}
+        ]}),
+    );
+
+    // Auto mode: the hook's ask makes the write wait for a person (none here: denied).
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "write_file", json!({"path": "a.txt", "content": "a"})),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let (out, events) = env.run(&server, &[], "write").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let asked: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "permission_required")
+        .collect();
+    assert_eq!(asked.len(), 1, "{events:?}");
+    assert!(
+        asked[0]["data"]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("decide.py says ask"),
+        "{}",
+        asked[0]
+    );
+    assert_eq!(finished(&events)[0]["data"]["status"], "denied");
+    assert!(!env.ws.join("a.txt").exists());
+
+    // Interactive mode: the user's allow runs `touch user-made` unasked; the project's allow
+    // approves nothing, so `touch project-made` asks (and is denied without a person).
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c2", "run_shell", json!({"command": "touch user-made"})),
+        Reply::tool_call("c3", "run_shell", json!({"command": "touch project-made"})),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let (out, events) = env.run_in(&server, "interactive", "touch").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let f = finished(&events);
+    assert_eq!(f[0]["data"]["status"], "ok", "{:?}", f[0]);
+    assert_eq!(f[1]["data"]["status"], "denied", "{:?}", f[1]);
+    assert!(env.ws.join("user-made").exists());
+    assert!(!env.ws.join("project-made").exists());
+}
