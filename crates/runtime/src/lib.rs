@@ -9,6 +9,7 @@ pub mod commands;
 mod event_log;
 pub mod extensions;
 pub mod face_settings;
+pub mod front_matter;
 pub mod git_dir;
 mod held;
 pub mod hooks;

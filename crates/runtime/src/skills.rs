@@ -74,7 +74,13 @@ pub fn discover(workspace: &Path) -> (Vec<Skill>, Vec<String>) {
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
             };
-            let (front, _) = front_matter(&text);
+            let front = match crate::front_matter::parse(&text) {
+                Ok((front, _)) => front,
+                Err(e) => {
+                    warnings.push(format!("{}: {e}; skipped", file.display()));
+                    continue;
+                }
+            };
             let folder = dir
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -105,24 +111,11 @@ pub fn discover(workspace: &Path) -> (Vec<Skill>, Vec<String>) {
     (skills, warnings)
 }
 
-/// `key: value` pairs of a `---` front matter block, and the text after it.
+/// The `---` front matter's keys and values ([`crate::front_matter`], YAML), and the text
+/// after it; a front matter that does not parse gives no keys.
 pub fn front_matter(text: &str) -> (std::collections::BTreeMap<String, String>, &str) {
-    let mut out = std::collections::BTreeMap::new();
-    let Some(rest) = text.strip_prefix("---") else {
-        return (out, text);
-    };
-    let Some(end) = rest.find("\n---") else {
-        return (out, text);
-    };
-    for line in rest[..end].lines() {
-        let Some((k, v)) = line.split_once(':') else {
-            continue;
-        };
-        let v = v.trim().trim_matches(|c| c == '"' || c == '\'').to_string();
-        out.insert(k.trim().to_string(), v);
-    }
-    let body = rest[end + 4..].trim_start_matches(['\r', '\n']);
-    (out, body)
+    crate::front_matter::parse(text)
+        .unwrap_or_else(|_| (Default::default(), crate::front_matter::body(text)))
 }
 
 /// The system prompt's section naming the skills the model may use ("" without any).

@@ -154,3 +154,70 @@ async fn a_resumed_session_lists_skills_added_since_even_after_a_role_switch() {
     let system = requests[1].body["messages"][0].to_string();
     assert!(system.contains("CHANGELOG-99"), "{system}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_block_scalar_description_reaches_the_model_as_its_text_and_a_broken_one_is_named() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let skills = ws.path().join(".claude/skills");
+    // As anthropics/skills writes its descriptions: a YAML block scalar over several lines.
+    std::fs::create_dir_all(skills.join("claude-api")).unwrap();
+    std::fs::write(
+        skills.join("claude-api/SKILL.md"),
+        "---\nname: claude-api\ndescription: |-\n  Build apps with the Claude API or Anthropic SDK.\n  TRIGGER when: code imports `anthropic`.\nlicense: Complete terms in LICENSE.txt\n---\n\n# Claude API\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(skills.join("broken")).unwrap();
+    std::fs::write(
+        skills.join("broken/SKILL.md"),
+        "---\nname: broken\ndescription: [never closed\n---\nbody\n",
+    )
+    .unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let (w, s, base) = (
+        ws.path().display().to_string(),
+        state.path().display().to_string(),
+        server.base_url(),
+    );
+    let out = cairn(
+        &[
+            "run",
+            "-w",
+            &w,
+            "--state-dir",
+            &s,
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--json",
+            "hi",
+        ],
+        &[("CAIRN_MCP", "0")],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let first = server.requests()[0].body.to_string();
+    assert!(
+        first.contains("Build apps with the Claude API or Anthropic SDK.\\nTRIGGER when: code imports `anthropic`."),
+        "{first}"
+    );
+    assert!(
+        !first.contains("|-"),
+        "the block scalar's marker reached the model"
+    );
+    assert!(
+        !first.contains("never closed"),
+        "a broken front matter was guessed"
+    );
+    // `cairn skills list` names the broken file and what is wrong with it.
+    let listed = cairn(&["skills", "list", "-w", &w], &[]).await;
+    assert!(
+        listed.stderr.contains("broken/SKILL.md: front matter:"),
+        "{}",
+        listed.stderr
+    );
+    assert!(listed.stdout.contains("claude-api"), "{}", listed.stdout);
+}

@@ -171,6 +171,7 @@ fn absolute(cwd: &Path, p: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     #[test]
