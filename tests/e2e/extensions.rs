@@ -43,7 +43,7 @@ async fn the_composer_completes_slash_commands_and_runs_them() {
     write(&ws.join("notes.txt"), "original\n");
     write(
         &ws.join(".agent/commands/fix-issue.md"),
-        "---\ndescription: Fix a numbered issue\n---\nFix issue $ARGUMENTS carefully.\n",
+        "---\ndescription: Fix a numbered issue\nargument-hint: [issue-number]\n---\nFix issue $ARGUMENTS carefully.\n",
     );
     write(
         &config.path().join("cairn/commands/greet.md"),
@@ -110,6 +110,15 @@ async fn the_composer_completes_slash_commands_and_runs_them() {
              return o.length >= 1 && o.length < 4 && o[0].dataset.name === 'fix-issue'",
         )
         .await;
+        // Its argument hint shows beside its name, as Claude Code's does.
+        assert_eq!(
+            text_of(
+                &c,
+                "[data-testid=command-option][data-name=fix-issue] [data-testid=command-hint]"
+            )
+            .await,
+            "[issue-number]"
+        );
         composer.send_keys(&Key::Tab.to_string()).await.unwrap();
         wait_js(
             &c,

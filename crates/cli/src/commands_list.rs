@@ -36,10 +36,16 @@ pub fn run(cmd: CommandsCommand) -> ExitCode {
         if json {
             outln!(
                 "{}",
-                serde_json::json!({"name": c.name, "source": c.source.as_str(), "description": c.description, "file": c.file})
+                serde_json::json!({"name": c.name, "source": c.source.as_str(), "description": c.description, "file": c.file, "argumentHint": c.argument_hint})
             );
         } else {
-            outln!("/{:<20} {:<9} {}", c.name, c.source.as_str(), c.description);
+            let hint = c.argument_hint.map(|h| format!(" {h}")).unwrap_or_default();
+            outln!(
+                "/{:<20} {:<9} {}",
+                format!("{}{hint}", c.name),
+                c.source.as_str(),
+                c.description
+            );
         }
     }
     ExitCode::SUCCESS

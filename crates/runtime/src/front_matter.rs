@@ -32,6 +32,34 @@ pub fn parse(text: &str) -> Result<Parsed<'_>, String> {
     Ok((out, body))
 }
 
+/// [`parse`] for command files, which Claude Code reads leniently: a block that is not YAML
+/// (`argument-hint: [issue] [priority]`, a description with `: ` in it) is read as
+/// `key: value` lines. Display-only keys (`argument-hint`) keep their text as written, so a
+/// `[message]` hint is not taken for a list.
+pub fn parse_lenient(text: &str) -> Parsed<'_> {
+    let Some((block, body)) = split(text) else {
+        return (BTreeMap::new(), text);
+    };
+    let lines = || {
+        block.lines().filter_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            let k = k.trim();
+            (!k.is_empty() && !line.starts_with(char::is_whitespace)).then(|| {
+                let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+                (k.to_string(), v.to_string())
+            })
+        })
+    };
+    let mut out = match parse(text) {
+        Ok((map, _)) => map,
+        Err(_) => lines().collect(),
+    };
+    for (k, v) in lines().filter(|(k, _)| k == "argument-hint") {
+        out.insert(k, v);
+    }
+    (out, body)
+}
+
 /// The text after the front matter, whether or not the block parses (all of `text` without
 /// one).
 pub fn body(text: &str) -> &str {
@@ -101,6 +129,20 @@ mod tests {
             parse("---\ndescription: >\n  folded\n  text\n---\n\nrest").unwrap_or_default();
         assert_eq!(fm["description"], "folded text\n");
         assert_eq!(body, "rest");
+    }
+
+    #[test]
+    fn command_files_are_read_leniently_as_claude_code_reads_them() {
+        let (fm, body) = parse_lenient(
+            "---\nargument-hint: [issue-number] [priority]\ndescription: Fix it: now\n---\nBody $1\n",
+        );
+        assert_eq!(fm["argument-hint"], "[issue-number] [priority]");
+        assert_eq!(fm["description"], "Fix it: now");
+        assert_eq!(body, "Body $1\n");
+        let (fm, _) =
+            parse_lenient("---\nargument-hint: [message]\ndescription: |-\n  two\n  lines\n---\n");
+        assert_eq!(fm["argument-hint"], "[message]");
+        assert_eq!(fm["description"], "two\nlines");
     }
 
     #[test]

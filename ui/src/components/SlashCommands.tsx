@@ -123,6 +123,11 @@ export function SlashList({
           onClick={() => onPick(c.name)}
         >
           <span className="mention-name">/{c.name}</span>
+          {c.argumentHint !== undefined && (
+            <span className="mention-hint" data-testid="command-hint">
+              {c.argumentHint}
+            </span>
+          )}
           <span className="command-source">{t(SOURCE_KEY[c.source])}</span>
           <span className="mention-dir">{c.description}</span>
         </button>

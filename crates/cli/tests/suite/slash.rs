@@ -128,3 +128,95 @@ async fn undo_restores_the_last_change_and_commands_expand_or_stay_prompts() {
         "{names:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn subfolder_commands_positional_arguments_hints_and_the_users_command_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let cfg = dir.path().join("cfg");
+    // As a Claude Code command suite lays them out: subfolders, $1/$2, argument-hint.
+    std::fs::create_dir_all(ws.join(".claude/commands/dev")).unwrap();
+    std::fs::create_dir_all(ws.join(".claude/commands/ops")).unwrap();
+    std::fs::write(
+        ws.join(".claude/commands/dev/fix-issue.md"),
+        "---\nargument-hint: [issue-number] [priority]\ndescription: Fix an issue\n---\nFix issue #$1 with priority $2. Args were: $ARGUMENTS\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".claude/commands/ops/fix-issue.md"),
+        "Escalate issue $1 to on-call.\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join(".claude/commands/review.md"), "PROJECT REVIEW\n").unwrap();
+    std::fs::write(ws.join(".claude/commands/deploy.md"), "PROJECT DEPLOY\n").unwrap();
+    std::fs::create_dir_all(cfg.join("cairn/commands")).unwrap();
+    std::fs::write(cfg.join("cairn/commands/deploy.md"), "USER DEPLOY $1\n").unwrap();
+    let (w, s) = (
+        ws.display().to_string(),
+        dir.path().join("state").display().to_string(),
+    );
+    let env = [
+        ("CAIRN_MCP", "0"),
+        ("XDG_CONFIG_HOME", cfg.to_str().unwrap()),
+    ];
+    let base_args = |server: &MockLlmServer, prompt: &'static str| {
+        let base = server.base_url();
+        vec![
+            "run".to_string(),
+            "-w".into(),
+            w.clone(),
+            "--state-dir".into(),
+            s.clone(),
+            "--base-url".into(),
+            base,
+            "--model".into(),
+            "m".into(),
+            "--json".into(),
+            prompt.into(),
+        ]
+    };
+    for (prompt, sent) in [
+        (
+            "/fix-issue 42 high",
+            "Fix issue #42 with priority high. Args were: 42 high",
+        ),
+        ("/ops:fix-issue 7", "Escalate issue 7 to on-call."),
+        ("/deploy prod", "USER DEPLOY prod"),
+    ] {
+        let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+            .await
+            .unwrap();
+        let args = base_args(&server, prompt);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = cairn(&args, &env).await;
+        assert_eq!(out.code, 0, "{prompt}: {}", out.stderr);
+        let body = server.requests()[0].body.to_string();
+        assert!(body.contains(sent), "{prompt}: {body}");
+        assert!(!body.contains("PROJECT DEPLOY"), "{prompt}: {body}");
+    }
+    let listed = cairn(&["commands", "list", "-w", &w, "--json"], &env).await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let rows: Vec<Value> = listed
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no /{name} in {rows:?}"))
+    };
+    assert_eq!(
+        row("fix-issue")["argumentHint"],
+        "[issue-number] [priority]"
+    );
+    assert_eq!(
+        row("fix-issue")["description"],
+        "Fix an issue (project:dev)"
+    );
+    assert_eq!(row("ops:fix-issue")["source"], "project");
+    assert_eq!(row("deploy")["source"], "user");
+    // A project command never shadows a built-in either.
+    assert_eq!(row("review")["source"], "built-in");
+    assert_eq!(rows.iter().filter(|r| r["name"] == "deploy").count(), 1);
+}

@@ -1,10 +1,13 @@
 //! Slash commands: a known command name at the very start of the input (`/undo`, `/mode
 //! auto`, a user command) is a command; anything else stays a prompt (`/usr/lib/libfoo is
 //! missing` included), and `//` escapes a leading slash. Built-ins win over a project or user
-//! command of the same name. User commands are markdown prompt templates (`$ARGUMENTS`,
-//! optional front matter `description`) from `<workspace>/.agent/commands`,
-//! `<workspace>/.claude/commands` and `<config dir>/cairn/commands`; skills with
-//! `disable-model-invocation: true` are commands too.
+//! command of the same name, and the user's own commands win over the project's (a repository
+//! never shadows a command the user made). User commands are markdown prompt templates
+//! (`$ARGUMENTS`, `$1`…`$9`; front matter `description`, `argument-hint`) from
+//! `<config dir>/cairn/commands`, `<workspace>/.agent/commands` and
+//! `<workspace>/.claude/commands`, subfolders included as Claude Code names them
+//! (`dev/fix-issue.md` is `/fix-issue`, or `/dev:fix-issue` when another command has that
+//! name); skills with `disable-model-invocation: true` are commands too.
 
 mod dispatch;
 
@@ -74,10 +77,16 @@ impl Builtin {
 /// A user command: a prompt template.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UserCommand {
-    /// Its name (the file's stem).
+    /// Its name (the file's stem; `folder:stem` when another command has the stem).
     pub name: String,
-    /// What it does (front matter), else its first line.
+    /// Its name with its subfolders (`dev:fix-issue`), which also invokes it; `None` at
+    /// the top of its folder.
+    pub namespaced: Option<String>,
+    /// What it does (front matter), else its first line; a subfolder command says its
+    /// folder, as Claude Code shows it.
     pub description: String,
+    /// What to type after the name (front matter `argument-hint`).
+    pub argument_hint: Option<String>,
     /// The template (`$ARGUMENTS` replaced by what follows the name).
     pub template: String,
     /// Its file.
@@ -111,15 +120,44 @@ pub enum Parsed {
     },
 }
 
-/// The folders user commands come from, project first.
+/// The folders user commands come from, the user's first (a project command never shadows
+/// a user command).
 pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
-    let mut out = vec![
-        (workspace.join(".agent/commands"), SkillSource::Project),
-        (workspace.join(".claude/commands"), SkillSource::Project),
-    ];
+    let mut out = Vec::new();
     if let Some(c) = crate::reserved::config_dir() {
         out.push((c.join("commands"), SkillSource::User));
     }
+    out.push((workspace.join(".agent/commands"), SkillSource::Project));
+    out.push((workspace.join(".claude/commands"), SkillSource::Project));
+    out
+}
+
+/// How deep command subfolders are searched.
+const MAX_DEPTH: usize = 8;
+
+/// The `.md` files under `root` with their subfolders (sorted; links are not followed).
+fn command_files(root: &Path) -> Vec<(Vec<String>, PathBuf)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(Vec::new(), root.to_path_buf())];
+    while let Some((folders, dir)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() && folders.len() < MAX_DEPTH {
+                let mut sub: Vec<String> = folders.clone();
+                sub.push(entry.file_name().to_string_lossy().into_owned());
+                stack.push((sub, path));
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "md") {
+                out.push((folders.clone(), path));
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.0.len(), &a.1).cmp(&(b.0.len(), &b.1)));
     out
 }
 
@@ -127,36 +165,43 @@ pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
 pub fn load(workspace: &Path) -> Commands {
     let mut user: Vec<UserCommand> = Vec::new();
     for (root, source) in roots(workspace) {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        files.sort();
-        for path in files {
-            let Some(name) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+        for (folders, path) in command_files(&root) {
+            let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
                 continue;
             };
-            if user.iter().any(|c| c.name == name) || Builtin::named(&name).is_some() {
-                continue;
-            }
+            let namespaced = (!folders.is_empty()).then(|| format!("{}:{stem}", folders.join(":")));
+            let taken = |n: &str| user.iter().any(|c| c.name == n) || Builtin::named(n).is_some();
+            let name = match &namespaced {
+                _ if !taken(&stem) => stem,
+                Some(ns) if !taken(ns) => ns.clone(),
+                _ => continue,
+            };
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let (front, body) = crate::skills::front_matter(&text);
-            let description = front.get("description").cloned().unwrap_or_else(|| {
+            let (front, body) = crate::front_matter::parse_lenient(&text);
+            let mut description = front.get("description").cloned().unwrap_or_else(|| {
                 body.lines()
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or("")
                     .trim()
                     .to_string()
             });
+            if !folders.is_empty() {
+                let origin = match source {
+                    SkillSource::Project => "project",
+                    SkillSource::User => "user",
+                };
+                description = format!("{description} ({origin}:{})", folders.join("/"));
+            }
             user.push(UserCommand {
                 name,
+                namespaced,
                 description,
+                argument_hint: front
+                    .get("argument-hint")
+                    .cloned()
+                    .filter(|h| !h.is_empty()),
                 template: body.to_string(),
                 path,
                 source,
@@ -221,6 +266,10 @@ pub struct CommandView {
     pub file: String,
     /// A skill only the user invokes.
     pub skill: bool,
+    /// What to type after the name (a command's `argument-hint`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub argument_hint: Option<String>,
 }
 
 /// Every command of `workspace`: built-ins first, then user and project commands, then
@@ -235,6 +284,7 @@ pub fn views(workspace: &Path) -> Vec<CommandView> {
             source: CommandSource::Builtin,
             file: String::new(),
             skill: false,
+            argument_hint: None,
         })
         .collect();
     out.extend(cmds.user.into_iter().map(|c| CommandView {
@@ -243,6 +293,7 @@ pub fn views(workspace: &Path) -> Vec<CommandView> {
         source: c.source.into(),
         file: c.path.display().to_string(),
         skill: false,
+        argument_hint: c.argument_hint,
     }));
     out.extend(cmds.skills.into_iter().map(|s| CommandView {
         name: s.name,
@@ -250,19 +301,46 @@ pub fn views(workspace: &Path) -> Vec<CommandView> {
         source: s.source.into(),
         file: s.dir.display().to_string(),
         skill: true,
+        argument_hint: None,
     }));
     out
 }
 
-/// `template` with `$ARGUMENTS` replaced by `args` (appended when the template has none).
+/// `template` with `$ARGUMENTS` replaced by `args` and `$1`…`$9` by its words (missing
+/// ones by nothing); `args` is appended when the template names none of them.
 pub fn expand(template: &str, args: &str) -> String {
-    if template.contains("$ARGUMENTS") {
-        template.replace("$ARGUMENTS", args)
-    } else if args.is_empty() {
-        template.to_string()
-    } else {
-        format!("{}\n\n{args}", template.trim_end())
+    let positional = (1..=9).any(|i| template.contains(&format!("${i}")));
+    if !template.contains("$ARGUMENTS") && !positional {
+        return if args.is_empty() {
+            template.to_string()
+        } else {
+            format!("{}\n\n{args}", template.trim_end())
+        };
     }
+    let words: Vec<&str> = args.split_whitespace().collect();
+    let mut out = String::with_capacity(template.len() + args.len());
+    let mut rest = template;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+            out.push_str(args);
+            rest = tail;
+            continue;
+        }
+        match after.chars().next().and_then(|c| c.to_digit(10)) {
+            Some(d @ 1..=9) if !after[1..].starts_with(|c: char| c.is_ascii_digit()) => {
+                out.push_str(words.get(d as usize - 1).copied().unwrap_or(""));
+                rest = &after[1..];
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What `input` is, given the workspace's commands.
@@ -280,7 +358,12 @@ pub fn parse(input: &str, commands: &Commands) -> Parsed {
     if let Some(b) = Builtin::named(name) {
         return Parsed::Builtin(b, args.to_string());
     }
-    if let Some(c) = commands.user.iter().find(|c| c.name == name) {
+    if let Some(c) = commands.user.iter().find(|c| c.name == name).or_else(|| {
+        commands
+            .user
+            .iter()
+            .find(|c| c.namespaced.as_deref() == Some(name))
+    }) {
         return Parsed::Expanded {
             name: name.to_string(),
             prompt: expand(&c.template, args),
@@ -324,6 +407,8 @@ mod tests {
         Commands {
             user: vec![UserCommand {
                 name: "fix".into(),
+                namespaced: None,
+                argument_hint: None,
                 description: "d".into(),
                 template: "Fix issue $ARGUMENTS now".into(),
                 path: PathBuf::new(),
@@ -356,6 +441,13 @@ mod tests {
         assert_eq!(parse("//undo", &c), Parsed::Prompt("/undo".into()));
         assert_eq!(parse(" /undo", &c), Parsed::Prompt(" /undo".into()));
         assert_eq!(expand("No args here", "x"), "No args here\n\nx");
+        assert_eq!(
+            expand(
+                "Move $1 to $2 ($ARGUMENTS; $3, $10, $$1, US$ 5)",
+                "a.rs src/"
+            ),
+            "Move a.rs to src/ (a.rs src/; , $10, $a.rs, US$ 5)"
+        );
         assert!(mode_within(Mode::Plan, Mode::Interactive));
         assert!(!mode_within(Mode::Auto, Mode::Interactive));
     }

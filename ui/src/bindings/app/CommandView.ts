@@ -24,4 +24,8 @@ file: string,
 /**
  * A skill only the user invokes.
  */
-skill: boolean, };
+skill: boolean, 
+/**
+ * What to type after the name (a command's `argument-hint`).
+ */
+argumentHint?: string, };
