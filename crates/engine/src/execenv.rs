@@ -11,6 +11,9 @@ pub struct WrappedCommand {
     pub argv: Vec<String>,
     /// Dropped when the process has ended (e.g. removes the sandbox's host mount points).
     pub guard: Option<Box<dyn std::any::Any + Send + Sync>>,
+    /// When set, the process starts from exactly these variables (the sandbox's explicit
+    /// environment) instead of Cairn's own; the caller then adds its own (vault, marker).
+    pub env: Option<Vec<(String, String)>>,
 }
 
 impl std::fmt::Debug for WrappedCommand {
@@ -18,6 +21,13 @@ impl std::fmt::Debug for WrappedCommand {
         f.debug_struct("WrappedCommand")
             .field("argv", &self.argv)
             .field("guard", &self.guard.is_some())
+            .field(
+                "env",
+                &self
+                    .env
+                    .as_ref()
+                    .map(|e| e.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>()),
+            )
             .finish()
     }
 }
@@ -25,7 +35,11 @@ impl std::fmt::Debug for WrappedCommand {
 impl WrappedCommand {
     /// A command that needs nothing kept alive.
     pub fn plain(argv: Vec<String>) -> Self {
-        WrappedCommand { argv, guard: None }
+        WrappedCommand {
+            argv,
+            guard: None,
+            env: None,
+        }
     }
 }
 

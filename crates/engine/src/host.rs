@@ -263,6 +263,7 @@ impl ToolHost {
             .env("LC_ALL", "C.UTF-8")
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
+        crate::process_session::own_session_tokio(&mut cmd);
         Ok((cmd, wrapped))
     }
 

@@ -1,5 +1,5 @@
-//! Stdio server processes: each in its own process group (so the whole tree can be signalled),
-//! stderr drained into a bounded [`StderrLog`], exit observed by a reaper task, and a
+//! Stdio server processes: each in its own session and process group (no controlling
+//! terminal; the whole tree can be signalled), stderr drained into a bounded [`StderrLog`], exit observed by a reaper task, and a
 //! shutdown that escalates SIGTERM → SIGKILL within a bound. Dropping a [`ChildProc`] kills
 //! its group, so no server outlives its owner.
 
@@ -43,7 +43,7 @@ pub struct Spawned {
     pub stdin: ChildStdin,
 }
 
-/// Starts `program args` in `cwd` with `env` added, in a new process group.
+/// Starts `program args` in `cwd` with `env` added, in a session and process group of its own.
 pub fn spawn(
     program: &str,
     args: &[String],
@@ -60,8 +60,9 @@ pub fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    // Its own session and process group: no controlling terminal, killed as a group.
+    cairn_engine::process_session::own_session_tokio(&mut cmd);
     let mut child = cmd.spawn()?;
     let pid = child
         .id()

@@ -54,6 +54,12 @@ pub struct SandboxSpec {
     pub private_binds: Vec<(PathBuf, PathBuf)>,
     /// Environment variables set inside (`TMPDIR`, cache locations).
     pub env: Vec<(String, String)>,
+    /// Variables passed from Cairn's environment besides the built-in ones (the settings'
+    /// `env`; see [`crate::sandbox_env`]).
+    pub pass_env: Vec<String>,
+    /// The seccomp filter file (see [`crate::sandbox_seccomp`]) bubblewrap installs, when
+    /// one was written.
+    pub seccomp: Option<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -73,6 +79,8 @@ impl SandboxSpec {
             hidden: Vec::new(),
             private_binds: Vec::new(),
             env: Vec::new(),
+            pass_env: Vec::new(),
+            seccomp: None,
         }
     }
 }
@@ -114,7 +122,11 @@ pub fn bwrap_works() -> bool {
 
 /// The full argv that runs `argv` inside bubblewrap according to `spec`.
 pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<String> {
-    let mut a: Vec<String> = vec![bwrap.display().to_string()];
+    let mut a: Vec<String> = match &spec.seccomp {
+        Some(filter) => crate::sandbox_seccomp::seccomp_prefix(filter),
+        None => Vec::new(),
+    };
+    a.push(bwrap.display().to_string());
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
     push(&["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
     if spec.private_tmp {
@@ -179,6 +191,12 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     // No capabilities: run as root (containers, CI), a command could otherwise remount the
     // read-only folders writable or unmount them.
     a.extend(["--cap-drop".to_string(), "ALL".to_string()]);
+    if spec.seccomp.is_some() {
+        a.extend([
+            "--seccomp".to_string(),
+            crate::sandbox_seccomp::SECCOMP_FD.to_string(),
+        ]);
+    }
     a.extend(["--die-with-parent".to_string(), "--chdir".to_string()]);
     a.push(spec.workspace.display().to_string());
     a.push("--".into());

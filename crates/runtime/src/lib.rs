@@ -705,6 +705,7 @@ fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, Runtime
         mode,
         writable,
         hidden,
+        pass_env: settings.env.clone(),
     })
 }
 

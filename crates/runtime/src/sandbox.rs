@@ -35,6 +35,7 @@ impl CommandWrapper for BwrapWrapper {
         WrappedCommand {
             argv,
             guard: Some(Box::new(guard)),
+            env: Some(explicit_env(&self.spec)),
         }
     }
 
@@ -54,6 +55,18 @@ impl CommandWrapper for BwrapWrapper {
             self.spec.read_only_inside.join(", ")
         )
     }
+}
+
+/// The environment a sandboxed command starts with: the named variables of Cairn's own
+/// ([`cairn_policy::sandbox_env`]: base, `LC_*`, proxies, the settings' `env`), never a
+/// desktop door or a secret. Cairn adds the vault and its own variables when it starts it.
+pub fn explicit_env(spec: &SandboxSpec) -> Vec<(String, String)> {
+    cairn_policy::sandbox_env::sandbox_env(
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        &spec.pass_env,
+        &cairn_engine::secret_env::is_secret_name,
+    )
 }
 
 /// The sandbox mode from `CAIRN_SANDBOX`.
@@ -108,6 +121,8 @@ pub struct SandboxOptions {
     pub writable: Vec<PathBuf>,
     /// Extra hidden paths (`--sandbox-hide`, the settings' `hidden`).
     pub hidden: Vec<PathBuf>,
+    /// Variables passed in besides the built-in ones (the settings' `env`).
+    pub pass_env: Vec<String>,
 }
 
 /// The execution environment for a workspace with no extra folders. `_policy` no longer
@@ -169,10 +184,12 @@ pub fn session_spec(
 ) -> Result<SandboxSpec, RuntimeError> {
     let mut spec = SandboxSpec::for_workspace(workspace);
     spec.extra_writable = opts.writable.clone();
+    spec.pass_env = opts.pass_env.clone();
     // Saved sessions (their permissions) and user settings stay read-only (and are hidden
     // below as well).
     spec.read_only = crate::reserved::private_dirs(state_dir);
     spec.env.push(("TMPDIR".into(), "/tmp".into()));
+    spec.seccomp = seccomp_filter(state_dir)?;
     let mut hide: Vec<PathBuf> = vec![state_dir.to_path_buf()];
     if let Some(config) = dirs::config_dir() {
         hide.push(config.join("cairn"));
@@ -201,6 +218,21 @@ pub fn session_spec(
     spec.private_binds = caches.binds;
     spec.env.extend(caches.env);
     Ok(spec)
+}
+
+/// The seccomp filter file of the session's sandboxed commands (TIOCSTI and TIOCLINUX
+/// refused), written into the state dir; `None` (said in the log and by `cairn sandbox
+/// status`) where no filter is built for this architecture.
+fn seccomp_filter(state_dir: &Path) -> Result<Option<PathBuf>, RuntimeError> {
+    use cairn_policy::sandbox_seccomp::{write_filter, SeccompError};
+    match write_filter(state_dir) {
+        Ok(p) => Ok(Some(p)),
+        Err(SeccompError::Arch(arch)) => {
+            tracing::warn!(arch, "sandbox: no seccomp filter for this architecture");
+            Ok(None)
+        }
+        Err(e) => Err(RuntimeError::Config(e.to_string())),
+    }
 }
 
 /// The folder of a workspace's private package caches: `<state_dir>/sandbox-cache/<name>-<hash>`.

@@ -6,6 +6,7 @@
 //! mode = "auto"                      # auto | off | required
 //! extraWritable = ["/data/cache"]    # folders commands may write besides the workspace
 //! hidden = ["~/work/secrets"]        # paths commands cannot read, besides the built-in list
+//! env = ["JAVA_HOME", "GOPATH"]      # variables passed in besides PATH, HOME, LANG, LC_*, …
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -28,6 +29,10 @@ pub struct SandboxSettings {
     /// Extra paths hidden inside the sandbox.
     #[serde(default)]
     pub hidden: Vec<String>,
+    /// Variables of Cairn's environment passed to sandboxed commands besides the built-in
+    /// ones (non-secret build variables: `JAVA_HOME`, `GOPATH`, `CC`, …).
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 /// Where the user's sandbox settings live.
@@ -56,6 +61,17 @@ impl SandboxSettings {
         };
         let s: SandboxSettings = toml::from_str(&text)
             .map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))?;
+        for name in &s.env {
+            if !cairn_policy::sandbox_env::passable(name, &cairn_engine::secret_env::is_secret_name)
+            {
+                return Err(RuntimeError::Config(format!(
+                    "{}: env = [\"{name}\"]: this variable is never passed into the sandbox \
+                     (not a plain name, named like a secret, or a door out such as DISPLAY, \
+                     DBUS_SESSION_BUS_ADDRESS or SSH_AUTH_SOCK)",
+                    path.display()
+                )));
+            }
+        }
         if let Some(m) = &s.mode {
             if SandboxMode::parse(m).is_none() {
                 return Err(RuntimeError::Config(format!(
@@ -139,6 +155,13 @@ mod tests {
         assert_eq!(s.mode(), Some(SandboxMode::Off));
         assert_eq!(s.writable(), vec![PathBuf::from("/data")]);
         assert!(s.hidden()[0].ends_with("x") && s.hidden()[0].is_absolute());
+        std::fs::write(&p, "env = [\"JAVA_HOME\"]\n").unwrap();
+        assert_eq!(SandboxSettings::load_from(&p).unwrap().env, ["JAVA_HOME"]);
+        for bad in ["SSH_AUTH_SOCK", "NPM_TOKEN", "A B"] {
+            std::fs::write(&p, format!("env = [\"{bad}\"]\n")).unwrap();
+            let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
+            assert!(e.contains("never passed"), "{e}");
+        }
         std::fs::write(&p, "mode = \"sometimes\"\n").unwrap();
         let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
         assert!(e.contains("sometimes") && e.contains("required"), "{e}");

@@ -11,6 +11,7 @@ mod credentials;
 mod hooks;
 mod human_output;
 mod mcp;
+mod own_session;
 mod permissions;
 mod resume;
 mod sandbox_flag;

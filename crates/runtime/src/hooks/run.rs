@@ -105,8 +105,9 @@ impl CommandGate {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // Its own session and process group: no controlling terminal, killed as a group.
+        cairn_engine::process_session::own_session_tokio(&mut cmd);
         for name in &self.removed_env {
             cmd.env_remove(name);
         }
