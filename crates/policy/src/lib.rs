@@ -16,6 +16,7 @@ mod safe_args;
 mod safe_specs;
 pub mod sandbox;
 pub mod sandbox_env;
+pub mod sandbox_fs;
 pub mod sandbox_home;
 pub mod sandbox_links;
 pub mod sandbox_mounts;

@@ -57,6 +57,9 @@ pub struct SandboxSpec {
     /// Variables passed from Cairn's environment besides the built-in ones (the settings'
     /// `env`; see [`crate::sandbox_env`]).
     pub pass_env: Vec<String>,
+    /// The allow-list filesystem ([`crate::sandbox_fs`]); `None`: the whole root read-only
+    /// with the [`SandboxSpec::hidden`] paths masked, as before.
+    pub allow_list: Option<crate::sandbox_fs::AllowListFs>,
     /// The seccomp filter file (see [`crate::sandbox_seccomp`]) bubblewrap installs, when
     /// one was written.
     pub seccomp: Option<PathBuf>,
@@ -80,6 +83,7 @@ impl SandboxSpec {
             private_binds: Vec::new(),
             env: Vec::new(),
             pass_env: Vec::new(),
+            allow_list: None,
             seccomp: None,
         }
     }
@@ -134,6 +138,9 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     } else {
         push(&["--bind", "/tmp", "/tmp"]);
     }
+    if let Some(fs) = &spec.allow_list {
+        a.extend(crate::sandbox_fs::allow_list_args(fs));
+    }
     let mut binds: Vec<&Path> = vec![spec.workspace.as_path()];
     binds.extend(spec.extra_writable.iter().map(|p| p.as_path()));
     // A hidden folder that holds a writable one is hidden first, the writable one mounted
@@ -179,6 +186,9 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     a.extend(crate::sandbox_home::private_bind_args(spec));
     a.extend(crate::sandbox_home::hide_args(&late, true));
     a.extend(crate::sandbox_home::remount_ro_args(&early));
+    if let Some(fs) = &spec.allow_list {
+        a.extend(crate::sandbox_fs::allow_list_finish_args(fs));
+    }
     for (k, v) in &spec.env {
         a.extend(["--setenv".to_string(), k.clone(), v.clone()]);
     }

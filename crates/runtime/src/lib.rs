@@ -706,6 +706,7 @@ fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, Runtime
         writable,
         hidden,
         pass_env: settings.env.clone(),
+        readable: settings.readable(),
     })
 }
 

@@ -48,9 +48,18 @@ impl CommandWrapper for BwrapWrapper {
                 .map(|p| p.display().to_string()),
         );
         writable.push("private package caches".into());
+        let (read_only, absent) = match &self.spec.allow_list {
+            Some(_) => (
+                "the system folders and your home's toolchains",
+                "; absent: the rest of your home, other homes, /run, /srv, /mnt, /media, \
+                 /var/lib, /etc's secrets",
+            ),
+            None => ("the rest of the system", ""),
+        };
         format!(
-            "bubblewrap (writable: {}; read-only: {}, the rest of the system; hidden: \
-             credentials such as ~/.ssh, Cairn's own state)",
+            "bubblewrap (writable: {}; read-only: {}, {read_only}{absent}; hidden: \
+             credentials such as ~/.ssh, Cairn's own state; environment: named variables \
+             only; no terminal input (own session, seccomp))",
             writable.join(", "),
             self.spec.read_only_inside.join(", ")
         )
@@ -123,6 +132,9 @@ pub struct SandboxOptions {
     pub hidden: Vec<PathBuf>,
     /// Variables passed in besides the built-in ones (the settings' `env`).
     pub pass_env: Vec<String>,
+    /// Folders bound read-only into the allow-list filesystem (the settings'
+    /// `extraReadable`).
+    pub readable: Vec<PathBuf>,
 }
 
 /// The execution environment for a workspace with no extra folders. `_policy` no longer
@@ -203,6 +215,7 @@ pub fn session_spec(
         return Ok(spec);
     };
     spec.hidden = cairn_policy::sandbox_home::hidden_paths(&home, &hide);
+    spec.allow_list = Some(allow_list_fs(&home, state_dir, &opts.readable)?);
     let cargo_home = std::env::var_os("CARGO_HOME")
         .filter(|c| !c.is_empty())
         .map(PathBuf::from)
@@ -218,6 +231,44 @@ pub fn session_spec(
     spec.private_binds = caches.binds;
     spec.env.extend(caches.env);
     Ok(spec)
+}
+
+/// The allow-list filesystem of the session: `home` emptied, its toolchains and the
+/// user's `extraReadable` folders bound back read-only, and a `~/.gitconfig` generated
+/// from an allow-list of keys (written under `<state_dir>/sandbox-home`).
+fn allow_list_fs(
+    home: &Path,
+    state_dir: &Path,
+    readable: &[PathBuf],
+) -> Result<cairn_policy::sandbox_fs::AllowListFs, RuntimeError> {
+    let mut fs = cairn_policy::sandbox_fs::AllowListFs::for_home(home, readable);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    let text = cairn_policy::sandbox_fs::generated_gitconfig(&[
+        xdg.join("git/config"),
+        home.join(".gitconfig"),
+    ]);
+    let dir = state_dir.join("sandbox-home");
+    let file = dir.join("gitconfig");
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(&dir)?;
+        if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+            let tmp = dir.join(format!("gitconfig.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, &text)?;
+            std::fs::rename(&tmp, &file)?;
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        RuntimeError::Config(format!(
+            "cannot write the sandbox's git config in {}: {e}",
+            dir.display()
+        ))
+    })?;
+    fs.files.push((file, home.join(".gitconfig")));
+    Ok(fs)
 }
 
 /// The seccomp filter file of the session's sandboxed commands (TIOCSTI and TIOCLINUX

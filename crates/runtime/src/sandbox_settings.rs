@@ -6,6 +6,7 @@
 //! mode = "auto"                      # auto | off | required
 //! extraWritable = ["/data/cache"]    # folders commands may write besides the workspace
 //! hidden = ["~/work/secrets"]        # paths commands cannot read, besides the built-in list
+//! extraReadable = ["~/.config/tool"] # folders of the home commands may read (read-only)
 //! env = ["JAVA_HOME", "GOPATH"]      # variables passed in besides PATH, HOME, LANG, LC_*, …
 //! ```
 
@@ -29,6 +30,9 @@ pub struct SandboxSettings {
     /// Extra paths hidden inside the sandbox.
     #[serde(default)]
     pub hidden: Vec<String>,
+    /// Extra folders bound read-only into the sandbox's empty home.
+    #[serde(default)]
+    pub extra_readable: Vec<String>,
     /// Variables of Cairn's environment passed to sandboxed commands besides the built-in
     /// ones (non-secret build variables: `JAVA_HOME`, `GOPATH`, `CC`, …).
     #[serde(default)]
@@ -91,6 +95,11 @@ impl SandboxSettings {
     /// The extra writable folders, `~` expanded.
     pub fn writable(&self) -> Vec<PathBuf> {
         self.extra_writable.iter().map(|p| expand_home(p)).collect()
+    }
+
+    /// The extra readable folders, `~` expanded.
+    pub fn readable(&self) -> Vec<PathBuf> {
+        self.extra_readable.iter().map(|p| expand_home(p)).collect()
     }
 
     /// The extra hidden paths, `~` expanded.
