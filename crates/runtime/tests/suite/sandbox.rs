@@ -4,6 +4,7 @@
 
 mod escalation;
 mod projects;
+mod pty_interrupt;
 
 use std::sync::Arc;
 
