@@ -87,6 +87,9 @@ pub struct ExecEnvironment {
     pub vault: Vec<(String, String)>,
     /// Variables removed from every command's environment ([`CREDENTIAL_ENV`] by default).
     pub removed_env: Vec<String>,
+    /// What protects the commands, layer by layer (`turn_start.data.sandbox`); `None` when
+    /// whoever built this environment did not say.
+    pub sandbox: Option<cairn_protocol::SandboxReport>,
     /// Credentials scrubbed from everything tools return: the session's API keys and the
     /// values of the removed variables. Shared with subagents; updated when the LLM client
     /// changes.

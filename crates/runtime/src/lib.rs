@@ -32,6 +32,7 @@ pub mod rewind;
 pub mod rewind_read;
 pub mod sandbox;
 pub mod sandbox_settings;
+pub mod sandbox_status;
 pub mod schema;
 pub mod skills;
 pub mod skipped;
@@ -674,6 +675,25 @@ fn worktree_of(
         .clone()
         .unwrap_or_else(|| worktrees::reference(&record, false));
     Ok((Some(reference), worktrees::sandbox_writable(&record)))
+}
+
+/// What protects commands run in `workspace` with the sandbox `mode` (the option, else
+/// `CAIRN_SANDBOX`, else the user's settings, else `auto`), layer by layer — `cairn sandbox
+/// status`. `Err` for what would stop a session from starting (`required` without a working
+/// sandbox, bad settings).
+pub fn sandbox_report(
+    workspace: &Path,
+    state_dir: &Path,
+    mode: Option<cairn_policy::sandbox::SandboxMode>,
+) -> Result<cairn_protocol::SandboxReport, RuntimeError> {
+    let opts = RunOptions {
+        sandbox: mode,
+        ..Default::default()
+    };
+    let sandbox_opts = sandbox_options(&opts)?;
+    let (env, _) = sandbox::exec_environment_with(workspace, state_dir, &sandbox_opts)?;
+    env.sandbox
+        .ok_or_else(|| RuntimeError::Config("the sandbox did not report its layers".into()))
 }
 
 /// The session's sandbox: the mode from the option, else `CAIRN_SANDBOX`, else the user's

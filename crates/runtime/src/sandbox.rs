@@ -160,18 +160,25 @@ pub fn exec_environment_with(
     state_dir: &Path,
     opts: &SandboxOptions,
 ) -> Result<(ExecEnvironment, SandboxState), RuntimeError> {
-    let env = ExecEnvironment::default()
+    let mut env = ExecEnvironment::default()
         .without_credentials()
         .with_vault(load_vault(state_dir)?);
     if opts.mode == SandboxMode::Off {
+        env.sandbox = Some(crate::sandbox_status::report(&SandboxState::Off, None));
         return Ok((env, SandboxState::Off));
     }
     let Some(bwrap) = bwrap_path().filter(|_| bwrap_works()) else {
         return match opts.mode {
-            SandboxMode::Required => Err(RuntimeError::Config(
-                "sandbox mode `required` (--sandbox or CAIRN_SANDBOX), but no working sandbox is available (install bubblewrap, and allow unprivileged user namespaces)".into(),
-            )),
-            _ => Ok((env, SandboxState::Unavailable)),
+            SandboxMode::Required => Err(RuntimeError::Config(format!(
+                "sandbox mode `required` (--sandbox or CAIRN_SANDBOX), but no working sandbox \
+                 is available: {} (install bubblewrap, and allow unprivileged user namespaces)",
+                crate::sandbox_status::unavailable_reason()
+            ))),
+            _ => {
+                let state = SandboxState::Unavailable;
+                env.sandbox = Some(crate::sandbox_status::report(&state, None));
+                Ok((env, state))
+            }
         };
     };
     let spec = session_spec(workspace, state_dir, opts)?;
@@ -181,7 +188,7 @@ pub fn exec_environment_with(
         markers: state_dir.join("sandbox-mounts"),
     };
     let state = SandboxState::On(wrapper.describe());
-    let mut env = env;
+    env.sandbox = Some(crate::sandbox_status::report(&state, Some(&wrapper.spec)));
     env.wrapper = Some(Arc::new(wrapper));
     Ok((env, state))
 }
