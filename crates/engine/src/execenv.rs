@@ -51,6 +51,17 @@ pub trait CommandWrapper: Send + Sync {
     fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
         WrappedCommand::plain(self.wrap(argv, extra_writable))
     }
+    /// Like [`CommandWrapper::wrap_guarded`], with `hidden` (paths read-denied by the
+    /// permission rules) mounted away too; a wrapper that cannot hide paths ignores them.
+    fn wrap_hiding(
+        &self,
+        argv: Vec<String>,
+        extra_writable: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> WrappedCommand {
+        let _ = hidden;
+        self.wrap_guarded(argv, extra_writable)
+    }
     /// A short description (`bubblewrap`, …) for the prompt and the UI.
     fn describe(&self) -> String;
 }

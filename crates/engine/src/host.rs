@@ -282,7 +282,10 @@ impl ToolHost {
                     .filter(|(_, writable)| *writable)
                     .map(|(p, _)| std::path::PathBuf::from(p))
                     .collect();
-                w.wrap_guarded(argv, &extra)
+                // Paths the permission rules deny reading are empty inside, whoever reads
+                // them and through whatever link (`grep -R` following one).
+                let (hidden, _) = self.read_denials().mountable();
+                w.wrap_hiding(argv, &extra, &hidden)
             }
             None => crate::execenv::WrappedCommand::plain(argv),
         }

@@ -25,9 +25,28 @@ impl CommandWrapper for BwrapWrapper {
     }
 
     fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
+        self.wrap_hiding(argv, extra_writable, &[])
+    }
+
+    fn wrap_hiding(
+        &self,
+        argv: Vec<String>,
+        extra_writable: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> WrappedCommand {
+        let mut spec = std::borrow::Cow::Borrowed(&self.spec);
+        if !hidden.is_empty() {
+            let more = cairn_policy::sandbox_home::hidden_paths(Path::new("/nonexistent"), hidden);
+            let spec = spec.to_mut();
+            for p in more {
+                if !spec.hidden.contains(&p) {
+                    spec.hidden.push(p);
+                }
+            }
+        }
         let (argv, guard) = bwrap_guarded(
             &self.bwrap,
-            &self.spec,
+            &spec,
             extra_writable,
             &argv,
             Some(&self.markers),
