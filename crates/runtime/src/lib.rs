@@ -503,6 +503,7 @@ pub fn open_session(
     let (exec, sandbox_state) =
         sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
     let sandbox_enforced = exec.wrapper.is_some();
+    let hook_sandbox = exec.wrapper.clone();
     let sandbox_text = match &exec.wrapper {
         Some(w) => format!(
             "commands run inside {}. A command that fails because of the sandbox (read-only \
@@ -617,7 +618,7 @@ pub fn open_session(
     for w in &hooks.warnings {
         tracing::warn!("hooks: {w}");
     }
-    if let Some(gate) = hooks.gate(&session_id, &workspace) {
+    if let Some(gate) = hooks.gate_in(&session_id, &workspace, hook_sandbox) {
         builder = builder.gate(gate);
     }
     let session = builder.build();
