@@ -504,6 +504,7 @@ pub fn open_session(
         sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
     let sandbox_enforced = exec.wrapper.is_some();
     let hook_sandbox = exec.wrapper.clone();
+    let mcp_sandbox = exec.wrapper.clone();
     let sandbox_text = match &exec.wrapper {
         Some(w) => format!(
             "commands run inside {}. A command that fails because of the sandbox (read-only \
@@ -622,7 +623,7 @@ pub fn open_session(
         builder = builder.gate(gate);
     }
     let session = builder.build();
-    let mcp = mcp::attach(&session, &workspace, llm);
+    let mcp = mcp::attach(&session, &workspace, llm, mcp_sandbox);
     let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
     untrusted.extend(mcp.untrusted().iter().cloned());
     let mut skipped: Vec<skipped::SkippedView> = hooks.skipped(&workspace).into_iter().collect();
