@@ -103,6 +103,9 @@ pub struct RunOptions {
     pub sandbox_writable: Vec<PathBuf>,
     /// Extra paths hidden inside the sandbox (`--sandbox-hide`), besides the settings'.
     pub sandbox_hidden: Vec<PathBuf>,
+    /// Whether sandboxed commands have the network (`--sandbox-network open|none`); `None`
+    /// = the settings' `network`, else open.
+    pub sandbox_network: Option<bool>,
     /// Shell policy; `None` = `CAIRN_SHELL_POLICY`, then `approve`.
     pub shell_policy: Option<cairn_engine::ShellPolicy>,
     /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
@@ -729,6 +732,7 @@ fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, Runtime
         hidden,
         pass_env: settings.env.clone(),
         readable: settings.readable(),
+        no_network: !opts.sandbox_network.unwrap_or(settings.network_open()),
     })
 }
 

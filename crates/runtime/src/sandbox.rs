@@ -154,6 +154,9 @@ pub struct SandboxOptions {
     /// Folders bound read-only into the allow-list filesystem (the settings'
     /// `extraReadable`).
     pub readable: Vec<PathBuf>,
+    /// A network namespace of their own with no network (`--sandbox-network none`): no
+    /// outside hosts, no loopback services or abstract unix sockets of the desktop.
+    pub no_network: bool,
 }
 
 /// The execution environment for a workspace with no extra folders. `_policy` no longer
@@ -223,6 +226,7 @@ pub fn session_spec(
     let mut spec = SandboxSpec::for_workspace(workspace);
     spec.extra_writable = opts.writable.clone();
     spec.pass_env = opts.pass_env.clone();
+    spec.network = !opts.no_network;
     // Saved sessions (their permissions) and user settings stay read-only (and are hidden
     // below as well).
     spec.read_only = crate::reserved::private_dirs(state_dir);

@@ -8,6 +8,7 @@
 //! hidden = ["~/work/secrets"]        # paths commands cannot read, besides the built-in list
 //! extraReadable = ["~/.config/tool"] # folders of the home commands may read (read-only)
 //! env = ["JAVA_HOME", "GOPATH"]      # variables passed in besides PATH, HOME, LANG, LC_*, …
+//! network = "open"                   # open | none (--sandbox-network wins)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -37,6 +38,9 @@ pub struct SandboxSettings {
     /// ones (non-secret build variables: `JAVA_HOME`, `GOPATH`, `CC`, …).
     #[serde(default)]
     pub env: Vec<String>,
+    /// `open` (the desktop's network, the default) or `none` (no network inside).
+    #[serde(default)]
+    pub network: Option<String>,
 }
 
 /// Where the user's sandbox settings live.
@@ -76,6 +80,16 @@ impl SandboxSettings {
                 )));
             }
         }
+        if let Some(n) = s
+            .network
+            .as_deref()
+            .filter(|n| !matches!(*n, "open" | "none"))
+        {
+            return Err(RuntimeError::Config(format!(
+                "{}: network = `{n}`: expected open or none",
+                path.display()
+            )));
+        }
         if let Some(m) = &s.mode {
             if SandboxMode::parse(m).is_none() {
                 return Err(RuntimeError::Config(format!(
@@ -95,6 +109,11 @@ impl SandboxSettings {
     /// The extra writable folders, `~` expanded.
     pub fn writable(&self) -> Vec<PathBuf> {
         self.extra_writable.iter().map(|p| expand_home(p)).collect()
+    }
+
+    /// Whether the settings leave sandboxed commands the network (`network` is not `none`).
+    pub fn network_open(&self) -> bool {
+        self.network.as_deref() != Some("none")
     }
 
     /// The extra readable folders, `~` expanded.
@@ -164,6 +183,12 @@ mod tests {
         assert_eq!(s.mode(), Some(SandboxMode::Off));
         assert_eq!(s.writable(), vec![PathBuf::from("/data")]);
         assert!(s.hidden()[0].ends_with("x") && s.hidden()[0].is_absolute());
+        std::fs::write(&p, "network = \"none\"\n").unwrap();
+        assert!(!SandboxSettings::load_from(&p).unwrap().network_open());
+        std::fs::write(&p, "network = \"proxy\"\n").unwrap();
+        let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
+        assert!(e.contains("expected open or none"), "{e}");
+        assert!(SandboxSettings::default().network_open());
         std::fs::write(&p, "env = [\"JAVA_HOME\"]\n").unwrap();
         assert_eq!(SandboxSettings::load_from(&p).unwrap().env, ["JAVA_HOME"]);
         for bad in ["SSH_AUTH_SOCK", "NPM_TOKEN", "A B"] {

@@ -49,13 +49,22 @@ pub fn report(state: &SandboxState, spec: Option<&SandboxSpec>) -> SandboxReport
          terminal (PTY commands on their own terminal); prompts discard input typed before \
          them",
     );
-    let network = layer(
+    let shared = layer(
         "network",
         false,
-        "shared with the desktop: no network namespace or asking proxy yet, so the \
-         network, loopback services and abstract unix sockets (an X server's) stay \
-         reachable",
+        "shared with the desktop (--sandbox-network open, the default): the network, \
+         loopback services and abstract unix sockets (an X server's) stay reachable; no \
+         asking proxy yet",
     );
+    let network = match spec {
+        Some(s) if !s.network && matches!(state, SandboxState::On(_)) => layer(
+            "network",
+            true,
+            "none (--sandbox-network none): a network namespace of its own with only \
+             loopback; no outside hosts, no desktop services or abstract sockets",
+        ),
+        _ => shared,
+    };
     let (name, why) = match (state, spec) {
         (SandboxState::On(_), Some(spec)) => {
             let bwrap = cairn_policy::sandbox::bwrap_path()

@@ -5,6 +5,7 @@
 
 mod defaults;
 mod desktop;
+mod network;
 mod status;
 
 use std::path::{Path, PathBuf};
