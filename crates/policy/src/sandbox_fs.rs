@@ -49,6 +49,10 @@ pub const HOME_TOOLCHAINS: &[&str] = &[
     ".gradle/wrapper",
 ];
 
+/// Toolchains outside the home that live in an emptied folder, bound back read-only when
+/// present (Homebrew on Linux).
+pub const SYSTEM_TOOLCHAINS: &[&str] = &["/home/linuxbrew/.linuxbrew"];
+
 /// Git config keys copied into the generated `~/.gitconfig` (never helpers, headers or
 /// includes).
 pub const GIT_KEYS: &[(&str, &str, &str)] = &[
@@ -134,8 +138,12 @@ pub fn allow_list_args(fs: &AllowListFs) -> Vec<String> {
             a.extend(["--ro-bind".to_string(), s(&target), s(&target)]);
         }
     }
-    for p in fs.read_only.iter().filter(|p| p.exists()) {
-        a.extend(["--ro-bind".to_string(), s(p), s(p)]);
+    let system = SYSTEM_TOOLCHAINS.iter().map(PathBuf::from);
+    for p in system
+        .chain(fs.read_only.iter().cloned())
+        .filter(|p| p.exists())
+    {
+        a.extend(["--ro-bind".to_string(), s(&p), s(&p)]);
     }
     for (source, target) in fs.files.iter().filter(|(src, _)| src.exists()) {
         a.extend(["--ro-bind".to_string(), s(source), s(target)]);
