@@ -4,7 +4,8 @@
 //! agent even when it names their sockets itself, and gets none of `DISPLAY` or an unnamed
 //! variable — while the vault entry, the `CAIRN_RUN` marker and a variable the user passes
 //! through (`sandbox.toml` `env = ["JAVA_HOME"]`) are there. The same probes run unsandboxed
-//! (`sandbox: false`, allowed) reach both, so they prove what they claim.
+//! (`sandbox: false`, allowed) reach both, so they prove what they claim. A real Xvfb is out
+//! of reach under `--sandbox-network none`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -23,6 +24,16 @@ impl Drop for Daemon {
             nix::unistd::Pid::from_raw(self.0),
             nix::sys::signal::Signal::SIGTERM,
         );
+    }
+}
+
+/// A child of the test, killed and reaped when dropped.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -224,4 +235,73 @@ async fn the_session_bus_the_agent_and_the_display_stay_outside() {
         outside.contains("CAIRN_TEST_UNNAMED=unnamed-value"),
         "{outside}"
     );
+}
+
+/// An X server (Xvfb) with no access control (`-ac`: a desktop that lets the user's local
+/// clients in without a cookie behaves alike): the display stays out of reach of a
+/// sandboxed command under `--sandbox-network none` even when the command names it itself,
+/// through the path socket (private `/tmp`) or the abstract one (own network namespace),
+/// while the same probe unsandboxed reaches it.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_x_display_is_reachable_without_the_network() {
+    if !super::sandbox_or_skip() {
+        return;
+    }
+    let w = world();
+    let mut xvfb = std::process::Command::new("Xvfb")
+        .args(["-displayfd", "1", "-ac", "-nolisten", "tcp"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb (scripts/setup.sh installs it)");
+    // Xvfb writes its display number once it accepts clients.
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(xvfb.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let _x = Reaped(xvfb);
+    let display = format!(":{}", line.trim());
+    let probe = |file: &str| {
+        format!(
+            "if DISPLAY={display} xdpyinfo >/dev/null 2>&1; then echo x-reached > {file}; \
+             else echo no-x > {file}; fi"
+        )
+    };
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("a", "run_shell", json!({"command": probe("inside.txt")})).with_tool_call(
+            "b",
+            "run_shell",
+            json!({"command": probe("outside.txt"), "sandbox": false}),
+        ),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = cairn("auto")
+        .args(["run", "--json", "--model", "m", "--mode", "auto"])
+        .args(["--approve", "allow", "--sandbox", "required"])
+        .args(["--sandbox-network", "none"])
+        .arg("--workspace")
+        .arg(&w.ws)
+        .arg("--state-dir")
+        .arg(&w.state)
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg("go")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(finished_status(&out), ["ok", "ok"], "{stderr}");
+    let read = |f: &str| std::fs::read_to_string(w.ws.join(f)).unwrap();
+    assert_eq!(
+        read("outside.txt"),
+        "x-reached\n",
+        "the probe cannot reach X at all"
+    );
+    assert_eq!(read("inside.txt"), "no-x\n");
 }
