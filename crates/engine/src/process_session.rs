@@ -35,17 +35,15 @@ mod tests {
 
     #[test]
     fn the_child_leads_a_session_of_its_own() {
-        let mut cmd = std::process::Command::new("sh");
-        cmd.args(["-c", "ps -o sid= -p $$"]);
+        // `cat` waits on its stdin until the test closes it.
+        let mut cmd = std::process::Command::new("cat");
         own_session(&mut cmd);
-        let child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
-        let pid = child.id();
-        let out = child.wait_with_output().unwrap();
-        let sid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        let mut child = cmd.stdin(std::process::Stdio::piped()).spawn().unwrap();
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let sid = nix::unistd::getsid(Some(pid)).unwrap();
+        drop(child.stdin.take());
+        child.wait().unwrap();
         assert_eq!(sid, pid);
-        assert_ne!(
-            Some(sid),
-            nix::unistd::getsid(None).ok().map(|s| s.as_raw() as u32)
-        );
+        assert_ne!(Ok(sid), nix::unistd::getsid(None));
     }
 }
