@@ -19,12 +19,13 @@ else
 fi
 
 # System packages: toolchain helpers, WebKitGTK/GTK for Tauri, Xvfb + D-Bus for headless runs,
-# WebKitWebDriver for the E2E test, keyring backends, bubblewrap, and tools for screenshots.
+# WebKitWebDriver for the E2E test, keyring backends, bubblewrap, ssh-agent (the sandbox's
+# desktop tests), and tools for screenshots.
 APT_PACKAGES=(
   build-essential pkg-config libssl-dev libxdo-dev librsvg2-dev
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
   xvfb xauth dbus dbus-x11 webkit2gtk-driver
-  keyutils gnome-keyring libsecret-tools bubblewrap
+  keyutils gnome-keyring libsecret-tools bubblewrap openssh-client
   xdotool imagemagick ripgrep python3-pytest
   git curl ca-certificates
 )

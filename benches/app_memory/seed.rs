@@ -46,6 +46,7 @@ fn turn_events(session: &str, turn: usize) -> Vec<Event> {
             turn: turn as u32,
             source: Default::default(),
             worktree: None,
+            sandbox: None,
         }),
         Event::AssistantMessage(AssistantMessage {
             text: format!("Let me read `src/m{turn}.rs` first."),

@@ -80,6 +80,25 @@ fn tty() -> std::io::Result<(std::fs::File, std::fs::File)> {
     Ok((input, output))
 }
 
+/// Discards what is waiting in the terminal's input queue: called once the prompt is shown,
+/// right before its answer is read, so nothing typed (or pushed into the queue) before the
+/// user could see the question answers it.
+fn discard_typed_ahead(input: &std::fs::File) -> std::io::Result<()> {
+    nix::sys::termios::tcflush(input, nix::sys::termios::FlushArg::TCIFLUSH)
+        .map_err(std::io::Error::from)
+}
+
+/// Shows the prompt written to `out` so far, discards input typed before it, reads one
+/// line (`None` at end of input).
+fn read_line_after_prompt(
+    input: &std::fs::File,
+    out: &mut std::fs::File,
+) -> std::io::Result<Option<String>> {
+    out.flush()?;
+    discard_typed_ahead(input)?;
+    read_line(input)
+}
+
 fn read_line(input: &std::fs::File) -> std::io::Result<Option<String>> {
     let mut line = String::new();
     let n = std::io::BufReader::new(input).read_line(&mut line)?;
@@ -100,8 +119,7 @@ fn ask_question(q: &AskUserQuestion) -> std::io::Result<UserAnswer> {
         (false, false, false) => "a number".to_string(),
     };
     write!(out, "  ({hint}; empty to decline) > ")?;
-    out.flush()?;
-    let Some(line) = read_line(&input)? else {
+    let Some(line) = read_line_after_prompt(&input, &mut out)? else {
         return Ok(UserAnswer::Declined {
             reason: "no answer".into(),
         });
@@ -137,13 +155,11 @@ fn review(plan: &str) -> std::io::Result<PlanReview> {
     let (input, mut out) = tty()?;
     writeln!(out, "\n? The agent proposes this plan:\n{}", inert(plan))?;
     write!(out, "  [y] accept  [n] reject (then say why) > ")?;
-    out.flush()?;
-    match read_line(&input)?.as_deref() {
+    match read_line_after_prompt(&input, &mut out)?.as_deref() {
         Some("y") | Some("yes") => Ok(PlanReview::Accepted),
         _ => {
             write!(out, "  what should change? > ")?;
-            out.flush()?;
-            let feedback = read_line(&input)?.unwrap_or_default();
+            let feedback = read_line_after_prompt(&input, &mut out)?.unwrap_or_default();
             Ok(PlanReview::Rejected { feedback })
         }
     }
@@ -162,8 +178,7 @@ fn grant(r: &DirectoryRequested) -> std::io::Result<DirectoryGrant> {
         out,
         "  [y] grant for this session  [r] read-only  [n] deny > "
     )?;
-    out.flush()?;
-    Ok(match read_line(&input)?.as_deref() {
+    Ok(match read_line_after_prompt(&input, &mut out)?.as_deref() {
         Some("y") | Some("yes") => DirectoryGrant::Granted {
             writable: r.writable,
         },
@@ -202,13 +217,10 @@ fn ask(request: &ApprovalRequest) -> std::io::Result<ApprovalDecision> {
                 .map(|(label, _)| label.as_str())
                 .unwrap_or("")
         )?;
-        tty_out.flush()?;
-        let mut line = String::new();
-        let n = std::io::BufReader::new(&tty_in).read_line(&mut line)?;
-        if n == 0 {
+        let Some(line) = read_line_after_prompt(&tty_in, &mut tty_out)? else {
             return Ok(ApprovalDecision::Deny);
-        }
-        match (line.trim().to_lowercase().as_str(), &always) {
+        };
+        match (line.to_lowercase().as_str(), &always) {
             ("y" | "yes", _) => return Ok(ApprovalDecision::Once),
             // `c` was the key for a command allowance before; it still works.
             ("a" | "always" | "c", Some((_, decision))) => return Ok(*decision),

@@ -64,6 +64,9 @@ pub fn run(cmd: HooksCommand) -> ExitCode {
                     HookSource::User(_) => "user",
                     HookSource::Project(_) => "project",
                 };
+                // Project hooks run inside the session's sandbox (when it has one); the
+                // user's own run outside.
+                let inside = matches!(d.source, HookSource::Project(_));
                 if json {
                     outln!(
                         "{}",
@@ -75,11 +78,12 @@ pub fn run(cmd: HooksCommand) -> ExitCode {
                             "source": from,
                             "file": d.source.path(),
                             "trusted": runs,
+                            "sandboxed": inside,
                         })
                     );
                 } else {
                     outln!(
-                        "{:<18} {:<16} {:<8} {}  {}",
+                        "{:<18} {:<16} {:<8} {} {}  {}",
                         d.event,
                         if d.matcher_text.is_empty() {
                             "*"
@@ -88,6 +92,11 @@ pub fn run(cmd: HooksCommand) -> ExitCode {
                         },
                         from,
                         if runs { "runs" } else { "NOT TRUSTED" },
+                        if inside {
+                            "inside the sandbox"
+                        } else {
+                            "outside the sandbox"
+                        },
                         d.command
                     );
                 }

@@ -13,6 +13,7 @@ mod mcp;
 mod permissions;
 mod render;
 mod run;
+mod sandbox_cmd;
 mod skills;
 mod slash;
 mod worktrees;
@@ -75,6 +76,11 @@ enum Command {
     Commands {
         #[command(subcommand)]
         command: commands_list::CommandsCommand,
+    },
+    /// The OS sandbox: `status` (each layer active or not, and why not).
+    Sandbox {
+        #[command(subcommand)]
+        command: sandbox_cmd::SandboxCommand,
     },
     /// Agent Skills (SKILL.md folders): `list`.
     Skills {
@@ -157,6 +163,7 @@ fn main() -> ExitCode {
         Command::Worktrees(args) => worktrees::run(args),
         Command::Hooks { command } => hooks::run(command),
         Command::Skills { command } => skills::run(command),
+        Command::Sandbox { command } => sandbox_cmd::run(command),
         Command::Commands { command } => commands_list::run(command),
     };
     // A tool the turn stopped waiting for (interrupted while it ran blocking work) cannot

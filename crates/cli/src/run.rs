@@ -37,6 +37,15 @@ pub enum SandboxArg {
     Required,
 }
 
+/// `--sandbox-network`: whether sandboxed commands keep the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxNetworkArg {
+    /// The desktop's network, as before (the default).
+    Open,
+    /// No network: a namespace of their own with only loopback.
+    None,
+}
+
 impl From<SandboxArg> for cairn_policy::sandbox::SandboxMode {
     fn from(a: SandboxArg) -> Self {
         match a {
@@ -115,6 +124,10 @@ pub struct RunArgs {
     /// (repeatable).
     #[arg(long = "sandbox-hide", value_name = "PATH")]
     pub sandbox_hide: Vec<PathBuf>,
+    /// The network of sandboxed commands: open (the desktop's, the default) or none (a
+    /// namespace of their own with only loopback) [default: the sandbox settings, else open].
+    #[arg(long = "sandbox-network", value_enum, value_name = "NET")]
+    pub sandbox_network: Option<SandboxNetworkArg>,
     /// When shell commands run unasked: approve, sandbox, workspace, all
     /// [default: $CAIRN_SHELL_POLICY, else approve].
     #[arg(long, value_enum, value_name = "POLICY")]
@@ -247,6 +260,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         sandbox: args.sandbox.map(Into::into),
         sandbox_writable: args.sandbox_writable.clone(),
         sandbox_hidden: args.sandbox_hide.clone(),
+        sandbox_network: args.sandbox_network.map(|n| n == SandboxNetworkArg::Open),
         shell_policy: args.shell_policy.map(Into::into),
         worktree: None,
     };

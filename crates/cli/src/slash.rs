@@ -99,6 +99,7 @@ fn announce(r: &mut Renderer, handle: &SessionHandle, input: &str, turn: u32, st
         turn,
         source: TurnSource::Input,
         worktree: None,
+        sandbox: None,
     }));
     r.event(&Event::TurnEnd(TurnEnd {
         status,

@@ -11,6 +11,9 @@ pub struct WrappedCommand {
     pub argv: Vec<String>,
     /// Dropped when the process has ended (e.g. removes the sandbox's host mount points).
     pub guard: Option<Box<dyn std::any::Any + Send + Sync>>,
+    /// When set, the process starts from exactly these variables (the sandbox's explicit
+    /// environment) instead of Cairn's own; the caller then adds its own (vault, marker).
+    pub env: Option<Vec<(String, String)>>,
 }
 
 impl std::fmt::Debug for WrappedCommand {
@@ -18,6 +21,13 @@ impl std::fmt::Debug for WrappedCommand {
         f.debug_struct("WrappedCommand")
             .field("argv", &self.argv)
             .field("guard", &self.guard.is_some())
+            .field(
+                "env",
+                &self
+                    .env
+                    .as_ref()
+                    .map(|e| e.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>()),
+            )
             .finish()
     }
 }
@@ -25,7 +35,11 @@ impl std::fmt::Debug for WrappedCommand {
 impl WrappedCommand {
     /// A command that needs nothing kept alive.
     pub fn plain(argv: Vec<String>) -> Self {
-        WrappedCommand { argv, guard: None }
+        WrappedCommand {
+            argv,
+            guard: None,
+            env: None,
+        }
     }
 }
 
@@ -36,6 +50,17 @@ pub trait CommandWrapper: Send + Sync {
     /// Like [`CommandWrapper::wrap`], plus a guard the caller keeps until the process ended.
     fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
         WrappedCommand::plain(self.wrap(argv, extra_writable))
+    }
+    /// Like [`CommandWrapper::wrap_guarded`], with `hidden` (paths read-denied by the
+    /// permission rules) mounted away too; a wrapper that cannot hide paths ignores them.
+    fn wrap_hiding(
+        &self,
+        argv: Vec<String>,
+        extra_writable: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> WrappedCommand {
+        let _ = hidden;
+        self.wrap_guarded(argv, extra_writable)
     }
     /// A short description (`bubblewrap`, …) for the prompt and the UI.
     fn describe(&self) -> String;
@@ -73,6 +98,9 @@ pub struct ExecEnvironment {
     pub vault: Vec<(String, String)>,
     /// Variables removed from every command's environment ([`CREDENTIAL_ENV`] by default).
     pub removed_env: Vec<String>,
+    /// What protects the commands, layer by layer (`turn_start.data.sandbox`); `None` when
+    /// whoever built this environment did not say.
+    pub sandbox: Option<cairn_protocol::SandboxReport>,
     /// Credentials scrubbed from everything tools return: the session's API keys and the
     /// values of the removed variables. Shared with subagents; updated when the LLM client
     /// changes.

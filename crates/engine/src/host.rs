@@ -268,6 +268,7 @@ impl ToolHost {
             .env("LC_ALL", "C.UTF-8")
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
+        crate::process_session::own_session_tokio(&mut cmd);
         Ok((cmd, wrapped))
     }
 
@@ -286,7 +287,10 @@ impl ToolHost {
                     .filter(|(_, writable)| *writable)
                     .map(|(p, _)| std::path::PathBuf::from(p))
                     .collect();
-                w.wrap_guarded(argv, &extra)
+                // Paths the permission rules deny reading are empty inside, whoever reads
+                // them and through whatever link (`grep -R` following one).
+                let (hidden, _) = self.read_denials().mountable();
+                w.wrap_hiding(argv, &extra, &hidden)
             }
             None => crate::execenv::WrappedCommand::plain(argv),
         }

@@ -16,6 +16,7 @@ pub mod llm;
 mod locks;
 pub mod permission;
 mod permission_reads;
+pub mod process_session;
 mod produced;
 pub mod prompt;
 pub mod registry;

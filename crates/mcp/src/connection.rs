@@ -83,6 +83,7 @@ impl Connection {
         startup: Duration,
         stderr_cap: usize,
         handler: Handler,
+        sandbox: Option<&dyn cairn_engine::CommandWrapper>,
     ) -> Result<Started, ServerError> {
         let deadline = Instant::now() + startup;
         let progress = handler.progress();
@@ -98,7 +99,7 @@ impl Connection {
                     Some(c) => workspace.join(c),
                     None => workspace.to_path_buf(),
                 };
-                let spawned = process::spawn(program, args, env, &dir, stderr_cap)
+                let spawned = process::spawn(program, args, env, &dir, stderr_cap, sandbox)
                     .map_err(|e| ServerError::Start(format!("cannot start `{program}`: {e}")))?;
                 let child = spawned.child;
                 let result = establish(

@@ -33,4 +33,4 @@ pub use config::{
 pub use lazy::{CALL_TOOL, SEARCH_TOOL};
 pub use manager::{McpError, McpManager, RegistryTarget};
 pub use ocr_model::OcrModel;
-pub use options::{LazyMode, LazyOptions, ManagerOptions, ServerInfo, ServerStatus};
+pub use options::{LazyMode, LazyOptions, ManagerOptions, McpSandbox, ServerInfo, ServerStatus};

@@ -71,6 +71,26 @@ pub struct ManagerOptions {
     pub tesseract: Option<PathBuf>,
     /// Multimodal model the built-in OCR server falls back to without `tesseract`.
     pub ocr_model: Option<crate::ocr_model::OcrModel>,
+    /// The session's sandbox, for the stdio servers it applies to (a project's); `None`:
+    /// every server runs outside.
+    pub sandbox: Option<McpSandbox>,
+}
+
+/// Which stdio servers run inside the session's sandbox, and the sandbox.
+#[derive(Clone)]
+pub struct McpSandbox {
+    /// The session's sandbox wrapper.
+    pub wrapper: std::sync::Arc<dyn cairn_engine::CommandWrapper>,
+    /// Whether a server from this config file runs inside (a project's file: yes).
+    pub applies: std::sync::Arc<dyn Fn(&std::path::Path) -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for McpSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSandbox")
+            .field("wrapper", &self.wrapper.describe())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ManagerOptions {
@@ -89,6 +109,7 @@ impl ManagerOptions {
             lazy: LazyOptions::default(),
             tesseract: None,
             ocr_model: None,
+            sandbox: None,
         }
     }
 

@@ -1,5 +1,5 @@
-//! Stdio server processes: each in its own process group (so the whole tree can be signalled),
-//! stderr drained into a bounded [`StderrLog`], exit observed by a reaper task, and a
+//! Stdio server processes: each in its own session and process group (no controlling
+//! terminal; the whole tree can be signalled), stderr drained into a bounded [`StderrLog`], exit observed by a reaper task, and a
 //! shutdown that escalates SIGTERM → SIGKILL within a bound. Dropping a [`ChildProc`] kills
 //! its group, so no server outlives its owner.
 
@@ -43,25 +43,49 @@ pub struct Spawned {
     pub stdin: ChildStdin,
 }
 
-/// Starts `program args` in `cwd` with `env` added, in a new process group.
+/// Starts `program args` in `cwd` with `env` added, in a session and process group of its own.
+///
+/// With `sandbox` (a project's server), it runs inside the session's sandbox: bubblewrap's
+/// argv, the sandbox's explicit environment plus the server's own `env` block (never the
+/// secrets Cairn was started with), the sandbox's guard kept until the process has ended.
 pub fn spawn(
     program: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
     cwd: &Path,
     stderr_cap: usize,
+    sandbox: Option<&dyn cairn_engine::CommandWrapper>,
 ) -> std::io::Result<Spawned> {
+    let argv: Vec<String> = std::iter::once(program.to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    let wrapped = match sandbox {
+        Some(w) => w.wrap_guarded(argv, &[]),
+        None => cairn_engine::WrappedCommand::plain(argv),
+    };
+    let Some((program, args)) = wrapped.argv.split_first() else {
+        return Err(std::io::Error::other("empty command line"));
+    };
     let mut cmd = Command::new(program);
-    // Servers the user configured (and trusted) still get the secrets Cairn was started with.
+    match &wrapped.env {
+        Some(inside) => {
+            cmd.env_clear().envs(inside.iter().cloned());
+        }
+        // Servers the user configured (and trusted) still get the secrets Cairn was
+        // started with.
+        None => {
+            cmd.envs(cairn_engine::secret_env::sealed().iter().cloned());
+        }
+    }
     cmd.args(args)
-        .envs(cairn_engine::secret_env::sealed().iter().cloned())
         .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    // Its own session and process group: no controlling terminal, killed as a group.
+    cairn_engine::process_session::own_session_tokio(&mut cmd);
     let mut child = cmd.spawn()?;
     let pid = child
         .id()
@@ -77,11 +101,13 @@ pub fn spawn(
     let exited = Arc::new(AtomicBool::new(false));
     {
         let exited = exited.clone();
+        let guard = wrapped.guard;
         tokio::spawn(async move {
             let description = match child.wait().await {
                 Ok(status) => describe(status),
                 Err(e) => format!("could not be waited for ({e})"),
             };
+            drop(guard);
             exited.store(true, Ordering::SeqCst);
             // The leader is gone; take anything it left behind in its group with it.
             let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
@@ -181,6 +207,7 @@ mod tests {
             &BTreeMap::new(),
             Path::new("/"),
             1024,
+            None,
         )
         .unwrap();
         let e = s.child.wait_exit(Duration::from_secs(5)).await.unwrap();
@@ -200,6 +227,7 @@ mod tests {
             &BTreeMap::new(),
             Path::new("/"),
             1024,
+            None,
         )
         .unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;

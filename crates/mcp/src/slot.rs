@@ -176,12 +176,19 @@ impl Slot {
             }
         });
         let handler = Handler::new(&self.config.name, on_changed);
+        let sandbox = self
+            .opts
+            .sandbox
+            .as_ref()
+            .filter(|s| (s.applies)(&self.config.source))
+            .map(|s| s.wrapper.clone());
         let result = Connection::connect(
             &transport,
             &self.opts.workspace,
             startup,
             self.opts.stderr_log_bytes,
             handler,
+            sandbox.as_deref(),
         )
         .await;
         match result {

@@ -92,6 +92,38 @@ impl ReadDenials {
         })
     }
 
+    /// What the sandbox mounts away for these rules, so that a denied path is empty inside
+    /// whoever reads it and through whatever link: each rule whose glob is a literal path
+    /// in the workspace, alone or followed by `/**` (`secrets/**`, `.env`), gives that
+    /// path when it exists. The texts of the rules that name no such path (`**/*.pem`)
+    /// come second: the sandbox cannot mount those, the tools' own checks still apply.
+    pub fn mountable(&self) -> (Vec<PathBuf>, Vec<String>) {
+        let mut paths = Vec::new();
+        let mut not = Vec::new();
+        for r in &self.rules {
+            let glob = r.path_glob().unwrap_or_default();
+            let literal = glob
+                .strip_suffix("/**/*")
+                .or_else(|| glob.strip_suffix("/**"))
+                .unwrap_or(glob)
+                .trim_start_matches("./");
+            let plain = !literal.is_empty()
+                && !literal.contains(['*', '?', '[', '{', '\\'])
+                && Path::new(literal)
+                    .components()
+                    .all(|c| matches!(c, Component::Normal(_)));
+            if !plain {
+                not.push(r.text.clone());
+                continue;
+            }
+            let p = self.workspace.join(literal);
+            if std::fs::symlink_metadata(&p).is_ok() && !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+        (paths, not)
+    }
+
     /// Whether a walk of `dir` (no links followed) meets a denied entry, or is too large.
     fn walk_hits(&self, dir: &Path) -> bool {
         let mut pending = vec![dir.to_path_buf()];
@@ -160,6 +192,24 @@ mod tests {
             .unwrap();
         }
         s
+    }
+
+    #[test]
+    fn literal_deny_rules_are_mountable_and_patterns_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(ws.join("secrets")).unwrap();
+        std::fs::write(ws.join(".env"), "x").unwrap();
+        let set = rules(&[
+            ("*(secrets/**)", RuleDecision::Deny),
+            ("read_file(.env)", RuleDecision::Deny),
+            ("read_file(**/*.pem)", RuleDecision::Deny),
+            ("read_file(missing/**)", RuleDecision::Deny),
+            ("read_file(docs/**)", RuleDecision::Allow),
+        ]);
+        let (paths, not) = ReadDenials::new(&set, "run_shell", &ws).mountable();
+        assert_eq!(paths, vec![ws.join("secrets"), ws.join(".env")]);
+        assert_eq!(not, vec!["read_file(**/*.pem)".to_string()]);
     }
 
     #[test]

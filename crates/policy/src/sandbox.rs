@@ -54,6 +54,15 @@ pub struct SandboxSpec {
     pub private_binds: Vec<(PathBuf, PathBuf)>,
     /// Environment variables set inside (`TMPDIR`, cache locations).
     pub env: Vec<(String, String)>,
+    /// Variables passed from Cairn's environment besides the built-in ones (the settings'
+    /// `env`; see [`crate::sandbox_env`]).
+    pub pass_env: Vec<String>,
+    /// The allow-list filesystem ([`crate::sandbox_fs`]); `None`: the whole root read-only
+    /// with the [`SandboxSpec::hidden`] paths masked, as before.
+    pub allow_list: Option<crate::sandbox_fs::AllowListFs>,
+    /// The seccomp filter file (see [`crate::sandbox_seccomp`]) bubblewrap installs, when
+    /// one was written.
+    pub seccomp: Option<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -73,6 +82,9 @@ impl SandboxSpec {
             hidden: Vec::new(),
             private_binds: Vec::new(),
             env: Vec::new(),
+            pass_env: Vec::new(),
+            allow_list: None,
+            seccomp: None,
         }
     }
 }
@@ -114,13 +126,20 @@ pub fn bwrap_works() -> bool {
 
 /// The full argv that runs `argv` inside bubblewrap according to `spec`.
 pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<String> {
-    let mut a: Vec<String> = vec![bwrap.display().to_string()];
+    let mut a: Vec<String> = match &spec.seccomp {
+        Some(filter) => crate::sandbox_seccomp::seccomp_prefix(filter),
+        None => Vec::new(),
+    };
+    a.push(bwrap.display().to_string());
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
     push(&["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
     if spec.private_tmp {
         push(&["--tmpfs", "/tmp"]);
     } else {
         push(&["--bind", "/tmp", "/tmp"]);
+    }
+    if let Some(fs) = &spec.allow_list {
+        a.extend(crate::sandbox_fs::allow_list_args(fs));
     }
     let mut binds: Vec<&Path> = vec![spec.workspace.as_path()];
     binds.extend(spec.extra_writable.iter().map(|p| p.as_path()));
@@ -167,6 +186,9 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     a.extend(crate::sandbox_home::private_bind_args(spec));
     a.extend(crate::sandbox_home::hide_args(&late, true));
     a.extend(crate::sandbox_home::remount_ro_args(&early));
+    if let Some(fs) = &spec.allow_list {
+        a.extend(crate::sandbox_fs::allow_list_finish_args(fs));
+    }
     for (k, v) in &spec.env {
         a.extend(["--setenv".to_string(), k.clone(), v.clone()]);
     }
@@ -179,6 +201,12 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     // No capabilities: run as root (containers, CI), a command could otherwise remount the
     // read-only folders writable or unmount them.
     a.extend(["--cap-drop".to_string(), "ALL".to_string()]);
+    if spec.seccomp.is_some() {
+        a.extend([
+            "--seccomp".to_string(),
+            crate::sandbox_seccomp::SECCOMP_FD.to_string(),
+        ]);
+    }
     a.extend(["--die-with-parent".to_string(), "--chdir".to_string()]);
     a.push(spec.workspace.display().to_string());
     a.push("--".into());

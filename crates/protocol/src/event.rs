@@ -59,6 +59,11 @@ pub struct TurnStart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub worktree: Option<WorktreeRef>,
+    /// Extension: what protects this session's commands, layer by layer (absent when the
+    /// face did not say, e.g. a slash command that ran no model turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
 /// The Cairn-made git worktree a session runs in (`turn_start.data.worktree`).
@@ -635,6 +640,7 @@ mod tests {
                 turn: 2,
                 source,
                 worktree: None,
+                sandbox: None,
             })
         };
         let v = serde_json::to_value(start(TurnSource::Steering))?;

@@ -7,6 +7,7 @@ pub mod approval;
 pub mod event;
 pub mod message;
 pub mod run;
+pub mod sandbox;
 pub mod tool;
 
 pub use approval::{
@@ -15,6 +16,7 @@ pub use approval::{
 pub use event::*;
 pub use message::{ContentPart, Message, TokenUsage, ToolCall, ToolResult};
 pub use run::RunEnd;
+pub use sandbox::{SandboxLayer, SandboxReport};
 pub use tool::{RiskLevel, ToolKind, ToolMeta, ToolSchema, ToolStatus};
 
 /// Version of the event and message protocol; bumped on any incompatible change.

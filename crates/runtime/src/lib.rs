@@ -34,6 +34,7 @@ pub mod rewind;
 pub mod rewind_read;
 pub mod sandbox;
 pub mod sandbox_settings;
+pub mod sandbox_status;
 pub mod schema;
 pub mod skills;
 pub mod skipped;
@@ -107,6 +108,9 @@ pub struct RunOptions {
     pub sandbox_writable: Vec<PathBuf>,
     /// Extra paths hidden inside the sandbox (`--sandbox-hide`), besides the settings'.
     pub sandbox_hidden: Vec<PathBuf>,
+    /// Whether sandboxed commands have the network (`--sandbox-network open|none`); `None`
+    /// = the settings' `network`, else open.
+    pub sandbox_network: Option<bool>,
     /// Shell policy; `None` = `CAIRN_SHELL_POLICY`, then `approve`.
     pub shell_policy: Option<cairn_engine::ShellPolicy>,
     /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
@@ -509,6 +513,8 @@ pub fn open_session(
     let (exec, sandbox_state) =
         sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
     let sandbox_enforced = exec.wrapper.is_some();
+    let hook_sandbox = exec.wrapper.clone();
+    let mcp_sandbox = exec.wrapper.clone();
     let sandbox_text = match &exec.wrapper {
         Some(w) => format!(
             "commands run inside {}. A command that fails because of the sandbox (read-only \
@@ -623,11 +629,11 @@ pub fn open_session(
     for w in &hooks.warnings {
         tracing::warn!("hooks: {w}");
     }
-    if let Some(gate) = hooks.gate(&session_id, &workspace) {
+    if let Some(gate) = hooks.gate_in(&session_id, &workspace, hook_sandbox) {
         builder = builder.gate(gate);
     }
     let session = builder.build();
-    let mcp = mcp::attach(&session, &workspace, llm);
+    let mcp = mcp::attach(&session, &workspace, llm, mcp_sandbox);
     let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
     untrusted.extend(mcp.untrusted().iter().cloned());
     let mut skipped: Vec<skipped::SkippedView> = hooks.skipped(&workspace).into_iter().collect();
@@ -683,6 +689,25 @@ fn worktree_of(
     Ok((Some(reference), worktrees::sandbox_writable(&record)))
 }
 
+/// What protects commands run in `workspace` with the sandbox `mode` (the option, else
+/// `CAIRN_SANDBOX`, else the user's settings, else `auto`), layer by layer — `cairn sandbox
+/// status`. `Err` for what would stop a session from starting (`required` without a working
+/// sandbox, bad settings).
+pub fn sandbox_report(
+    workspace: &Path,
+    state_dir: &Path,
+    mode: Option<cairn_policy::sandbox::SandboxMode>,
+) -> Result<cairn_protocol::SandboxReport, RuntimeError> {
+    let opts = RunOptions {
+        sandbox: mode,
+        ..Default::default()
+    };
+    let sandbox_opts = sandbox_options(&opts)?;
+    let (env, _) = sandbox::exec_environment_with(workspace, state_dir, &sandbox_opts)?;
+    env.sandbox
+        .ok_or_else(|| RuntimeError::Config("the sandbox did not report its layers".into()))
+}
+
 /// The session's sandbox: the mode from the option, else `CAIRN_SANDBOX`, else the user's
 /// sandbox settings, else `auto`; the extra folders from the options and the settings.
 fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, RuntimeError> {
@@ -712,6 +737,9 @@ fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, Runtime
         mode,
         writable,
         hidden,
+        pass_env: settings.env.clone(),
+        readable: settings.readable(),
+        no_network: !opts.sandbox_network.unwrap_or(settings.network_open()),
     })
 }
 

@@ -82,7 +82,13 @@ impl SecretLookup for Keyring {
 
 /// Loads the configs, starts the servers in the background and attaches the session's
 /// registry; `llm` is the session's client, wrapped so the first request waits the grace.
-pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> McpSession {
+/// A project's stdio servers run inside `sandbox` (the session's) when there is one.
+pub fn attach(
+    session: &Session,
+    workspace: &Path,
+    llm: Arc<dyn LlmClient>,
+    sandbox: Option<Arc<dyn cairn_engine::CommandWrapper>>,
+) -> McpSession {
     if std::env::var("CAIRN_MCP").is_ok_and(|v| v.trim() == "0") {
         return McpSession::default();
     }
@@ -133,6 +139,15 @@ pub fn attach(session: &Session, workspace: &Path, llm: Arc<dyn LlmClient>) -> M
                 model: v.model,
             },
         );
+    options.sandbox = sandbox.map(|wrapper| {
+        let user_file = cairn_mcp::user_config_path();
+        cairn_mcp::McpSandbox {
+            wrapper,
+            applies: Arc::new(move |source: &Path| {
+                crate::mcp_trust::is_project_source(source, user_file.as_deref())
+            }),
+        }
+    });
     let manager = McpManager::new(loaded.servers, options);
     let startable = manager
         .status()

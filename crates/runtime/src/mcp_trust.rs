@@ -39,6 +39,12 @@ pub fn is_project_server(server: &ServerConfig, _workspace: &Path) -> bool {
     is_project_server_with(server, cairn_mcp::user_config_path().as_deref())
 }
 
+/// Whether a server from the config file `source` is a project's (not the user's own file,
+/// not built in): it runs inside the session's sandbox.
+pub fn is_project_source(source: &Path, user_file: Option<&Path>) -> bool {
+    source != Path::new(BUILTIN_SOURCE) && user_file != Some(source)
+}
+
 fn is_project_server_with(server: &ServerConfig, user_file: Option<&Path>) -> bool {
     let builtin = matches!(
         server.transport,

@@ -99,6 +99,7 @@ mod tests {
             turn,
             source: Default::default(),
             worktree: None,
+            sandbox: None,
         });
         format!("{}\n", serde_json::to_string(&e).unwrap())
     }

@@ -25,9 +25,28 @@ impl CommandWrapper for BwrapWrapper {
     }
 
     fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
+        self.wrap_hiding(argv, extra_writable, &[])
+    }
+
+    fn wrap_hiding(
+        &self,
+        argv: Vec<String>,
+        extra_writable: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> WrappedCommand {
+        let mut spec = std::borrow::Cow::Borrowed(&self.spec);
+        if !hidden.is_empty() {
+            let more = cairn_policy::sandbox_home::hidden_paths(Path::new("/nonexistent"), hidden);
+            let spec = spec.to_mut();
+            for p in more {
+                if !spec.hidden.contains(&p) {
+                    spec.hidden.push(p);
+                }
+            }
+        }
         let (argv, guard) = bwrap_guarded(
             &self.bwrap,
-            &self.spec,
+            &spec,
             extra_writable,
             &argv,
             Some(&self.markers),
@@ -35,6 +54,7 @@ impl CommandWrapper for BwrapWrapper {
         WrappedCommand {
             argv,
             guard: Some(Box::new(guard)),
+            env: Some(explicit_env(&self.spec)),
         }
     }
 
@@ -47,13 +67,34 @@ impl CommandWrapper for BwrapWrapper {
                 .map(|p| p.display().to_string()),
         );
         writable.push("private package caches".into());
+        let (read_only, absent) = match &self.spec.allow_list {
+            Some(_) => (
+                "the system folders and your home's toolchains",
+                "; absent: the rest of your home, other homes, /run, /srv, /mnt, /media, \
+                 /var/lib, /etc's secrets",
+            ),
+            None => ("the rest of the system", ""),
+        };
         format!(
-            "bubblewrap (writable: {}; read-only: {}, the rest of the system; hidden: \
-             credentials such as ~/.ssh, Cairn's own state)",
+            "bubblewrap (writable: {}; read-only: {}, {read_only}{absent}; hidden: \
+             credentials such as ~/.ssh, Cairn's own state; environment: named variables \
+             only; no terminal input (own session, seccomp))",
             writable.join(", "),
             self.spec.read_only_inside.join(", ")
         )
     }
+}
+
+/// The environment a sandboxed command starts with: the named variables of Cairn's own
+/// ([`cairn_policy::sandbox_env`]: base, `LC_*`, proxies, the settings' `env`), never a
+/// desktop door or a secret. Cairn adds the vault and its own variables when it starts it.
+pub fn explicit_env(spec: &SandboxSpec) -> Vec<(String, String)> {
+    cairn_policy::sandbox_env::sandbox_env(
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        &spec.pass_env,
+        &cairn_engine::secret_env::is_secret_name,
+    )
 }
 
 /// The sandbox mode from `CAIRN_SANDBOX`.
@@ -108,6 +149,14 @@ pub struct SandboxOptions {
     pub writable: Vec<PathBuf>,
     /// Extra hidden paths (`--sandbox-hide`, the settings' `hidden`).
     pub hidden: Vec<PathBuf>,
+    /// Variables passed in besides the built-in ones (the settings' `env`).
+    pub pass_env: Vec<String>,
+    /// Folders bound read-only into the allow-list filesystem (the settings'
+    /// `extraReadable`).
+    pub readable: Vec<PathBuf>,
+    /// A network namespace of their own with no network (`--sandbox-network none`): no
+    /// outside hosts, no loopback services or abstract unix sockets of the desktop.
+    pub no_network: bool,
 }
 
 /// The execution environment for a workspace with no extra folders. `_policy` no longer
@@ -133,18 +182,25 @@ pub fn exec_environment_with(
     state_dir: &Path,
     opts: &SandboxOptions,
 ) -> Result<(ExecEnvironment, SandboxState), RuntimeError> {
-    let env = ExecEnvironment::default()
+    let mut env = ExecEnvironment::default()
         .without_credentials()
         .with_vault(load_vault(state_dir)?);
     if opts.mode == SandboxMode::Off {
+        env.sandbox = Some(crate::sandbox_status::report(&SandboxState::Off, None));
         return Ok((env, SandboxState::Off));
     }
     let Some(bwrap) = bwrap_path().filter(|_| bwrap_works()) else {
         return match opts.mode {
-            SandboxMode::Required => Err(RuntimeError::Config(
-                "sandbox mode `required` (--sandbox or CAIRN_SANDBOX), but no working sandbox is available (install bubblewrap, and allow unprivileged user namespaces)".into(),
-            )),
-            _ => Ok((env, SandboxState::Unavailable)),
+            SandboxMode::Required => Err(RuntimeError::Config(format!(
+                "sandbox mode `required` (--sandbox or CAIRN_SANDBOX), but no working sandbox \
+                 is available: {} (install bubblewrap, and allow unprivileged user namespaces)",
+                crate::sandbox_status::unavailable_reason()
+            ))),
+            _ => {
+                let state = SandboxState::Unavailable;
+                env.sandbox = Some(crate::sandbox_status::report(&state, None));
+                Ok((env, state))
+            }
         };
     };
     let spec = session_spec(workspace, state_dir, opts)?;
@@ -154,7 +210,7 @@ pub fn exec_environment_with(
         markers: state_dir.join("sandbox-mounts"),
     };
     let state = SandboxState::On(wrapper.describe());
-    let mut env = env;
+    env.sandbox = Some(crate::sandbox_status::report(&state, Some(&wrapper.spec)));
     env.wrapper = Some(Arc::new(wrapper));
     Ok((env, state))
 }
@@ -169,10 +225,13 @@ pub fn session_spec(
 ) -> Result<SandboxSpec, RuntimeError> {
     let mut spec = SandboxSpec::for_workspace(workspace);
     spec.extra_writable = opts.writable.clone();
+    spec.pass_env = opts.pass_env.clone();
+    spec.network = !opts.no_network;
     // Saved sessions (their permissions) and user settings stay read-only (and are hidden
     // below as well).
     spec.read_only = crate::reserved::private_dirs(state_dir);
     spec.env.push(("TMPDIR".into(), "/tmp".into()));
+    spec.seccomp = seccomp_filter(state_dir)?;
     let mut hide: Vec<PathBuf> = vec![state_dir.to_path_buf()];
     if let Some(config) = dirs::config_dir() {
         hide.push(config.join("cairn"));
@@ -186,6 +245,7 @@ pub fn session_spec(
         return Ok(spec);
     };
     spec.hidden = cairn_policy::sandbox_home::hidden_paths(&home, &hide);
+    spec.allow_list = Some(allow_list_fs(&home, state_dir, &opts.readable)?);
     let cargo_home = std::env::var_os("CARGO_HOME")
         .filter(|c| !c.is_empty())
         .map(PathBuf::from)
@@ -201,6 +261,59 @@ pub fn session_spec(
     spec.private_binds = caches.binds;
     spec.env.extend(caches.env);
     Ok(spec)
+}
+
+/// The allow-list filesystem of the session: `home` emptied, its toolchains and the
+/// user's `extraReadable` folders bound back read-only, and a `~/.gitconfig` generated
+/// from an allow-list of keys (written under `<state_dir>/sandbox-home`).
+fn allow_list_fs(
+    home: &Path,
+    state_dir: &Path,
+    readable: &[PathBuf],
+) -> Result<cairn_policy::sandbox_fs::AllowListFs, RuntimeError> {
+    let mut fs = cairn_policy::sandbox_fs::AllowListFs::for_home(home, readable);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    let text = cairn_policy::sandbox_fs::generated_gitconfig(&[
+        xdg.join("git/config"),
+        home.join(".gitconfig"),
+    ]);
+    let dir = state_dir.join("sandbox-home");
+    let file = dir.join("gitconfig");
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(&dir)?;
+        if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+            let tmp = dir.join(format!("gitconfig.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, &text)?;
+            std::fs::rename(&tmp, &file)?;
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        RuntimeError::Config(format!(
+            "cannot write the sandbox's git config in {}: {e}",
+            dir.display()
+        ))
+    })?;
+    fs.files.push((file, home.join(".gitconfig")));
+    Ok(fs)
+}
+
+/// The seccomp filter file of the session's sandboxed commands (TIOCSTI and TIOCLINUX
+/// refused), written into the state dir; `None` (said in the log and by `cairn sandbox
+/// status`) where no filter is built for this architecture.
+fn seccomp_filter(state_dir: &Path) -> Result<Option<PathBuf>, RuntimeError> {
+    use cairn_policy::sandbox_seccomp::{write_filter, SeccompError};
+    match write_filter(state_dir) {
+        Ok(p) => Ok(Some(p)),
+        Err(SeccompError::Arch(arch)) => {
+            tracing::warn!(arch, "sandbox: no seccomp filter for this architecture");
+            Ok(None)
+        }
+        Err(e) => Err(RuntimeError::Config(e.to_string())),
+    }
 }
 
 /// The folder of a workspace's private package caches: `<state_dir>/sandbox-cache/<name>-<hash>`.

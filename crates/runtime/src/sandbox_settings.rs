@@ -6,6 +6,9 @@
 //! mode = "auto"                      # auto | off | required
 //! extraWritable = ["/data/cache"]    # folders commands may write besides the workspace
 //! hidden = ["~/work/secrets"]        # paths commands cannot read, besides the built-in list
+//! extraReadable = ["~/.config/tool"] # folders of the home commands may read (read-only)
+//! env = ["JAVA_HOME", "GOPATH"]      # variables passed in besides PATH, HOME, LANG, LC_*, …
+//! network = "open"                   # open | none (--sandbox-network wins)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -28,6 +31,16 @@ pub struct SandboxSettings {
     /// Extra paths hidden inside the sandbox.
     #[serde(default)]
     pub hidden: Vec<String>,
+    /// Extra folders bound read-only into the sandbox's empty home.
+    #[serde(default)]
+    pub extra_readable: Vec<String>,
+    /// Variables of Cairn's environment passed to sandboxed commands besides the built-in
+    /// ones (non-secret build variables: `JAVA_HOME`, `GOPATH`, `CC`, …).
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `open` (the desktop's network, the default) or `none` (no network inside).
+    #[serde(default)]
+    pub network: Option<String>,
 }
 
 /// Where the user's sandbox settings live.
@@ -56,6 +69,27 @@ impl SandboxSettings {
         };
         let s: SandboxSettings = toml::from_str(&text)
             .map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))?;
+        for name in &s.env {
+            if !cairn_policy::sandbox_env::passable(name, &cairn_engine::secret_env::is_secret_name)
+            {
+                return Err(RuntimeError::Config(format!(
+                    "{}: env = [\"{name}\"]: this variable is never passed into the sandbox \
+                     (not a plain name, named like a secret, or a door out such as DISPLAY, \
+                     DBUS_SESSION_BUS_ADDRESS or SSH_AUTH_SOCK)",
+                    path.display()
+                )));
+            }
+        }
+        if let Some(n) = s
+            .network
+            .as_deref()
+            .filter(|n| !matches!(*n, "open" | "none"))
+        {
+            return Err(RuntimeError::Config(format!(
+                "{}: network = `{n}`: expected open or none",
+                path.display()
+            )));
+        }
         if let Some(m) = &s.mode {
             if SandboxMode::parse(m).is_none() {
                 return Err(RuntimeError::Config(format!(
@@ -75,6 +109,16 @@ impl SandboxSettings {
     /// The extra writable folders, `~` expanded.
     pub fn writable(&self) -> Vec<PathBuf> {
         self.extra_writable.iter().map(|p| expand_home(p)).collect()
+    }
+
+    /// Whether the settings leave sandboxed commands the network (`network` is not `none`).
+    pub fn network_open(&self) -> bool {
+        self.network.as_deref() != Some("none")
+    }
+
+    /// The extra readable folders, `~` expanded.
+    pub fn readable(&self) -> Vec<PathBuf> {
+        self.extra_readable.iter().map(|p| expand_home(p)).collect()
     }
 
     /// The extra hidden paths, `~` expanded.
@@ -139,6 +183,19 @@ mod tests {
         assert_eq!(s.mode(), Some(SandboxMode::Off));
         assert_eq!(s.writable(), vec![PathBuf::from("/data")]);
         assert!(s.hidden()[0].ends_with("x") && s.hidden()[0].is_absolute());
+        std::fs::write(&p, "network = \"none\"\n").unwrap();
+        assert!(!SandboxSettings::load_from(&p).unwrap().network_open());
+        std::fs::write(&p, "network = \"proxy\"\n").unwrap();
+        let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
+        assert!(e.contains("expected open or none"), "{e}");
+        assert!(SandboxSettings::default().network_open());
+        std::fs::write(&p, "env = [\"JAVA_HOME\"]\n").unwrap();
+        assert_eq!(SandboxSettings::load_from(&p).unwrap().env, ["JAVA_HOME"]);
+        for bad in ["SSH_AUTH_SOCK", "NPM_TOKEN", "A B"] {
+            std::fs::write(&p, format!("env = [\"{bad}\"]\n")).unwrap();
+            let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
+            assert!(e.contains("never passed"), "{e}");
+        }
         std::fs::write(&p, "mode = \"sometimes\"\n").unwrap();
         let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
         assert!(e.contains("sometimes") && e.contains("required"), "{e}");

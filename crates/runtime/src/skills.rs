@@ -70,8 +70,13 @@ pub fn discover(workspace: &Path) -> (Vec<Skill>, Vec<String>) {
         let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
         dirs.sort();
         for dir in dirs {
+            // A skill's root is its own folder, resolved once here (a linked skill folder is
+            // fine); below it no link is followed.
+            let Ok(dir) = std::fs::canonicalize(&dir) else {
+                continue;
+            };
             let file = dir.join("SKILL.md");
-            let Ok(text) = std::fs::read_to_string(&file) else {
+            let Ok(text) = cairn_tools::read_text_no_links(&file, MAX_SKILL_BYTES) else {
                 continue;
             };
             let front = match crate::front_matter::parse(&text) {
@@ -109,6 +114,35 @@ pub fn discover(workspace: &Path) -> (Vec<Skill>, Vec<String>) {
         }
     }
     (skills, warnings)
+}
+
+/// Largest `SKILL.md` read.
+const MAX_SKILL_BYTES: u64 = 1024 * 1024;
+
+/// A skill's `SKILL.md` text and its other files, from its folder `dir` (resolved at
+/// discovery): `SKILL.md` is opened refusing any link along its path (one a command swapped
+/// in is an error, never followed), and the listing descends into no linked folder.
+pub fn skill_contents(dir: &Path) -> Result<(String, Vec<String>), ToolError> {
+    let file = dir.join("SKILL.md");
+    let text = cairn_tools::read_text_no_links(&file, MAX_SKILL_BYTES)?;
+    let mut resources = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                stack.push(p);
+            } else if kind.is_file() && p != file && resources.len() < MAX_RESOURCES {
+                resources.push(p.display().to_string());
+            }
+        }
+    }
+    resources.sort();
+    Ok((text, resources))
 }
 
 /// The `---` front matter's keys and values ([`crate::front_matter`], YAML), and the text
@@ -213,26 +247,8 @@ impl Tool for SkillTool {
                 "no skill named `{name}`"
             )));
         };
-        let file = skill.dir.join("SKILL.md");
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| ToolError::Failed(format!("cannot read {}: {e}", file.display())))?;
+        let (text, resources) = skill_contents(&skill.dir)?;
         let (_, body) = front_matter(&text);
-        let mut resources = Vec::new();
-        let mut stack = vec![skill.dir.clone()];
-        while let Some(d) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p != file && resources.len() < MAX_RESOURCES {
-                    resources.push(p.display().to_string());
-                }
-            }
-        }
-        resources.sort();
         let mut out = format!(
             "# Skill `{}` ({})\n\n{}",
             skill.name,
@@ -254,6 +270,35 @@ impl Tool for SkillTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_link_swapped_into_a_skill_folder_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let secret = d.path().join("id_ed25519");
+        std::fs::write(&secret, "PRIVATE KEY\n").unwrap();
+        let dir = d.path().join("skill");
+        std::fs::create_dir_all(dir.join("refs")).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\ndescription: x\n---\nbody\n").unwrap();
+        std::fs::write(dir.join("refs/a.md"), "a").unwrap();
+        std::os::unix::fs::symlink(&secret, dir.join("refs/key")).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        let (text, resources) = skill_contents(&dir).unwrap();
+        assert!(text.contains("body"));
+        assert_eq!(resources, vec![dir.join("refs/a.md").display().to_string()]);
+        // A command swaps SKILL.md for a link to the key: refused, the key never read.
+        std::fs::remove_file(dir.join("SKILL.md")).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.join("SKILL.md")).unwrap();
+        let e = skill_contents(&dir).unwrap_err().to_string();
+        assert!(!e.contains("PRIVATE"), "{e}");
+        // And a folder above it swapped for a link.
+        let moved = d.path().join("moved");
+        std::fs::rename(&dir, &moved).unwrap();
+        std::fs::remove_file(moved.join("SKILL.md")).unwrap();
+        std::fs::write(moved.join("SKILL.md"), "moved").unwrap();
+        std::os::unix::fs::symlink(&moved, &dir).unwrap();
+        assert!(skill_contents(&dir).is_err());
+    }
 
     #[test]
     fn front_matter_and_the_prompt_budget() {

@@ -219,6 +219,27 @@ pub(crate) fn open_read(path: &Path) -> Result<(File, FileStat), AtError> {
     Ok((file, st))
 }
 
+/// Reads the regular file at the resolved path `path` (absolute, resolved once by the
+/// caller, so no link is left in it) as UTF-8 text, at most `max` bytes: a link anywhere
+/// along it — one swapped in since it was resolved — is refused, never followed, and so is
+/// anything but a regular file. For reading paths outside the file tools (skills).
+pub fn read_text_no_links(path: &Path, max: u64) -> Result<String, ToolError> {
+    use std::io::Read;
+    let context = || format!("cannot read {}", path.display());
+    let (file, st) = open_read(path).map_err(|e| e.into_tool(context()))?;
+    if kind(&st) != SFlag::S_IFREG {
+        return Err(ToolError::Failed(format!(
+            "{} is not a regular file; nothing was read",
+            path.display()
+        )));
+    }
+    let mut text = String::new();
+    file.take(max)
+        .read_to_string(&mut text)
+        .map_err(|e| ToolError::io(context(), e))?;
+    Ok(text)
+}
+
 /// Removes the resolved file `path`, refusing links along it (and a link in its place).
 pub(crate) fn remove_file(path: &Path) -> Result<(), AtError> {
     #[cfg(feature = "test-support")]

@@ -22,6 +22,18 @@ pub struct TtyRun {
 
 /// Starts `cairn run --model m --approve ask --vcs off` with `prompt` in `ws` on a terminal.
 pub fn start(ws: &Path, state: &Path, base_url: &str, prompt: &str) -> TtyRun {
+    start_with(ws, state, base_url, prompt, "off", &[])
+}
+
+/// [`start`] with `CAIRN_SANDBOX=sandbox` and `extra` arguments before the prompt.
+pub fn start_with(
+    ws: &Path,
+    state: &Path,
+    base_url: &str,
+    prompt: &str,
+    sandbox: &str,
+    extra: &[&str],
+) -> TtyRun {
     let pair = native_pty_system()
         .openpty(PtySize {
             rows: 40,
@@ -40,10 +52,11 @@ pub fn start(ws: &Path, state: &Path, base_url: &str, prompt: &str) -> TtyRun {
         cmd.arg(flag);
         cmd.arg(value);
     }
+    cmd.args(extra);
     cmd.arg(prompt);
     cmd.env("OPENAI_API_KEY", "k");
     cmd.env("CAIRN_PERMISSIONS_FILE", state.join("no-rules.toml"));
-    cmd.env("CAIRN_SANDBOX", "off");
+    cmd.env("CAIRN_SANDBOX", sandbox);
     cmd.cwd(ws);
     let child = pair.slave.spawn_command(cmd).unwrap();
     drop(pair.slave);

@@ -205,7 +205,7 @@ async fn project_hooks_wait_for_trust_keyed_by_repository_and_a_change_withdraws
         .cli(&["hooks", "list", "-w", env.ws.to_str().unwrap(), "--json"])
         .await;
     assert!(
-        listed.stdout.contains("\"trusted\":false"),
+        listed.stdout.contains("\"trusted\":false") && listed.stdout.contains("\"sandboxed\":true"),
         "{}",
         listed.stdout
     );
@@ -319,5 +319,69 @@ async fn a_pre_tool_use_hook_gates_a_subagents_calls_too() {
     assert!(
         child_after.contains("rm is not allowed here"),
         "the hook's stderr reached the subagent: {child_after}"
+    );
+}
+
+/// A trusted project hook runs inside the session's sandbox (issue 35): the repository
+/// script it runs (`sh scripts/fmt.sh`, which the agent could have just edited) cannot
+/// write outside the workspace nor read a hidden file, while it still writes the workspace.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trusted_project_hook_runs_inside_the_sandbox() {
+    if !(cairn_policy::sandbox::bwrap_path().is_some() && cairn_policy::sandbox::bwrap_works()) {
+        assert!(
+            std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
+            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+        );
+        println!("SKIPPED: bubblewrap cannot run here");
+        return;
+    }
+    let env = Env::new();
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    let secret = outside.join("secret.txt");
+    std::fs::write(&secret, "hidden-secret-value\n").unwrap();
+    std::fs::create_dir_all(env.ws.join("scripts")).unwrap();
+    std::fs::write(
+        env.ws.join("scripts/fmt.sh"),
+        format!(
+            "echo hook-ran > hook-ran.txt\ntouch {o}/escaped\ncat {s} > hook-read.txt\nexit 0\n",
+            o = outside.display(),
+            s = secret.display()
+        ),
+    )
+    .unwrap();
+    write_hooks(
+        &env.ws.join(".agent/hooks.json"),
+        json!({"SessionStart": [{"hooks": [{"type": "command", "command": "sh scripts/fmt.sh"}]}]}),
+    );
+    cairn_testkit::git::git(&env.ws, &["add", "-A"]);
+    cairn_testkit::git::git(&env.ws, &["commit", "-q", "-m", "hooks"]);
+    let t = env
+        .cli(&["hooks", "trust", "-w", env.ws.to_str().unwrap()])
+        .await;
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let hide = secret.display().to_string();
+    let (out, _) = env
+        .run(
+            &server,
+            &["--sandbox", "required", "--sandbox-hide", &hide],
+            "go",
+        )
+        .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("hook-ran.txt")).unwrap_or_default(),
+        "hook-ran\n",
+        "the hook did not run: {}",
+        out.stderr
+    );
+    assert!(!outside.join("escaped").exists(), "the hook wrote outside");
+    let read = std::fs::read_to_string(env.ws.join("hook-read.txt")).unwrap_or_default();
+    assert!(
+        !read.contains("hidden-secret-value"),
+        "the hook read a hidden file"
     );
 }

@@ -82,8 +82,23 @@ fn write_config(ws: &Path, servers: Value) {
     .unwrap();
 }
 
-/// `cairn` with a private config dir, so no user-level MCP file or keyring leaks in.
+/// `cairn` with a private config dir, so no user-level MCP file or keyring leaks in. A
+/// project's servers run inside the sandbox, whose home is empty: the sandbox settings
+/// name this test binary's folder readable, so the server (this binary) can start there.
 fn cairn(home: &Path) -> Command {
+    let settings = home.join(".config/cairn/sandbox.toml");
+    if !settings.exists() {
+        let exe = std::env::current_exe().unwrap();
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        std::fs::write(
+            &settings,
+            format!(
+                "extraReadable = [{:?}]\n",
+                exe.parent().unwrap().display().to_string()
+            ),
+        )
+        .unwrap();
+    }
     let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
     c.env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
@@ -407,5 +422,86 @@ async fn a_trusted_repositorys_server_starts_in_its_worktrees_too() {
     assert!(
         offered.contains("mcp__probe__echo"),
         "the trusted server started in the worktree: {offered}"
+    );
+}
+
+/// A trusted project's stdio server runs inside the session's sandbox (issue 35): what its
+/// command runs before it serves cannot write outside the workspace nor read a hidden file,
+/// and the server still starts and answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_projects_stdio_server_runs_inside_the_sandbox() {
+    if !(cairn_policy::sandbox::bwrap_path().is_some() && cairn_policy::sandbox::bwrap_works()) {
+        assert!(
+            std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
+            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+        );
+        println!("SKIPPED: bubblewrap cannot run here");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    let secret = outside.join("secret.txt");
+    std::fs::write(&secret, "hidden-secret-value\n").unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let settings = home.path().join(".config/cairn/sandbox.toml");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        format!(
+            "extraReadable = [{:?}]\nhidden = [{:?}]\n",
+            exe.parent().unwrap().display().to_string(),
+            secret.display().to_string()
+        ),
+    )
+    .unwrap();
+    let m = marker("sandboxed");
+    let mut probe = entry(&m, "");
+    let before = format!(
+        "touch {o}/escaped; cat {s} > mcp-read.txt; echo started > mcp-ran.txt; ",
+        o = outside.display(),
+        s = secret.display()
+    );
+    let script = format!("{before}{}", probe["args"][1].as_str().unwrap());
+    probe["args"][1] = json!(script);
+    write_config(ws.path(), json!({ "probe": probe }));
+    let mut c = cairn(home.path());
+    c.args(["mcp", "trust", "-w"]).arg(ws.path());
+    assert_eq!(output(c).await.code, 0);
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "mcp__probe__echo", json!({"text": "PING-INSIDE"})),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut c = cairn(home.path());
+    c.arg("run")
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("--base-url")
+        .arg(server.base_url())
+        .args(["--model", "m", "--mode", "auto", "--sandbox", "required"])
+        .args(["--approve", "allow", "--vcs", "off", "--json", "go"])
+        .env_remove("OPENAI_BASE_URL")
+        .env("OPENAI_API_KEY", KEY);
+    let r = output(c).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(r.stdout.contains("\"status\":\"ok\""), "{}", r.stdout);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("mcp-ran.txt")).unwrap_or_default(),
+        "started\n"
+    );
+    assert!(
+        !outside.join("escaped").exists(),
+        "the server wrote outside"
+    );
+    let read = std::fs::read_to_string(ws.path().join("mcp-read.txt")).unwrap_or_default();
+    assert!(
+        !read.contains("hidden-secret-value"),
+        "the server read a hidden file"
     );
 }

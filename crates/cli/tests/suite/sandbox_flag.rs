@@ -4,6 +4,9 @@
 //! bubblewrap cannot run, `required` refuses to start with a clear error.
 
 mod defaults;
+mod desktop;
+mod network;
+mod status;
 
 use std::path::{Path, PathBuf};
 
@@ -81,6 +84,19 @@ async fn run(w: &World, server: &MockLlmServer, sandbox: &str) -> std::process::
         .output()
         .await
         .unwrap()
+}
+
+/// Whether bubblewrap runs here; not running is a failure under `CAIRN_SANDBOX_TEST=1`.
+fn sandbox_or_skip() -> bool {
+    let here = bwrap_path().is_some() && bwrap_works();
+    if !here {
+        assert!(
+            std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
+            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+        );
+        println!("SKIPPED: bubblewrap cannot run here");
+    }
+    here
 }
 
 fn finished_status(out: &std::process::Output) -> Vec<String> {

@@ -140,6 +140,7 @@ impl<'a> TurnRunner<'a> {
             turn: self.state.turns,
             source,
             worktree,
+            sandbox: self.inner.exec.sandbox.clone(),
         }))
         .await;
         self.announce_closed(&closed, crate::resume::CLOSED).await;

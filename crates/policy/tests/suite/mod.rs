@@ -3,3 +3,4 @@
 mod hidden_nested;
 mod nested_protected;
 mod protected_links;
+mod seccomp_tty;

@@ -55,12 +55,25 @@ impl LoadedHooks {
 
     /// A gate running the active hooks for a session, `None` without any.
     pub fn gate(&self, session_id: &str, cwd: &Path) -> Option<Arc<CommandGate>> {
+        self.gate_in(session_id, cwd, None)
+    }
+
+    /// [`Self::gate`] with the project's hooks run inside `sandbox` (the session's).
+    pub fn gate_in(
+        &self,
+        session_id: &str,
+        cwd: &Path,
+        sandbox: Option<Arc<dyn cairn_engine::CommandWrapper>>,
+    ) -> Option<Arc<CommandGate>> {
         (!self.active.is_empty()).then(|| {
-            Arc::new(CommandGate::new(
-                self.active.clone(),
-                session_id.to_string(),
-                cwd.to_path_buf(),
-            ))
+            Arc::new(
+                CommandGate::new(
+                    self.active.clone(),
+                    session_id.to_string(),
+                    cwd.to_path_buf(),
+                )
+                .with_sandbox(sandbox),
+            )
         })
     }
 }

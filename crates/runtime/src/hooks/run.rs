@@ -1,6 +1,9 @@
 //! Running hook commands: `sh -c COMMAND` in the workspace with the event as JSON on stdin,
-//! outside the sandbox (they are the user's programs) with the credential variables removed
-//! as for shell tools, killed with their process group at the timeout. Exit 0 continues
+//! with the credential variables removed as for shell tools, killed with their process group
+//! at the timeout. The user's own hooks run outside the sandbox (they are the user's
+//! programs); a project's hooks (`.agent/hooks.json`, trusted) run inside the session's
+//! sandbox when it has one, like the agent's commands: what they run (`sh scripts/fmt.sh`)
+//! is the workspace's code, which the agent may have just edited. Exit 0 continues
 //! (stdout may carry `{"decision": "block"|"approve", "reason", "additionalContext"}`),
 //! exit 2 blocks with stderr as the reason, anything else is logged and ignored. Hooks see
 //! calls in Claude Code's vocabulary ([`vocabulary`]: `Bash`, `Read`, `Write`, `Edit`, … with
@@ -10,6 +13,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -31,6 +35,8 @@ pub struct CommandGate {
     removed_env: Vec<String>,
     /// Whether a project hook's ignored approval was said already.
     named_project_allow: AtomicBool,
+    /// The session's sandbox, for the project's hooks.
+    sandbox: Option<Arc<dyn cairn_engine::CommandWrapper>>,
 }
 
 impl CommandGate {
@@ -45,7 +51,14 @@ impl CommandGate {
             cwd,
             removed_env,
             named_project_allow: AtomicBool::new(false),
+            sandbox: None,
         }
+    }
+
+    /// Runs the project's hooks inside `sandbox` (the session's), when there is one.
+    pub fn with_sandbox(mut self, sandbox: Option<Arc<dyn cairn_engine::CommandWrapper>>) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// Runs the hooks of a worktree event (`WorktreeCreate`, `WorktreeRemove`) with `extra`
@@ -138,20 +151,36 @@ impl CommandGate {
     }
 
     async fn spawn(&self, def: &HookDef, input: &serde_json::Value) -> Outcome {
-        let mut cmd = tokio::process::Command::new("sh");
-        cmd.arg("-c")
-            .arg(&def.command)
+        let argv = vec!["sh".to_string(), "-c".to_string(), def.command.clone()];
+        let inside = matches!(def.source, HookSource::Project(_));
+        let wrapped = match (&self.sandbox, inside) {
+            (Some(w), true) => w.wrap_guarded(argv, &[]),
+            _ => cairn_engine::WrappedCommand::plain(argv),
+        };
+        let Some((program, args)) = wrapped.argv.split_first() else {
+            return Outcome::Failed(format!("hook `{}`: empty command line", def.command));
+        };
+        let mut cmd = tokio::process::Command::new(program);
+        match &wrapped.env {
+            Some(env) => {
+                cmd.env_clear().envs(env.iter().cloned());
+            }
+            None => {
+                for name in &self.removed_env {
+                    cmd.env_remove(name);
+                }
+            }
+        }
+        cmd.args(args)
             .current_dir(&self.cwd)
             .env("CAIRN_PROJECT_DIR", &self.cwd)
             .env("CLAUDE_PROJECT_DIR", &self.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
-        for name in &self.removed_env {
-            cmd.env_remove(name);
-        }
+        // Its own session and process group: no controlling terminal, killed as a group.
+        cairn_engine::process_session::own_session_tokio(&mut cmd);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(format!("hook `{}` cannot start: {e}", def.command)),
@@ -163,6 +192,8 @@ impl CommandGate {
             let _ = stdin.write_all(bytes.as_bytes()).await;
         }
         let limit = Duration::from_secs(def.timeout_secs);
+        // The sandbox's guard (its mount points) lives until the hook has ended.
+        let _guard = wrapped.guard;
         match tokio::time::timeout(limit, child.wait_with_output()).await {
             Ok(Ok(out)) => Outcome::Exited(
                 out.status.code().unwrap_or(-1),

@@ -2,8 +2,10 @@
 //! vault value never reaches the model. Where bwrap cannot run, the test says so (and fails
 //! when `CAIRN_SANDBOX_TEST=1` demands it); `required` mode then refuses to start.
 
+mod denied_mounts;
 mod escalation;
 mod projects;
+mod pty_interrupt;
 
 use std::sync::Arc;
 

@@ -26,6 +26,8 @@ pub struct PtySpawn {
     pub cwd: std::path::PathBuf,
     /// Variables removed from the inherited environment (before `env` is applied).
     pub remove_env: Vec<String>,
+    /// Start from an empty environment (the sandbox's explicit one is in `env`).
+    pub clear_env: bool,
     /// Marks the program's processes so that stopping it also reaches those that left its
     /// session (`setsid`); `None` for the user's own terminals.
     pub marker: Option<crate::marker::RunMarker>,
@@ -151,6 +153,9 @@ impl PtyProcess {
             .map_err(|e| fail(e.to_string()))?;
         let mut cmd = CommandBuilder::from_argv(spec.argv.iter().map(Into::into).collect());
         cmd.cwd(&spec.cwd);
+        if spec.clear_env {
+            cmd.env_clear();
+        }
         for k in &spec.remove_env {
             cmd.env_remove(k);
         }

@@ -153,16 +153,21 @@ impl CommandSessions {
             argv: wrapped.argv,
             cwd: cwd.to_path_buf(),
             remove_env: host.removed_env(),
+            clear_env: wrapped.env.is_some(),
             marker: Some(crate::marker::RunMarker::new()),
-            env: [
-                ("TERM".to_string(), "dumb".to_string()),
-                ("PAGER".into(), "cat".into()),
-                ("GIT_PAGER".into(), "cat".into()),
-                ("NO_COLOR".into(), "1".into()),
-            ]
-            .into_iter()
-            .chain(host.vault_env())
-            .collect(),
+            env: wrapped
+                .env
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .chain([
+                    ("TERM".to_string(), "dumb".to_string()),
+                    ("PAGER".into(), "cat".into()),
+                    ("GIT_PAGER".into(), "cat".into()),
+                    ("NO_COLOR".into(), "1".into()),
+                ])
+                .chain(host.vault_env())
+                .collect(),
             cols: COLS,
             rows: ROWS,
             keep_bytes: KEEP_BYTES,

@@ -1,4 +1,4 @@
-//! One shell command in its own process group: spawn, collect output, stop the whole tree.
+//! One shell command in its own session and process group: spawn, collect output, stop the whole tree.
 
 use std::future::Future;
 use std::os::fd::OwnedFd;
@@ -112,8 +112,16 @@ impl ShellProcess {
         };
         let marker = crate::marker::RunMarker::new();
         let mut cmd = Command::new(program);
-        for name in host.removed_env() {
-            cmd.env_remove(name);
+        match &wrapped.env {
+            // The sandbox's explicit environment: nothing of Cairn's own unless named.
+            Some(env) => {
+                cmd.env_clear().envs(env.iter().cloned());
+            }
+            None => {
+                for name in host.removed_env() {
+                    cmd.env_remove(name);
+                }
+            }
         }
         cmd.args(args)
             .envs(host.vault_env())
@@ -125,8 +133,10 @@ impl ShellProcess {
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0")
-            .process_group(0)
             .kill_on_drop(true);
+        // A session of its own (also its own process group): no controlling terminal to
+        // push input into or read keystrokes from, sandboxed or not.
+        cairn_engine::process_session::own_session_tokio(&mut cmd);
         let spawned = cmd.spawn();
         // The command owns the parent's copies of the pipe's write end: drop it now, or the
         // reader would never see end-of-file.

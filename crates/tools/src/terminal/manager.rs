@@ -171,6 +171,7 @@ impl TerminalManager {
             cwd: opts.cwd.clone(),
             // The user's own terminal: their environment as it is.
             remove_env: Vec::new(),
+            clear_env: false,
             marker: None,
             env,
             cols: opts.cols,

@@ -226,6 +226,7 @@ impl CommandWrapper for Bwrap {
     fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
         let (argv, guard) = bwrap_guarded(&self.bwrap, &self.spec, extra_writable, &argv, None);
         WrappedCommand {
+            env: None,
             argv,
             guard: Some(Box::new(guard)),
         }

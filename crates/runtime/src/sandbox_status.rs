@@ -1,0 +1,172 @@
+//! What protects a session's commands, layer by layer (`cairn sandbox status`, the app's
+//! header tooltip, `turn_start.data.sandbox`): each layer active or not, and why not.
+//! `auto` never falls back silently: a missing layer says so here.
+
+use cairn_policy::sandbox::SandboxSpec;
+use cairn_protocol::{SandboxLayer, SandboxReport};
+
+use crate::sandbox::SandboxState;
+
+fn layer(name: &str, active: bool, detail: impl Into<String>) -> SandboxLayer {
+    SandboxLayer {
+        name: name.to_string(),
+        active,
+        detail: detail.into(),
+    }
+}
+
+/// Why bubblewrap cannot start a sandbox here, as precisely as the system says.
+pub fn unavailable_reason() -> String {
+    if cairn_policy::sandbox::bwrap_path().is_none() {
+        return "bubblewrap is not installed".into();
+    }
+    let sysctl = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    if sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1") {
+        return "unprivileged user namespaces are restricted by AppArmor \
+                (kernel.apparmor_restrict_unprivileged_userns = 1)"
+            .into();
+    }
+    if sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+        return "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)"
+            .into();
+    }
+    if sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+        return "user namespaces are disabled (user.max_user_namespaces = 0)".into();
+    }
+    "bubblewrap is installed but cannot create a sandbox here (user namespaces unavailable)".into()
+}
+
+/// The report for a session whose sandbox is `state`, built from `spec` when enforced.
+pub fn report(state: &SandboxState, spec: Option<&SandboxSpec>) -> SandboxReport {
+    let session = layer(
+        "new session",
+        true,
+        "every command Cairn starts runs in a session of its own, with no controlling \
+         terminal (PTY commands on their own terminal); prompts discard input typed before \
+         them",
+    );
+    let shared = layer(
+        "network",
+        false,
+        "shared with the desktop (--sandbox-network open, the default): the network, \
+         loopback services and abstract unix sockets (an X server's) stay reachable; no \
+         asking proxy yet",
+    );
+    let network = match spec {
+        Some(s) if !s.network && matches!(state, SandboxState::On(_)) => layer(
+            "network",
+            true,
+            "none (--sandbox-network none): a network namespace of its own with only \
+             loopback; no outside hosts, no desktop services or abstract sockets",
+        ),
+        _ => shared,
+    };
+    let (name, why) = match (state, spec) {
+        (SandboxState::On(_), Some(spec)) => {
+            let bwrap = cairn_policy::sandbox::bwrap_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "bubblewrap".into());
+            let home = match &spec.allow_list {
+                Some(fs) => layer(
+                    "allow-list home",
+                    true,
+                    format!(
+                        "{} is an empty tmpfs with {} toolchain or extraReadable folder(s) \
+                         bound back read-only and a generated git config; other homes, \
+                         /root, /srv, /mnt, /media, /var/lib and /run are empty; /etc has no \
+                         secrets",
+                        fs.home.display(),
+                        fs.read_only.len()
+                    ),
+                ),
+                None => layer(
+                    "allow-list home",
+                    false,
+                    "no home folder is known: the root is read-only with credentials hidden",
+                ),
+            };
+            let seccomp = match &spec.seccomp {
+                Some(_) => layer("seccomp", true, "ioctl TIOCSTI and TIOCLINUX are refused"),
+                None => layer(
+                    "seccomp",
+                    false,
+                    format!(
+                        "no seccomp filter is built for the {} architecture",
+                        std::env::consts::ARCH
+                    ),
+                ),
+            };
+            let layers = vec![
+                layer(
+                    "user namespaces",
+                    true,
+                    format!(
+                        "{bwrap}: own mount and PID namespaces, no capabilities, ends with \
+                         Cairn"
+                    ),
+                ),
+                home,
+                layer(
+                    "explicit environment",
+                    true,
+                    "only named variables (PATH, HOME, LANG, LC_*, TERM, proxies, the \
+                     settings' env), the vault and Cairn's own",
+                ),
+                seccomp,
+                session,
+                network,
+            ];
+            return SandboxReport {
+                state: "enforced".into(),
+                layers,
+            };
+        }
+        (SandboxState::Off, _) => (
+            "off",
+            "the sandbox is off (--sandbox off, CAIRN_SANDBOX=off or the sandbox setting)"
+                .to_string(),
+        ),
+        _ => ("unavailable", unavailable_reason()),
+    };
+    let off = |n: &str| layer(n, false, why.clone());
+    SandboxReport {
+        state: name.into(),
+        layers: vec![
+            off("user namespaces"),
+            off("allow-list home"),
+            off("explicit environment"),
+            off("seccomp"),
+            session,
+            network,
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_off_sandbox_names_every_layer_and_why() {
+        let r = report(&SandboxState::Off, None);
+        assert_eq!(r.state, "off");
+        let names: Vec<&str> = r.layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "user namespaces",
+                "allow-list home",
+                "explicit environment",
+                "seccomp",
+                "new session",
+                "network"
+            ]
+        );
+        assert!(r.layers[0].detail.contains("--sandbox off"));
+        assert!(r.layers[4].active && !r.layers[5].active);
+    }
+}
