@@ -123,6 +123,46 @@ pub fn project_path(workspace: &Path) -> PathBuf {
     workspace.join(".agent").join("hooks.json")
 }
 
+/// Every project file hooks come from: Cairn's own, then Claude Code's shared and local
+/// settings (`.claude/settings.json`, `.claude/settings.local.json`: their `hooks`).
+pub fn project_paths(workspace: &Path) -> Vec<PathBuf> {
+    vec![
+        project_path(workspace),
+        workspace.join(".claude").join("settings.json"),
+        workspace.join(".claude").join("settings.local.json"),
+    ]
+}
+
+/// Claude Code settings Cairn reads but never runs or applies, named once per file.
+const NOT_HONOURED: &[&str] = &["statusLine", "apiKeyHelper", "env", "model", "outputStyle"];
+
+/// What a Claude Code settings file at `path` sets that Cairn does not honour.
+pub fn not_honoured(path: &Path, text: &str) -> Vec<String> {
+    if path.file_name().and_then(|n| n.to_str()) == Some("hooks.json") {
+        return Vec::new();
+    }
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    let named: Vec<&str> = NOT_HONOURED
+        .iter()
+        .copied()
+        .filter(|k| map.contains_key(*k))
+        .collect();
+    if named.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "{}: {} never run or applied by Cairn (only `hooks` is read from this file)",
+        path.display(),
+        named
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )]
+}
+
 /// The hooks of `text` (a file at `source`); problems (bad JSON, unknown events, bad
 /// patterns) come back as warnings and leave out only what they concern.
 pub fn parse(text: &str, source: &HookSource) -> (Vec<HookDef>, Vec<String>) {

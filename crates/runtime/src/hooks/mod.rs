@@ -39,7 +39,7 @@ impl LoadedHooks {
              once you check and trust them (`cairn hooks trust -w {}`, or Trust in the app's \
              Settings)",
             self.held.len(),
-            config::project_path(workspace).display(),
+            held_files(&self.held, workspace),
             workspace.display()
         ))
     }
@@ -49,7 +49,7 @@ impl LoadedHooks {
         (!self.held.is_empty()).then(|| crate::skipped::SkippedView {
             kind: crate::skipped::SkippedKind::Hooks,
             name: self.held.len().to_string(),
-            file: config::project_path(workspace).display().to_string(),
+            file: held_files(&self.held, workspace),
         })
     }
 
@@ -87,17 +87,59 @@ pub fn load(workspace: &Path) -> LoadedHooks {
         out.active.extend(defs);
         out.warnings.extend(warnings);
     }
-    let project = config::project_path(workspace);
-    let (defs, warnings, text) = config::load(&project, HookSource::Project(project.clone()));
-    out.warnings.extend(warnings);
-    if let Some(text) = text {
-        if crate::mcp_trust::entry_trusted(workspace, TRUST_ENTRY, &fingerprint(&text)) {
+    let mut defs = Vec::new();
+    let mut texts = Vec::new();
+    for path in config::project_paths(workspace) {
+        let (d, warnings, text) = config::load(&path, HookSource::Project(path.clone()));
+        out.warnings.extend(warnings);
+        if let Some(text) = text {
+            out.warnings.extend(config::not_honoured(&path, &text));
+            defs.extend(d);
+            texts.push((path, text));
+        }
+    }
+    if !texts.is_empty() {
+        let digest = project_fingerprint(workspace, &texts);
+        if crate::mcp_trust::entry_trusted(workspace, TRUST_ENTRY, &digest) {
             out.active.extend(defs);
         } else {
             out.held.extend(defs);
         }
     }
     out
+}
+
+/// The files the held hooks come from, for the user.
+fn held_files(held: &[HookDef], workspace: &Path) -> String {
+    let mut files: Vec<String> = Vec::new();
+    for d in held {
+        let f = d.source.path().display().to_string();
+        if !files.contains(&f) {
+            files.push(f);
+        }
+    }
+    if files.is_empty() {
+        config::project_path(workspace).display().to_string()
+    } else {
+        files.join(", ")
+    }
+}
+
+/// The digest the trust records of the project's hook files as they are now: Cairn's own
+/// file alone as before (so its trust stays), with Claude Code's settings files (named) after
+/// it when they exist; an edit of any of them withdraws the trust.
+fn project_fingerprint(workspace: &Path, texts: &[(std::path::PathBuf, String)]) -> String {
+    let own = config::project_path(workspace);
+    let mut joined = String::new();
+    for (path, text) in texts {
+        if *path == own {
+            joined.insert_str(0, text);
+        } else {
+            let rel = path.strip_prefix(workspace).unwrap_or(path);
+            joined.push_str(&format!("\0{}\0{text}", rel.display()));
+        }
+    }
+    fingerprint(&joined)
 }
 
 /// The digest the trust records of a hook file's content.
@@ -109,14 +151,21 @@ pub fn fingerprint(text: &str) -> String {
         .collect()
 }
 
-/// Trusts the project's hook file as it is now; `Ok(false)` when there is none.
+/// Trusts the project's hook files (`.agent/hooks.json`, `.claude/settings.json`,
+/// `.claude/settings.local.json`) as they are now; `Ok(false)` when there is none.
 pub fn trust(workspace: &Path) -> Result<bool, String> {
-    let path = config::project_path(workspace);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(format!("reading {}: {e}", path.display())),
-    };
-    crate::mcp_trust::trust_entry(workspace, TRUST_ENTRY, &fingerprint(&text))?;
+    let mut texts = Vec::new();
+    for path in config::project_paths(workspace) {
+        match std::fs::read_to_string(&path) {
+            Ok(t) => texts.push((path, t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("reading {}: {e}", path.display())),
+        }
+    }
+    if texts.is_empty() {
+        return Ok(false);
+    }
+    let digest = project_fingerprint(workspace, &texts);
+    crate::mcp_trust::trust_entry(workspace, TRUST_ENTRY, &digest)?;
     Ok(true)
 }

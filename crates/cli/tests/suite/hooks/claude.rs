@@ -232,3 +232,70 @@ async fn ask_makes_the_user_decide_and_only_the_users_own_allow_approves() {
     assert!(env.ws.join("user-made").exists());
     assert!(!env.ws.join("project-made").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_settings_hooks_of_the_project_run_after_trust_and_not_before() {
+    let env = Env::new();
+    // A repository that ships Claude Code's project settings with a guard script of its own.
+    let guard = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-hooks/bash_guard.py"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.ws.join(".claude/hooks")).unwrap();
+    std::fs::write(env.ws.join(".claude/hooks/bash_guard.py"), guard).unwrap();
+    std::fs::write(
+        env.ws.join(".claude/settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "env": {"FOO": "bar"},
+            "statusLine": {"type": "command", "command": "echo hi"},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/bash_guard.py"}
+            ]}]}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.ws.join("build")).unwrap();
+    cairn_testkit::git::git(&env.ws, &["add", "-A"]);
+    cairn_testkit::git::git(&env.ws, &["commit", "-q", "-m", "claude settings"]);
+    let script = || {
+        vec![
+            Reply::tool_call("c1", "run_shell", json!({"command": "rm -rf build"})),
+            Reply::text("ok"),
+        ]
+    };
+
+    // Before trust: the hook is named and does not run (a repository cannot run code).
+    let server = MockLlmServer::with_script(script()).await.unwrap();
+    let (out, events) = env.run(&server, &[], "clean").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("project hook(s)") && out.stderr.contains(".claude/settings.json"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(finished(&events)[0]["data"]["status"], "ok");
+    std::fs::create_dir_all(env.ws.join("build")).unwrap();
+
+    // Trusted: the guard runs as its authors wrote it, and blocks.
+    let t = env
+        .cli(&["hooks", "trust", "-w", env.ws.to_str().unwrap()])
+        .await;
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    let server = MockLlmServer::with_script(script()).await.unwrap();
+    let (out, events) = env.run(&server, &[], "clean").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("project hook(s)"), "{}", out.stderr);
+    assert_eq!(finished(&events)[0]["data"]["status"], "denied");
+    assert!(env.ws.join("build").exists());
+    let listed = env
+        .cli(&["hooks", "list", "-w", env.ws.to_str().unwrap()])
+        .await;
+    assert!(
+        listed
+            .stderr
+            .contains("`statusLine`, `env` never run or applied by Cairn"),
+        "settings Cairn does not honour are named: {}",
+        listed.stderr
+    );
+}
