@@ -42,6 +42,9 @@ pub struct ApplyPlan {
     actions: Vec<(String, Action)>,
     /// Paths left alone.
     pub conflicts: Vec<ApplyConflict>,
+    /// Entries of the worktree that are not applied as files, each with why (a nested git
+    /// repository, a file that cannot be read).
+    pub skipped: Vec<String>,
 }
 
 impl ApplyPlan {
@@ -74,7 +77,8 @@ struct Version {
 
 /// Plans the apply of the worktree of `record` into its folder.
 pub fn plan(store: &StateStore, record: &Record) -> Result<ApplyPlan> {
-    let state = crate::status::current_state(store, record)?;
+    let skip: std::collections::HashSet<String> = record.included.iter().cloned().collect();
+    let (state, skipped) = store.capture_named(&record.path, &skip)?;
     let applied = store.tree_of(&record.applied)?;
     let paths = crate::status::changed_paths(store, applied, state)?;
     let mut actions = Vec::new();
@@ -120,6 +124,7 @@ pub fn plan(store: &StateStore, record: &Record) -> Result<ApplyPlan> {
         state,
         actions,
         conflicts,
+        skipped,
     })
 }
 

@@ -65,8 +65,9 @@ pub fn check(repo: &Repo, record: &Record) -> Result<()> {
     }
     if !record.path.is_dir() {
         return Err(WorktreeError::Usage(format!(
-            "the folder of worktree {name} ({}) is gone: `cairn worktrees remove {name}` forgets \
-             it",
+            "the folder of worktree {name} ({}) is gone (deleted or moved outside Cairn): move \
+             it back, or `cairn worktrees remove {name} --force` forgets it (a branch holding \
+             commits is kept)",
             record.path.display()
         )));
     }

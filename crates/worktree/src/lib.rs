@@ -34,6 +34,6 @@ pub use remove::{
     Removal, RETENTION_DAYS,
 };
 pub use repo::{Layout, Repo};
-pub use status::{current_state, disk_use, status, unapplied, WorktreeStatus};
+pub use status::{commits_ahead, current_state, disk_use, status, unapplied, WorktreeStatus};
 pub use store::StateStore;
 pub use update::{update, UpdateHow, Updated};

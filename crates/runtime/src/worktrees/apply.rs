@@ -17,6 +17,9 @@ pub struct ApplyReport {
     pub applied: Vec<String>,
     /// Paths left untouched, and why.
     pub conflicts: Vec<ApplyConflict>,
+    /// Entries of the worktree not applied as files, each with why (a nested git
+    /// repository, an unreadable file): named, never silently left out.
+    pub skipped: Vec<String>,
     /// The folder session the apply is a change-turn of.
     pub session: Option<String>,
     /// That change-turn (null for a dry run or when nothing changed).
@@ -66,6 +69,7 @@ pub fn apply(
         return Ok(ApplyReport {
             applied: plan.applied(),
             conflicts: plan.conflicts,
+            skipped: plan.skipped,
             session: None,
             checkpoint: None,
             undo: None,
@@ -111,6 +115,7 @@ pub fn apply(
     Ok(ApplyReport {
         applied: plan.applied(),
         conflicts: plan.conflicts,
+        skipped: plan.skipped,
         session: Some(session_id),
         checkpoint,
         undo,
