@@ -707,6 +707,9 @@ pub fn for_run(args: &RunArgs, name: &str) -> Result<Option<Prepared>, ExitCode>
                     p.worktree.branch
                 );
             }
+            for s in &p.skipped {
+                errln!("note: not copied into the worktree: {s}");
+            }
             if p.worktree.created && p.left_out > 0 {
                 errln!(
                     "note: {} uncommitted change(s) of the folder stay out of the new worktree \
