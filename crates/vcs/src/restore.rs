@@ -90,6 +90,20 @@ pub(crate) struct Journal {
     /// What the pre-restore snapshot did not cover.
     #[serde(default)]
     pub excluded: Vec<Excluded>,
+    /// Set when this is the apply of a worktree (its NAME), not a restore: finishing it
+    /// records an apply change-turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_from: Option<String>,
+}
+
+impl Journal {
+    /// What it does, for messages: "restore to turn N" or "apply of worktree NAME".
+    pub(crate) fn what(&self) -> String {
+        match &self.applied_from {
+            Some(name) => format!("apply of worktree {name}"),
+            None => format!("restore to turn {}", self.to_turn),
+        }
+    }
 }
 
 fn leaf_str(l: Option<Leaf>) -> Option<(String, u32)> {

@@ -62,6 +62,32 @@ impl ApplyPlan {
             .collect()
     }
 
+    /// What this apply writes: each changed path with its bytes and git mode, or `None`
+    /// to remove it.
+    pub fn edits(&self) -> Vec<(String, Option<(Vec<u8>, u32)>)> {
+        self.actions
+            .iter()
+            .filter_map(|(p, a)| match a {
+                Action::Same => None,
+                Action::Remove => Some((p.clone(), None)),
+                Action::Write(bytes, mode) => {
+                    Some((p.clone(), Some((bytes.clone(), u32::from(*mode)))))
+                }
+            })
+            .collect()
+    }
+
+    /// Leaves `paths` out of this apply, as conflicts with `reason`.
+    pub fn set_aside(&mut self, paths: &[String], reason: &str) {
+        self.actions.retain(|(p, _)| !paths.contains(p));
+        for p in paths {
+            self.conflicts.push(ApplyConflict {
+                path: p.clone(),
+                reason: reason.to_string(),
+            });
+        }
+    }
+
     /// Whether nothing changed in the worktree since the last apply.
     pub fn is_empty(&self) -> bool {
         self.actions.is_empty() && self.conflicts.is_empty()
