@@ -36,4 +36,4 @@ pub use remove::{
 pub use repo::{Layout, Repo};
 pub use status::{commits_ahead, current_state, disk_use, status, unapplied, WorktreeStatus};
 pub use store::StateStore;
-pub use update::{update, UpdateHow, Updated};
+pub use update::{rollback_update, update, UpdateHow, Updated};

@@ -89,6 +89,8 @@ pub fn remove_within(repo: &Repo, name: &str, force: bool, bounds: &KeepBounds) 
         });
     }
     crate::create::check(repo, &record)?;
+    // A half-done merge or rebase is not what the user would want kept.
+    crate::update::rollback_locked(repo, &record)?;
     let now = crate::status::current_state(&store, &record)?;
     let unapplied = crate::status::unapplied(&store, &record, now)?;
     if !unapplied.is_empty() && !force {
@@ -346,7 +348,7 @@ pub fn restore(repo: &Repo, name: &str) -> Result<Record> {
 }
 
 /// Makes the worktree's files what `state` holds (against what its checkout wrote).
-fn write_state(store: &StateStore, worktree: &Path, state: Oid) -> Result<()> {
+pub(crate) fn write_state(store: &StateStore, worktree: &Path, state: Oid) -> Result<()> {
     let now = store.capture(worktree, &std::collections::HashSet::new())?;
     for path in crate::status::changed_paths(store, now, state)? {
         let target = worktree.join(&path);

@@ -210,6 +210,12 @@ impl StateStore {
         format!("refs/cairn/applied/{name}")
     }
 
+    /// Ref name of worktree `name`'s state before an update (what an interrupted one rolls
+    /// back to).
+    pub fn update_ref(name: &str) -> String {
+        format!("refs/cairn/update/{name}")
+    }
+
     /// Ref name of removed worktree `name`'s kept ignored and included files.
     pub fn kept_ref(name: &str) -> String {
         format!("refs/cairn/kept/{name}")

@@ -55,6 +55,9 @@ pub fn apply(
     target: &ApplyTarget,
 ) -> Result<ApplyReport, WorktreeError> {
     let repo = Repo::discover(workspace, &super::layout(state_dir))?;
+    // A half-done merge or rebase is never applied: an update killed half-way is rolled
+    // back first.
+    cairn_worktree::rollback_update(&repo, name)?;
     let _lock = repo.records.lock(name)?;
     let mut record = cairn_worktree::owned(&repo, name)?;
     cairn_worktree::check(&repo, &record)?;

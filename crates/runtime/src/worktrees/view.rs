@@ -72,6 +72,10 @@ pub fn list(workspace: &Path, state_dir: &Path) -> Result<Vec<WorktreeView>, Wor
             .map(|x| x.id.clone())
             .collect();
         let status = cairn_worktree::check(&repo, &record)
+            .and_then(|()| {
+                // An update killed half-way is rolled back on the next start.
+                cairn_worktree::rollback_update(&repo, &record.name).map(|_| ())
+            })
             .and_then(|()| cairn_worktree::status(&repo, &store, &record));
         out.push(match status {
             Ok(s) => WorktreeView {
