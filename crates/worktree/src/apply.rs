@@ -23,6 +23,10 @@ pub struct ApplyConflict {
     pub reason: String,
 }
 
+/// One path an apply writes: its bytes and git mode (`0o100644`, `0o100755`, `0o120000`), or
+/// `None` to remove it.
+pub type Edit = (String, Option<(Vec<u8>, u32)>);
+
 /// What one path becomes in the folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Action {
@@ -64,7 +68,7 @@ impl ApplyPlan {
 
     /// What this apply writes: each changed path with its bytes and git mode, or `None`
     /// to remove it.
-    pub fn edits(&self) -> Vec<(String, Option<(Vec<u8>, u32)>)> {
+    pub fn edits(&self) -> Vec<Edit> {
         self.actions
             .iter()
             .filter_map(|(p, a)| match a {
