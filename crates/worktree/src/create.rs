@@ -64,7 +64,8 @@ pub fn check(repo: &Repo, record: &Record) -> Result<()> {
     let name = &record.name;
     if record.removed.is_some() {
         return Err(WorktreeError::Usage(format!(
-            "worktree {name} was removed; `cairn worktrees restore {name}` brings it back"
+            "worktree {name} was removed; `cairn worktrees restore {name}` brings it back \
+             (`cairn worktrees remove {name} --force` forgets it, freeing the name)"
         )));
     }
     if !record.path.is_dir() {

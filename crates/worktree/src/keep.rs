@@ -368,7 +368,9 @@ pub fn collect(store: &StateStore, record: &Record, bounds: &KeepBounds) -> Resu
         let st = entry.status();
         if st.contains(Status::IGNORED) {
             ignored.push(rel);
-        } else if st.contains(Status::WT_NEW) && record.path.join(&rel).is_dir() {
+        } else if st.contains(Status::WT_NEW)
+            && std::fs::symlink_metadata(record.path.join(&rel)).is_ok_and(|m| m.is_dir())
+        {
             nested.push(rel);
         }
     }

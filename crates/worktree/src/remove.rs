@@ -56,9 +56,29 @@ pub fn remove_within(repo: &Repo, name: &str, force: bool, bounds: &KeepBounds) 
         finish_removal(repo, &mut record)?;
     }
     if record.removed.is_some() {
-        return Err(WorktreeError::Usage(format!(
-            "worktree {name} is already removed (`cairn worktrees restore {name}` brings it back)"
-        )));
+        if !force {
+            return Err(WorktreeError::Usage(format!(
+                "worktree {name} is already removed (`cairn worktrees restore {name}` brings it \
+                 back; `cairn worktrees remove {name} --force` forgets it and what it kept, \
+                 freeing the name)"
+            )));
+        }
+        // Forgetting a removed worktree: its kept state goes, a branch with commits stays.
+        let ahead = crate::status::commits_ahead(&repo.repo, &record)?;
+        let unmerged = unmerged_commits(&repo.repo, &record);
+        forget_refs(repo, name);
+        repo.records.delete(name)?;
+        return Ok(Removal {
+            name: name.into(),
+            branch_deleted: false,
+            commits_ahead: ahead,
+            unmerged_commits: unmerged,
+            unapplied: Vec::new(),
+            kept: Vec::new(),
+            not_kept: Vec::new(),
+            dropped: Vec::new(),
+            restorable_until: None,
+        });
     }
     let store = StateStore::open(&repo.store_dir, &repo.common_dir)?;
     if !record.path.is_dir() {

@@ -68,6 +68,19 @@ fn an_edited_env_and_new_ignored_files_survive_remove_byte_for_byte() {
     assert!(!wt.join("node_modules").exists());
     // The folder's own .env was never touched.
     assert_eq!(env.read(".env"), "TOKEN=original\n");
+
+    // Removed again, then forgotten on request: the name is free again.
+    remove(&repo, "k", false).unwrap();
+    let err = open_or_create(&repo, "k", &CreateOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("--force` forgets it"), "{err}");
+    let forgot = remove(&repo, "k", true).unwrap();
+    assert!(forgot.restorable_until.is_none());
+    assert!(repo.records.get("k").unwrap().is_none());
+    assert!(
+        open_or_create(&repo, "k", &CreateOptions::default())
+            .unwrap()
+            .created
+    );
 }
 
 #[test]
