@@ -175,6 +175,11 @@ fn a_killed_apply_is_finished_or_rolled_back_and_the_folder_is_before_or_after()
         match i % 30 {
             0 => std::fs::remove_file(p).unwrap(),
             1 => std::fs::write(p.with_extension("new"), format!("new {i}\n")).unwrap(),
+            2 => {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap()
+            }
+            3 => std::os::unix::fs::symlink(format!("{i}.txt"), p.with_extension("link")).unwrap(),
             _ => std::fs::write(p, format!("worktree {i}\n")).unwrap(),
         }
     }
