@@ -304,7 +304,7 @@ fn list(place: &Place, json: bool) -> ExitCode {
     for record in repo.records.all().unwrap_or_default() {
         if let Some(removed) = &record.removed {
             errln!(
-                "{}  removed {} with unapplied changes: `cairn worktrees restore {}` brings it back",
+                "{}  removed {}, its work kept: `cairn worktrees restore {}` brings it back",
                 record.name,
                 removed.at,
                 record.name
@@ -586,6 +586,9 @@ fn handoff(state_dir: Option<PathBuf>, session: &str, to: Option<String>, json: 
             for c in &a.conflicts {
                 outln!("conflict  {}  ({})", c.path, c.reason);
             }
+        }
+        for s in &h.skipped {
+            errln!("note: not copied into the worktree: {s}");
         }
     }
     if conflicts == 0 {

@@ -359,6 +359,13 @@ pub fn restore(repo: &Repo, name: &str) -> Result<Record> {
     let store = StateStore::open(&repo.store_dir, &repo.common_dir)?;
     let state = store.tree_of(&removed.state)?;
     write_state(&store, &record.path, state)?;
+    // The `.worktreeinclude` files as the folder has them now (edited ones come back from
+    // what the removal kept, just below).
+    for rel in &record.included {
+        if let Some(why) = crate::create::copy_or_remove(&record.folder, &record.path, rel)? {
+            tracing::warn!(%why, "an included file was not copied into the restored worktree");
+        }
+    }
     if let Some(kept) = &removed.kept {
         crate::keep::write_back(&store, kept, &record.path)?;
     }

@@ -84,6 +84,31 @@ fn an_edited_env_and_new_ignored_files_survive_remove_byte_for_byte() {
 }
 
 #[test]
+fn an_unchanged_include_is_copied_again_on_restore() {
+    let env = with_env_file();
+    let repo = env.repo();
+    let wt = open_or_create(&repo, "u", &CreateOptions::default())
+        .unwrap()
+        .record
+        .path;
+    write(&wt, "a.txt", "unapplied\n");
+    let removal = remove(&repo, "u", true).unwrap();
+    assert!(
+        removal.kept.is_empty(),
+        "an unchanged include is not kept: {removal:?}"
+    );
+    let record = restore(&repo, "u").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(record.path.join(".env")).unwrap(),
+        "TOKEN=original\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(record.path.join("a.txt")).unwrap(),
+        "unapplied\n"
+    );
+}
+
+#[test]
 fn an_unchanged_include_is_not_kept_and_a_clean_removal_frees_the_name() {
     let env = with_env_file();
     let repo = env.repo();
