@@ -168,8 +168,8 @@ impl Vcs {
         let t = repo.find_tree(tree)?;
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         let id = repo.commit(None, &sig, &sig, message, &t, &parents)?;
-        repo.reference(&session_ref(&log.session_id), id, true, "cairn snapshot")?;
-        repo.reference(LAST_REF, id, true, "cairn snapshot")?;
+        set_ref(repo, &session_ref(&log.session_id), id, "cairn snapshot")?;
+        set_ref(repo, LAST_REF, id, "cairn snapshot")?;
         log.head = Some(id.to_string());
         Ok(id)
     }
@@ -589,6 +589,22 @@ impl Vcs {
             }
         }
         Ok(out)
+    }
+}
+
+/// Points ref `name` at `id`. A `.lock` of it left by a process killed while updating it
+/// is removed and the update retried: callers hold the store lock, so no live process
+/// holds that ref lock.
+fn set_ref(repo: &git2::Repository, name: &str, id: Oid, message: &str) -> Result<()> {
+    match repo.reference(name, id, true, message) {
+        Err(e) if e.code() == git2::ErrorCode::Locked => {
+            let lock = repo.path().join(format!("{name}.lock"));
+            tracing::debug!(lock = %lock.display(), "removing a stale ref lock");
+            let _ = fs::remove_file(&lock);
+            repo.reference(name, id, true, message)?;
+            Ok(())
+        }
+        other => other.map(|_| ()).map_err(Into::into),
     }
 }
 

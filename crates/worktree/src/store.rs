@@ -169,9 +169,21 @@ impl StateStore {
             .repo
             .commit(None, &sig, &sig, message, &t, &parents)
             .map_err(git("recording a state"))?;
-        self.repo
-            .reference(refname, id, true, message)
-            .map_err(git("recording a state"))?;
+        match self.repo.reference(refname, id, true, message) {
+            // Left by a process killed while updating it: callers hold the worktree's lock,
+            // so no live process holds this one.
+            Err(e) if e.code() == git2::ErrorCode::Locked => {
+                let lock = self.repo.path().join(format!("{refname}.lock"));
+                tracing::debug!(lock = %lock.display(), "removing a stale ref lock");
+                let _ = std::fs::remove_file(&lock);
+                self.repo
+                    .reference(refname, id, true, message)
+                    .map_err(git("recording a state"))?;
+            }
+            other => {
+                other.map_err(git("recording a state"))?;
+            }
+        }
         Ok(id)
     }
 

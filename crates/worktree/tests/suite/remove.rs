@@ -169,3 +169,26 @@ fn a_moved_or_deleted_folder_and_git_worktree_prune_leave_the_work_recoverable()
     );
     assert!(repo.records.get("m").unwrap().is_none());
 }
+
+#[test]
+fn a_ref_lock_left_by_a_killed_process_does_not_block_the_next_removal() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let repo = env.repo();
+    let wt = open_or_create(&repo, "s", &CreateOptions::default())
+        .unwrap()
+        .record
+        .path;
+    write(&wt, "a.txt", "work\n");
+    // A process killed while it updated the ref left its lock file behind.
+    let lock = repo.store_dir.join("refs/cairn/removed/s.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+    let removal = remove(&repo, "s", true).unwrap();
+    assert_eq!(removal.unapplied, ["a.txt"]);
+    assert!(!lock.exists());
+    let record = restore(&repo, "s").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(record.path.join("a.txt")).unwrap(),
+        "work\n"
+    );
+}

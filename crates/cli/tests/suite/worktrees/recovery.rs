@@ -120,9 +120,19 @@ impl Fixture {
     fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().unwrap()
     }
-    /// Runs `args` killed with SIGKILL (with its children: git) after `after`.
-    fn killed(&self, args: &[&str], after: Duration) {
+    /// Runs `args` killed with SIGKILL (with its children: git) `after` it started or, with
+    /// `phase`, `after` that became true (its journal written: the critical part began).
+    fn killed(&self, args: &[&str], phase: Option<&dyn Fn() -> bool>, after: Duration) {
         let mut child = self.command(args).process_group(0).spawn().unwrap();
+        if let Some(ready) = phase {
+            let started = Instant::now();
+            while !ready()
+                && started.elapsed() < Duration::from_secs(30)
+                && child.try_wait().ok().flatten().is_none()
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
         std::thread::sleep(after);
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
@@ -194,10 +204,21 @@ fn a_killed_apply_is_finished_or_rolled_back_and_the_folder_is_before_or_after()
 
     let seed = seed("apply");
     let window = took.as_millis() as u64 + 50;
+    let mut journaled = 0;
     for k in 0..kills() {
         fx.reset();
-        let at = Duration::from_millis(random(seed, k) % window);
-        fx.killed(&["worktrees", "apply", "w"], at);
+        // Every other kill lands while the journaled writes run.
+        let journal = cairn_vcs::store_dir(&fx.state(), &fx.folder()).join("restore-journal.json");
+        let ready = || journal.exists();
+        let (phase, at) = if k % 2 == 1 {
+            (
+                Some(&ready as &dyn Fn() -> bool),
+                Duration::from_millis(random(seed, k) % 300),
+            )
+        } else {
+            (None, Duration::from_millis(random(seed, k) % window))
+        };
+        fx.killed(&["worktrees", "apply", "w"], phase, at);
         let now = files(&fx.folder());
         let next = fx.run(&["worktrees", "apply", "w"]);
         if !next.status.success() {
@@ -209,6 +230,7 @@ fn a_killed_apply_is_finished_or_rolled_back_and_the_folder_is_before_or_after()
             );
             let session = pending_session(&err)
                 .unwrap_or_else(|| panic!("kill {k}: no session named in {err}"));
+            journaled += 1;
             let how = if k % 2 == 0 { "finish" } else { "rollback" };
             let rec = fx.run(&["restore", "--session", &session, "--recover", how]);
             assert!(rec.status.success(), "kill {k}: {}", text(&rec));
@@ -230,6 +252,7 @@ fn a_killed_apply_is_finished_or_rolled_back_and_the_folder_is_before_or_after()
             "kill {k} at {at:?}: not applied in the end"
         );
     }
+    eprintln!("apply kills: {journaled} left a journal to finish or roll back");
 }
 
 #[test]
@@ -286,31 +309,63 @@ fn a_killed_update_is_rolled_back_on_the_next_start_and_the_worktree_is_before_o
             );
             false
         } else {
-            let parents = git(&wt, &["rev-list", "--parents", "-n", "1", "HEAD"]);
+            // Merged (both parents) or rebased (onto the folder's HEAD): the same files.
+            let has_folder = Command::new("git")
+                .current_dir(&wt)
+                .args(["merge-base", "--is-ancestor", &folder_head, "HEAD"])
+                .status()
+                .unwrap()
+                .success();
             assert!(
-                parents.contains(&old_head) && parents.contains(&folder_head),
-                "kill {k} at {at:?}: {parents}"
+                has_folder,
+                "kill {k} at {at:?}: HEAD lacks the folder's commit"
             );
-            assert!(now == after, "kill {k} at {at:?}: merged, files differ");
+            let log = git(&wt, &["log", "--format=%s", "-n", "3"]);
+            assert!(log.contains("worktree work"), "kill {k} at {at:?}: {log}");
+            assert!(now == after, "kill {k} at {at:?}: updated, files differ");
             true
         }
     };
     let seed = seed("update");
     let window = took.as_millis() as u64 + 50;
+    let (mut finished, mut rolled_back) = (0, 0);
     for k in 0..kills() {
         fx.reset();
         let at = Duration::from_millis(random(seed, k) % window);
-        fx.killed(&["worktrees", "update", "u"], at);
+        // Every other kill interrupts a rebase instead of a merge.
+        let update: &[&str] = if k % 2 == 1 {
+            &["worktrees", "update", "u", "--rebase"]
+        } else {
+            &["worktrees", "update", "u"]
+        };
+        let journal = Repo::discover(&fx.folder(), &fx.layout())
+            .unwrap()
+            .records
+            .dir()
+            .join("u.update.json");
+        let ready = || journal.exists();
+        let phase = (k % 4 >= 2).then_some(&ready as &dyn Fn() -> bool);
+        let at = if phase.is_some() {
+            Duration::from_millis(random(seed, k) % (window / 2 + 1))
+        } else {
+            at
+        };
+        fx.killed(update, phase, at);
         // The next start (any listing) rolls an interrupted update back.
         let list = fx.run(&["worktrees", "list", "--json"]);
         assert!(list.status.success(), "kill {k}: {}", text(&list));
         let row: Value = serde_json::from_slice(&list.stdout).unwrap();
         assert_eq!(row["broken"], Value::Null, "kill {k}: {row}");
-        consistent(k, at);
-        let again = fx.run(&["worktrees", "update", "u"]);
+        if consistent(k, at) {
+            finished += 1;
+        } else {
+            rolled_back += 1;
+        }
+        let again = fx.run(update);
         assert!(again.status.success(), "kill {k}: {}", text(&again));
         assert!(consistent(k, at), "kill {k} at {at:?}: updated in the end");
     }
+    eprintln!("update kills: {rolled_back} before, {finished} after the update");
 }
 
 #[test]
@@ -337,14 +392,33 @@ fn a_killed_remove_is_finished_by_the_next_command_and_stays_restorable() {
 
     let seed = seed("remove");
     let window = took.as_millis() as u64 + 50;
+    let mut whole = 0;
     for k in 0..kills() {
         fx.reset();
         let at = Duration::from_millis(random(seed, k) % window);
-        fx.killed(&["worktrees", "remove", "r", "--force"], at);
+        // Every other kill lands once the record says the removal began (its state kept,
+        // the folder being deleted).
+        let record = Repo::discover(&fx.folder(), &fx.layout())
+            .unwrap()
+            .records
+            .dir()
+            .join("r.json");
+        let ready =
+            || std::fs::read_to_string(&record).is_ok_and(|t| t.contains("\"pending\": true"));
+        let (phase, at) = if k % 2 == 1 {
+            (
+                Some(&ready as &dyn Fn() -> bool),
+                Duration::from_millis(random(seed, k) % 20),
+            )
+        } else {
+            (None, at)
+        };
+        fx.killed(&["worktrees", "remove", "r", "--force"], phase, at);
         let list = fx.run(&["worktrees", "list", "--json"]);
         assert!(list.status.success(), "kill {k}: {}", text(&list));
         let listed = !list.stdout.is_empty();
         if listed {
+            whole += 1;
             // Not removed yet: the worktree is whole.
             assert!(
                 files(&wt) == before,
@@ -367,6 +441,7 @@ fn a_killed_remove_is_finished_by_the_next_command_and_stays_restorable() {
             "kill {k} at {at:?}: restored differs"
         );
     }
+    eprintln!("remove kills: {whole} left the worktree whole, the others removed it");
 }
 
 #[test]
