@@ -173,6 +173,7 @@ pub(crate) fn rollback_locked(repo: &Repo, record: &Record) -> Result<bool> {
         Err(e) => return Err(io(format!("reading {}", path.display()))(e)),
     };
     tracing::info!(worktree = %record.name, "rolling back an update that was interrupted");
+    clear_stale_locks(repo, record);
     // Git's own state of the merge or rebase in progress.
     for f in [
         "rebase-merge",
@@ -181,7 +182,8 @@ pub(crate) fn rollback_locked(repo: &Repo, record: &Record) -> Result<bool> {
         "MERGE_MSG",
         "MERGE_MODE",
         "AUTO_MERGE",
-        "index.lock",
+        "REBASE_HEAD",
+        "CHERRY_PICK_HEAD",
     ] {
         let p = record.gitdir.join(f);
         let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
@@ -211,4 +213,35 @@ pub(crate) fn rollback_locked(repo: &Repo, record: &Record) -> Result<bool> {
     crate::remove::write_state(&store, &record.path, state)?;
     remove_journal(repo, &record.name)?;
     Ok(true)
+}
+
+/// The lock files git holds while it updates the worktree (its git dir's `*.lock`, its
+/// branch's ref lock). A git that outlived the killed Cairn process releases them within a
+/// moment; what is still there after two seconds was left by a killed git and is removed.
+fn clear_stale_locks(repo: &Repo, record: &Record) {
+    let locks = || -> Vec<std::path::PathBuf> {
+        let mut out: Vec<std::path::PathBuf> = std::fs::read_dir(&record.gitdir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "lock"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let branch = repo
+            .common_dir
+            .join(format!("refs/heads/{}.lock", record.branch));
+        if branch.exists() {
+            out.push(branch);
+        }
+        out
+    };
+    let started = std::time::Instant::now();
+    while !locks().is_empty() && started.elapsed() < std::time::Duration::from_secs(2) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for lock in locks() {
+        tracing::info!(lock = %lock.display(), "removing a lock left by a killed git");
+        let _ = std::fs::remove_file(&lock);
+    }
 }
