@@ -151,7 +151,7 @@ impl From<cairn_runtime::worktrees::Error> for IpcError {
         use cairn_runtime::worktrees::Error as W;
         let code = match &e {
             W::Usage(_) => ErrorCode::Invalid,
-            W::Refused(_) | W::Unapplied { .. } => ErrorCode::Refused,
+            W::Refused(_) | W::Unapplied { .. } | W::NotKept { .. } => ErrorCode::Refused,
             _ => ErrorCode::Storage,
         };
         // The app's own words (its buttons, not the CLI's commands and flags).
@@ -162,6 +162,17 @@ impl From<cairn_runtime::worktrees::Error> for IpcError {
                     "Worktree {name} has changes neither applied nor committed: {}. Apply them \
                      to the folder, commit them on the branch, or remove it anyway (its last \
                      state stays restorable for {days} days).",
+                    cairn_runtime::worktrees::listed(files)
+                ),
+            );
+        }
+        if let W::NotKept { name, files } = &e {
+            return IpcError::new(
+                code,
+                format!(
+                    "Worktree {name} holds what Cairn cannot keep when removing it: {}. Move it \
+                     out of the worktree, or remove it anyway to lose it (its other files stay \
+                     restorable).",
                     cairn_runtime::worktrees::listed(files)
                 ),
             );

@@ -375,6 +375,24 @@ pub fn store_cmd(cmd: CheckpointsCmd) -> ExitCode {
         ..cairn_vcs::VcsConfig::default()
     };
     let state = state_dir(args.state_dir);
+    if gc {
+        // Removed worktrees past their retention (their kept state and files, which may hold
+        // secrets such as .env) go with the checkpoints.
+        let layout = cairn_runtime::worktrees::layout(&state);
+        if let Ok(repo) = cairn_worktree::Repo::discover(&ws, &layout) {
+            match cairn_worktree::prune_expired(&repo) {
+                Ok(gone) => {
+                    for name in gone {
+                        errln!(
+                            "forgot removed worktree {name}: its {}-day retention ended",
+                            cairn_worktree::RETENTION_DAYS
+                        );
+                    }
+                }
+                Err(e) => errln!("note: cannot drop expired worktree removals: {e}"),
+            }
+        }
+    }
     // A workspace that never had a checkpoint has no store: say so, create nothing.
     let canonical = ws.canonicalize().unwrap_or_else(|_| ws.clone());
     if ws.is_dir() && !cairn_vcs::store_dir(&state, &canonical).is_dir() {

@@ -286,6 +286,10 @@ fn list(place: &Place, json: bool) -> ExitCode {
         }
     }
     for row in &rows {
+        if let Some(why) = &row.broken {
+            outln!("{}  {}  BROKEN: {why}", row.name, row.branch);
+            continue;
+        }
         outln!(
             "{}  {}  {} changed, {} unapplied, {} commit(s) ahead  {} session(s)  {}",
             row.name,
@@ -300,16 +304,9 @@ fn list(place: &Place, json: bool) -> ExitCode {
     for record in repo.records.all().unwrap_or_default() {
         if let Some(removed) = &record.removed {
             errln!(
-                "{}  removed {} with unapplied changes: `cairn worktrees restore {}` brings it back",
+                "{}  removed {}, its work kept: `cairn worktrees restore {}` brings it back",
                 record.name,
                 removed.at,
-                record.name
-            );
-        } else if !record.path.is_dir() {
-            errln!(
-                "{}  its folder {} is gone (`cairn worktrees remove {} --force` forgets it)",
-                record.name,
-                record.path.display(),
                 record.name
             );
         }
@@ -366,6 +363,9 @@ fn apply(place: &Place, name: &str, dry_run: bool, session: Option<&str>, json: 
         }
         for c in &report.conflicts {
             outln!("conflict  {}  ({})", c.path, c.reason);
+        }
+        for s in &report.skipped {
+            errln!("not applied  {s}");
         }
         if report.applied.is_empty() && report.conflicts.is_empty() {
             errln!("nothing to apply: worktree {name} has no changes since its last apply");
@@ -445,26 +445,49 @@ fn remove(place: &Place, name: &str, force: bool, json: bool) -> ExitCode {
                     Err(e) => errln!("error: {e}"),
                 }
             } else {
-                outln!("removed worktree {name}");
-                if r.branch_deleted {
-                    outln!("deleted branch cairn/{name} (no commits beyond its base)");
-                } else if r.commits_ahead > 0 {
-                    outln!(
-                        "kept branch cairn/{name}: it has {} commit(s) beyond its base",
-                        r.commits_ahead
-                    );
-                }
-                if let Some(until) = &r.restorable_until {
-                    outln!(
-                        "{} unapplied file(s) kept until {until}: `cairn worktrees restore {name}` \
-                         brings them back",
-                        r.unapplied.len()
-                    );
-                }
+                print_removal(name, &r);
             }
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e, json),
+    }
+}
+
+/// What a removal did, in words: the kept branch and its commits, what stays restorable,
+/// what was lost or left out.
+fn print_removal(name: &str, r: &cairn_worktree::Removal) {
+    outln!("removed worktree {name}");
+    if r.branch_deleted {
+        outln!("deleted branch cairn/{name} (no commits beyond its base)");
+    } else if r.commits_ahead > 0 {
+        outln!(
+            "kept branch cairn/{name}: it has {} commit(s) beyond its base not merged into the \
+             folder",
+            r.commits_ahead
+        );
+        for c in &r.unmerged_commits {
+            outln!("  {c}");
+        }
+    }
+    for f in &r.kept {
+        outln!("kept  {f}");
+    }
+    if let Some(until) = &r.restorable_until {
+        outln!(
+            "{} unapplied file(s) and {} ignored, included or nested-repository path(s) kept \
+             until {until}: `cairn worktrees restore {name}` brings them back",
+            r.unapplied.len(),
+            r.kept.len()
+        );
+    }
+    for f in &r.not_kept {
+        errln!("lost (--force): {f}");
+    }
+    if !r.dropped.is_empty() {
+        errln!(
+            "not kept (dependency and build folders): {}",
+            cairn_worktree::listed(&r.dropped)
+        );
     }
 }
 
@@ -563,6 +586,9 @@ fn handoff(state_dir: Option<PathBuf>, session: &str, to: Option<String>, json: 
             for c in &a.conflicts {
                 outln!("conflict  {}  ({})", c.path, c.reason);
             }
+        }
+        for s in &h.skipped {
+            errln!("note: not copied into the worktree: {s}");
         }
     }
     if conflicts == 0 {
@@ -683,6 +709,9 @@ pub fn for_run(args: &RunArgs, name: &str) -> Result<Option<Prepared>, ExitCode>
                     p.worktree.path,
                     p.worktree.branch
                 );
+            }
+            for s in &p.skipped {
+                errln!("note: not copied into the worktree: {s}");
             }
             if p.worktree.created && p.left_out > 0 {
                 errln!(

@@ -48,7 +48,7 @@ pub fn repo_with(dir: &Path, files: &[(&str, &str)]) {
     git(dir, &["commit", "-q", "-m", "init"]);
 }
 
-/// Every path (relative), mode and byte under `git_dir`, except below the relative prefixes
+/// Every path (relative), mode, byte and link target under `git_dir`, except below the relative prefixes
 /// in `except`, as one string (compare two to prove nothing else changed).
 #[allow(clippy::expect_used)]
 pub fn digest(git_dir: &Path, except: &[&str]) -> String {
@@ -86,6 +86,9 @@ pub fn digest(git_dir: &Path, except: &[&str]) -> String {
         if meta.is_file() {
             let bytes = std::fs::read(&f).expect("read");
             out.push_str(&format!(" {}:{}", bytes.len(), fnv(&bytes)));
+        } else if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&f).expect("read a link");
+            out.push_str(&format!(" -> {}", target.display()));
         }
         out.push('\n');
     }

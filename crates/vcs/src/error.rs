@@ -38,7 +38,7 @@ pub enum VcsError {
     #[error("session `{0}` has no checkpoints in this workspace (did it change any file with --vcs auto?)")]
     NoCheckpoints(String),
     /// A restore was interrupted; it must be finished or rolled back first.
-    #[error("an interrupted restore (session {session}, to turn {to}) is pending in {}: finish it or roll it back first (`cairn restore --session {session} --recover finish|rollback`)", .journal.display())]
+    #[error("an interrupted {what} (session {session}) is pending in {}: finish it or roll it back first (`cairn restore --session {session} --recover finish|rollback`)", .journal.display())]
     PendingRestore {
         /// The journal file.
         journal: PathBuf,
@@ -46,6 +46,28 @@ pub enum VcsError {
         session: String,
         /// Its target change-turn.
         to: u32,
+        /// What was interrupted: "restore to turn N" or "apply of worktree NAME".
+        what: String,
+    },
+    /// An apply of a worktree stopped part-way and was rolled back: the folder is as before.
+    #[error("the apply of worktree {from} stopped part-way ({source}) and was rolled back: the folder is as it was before; free the cause (disk space, permissions) and apply again")]
+    ApplyRolledBack {
+        /// The worktree.
+        from: String,
+        /// Why it stopped.
+        #[source]
+        source: Box<VcsError>,
+    },
+    /// An apply of a worktree stopped part-way and could not be rolled back either.
+    #[error("the apply of worktree {from} stopped part-way ({source}) and could not be rolled back: the folder is partly applied; free the cause, then finish it or roll it back with `cairn restore --session {session} --recover finish|rollback`")]
+    ApplyUnfinished {
+        /// The folder session it is a change-turn of.
+        session: String,
+        /// The worktree.
+        from: String,
+        /// Why it stopped.
+        #[source]
+        source: Box<VcsError>,
     },
     /// No interrupted restore to recover.
     #[error("no interrupted restore is pending for this workspace")]

@@ -37,14 +37,18 @@ pub(crate) fn temp_path(path: &Path) -> std::path::PathBuf {
 impl TreeWriter for FsWriter {
     fn write_file(&self, path: &Path, data: &[u8], executable: bool) -> io::Result<()> {
         let tmp = temp_path(path);
-        {
-            let mut f = fs::File::create(&tmp)?;
+        let written = fs::File::create(&tmp).and_then(|mut f| {
             f.write_all(data)?;
             f.set_permissions(fs::Permissions::from_mode(if executable {
                 0o755
             } else {
                 0o644
-            }))?;
+            }))
+        });
+        if let Err(e) = written {
+            // A full disk leaves no half-written temp file behind.
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
         }
         if let Ok(m) = fs::symlink_metadata(path) {
             if m.is_dir() {

@@ -36,6 +36,7 @@ pub use checkpointer::VcsCheckpointer;
 pub use config::{VcsConfig, DEFAULT_EXCLUDES};
 pub use diff::{FileStat, FileStatus};
 pub use error::{Result, VcsError};
+pub use external::{Applied, ApplyEdit};
 pub use fsops::{FsWriter, TreeWriter};
 pub use gc::{GcReport, Usage};
 pub use listing::TurnEntry;

@@ -90,6 +90,20 @@ pub(crate) struct Journal {
     /// What the pre-restore snapshot did not cover.
     #[serde(default)]
     pub excluded: Vec<Excluded>,
+    /// Set when this is the apply of a worktree (its NAME), not a restore: finishing it
+    /// records an apply change-turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_from: Option<String>,
+}
+
+impl Journal {
+    /// What it does, for messages: "restore to turn N" or "apply of worktree NAME".
+    pub(crate) fn what(&self) -> String {
+        match &self.applied_from {
+            Some(name) => format!("apply of worktree {name}"),
+            None => format!("restore to turn {}", self.to_turn),
+        }
+    }
 }
 
 fn leaf_str(l: Option<Leaf>) -> Option<(String, u32)> {
@@ -347,6 +361,12 @@ pub(crate) fn apply(
             writer.create_dir_all(parent).map_err(interrupted(&abs))?;
         }
         let blob = repo.find_blob(oid(&id)?)?;
+        if already(&abs, blob.content(), mode) {
+            // Never replaced (a rollback of a write that did not happen), or done before
+            // (a finish): nothing to write, so it needs no space either.
+            let _ = fs::remove_file(temp_path(&abs));
+            continue;
+        }
         if mode == MODE_LINK {
             writer.write_symlink(&abs, blob.content())
         } else {
@@ -355,6 +375,25 @@ pub(crate) fn apply(
         .map_err(interrupted(&abs))?;
     }
     Ok(())
+}
+
+/// Whether `abs` already is `content` with `mode` (a link to it, or a file with its bytes
+/// and executable bit).
+fn already(abs: &Path, content: &[u8], mode: u32) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = fs::symlink_metadata(abs) else {
+        return false;
+    };
+    if mode == MODE_LINK {
+        return meta.file_type().is_symlink()
+            && fs::read_link(abs).is_ok_and(|t| t.as_os_str().as_bytes() == content);
+    }
+    let exec = meta.permissions().mode() & 0o111 != 0;
+    meta.is_file()
+        && meta.len() == content.len() as u64
+        && exec == (mode == MODE_EXEC)
+        && fs::read(abs).is_ok_and(|b| b == content)
 }
 
 /// The tree after applying one side of `actions` to `base`.

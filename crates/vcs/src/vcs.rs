@@ -50,13 +50,16 @@ pub struct PendingRestore {
     pub to_turn: u32,
     /// The paths it planned to change.
     pub paths: Vec<String>,
+    /// Set when it is the apply of a worktree (its NAME), not a restore.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_from: Option<String>,
 }
 
 /// A workspace's checkpoint store, opened for snapshots, queries and restores.
 pub struct Vcs {
     pub(crate) store: Store,
     pub(crate) snap: Snapshotter,
-    writer: Arc<dyn TreeWriter>,
+    pub(crate) writer: Arc<dyn TreeWriter>,
     config: VcsConfig,
     pub(crate) windows: Registry,
     /// This process's open command windows (touched while they run).
@@ -165,8 +168,8 @@ impl Vcs {
         let t = repo.find_tree(tree)?;
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         let id = repo.commit(None, &sig, &sig, message, &t, &parents)?;
-        repo.reference(&session_ref(&log.session_id), id, true, "cairn snapshot")?;
-        repo.reference(LAST_REF, id, true, "cairn snapshot")?;
+        set_ref(repo, &session_ref(&log.session_id), id, "cairn snapshot")?;
+        set_ref(repo, LAST_REF, id, "cairn snapshot")?;
         log.head = Some(id.to_string());
         Ok(id)
     }
@@ -356,6 +359,7 @@ impl Vcs {
             summary,
             actions,
             excluded: ts.excluded,
+            applied_from: None,
         };
         self.save_log(&mut log)?;
         write_json(&self.store.journal_path(), &journal)?;
@@ -445,6 +449,7 @@ impl Vcs {
         if let Some(j) = read_json::<Journal>(&path)? {
             return Err(VcsError::PendingRestore {
                 journal: path,
+                what: j.what(),
                 session: j.session,
                 to: j.to_turn,
             });
@@ -452,7 +457,7 @@ impl Vcs {
         Ok(())
     }
 
-    fn finish_restore(
+    pub(crate) fn finish_restore(
         &mut self,
         log: &mut SessionLog,
         j: &Journal,
@@ -474,14 +479,18 @@ impl Vcs {
             at: now(),
             before: j.pre_commit.clone(),
             after: after.to_string(),
-            kind: TurnKind::Restore,
+            kind: if j.applied_from.is_some() {
+                TurnKind::Apply
+            } else {
+                TurnKind::Restore
+            },
             excluded: j.excluded.clone(),
             excluded_before: j.excluded.clone(),
             others: Vec::new(),
             // Its end bounds the gap after it (for attributing what changed there).
             span: Some((now_ms(), now_ms())),
-            restored_to: Some(j.to_turn),
-            applied_from: None,
+            restored_to: j.applied_from.is_none().then_some(j.to_turn),
+            applied_from: j.applied_from.clone(),
         });
         self.save_log(log)?;
         remove_journal(&self.store.journal_path())?;
@@ -492,9 +501,10 @@ impl Vcs {
     pub fn pending_restore(&self) -> Result<Option<PendingRestore>> {
         Ok(
             read_json::<Journal>(&self.store.journal_path())?.map(|j| PendingRestore {
+                paths: j.actions.iter().map(action_name).collect(),
+                applied_from: j.applied_from,
                 session: j.session,
                 to_turn: j.to_turn,
-                paths: j.actions.iter().map(action_name).collect(),
             }),
         )
     }
@@ -582,7 +592,23 @@ impl Vcs {
     }
 }
 
-fn remove_journal(path: &Path) -> Result<()> {
+/// Points ref `name` at `id`. A `.lock` of it left by a process killed while updating it
+/// is removed and the update retried: callers hold the store lock, so no live process
+/// holds that ref lock.
+fn set_ref(repo: &git2::Repository, name: &str, id: Oid, message: &str) -> Result<()> {
+    match repo.reference(name, id, true, message) {
+        Err(e) if e.code() == git2::ErrorCode::Locked => {
+            let lock = repo.path().join(format!("{name}.lock"));
+            tracing::debug!(lock = %lock.display(), "removing a stale ref lock");
+            let _ = fs::remove_file(&lock);
+            repo.reference(name, id, true, message)?;
+            Ok(())
+        }
+        other => other.map(|_| ()).map_err(Into::into),
+    }
+}
+
+pub(crate) fn remove_journal(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(io(format!("removing {}", path.display()))(e))
@@ -600,7 +626,7 @@ pub(crate) fn change_name(c: &treediff::Change) -> String {
     s
 }
 
-fn action_name(a: &restore::Action) -> String {
+pub(crate) fn action_name(a: &restore::Action) -> String {
     let dir = a
         .new
         .as_ref()

@@ -23,6 +23,10 @@ pub struct ApplyConflict {
     pub reason: String,
 }
 
+/// One path an apply writes: its bytes and git mode (`0o100644`, `0o100755`, `0o120000`), or
+/// `None` to remove it.
+pub type Edit = (String, Option<(Vec<u8>, u32)>);
+
 /// What one path becomes in the folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Action {
@@ -42,6 +46,9 @@ pub struct ApplyPlan {
     actions: Vec<(String, Action)>,
     /// Paths left alone.
     pub conflicts: Vec<ApplyConflict>,
+    /// Entries of the worktree that are not applied as files, each with why (a nested git
+    /// repository, a file that cannot be read).
+    pub skipped: Vec<String>,
 }
 
 impl ApplyPlan {
@@ -59,6 +66,32 @@ impl ApplyPlan {
             .collect()
     }
 
+    /// What this apply writes: each changed path with its bytes and git mode, or `None`
+    /// to remove it.
+    pub fn edits(&self) -> Vec<Edit> {
+        self.actions
+            .iter()
+            .filter_map(|(p, a)| match a {
+                Action::Same => None,
+                Action::Remove => Some((p.clone(), None)),
+                Action::Write(bytes, mode) => {
+                    Some((p.clone(), Some((bytes.clone(), u32::from(*mode)))))
+                }
+            })
+            .collect()
+    }
+
+    /// Leaves `paths` out of this apply, as conflicts with `reason`.
+    pub fn set_aside(&mut self, paths: &[String], reason: &str) {
+        self.actions.retain(|(p, _)| !paths.contains(p));
+        for p in paths {
+            self.conflicts.push(ApplyConflict {
+                path: p.clone(),
+                reason: reason.to_string(),
+            });
+        }
+    }
+
     /// Whether nothing changed in the worktree since the last apply.
     pub fn is_empty(&self) -> bool {
         self.actions.is_empty() && self.conflicts.is_empty()
@@ -74,7 +107,8 @@ struct Version {
 
 /// Plans the apply of the worktree of `record` into its folder.
 pub fn plan(store: &StateStore, record: &Record) -> Result<ApplyPlan> {
-    let state = crate::status::current_state(store, record)?;
+    let skip: std::collections::HashSet<String> = record.included.iter().cloned().collect();
+    let (state, skipped) = store.capture_named(&record.path, &skip)?;
     let applied = store.tree_of(&record.applied)?;
     let paths = crate::status::changed_paths(store, applied, state)?;
     let mut actions = Vec::new();
@@ -120,6 +154,7 @@ pub fn plan(store: &StateStore, record: &Record) -> Result<ApplyPlan> {
         state,
         actions,
         conflicts,
+        skipped,
     })
 }
 

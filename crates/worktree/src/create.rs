@@ -31,6 +31,9 @@ pub struct Opened {
     pub created: bool,
     /// The folder's uncommitted changes left out of a new worktree (without carrying).
     pub left_out: usize,
+    /// Carried changes and `.worktreeinclude` files not copied, each with why (a link on
+    /// the way is never followed).
+    pub skipped: Vec<String>,
 }
 
 /// Opens worktree `name` of `repo`, creating it on first use. Two processes asking at once
@@ -49,6 +52,7 @@ pub fn open_or_create(repo: &Repo, name: &str, opts: &CreateOptions<'_>) -> Resu
             record,
             created: false,
             left_out: 0,
+            skipped: Vec::new(),
         });
     }
     create(repo, name, opts)
@@ -60,13 +64,15 @@ pub fn check(repo: &Repo, record: &Record) -> Result<()> {
     let name = &record.name;
     if record.removed.is_some() {
         return Err(WorktreeError::Usage(format!(
-            "worktree {name} was removed; `cairn worktrees restore {name}` brings it back"
+            "worktree {name} was removed; `cairn worktrees restore {name}` brings it back \
+             (`cairn worktrees remove {name} --force` forgets it, freeing the name)"
         )));
     }
     if !record.path.is_dir() {
         return Err(WorktreeError::Usage(format!(
-            "the folder of worktree {name} ({}) is gone: `cairn worktrees remove {name}` forgets \
-             it",
+            "the folder of worktree {name} ({}) is gone (deleted or moved outside Cairn): move \
+             it back, or `cairn worktrees remove {name} --force` forgets it (a branch holding \
+             commits is kept)",
             record.path.display()
         )));
     }
@@ -208,13 +214,18 @@ fn finish(
 ) -> Result<Opened> {
     let changes = folder_changes(&repo.repo)?;
     let mut carried = Vec::new();
+    let mut skipped = Vec::new();
     if opts.carry_changes {
         for rel in &changes {
-            copy_or_remove(&repo.folder.join(rel), &path.join(rel))?;
-            carried.push(rel.clone());
+            match copy_or_remove(&repo.folder, path, rel)? {
+                None => carried.push(rel.clone()),
+                Some(why) => skipped.push(why),
+            }
         }
     }
-    let included = crate::include::copy_included(&repo.repo, &repo.folder, path)?;
+    let copied = crate::include::copy_included(&repo.repo, &repo.folder, path)?;
+    skipped.extend(copied.skipped);
+    let included = copied.copied;
     let skip: HashSet<String> = included.iter().cloned().collect();
     let store = StateStore::open(&repo.store_dir, &repo.common_dir)?;
     let tree = store.capture(path, &skip)?;
@@ -242,6 +253,7 @@ fn finish(
         left_out: if opts.carry_changes { 0 } else { changes.len() },
         record,
         created: true,
+        skipped,
     })
 }
 
@@ -263,41 +275,35 @@ pub(crate) fn folder_changes(repo: &Repository) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Makes `to` what `from` is: a copy of the file or link, or gone when `from` is.
-pub(crate) fn copy_or_remove(from: &Path, to: &Path) -> Result<()> {
-    match std::fs::symlink_metadata(from) {
-        Ok(m) if m.file_type().is_symlink() => {
-            let target =
-                std::fs::read_link(from).map_err(io(format!("reading {}", from.display())))?;
-            ensure_parent(to)?;
-            let _ = std::fs::remove_file(to);
-            std::os::unix::fs::symlink(target, to).map_err(io(format!("writing {}", to.display())))
+/// Makes `rel` in `to_root` what it is in `from_root`: a copy of the file or link, or gone
+/// when it is gone there. Links on the way (in either folder) are never followed: such a
+/// path is not copied, and `Some` says which and why.
+pub(crate) fn copy_or_remove(
+    from_root: &Path,
+    to_root: &Path,
+    rel: &str,
+) -> Result<Option<String>> {
+    use crate::nofollow::{self, NoFollowError};
+    let rel_path = Path::new(rel);
+    let skipped = |e: NoFollowError, side: &str| -> Result<Option<String>> {
+        match e {
+            NoFollowError::Io(source) => Err(crate::error::WorktreeError::Io {
+                context: format!("copying {rel} {side}"),
+                source,
+            }),
+            other => Ok(Some(format!("{rel} (not copied: {other} {side})"))),
         }
-        Ok(m) if m.is_file() => {
-            ensure_parent(to)?;
-            let _ = std::fs::remove_file(to);
-            std::fs::copy(from, to).map(|_| ()).map_err(io(format!(
-                "copying {} to {}",
-                from.display(),
-                to.display()
-            )))
-        }
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::remove_file(to) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(io(format!("removing {}", to.display()))(e))
-            }
-            _ => Ok(()),
-        },
-        Err(e) => Err(io(format!("reading {}", from.display()))(e)),
-    }
-}
-
-fn ensure_parent(p: &Path) -> Result<()> {
-    match p.parent() {
-        Some(parent) => {
-            std::fs::create_dir_all(parent).map_err(io(format!("creating {}", parent.display())))
-        }
-        None => Ok(()),
+    };
+    let content = match nofollow::read(from_root, rel_path) {
+        Ok(c) => c,
+        Err(e) => return skipped(e, "in the folder"),
+    };
+    let done = match &content {
+        Some(c) => nofollow::write(to_root, rel_path, c),
+        None => nofollow::remove(to_root, rel_path),
+    };
+    match done {
+        Ok(()) => Ok(None),
+        Err(e) => skipped(e, "in the worktree"),
     }
 }

@@ -25,6 +25,18 @@ pub enum WorktreeError {
         /// How long a forced removal keeps its last state restorable.
         days: i64,
     },
+    /// Refused to remove worktree `name`: `files` cannot be kept (each with why).
+    #[error(
+        "worktree {name} holds what Cairn cannot keep when removing it: {}; move it out of \
+         the worktree, or remove with --force to lose it (everything else stays restorable)",
+        crate::error::listed(files)
+    )]
+    NotKept {
+        /// The worktree.
+        name: String,
+        /// What cannot be kept, with why.
+        files: Vec<String>,
+    },
     /// A libgit2 failure, with what was being done.
     #[error("{context}: {source}")]
     Git {

@@ -13,11 +13,20 @@ use crate::error::{git, io, Result, WorktreeError};
 /// The file's name.
 pub const FILE: &str = ".worktreeinclude";
 
-/// Copies the folder's ignored files that `.worktreeinclude` lists into `worktree`; returns
-/// their relative paths.
-pub fn copy_included(repo: &Repository, folder: &Path, worktree: &Path) -> Result<Vec<String>> {
+/// What an include copy did: the paths copied, and the ones skipped with why.
+#[derive(Debug, Default)]
+pub(crate) struct Copied {
+    /// Relative paths copied.
+    pub copied: Vec<String>,
+    /// Paths not copied, each with why (a link on the way in the folder or the worktree).
+    pub skipped: Vec<String>,
+}
+
+/// Copies the folder's ignored files that `.worktreeinclude` lists into `worktree`, never
+/// following a link on the way (in the folder or the worktree).
+pub(crate) fn copy_included(repo: &Repository, folder: &Path, worktree: &Path) -> Result<Copied> {
     let Some((matcher, patterns)) = load(folder)? else {
-        return Ok(Vec::new());
+        return Ok(Copied::default());
     };
     let mut opts = StatusOptions::new();
     // Untracked folders are looked into: ignored files sit in them too.
@@ -28,7 +37,7 @@ pub fn copy_included(repo: &Repository, folder: &Path, worktree: &Path) -> Resul
     let statuses = repo
         .statuses(Some(&mut opts))
         .map_err(git("reading the folder's ignored files"))?;
-    let mut copied = Vec::new();
+    let mut copied = Copied::default();
     for entry in statuses.iter() {
         if !entry.status().contains(git2::Status::IGNORED) {
             continue;
@@ -36,14 +45,14 @@ pub fn copy_included(repo: &Repository, folder: &Path, worktree: &Path) -> Resul
         let Ok(rel) = entry.path() else { continue };
         let rel = rel.trim_end_matches('/');
         let full = folder.join(rel);
-        let is_dir = full.is_dir();
+        let is_dir = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir());
         if matcher.matched(rel, is_dir).is_ignore() {
             copy_tree(folder, rel, worktree, &mut copied)?;
         } else if is_dir && names_inside(&patterns, rel) {
             walk(folder, rel, worktree, &matcher, &mut copied)?;
         }
     }
-    copied.sort();
+    copied.copied.sort();
     Ok(copied)
 }
 
@@ -82,18 +91,13 @@ fn names_inside(patterns: &[String], dir: &str) -> bool {
 }
 
 /// Copies the files below `dir` that the matcher selects.
-fn walk(
-    folder: &Path,
-    dir: &str,
-    worktree: &Path,
-    m: &Gitignore,
-    out: &mut Vec<String>,
-) -> Result<()> {
+fn walk(folder: &Path, dir: &str, worktree: &Path, m: &Gitignore, out: &mut Copied) -> Result<()> {
     let full = folder.join(dir);
     let entries = std::fs::read_dir(&full).map_err(io(format!("listing {}", full.display())))?;
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let rel = format!("{dir}/{name}");
+        // `DirEntry::file_type` does not follow links.
         let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
         if m.matched(&rel, is_dir).is_ignore() {
             copy_tree(folder, &rel, worktree, out)?;
@@ -105,7 +109,7 @@ fn walk(
 }
 
 /// Copies file, link or folder `rel` from `folder` into `worktree`.
-fn copy_tree(folder: &Path, rel: &str, worktree: &Path, out: &mut Vec<String>) -> Result<()> {
+fn copy_tree(folder: &Path, rel: &str, worktree: &Path, out: &mut Copied) -> Result<()> {
     let from = folder.join(rel);
     let meta =
         std::fs::symlink_metadata(&from).map_err(io(format!("reading {}", from.display())))?;
@@ -118,8 +122,10 @@ fn copy_tree(folder: &Path, rel: &str, worktree: &Path, out: &mut Vec<String>) -
         }
         return Ok(());
     }
-    crate::create::copy_or_remove(&from, &worktree.join(rel))?;
-    out.push(rel.to_string());
+    match crate::create::copy_or_remove(folder, worktree, rel)? {
+        None => out.copied.push(rel.to_string()),
+        Some(why) => out.skipped.push(why),
+    }
     Ok(())
 }
 

@@ -11,7 +11,9 @@ mod diff;
 mod error;
 mod gitcli;
 mod include;
+pub mod keep;
 pub mod name;
+pub mod nofollow;
 mod record;
 mod remove;
 mod repo;
@@ -25,9 +27,13 @@ pub use create::{check, open_or_create, CreateOptions, Opened};
 pub use diff::{files as file_diffs, unified as diff, FileDiff, FileStatus};
 pub use error::{listed, Result, WorktreeError};
 pub use include::FILE as INCLUDE_FILE;
+pub use keep::{KeepBounds, KeptFiles};
 pub use record::{Record, Records, Removed};
-pub use remove::{owned, prune_expired, remove, restore, Removal, RETENTION_DAYS};
+pub use remove::{
+    owned, prune_expired, recover_removals, remove, remove_within, restore, unmerged_commits,
+    Removal, RETENTION_DAYS,
+};
 pub use repo::{Layout, Repo};
-pub use status::{current_state, disk_use, status, unapplied, WorktreeStatus};
+pub use status::{commits_ahead, current_state, disk_use, status, unapplied, WorktreeStatus};
 pub use store::StateStore;
-pub use update::{update, UpdateHow, Updated};
+pub use update::{rollback_update, update, UpdateHow, Updated};

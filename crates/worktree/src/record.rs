@@ -54,6 +54,21 @@ pub struct Removed {
     pub state: String,
     /// Whether its branch was kept (it held commits beyond the base).
     pub branch_kept: bool,
+    /// Its ignored files, edited `.worktreeinclude` copies and nested repositories, kept in
+    /// Cairn's store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<crate::keep::KeptFiles>,
+    /// The removal has not finished deleting yet (an interrupted removal): the next command
+    /// that reads the record finishes it (see [`crate::recover_removals`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+    /// Whether something was kept (else the record goes once the removal finished).
+    #[serde(default = "yes")]
+    pub restorable: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The records of one repository.

@@ -59,6 +59,16 @@ impl StateStore {
     /// differs in its working tree (tracked and untracked, not ignored), `skip` left out
     /// (the files `.worktreeinclude` copied).
     pub fn capture(&self, worktree: &Path, skip: &HashSet<String>) -> Result<Oid> {
+        self.capture_named(worktree, skip).map(|(tree, _)| tree)
+    }
+
+    /// [`StateStore::capture`], and the entries left out of the state, each with why (a
+    /// nested repository, a file that cannot be read): one odd entry never fails the whole.
+    pub fn capture_named(
+        &self,
+        worktree: &Path,
+        skip: &HashSet<String>,
+    ) -> Result<(Oid, Vec<String>)> {
         let wt = Repository::open(worktree)
             .map_err(git(format!("opening the worktree {}", worktree.display())))?;
         let head = wt
@@ -69,6 +79,7 @@ impl StateStore {
         opts.include_untracked(true)
             .recurse_untracked_dirs(true)
             .include_ignored(false)
+            .exclude_submodules(true)
             .renames_head_to_index(false)
             .renames_index_to_workdir(false);
         let statuses = wt
@@ -76,19 +87,38 @@ impl StateStore {
             .map_err(git("reading the worktree's changes"))?;
         let mut update = TreeUpdateBuilder::new();
         let mut any = false;
+        let mut odd = Vec::new();
         for entry in statuses.iter() {
-            let Ok(path) = entry.path() else { continue };
+            let Ok(path) = entry.path() else {
+                odd.push(format!(
+                    "{} (a name that is not UTF-8)",
+                    String::from_utf8_lossy(entry.path_bytes())
+                ));
+                continue;
+            };
             if skip.contains(path) || entry.status() == Status::CURRENT {
                 continue;
             }
-            any = true;
             let full = worktree.join(path);
-            match blob_of(&self.repo, &full)? {
-                Some((oid, mode)) => {
+            if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                // Git shows a nested repository as one untracked folder.
+                odd.push(format!("{path} (a nested git repository)"));
+                continue;
+            }
+            match blob_of(&self.repo, &full) {
+                Ok(Some((oid, mode))) => {
                     update.upsert(path, oid, mode);
+                    any = true;
                 }
-                None => {
-                    update.remove(path);
+                Ok(None) => {
+                    if head.get_path(Path::new(path)).is_ok() {
+                        update.remove(path);
+                        any = true;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(path, error = %e, "leaving an unreadable file out of a worktree state");
+                    odd.push(format!("{path} (cannot be read: {e})"));
                 }
             }
         }
@@ -97,11 +127,12 @@ impl StateStore {
             .find_tree(head.id())
             .map_err(git("reading the worktree's HEAD from Cairn's store"))?;
         if !any {
-            return Ok(base.id());
+            return Ok((base.id(), odd));
         }
-        update
+        let tree = update
             .create_updated(&self.repo, &base)
-            .map_err(git("recording the worktree's state"))
+            .map_err(git("recording the worktree's state"))?;
+        Ok((tree, odd))
     }
 
     /// `tree` with the files at `paths` (relative to `root`) written as they are now there.
@@ -138,9 +169,21 @@ impl StateStore {
             .repo
             .commit(None, &sig, &sig, message, &t, &parents)
             .map_err(git("recording a state"))?;
-        self.repo
-            .reference(refname, id, true, message)
-            .map_err(git("recording a state"))?;
+        match self.repo.reference(refname, id, true, message) {
+            // Left by a process killed while updating it: callers hold the worktree's lock,
+            // so no live process holds this one.
+            Err(e) if e.code() == git2::ErrorCode::Locked => {
+                let lock = self.repo.path().join(format!("{refname}.lock"));
+                tracing::debug!(lock = %lock.display(), "removing a stale ref lock");
+                let _ = std::fs::remove_file(&lock);
+                self.repo
+                    .reference(refname, id, true, message)
+                    .map_err(git("recording a state"))?;
+            }
+            other => {
+                other.map_err(git("recording a state"))?;
+            }
+        }
         Ok(id)
     }
 
@@ -177,6 +220,17 @@ impl StateStore {
     /// Ref name of worktree `name`'s last-apply state.
     pub fn applied_ref(name: &str) -> String {
         format!("refs/cairn/applied/{name}")
+    }
+
+    /// Ref name of worktree `name`'s state before an update (what an interrupted one rolls
+    /// back to).
+    pub fn update_ref(name: &str) -> String {
+        format!("refs/cairn/update/{name}")
+    }
+
+    /// Ref name of removed worktree `name`'s kept ignored and included files.
+    pub fn kept_ref(name: &str) -> String {
+        format!("refs/cairn/kept/{name}")
     }
 
     /// Ref name of removed worktree `name`'s last state.

@@ -334,6 +334,11 @@ export function Sessions(p: Props) {
               <section key={w.name} className="worktree-group" data-testid="worktree-group" data-worktree={w.name}>
                 <div className="worktree-head" data-tip={w.path}>
                   <span className="worktree-name">{w.name}</span>
+                  {w.broken !== null && (
+                    <span className="session-badge" data-testid="worktree-broken" data-tip={w.broken}>
+                      {t("wt.broken")}
+                    </span>
+                  )}
                   <span className="session-meta" data-testid="worktree-counts">
                     <span data-testid="worktree-changed" data-count={w.changedFiles}>
                       {w.changedFiles} {t("wt.changed")}

@@ -46,6 +46,7 @@ export const en = {
   "wt.cancel": "Cancel",
   "wt.changed": "changed",
   "wt.unapplied": "not applied",
+  "wt.broken": "broken",
   "wt.ahead": "commits",
   "wt.review": "Review",
   "wt.folder": "This folder",

@@ -47,6 +47,7 @@ export const zh: Record<MessageKey, string> = {
   "wt.cancel": "取消",
   "wt.changed": "已更改",
   "wt.unapplied": "未应用",
+  "wt.broken": "已损坏",
   "wt.ahead": "个提交",
   "wt.review": "审阅",
   "wt.folder": "此文件夹",

@@ -1,7 +1,7 @@
 //! SIGKILL at random points of scripted turns: every session loads afterwards, its history is
 //! valid for the next request, and no event the process printed before dying is lost.
 
-mod disk_full;
+pub(crate) mod disk_full;
 
 use std::collections::BTreeSet;
 use std::process::Stdio;

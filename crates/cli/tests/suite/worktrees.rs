@@ -12,6 +12,8 @@ use super::checkpoints::{cairn, lines, Out};
 mod apply;
 mod concurrent;
 mod handoff;
+mod keep;
+mod recovery;
 
 /// A repository, a state dir and a worktree root in one temporary folder.
 pub(super) struct Env {

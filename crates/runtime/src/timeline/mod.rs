@@ -86,9 +86,10 @@ pub fn timeline(src: &TimelineSource) -> Result<TimelineView, TimelineError> {
         Err(e) => return Err(e.into()),
     };
     let changes = vcs.changes_since_start(&src.session_id)?;
-    let pending_restore = vcs
-        .pending_restore()?
-        .map(|p| format!("an interrupted restore to turn {} is pending", p.to_turn));
+    let pending_restore = vcs.pending_restore()?.map(|p| match &p.applied_from {
+        Some(name) => format!("an interrupted apply of worktree {name} is pending"),
+        None => format!("an interrupted restore to turn {} is pending", p.to_turn),
+    });
     Ok(TimelineView {
         checkpoints: entries.into_iter().map(view_of).collect(),
         changes: changes.into_iter().map(change_of).collect(),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cairn_vcs::{Vcs, VcsConfig};
+use cairn_vcs::{Vcs, VcsConfig, VcsError};
 use cairn_worktree::{ApplyConflict, Repo, StateStore, WorktreeError};
 use serde::Serialize;
 
@@ -17,6 +17,9 @@ pub struct ApplyReport {
     pub applied: Vec<String>,
     /// Paths left untouched, and why.
     pub conflicts: Vec<ApplyConflict>,
+    /// Entries of the worktree not applied as files, each with why (a nested git
+    /// repository, an unreadable file): named, never silently left out.
+    pub skipped: Vec<String>,
     /// The folder session the apply is a change-turn of.
     pub session: Option<String>,
     /// That change-turn (null for a dry run or when nothing changed).
@@ -52,11 +55,14 @@ pub fn apply(
     target: &ApplyTarget,
 ) -> Result<ApplyReport, WorktreeError> {
     let repo = Repo::discover(workspace, &super::layout(state_dir))?;
+    // A half-done merge or rebase is never applied: an update killed half-way is rolled
+    // back first.
+    cairn_worktree::rollback_update(&repo, name)?;
     let _lock = repo.records.lock(name)?;
     let mut record = cairn_worktree::owned(&repo, name)?;
     cairn_worktree::check(&repo, &record)?;
     let store = StateStore::open(&repo.store_dir, &repo.common_dir)?;
-    let plan = cairn_worktree::plan_apply(&store, &record)?;
+    let mut plan = cairn_worktree::plan_apply(&store, &record)?;
     if dry_run || plan.writes().is_empty() {
         if !dry_run && !plan.applied().is_empty() {
             // Already in the folder: remember them as applied.
@@ -66,6 +72,7 @@ pub fn apply(
         return Ok(ApplyReport {
             applied: plan.applied(),
             conflicts: plan.conflicts,
+            skipped: plan.skipped,
             session: None,
             checkpoint: None,
             undo: None,
@@ -93,12 +100,22 @@ pub fn apply(
     )
     .map_err(|e| WorktreeError::Usage(format!("the folder's checkpoint store: {e}")))?;
     let summary = format!("apply worktree {name}");
-    let recorded = vcs
-        .record_change(&session_id, turns, &summary, name, || {
-            cairn_worktree::execute(&plan, &repo.folder)
-        })
-        .map_err(|e| WorktreeError::Usage(format!("recording the apply: {e}")))?;
-    let checkpoint = recorded?;
+    // Journaled like a restore: a failed write rolls back, a killed apply is finished or
+    // rolled back by `cairn restore --session ID --recover finish|rollback`.
+    let applied = vcs
+        .apply_journaled(&session_id, turns, &summary, name, &plan.edits())
+        .map_err(|e| match e {
+            VcsError::PendingRestore { .. }
+            | VcsError::ApplyRolledBack { .. }
+            | VcsError::ApplyUnfinished { .. } => WorktreeError::Refused(e.to_string()),
+            other => WorktreeError::Usage(format!("recording the apply: {other}")),
+        })?;
+    plan.set_aside(
+        &applied.uncovered,
+        "not covered by the folder's checkpoints (too large, or in an excluded folder), so \
+         an undo could not bring it back: copy it by hand",
+    );
+    let checkpoint = applied.turn;
     record.applied = cairn_worktree::record_applied(&store, &record, &plan)?.to_string();
     repo.records.put(&record)?;
     let undo = checkpoint.map(|n| {
@@ -111,6 +128,7 @@ pub fn apply(
     Ok(ApplyReport {
         applied: plan.applied(),
         conflicts: plan.conflicts,
+        skipped: plan.skipped,
         session: Some(session_id),
         checkpoint,
         undo,

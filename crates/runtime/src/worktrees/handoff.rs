@@ -33,6 +33,9 @@ pub struct Handoff {
     pub worktree: Option<String>,
     /// For a handoff to the folder: the apply of the worktree's changes.
     pub apply: Option<ApplyReport>,
+    /// For a handoff into a new worktree: carried changes and `.worktreeinclude` files not
+    /// copied, each with why (a link on the way is never followed).
+    pub skipped: Vec<String>,
 }
 
 /// Hands session `id` over to `to`.
@@ -42,12 +45,14 @@ pub fn handoff(state_dir: &Path, id: &str, to: &HandoffTo) -> Result<Handoff, Wo
     let _held = sessions.lock(id).map_err(usage)?;
     let saved = sessions.load(id).map_err(usage)?;
     let from = PathBuf::from(&saved.workspace);
+    let mut skipped = Vec::new();
     let (workspace, worktree) = match (to, &saved.worktree) {
         (HandoffTo::Worktree(name), None) => {
             // A new worktree takes the folder's uncommitted changes along.
             let repo = Repo::discover(&from, &super::layout(state_dir))?;
             let carry = repo.records.get(name)?.is_none();
             let p = super::prepare(&from, state_dir, name, carry, &|_, _| {})?;
+            skipped = p.skipped;
             (p.workspace, Some(name.clone()))
         }
         (HandoffTo::Worktree(name), Some(current)) => {
@@ -103,6 +108,7 @@ pub fn handoff(state_dir: &Path, id: &str, to: &HandoffTo) -> Result<Handoff, Wo
         workspace: workspace.display().to_string(),
         worktree,
         apply,
+        skipped,
     })
 }
 

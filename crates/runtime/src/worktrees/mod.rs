@@ -55,6 +55,9 @@ pub struct Prepared {
     pub worktree: WorktreeRef,
     /// Uncommitted changes of the folder left out of a new worktree.
     pub left_out: usize,
+    /// Carried changes and `.worktreeinclude` files not copied, each with why (a link on the
+    /// way is never followed).
+    pub skipped: Vec<String>,
 }
 
 /// Opens worktree `name` of the repository of `workspace` (creating it on first use, with
@@ -93,6 +96,7 @@ pub fn prepare(
         workspace,
         worktree: reference(&opened.record, opened.created),
         left_out: opened.left_out,
+        skipped: opened.skipped,
     })
 }
 

@@ -35,23 +35,34 @@ pub struct WorktreeView {
     /// Bytes on disk (build output included).
     #[ts(type = "number")]
     pub bytes: u64,
+    /// Why this worktree cannot be read (its folder gone or moved, its `.git` changed, its
+    /// repository state unreadable), in words the user can act on; `null` when it works. The
+    /// others list, apply and remove normally.
+    pub broken: Option<String>,
 }
 
-/// The worktrees of the repository of `workspace` (usage error outside a repository); ones
-/// whose folder is gone or that were removed are left out (and logged).
+/// The worktrees of the repository of `workspace` (usage error outside a repository); removed
+/// ones are left out, and a removal interrupted half-way is finished first. A worktree that
+/// cannot be read is listed as `broken` (with why), never failing the others.
 pub fn list(workspace: &Path, state_dir: &Path) -> Result<Vec<WorktreeView>, WorktreeError> {
     let repo = Repo::discover(workspace, &super::layout(state_dir))?;
     let _ = cairn_worktree::prune_expired(&repo);
+    match cairn_worktree::recover_removals(&repo) {
+        Ok(done) if !done.is_empty() => {
+            tracing::info!(?done, "finished worktree removals that were interrupted")
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot finish an interrupted worktree removal"),
+    }
     let store = StateStore::open(&repo.store_dir, &repo.common_dir)?;
     let sessions = SessionStore::new(state_dir)
         .search(&SessionQuery::default())
         .unwrap_or_default();
     let mut out = Vec::new();
     for record in repo.records.all()? {
-        if record.removed.is_some() || !record.path.is_dir() {
+        if record.removed.is_some() {
             continue;
         }
-        let s = cairn_worktree::status(&repo, &store, &record)?;
         let ids = sessions
             .iter()
             .filter(|x| {
@@ -60,17 +71,40 @@ pub fn list(workspace: &Path, state_dir: &Path) -> Result<Vec<WorktreeView>, Wor
             })
             .map(|x| x.id.clone())
             .collect();
-        out.push(WorktreeView {
-            name: s.name,
-            path: s.path,
-            branch: s.branch,
-            base: s.base,
-            sessions: ids,
-            changed_files: s.changed_files as u32,
-            unapplied_files: s.unapplied_files as u32,
-            commits_ahead: s.commits_ahead as u32,
-            created_at: s.created_at,
-            bytes: s.bytes,
+        let status = cairn_worktree::check(&repo, &record)
+            .and_then(|()| {
+                // An update killed half-way is rolled back on the next start.
+                cairn_worktree::rollback_update(&repo, &record.name).map(|_| ())
+            })
+            .and_then(|()| cairn_worktree::status(&repo, &store, &record));
+        out.push(match status {
+            Ok(s) => WorktreeView {
+                name: s.name,
+                path: s.path,
+                branch: s.branch,
+                base: s.base,
+                sessions: ids,
+                changed_files: s.changed_files as u32,
+                unapplied_files: s.unapplied_files as u32,
+                commits_ahead: s.commits_ahead as u32,
+                created_at: s.created_at,
+                bytes: s.bytes,
+                broken: None,
+            },
+            Err(e) => WorktreeView {
+                commits_ahead: cairn_worktree::commits_ahead(&repo.repo, &record).unwrap_or(0)
+                    as u32,
+                bytes: cairn_worktree::disk_use(&record.path),
+                name: record.name,
+                path: record.path.display().to_string(),
+                branch: record.branch,
+                base: record.base,
+                sessions: ids,
+                changed_files: 0,
+                unapplied_files: 0,
+                created_at: record.created_at,
+                broken: Some(e.to_string()),
+            },
         });
     }
     Ok(out)

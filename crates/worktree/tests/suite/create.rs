@@ -226,3 +226,47 @@ fn a_worktree_whose_git_pointer_was_changed_is_not_used() {
         "{err}"
     );
 }
+
+#[test]
+fn a_tracked_link_on_the_way_of_an_included_file_is_not_followed_and_is_named() {
+    let env = Env::new(&[
+        (".gitignore", "*.env\n"),
+        (".worktreeinclude", "*.env\n"),
+        ("a.txt", "one\n"),
+    ]);
+    // A tracked link that, from a worktree (whose folder is predictable), reaches outside.
+    let outside = env.folder.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink("../../../outside", env.folder.join("config")).unwrap();
+    env.git(&["add", "config"]);
+    env.git(&["commit", "-q", "-m", "link"]);
+    // In the folder `config` is a real folder now, holding an included file.
+    std::fs::remove_file(env.folder.join("config")).unwrap();
+    write(&env.folder, "config/secret.env", "SECRET=1\n");
+    write(&env.folder, "top.env", "TOP=1\n");
+    let repo = env.repo();
+    let opened = open_or_create(&repo, "l", &CreateOptions::default()).unwrap();
+    let wt = &opened.record.path;
+    assert!(
+        std::fs::symlink_metadata(wt.join("config"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the checkout has the tracked link"
+    );
+    assert!(
+        !outside.join("secret.env").exists(),
+        "nothing written through the link"
+    );
+    assert_eq!(opened.record.included, ["top.env"]);
+    assert_eq!(opened.skipped.len(), 1, "{:?}", opened.skipped);
+    assert!(
+        opened.skipped[0].starts_with("config/secret.env") && opened.skipped[0].contains("link"),
+        "{:?}",
+        opened.skipped
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("top.env")).unwrap(),
+        "TOP=1\n"
+    );
+}

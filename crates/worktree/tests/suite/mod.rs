@@ -1,5 +1,6 @@
 mod apply;
 mod create;
+mod keep;
 mod remove;
 mod support;
 mod update;

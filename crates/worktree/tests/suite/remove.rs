@@ -122,3 +122,73 @@ fn commit_on_branch_makes_work_safe_and_expired_removals_are_forgotten() {
     assert_eq!(cairn_worktree::prune_expired(&repo).unwrap(), vec!["old"]);
     assert!(repo.records.get("old").unwrap().is_none());
 }
+
+#[test]
+fn a_moved_or_deleted_folder_and_git_worktree_prune_leave_the_work_recoverable() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let repo = env.repo();
+    let record = open_or_create(&repo, "m", &CreateOptions::default())
+        .unwrap()
+        .record;
+    let wt = record.path.clone();
+    write(&wt, "a.txt", "work\n");
+    git(&wt, &["commit", "-q", "-am", "saved work"]);
+
+    // The user moved the folder away: said in words they can act on; nothing is forgotten.
+    let moved = wt.with_file_name("m-moved");
+    std::fs::rename(&wt, &moved).unwrap();
+    let err = cairn_worktree::check(&repo, &record).unwrap_err();
+    assert!(
+        err.is_usage() && err.to_string().contains("move it back"),
+        "{err}"
+    );
+    let err = remove(&repo, "m", false).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("move it back"), "{text}");
+    assert!(
+        text.contains("cairn/m and its 1 commit(s) are kept"),
+        "{text}"
+    );
+    std::fs::rename(&moved, &wt).unwrap();
+    cairn_worktree::check(&repo, &record).unwrap();
+
+    // Deleted, and the repository's own `git worktree prune` dropped the registration:
+    // forgetting it keeps the branch with its commit.
+    std::fs::remove_dir_all(&wt).unwrap();
+    env.git(&["worktree", "prune"]);
+    let removal = remove(&repo, "m", true).unwrap();
+    assert!(!removal.branch_deleted);
+    assert_eq!(removal.commits_ahead, 1);
+    assert!(
+        removal.unmerged_commits[0].ends_with(" saved work"),
+        "{removal:?}"
+    );
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s", "cairn/m"]).trim(),
+        "saved work"
+    );
+    assert!(repo.records.get("m").unwrap().is_none());
+}
+
+#[test]
+fn a_ref_lock_left_by_a_killed_process_does_not_block_the_next_removal() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let repo = env.repo();
+    let wt = open_or_create(&repo, "s", &CreateOptions::default())
+        .unwrap()
+        .record
+        .path;
+    write(&wt, "a.txt", "work\n");
+    // A process killed while it updated the ref left its lock file behind.
+    let lock = repo.store_dir.join("refs/cairn/removed/s.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+    let removal = remove(&repo, "s", true).unwrap();
+    assert_eq!(removal.unapplied, ["a.txt"]);
+    assert!(!lock.exists());
+    let record = restore(&repo, "s").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(record.path.join("a.txt")).unwrap(),
+        "work\n"
+    );
+}

@@ -43,4 +43,10 @@ createdAt: string,
 /**
  * Bytes on disk (build output included).
  */
-bytes: number, };
+bytes: number, 
+/**
+ * Why this worktree cannot be read (its folder gone or moved, its `.git` changed, its
+ * repository state unreadable), in words the user can act on; `null` when it works. The
+ * others list, apply and remove normally.
+ */
+broken: string | null, };

@@ -12,12 +12,12 @@ use serde_json::{json, Value};
 use crate::common;
 
 /// A tmpfs mounted on a folder for the length of a test.
-struct Tmpfs(PathBuf);
+pub(crate) struct Tmpfs(PathBuf);
 
 impl Tmpfs {
     /// Mounts a tmpfs of `size` on `dir`; `None` (with the reason printed) where mounting is
     /// not allowed here. On CI (`CI=true`) that is a failure instead.
-    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+    pub(crate) fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
         std::fs::create_dir_all(dir).unwrap();
         let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
@@ -42,7 +42,7 @@ impl Drop for Tmpfs {
 }
 
 /// Fills the file system holding `dir` with one file until a write fails; returns it.
-fn fill(dir: &Path) -> PathBuf {
+pub(crate) fn fill(dir: &Path) -> PathBuf {
     let path = dir.join("filler");
     let mut f = std::fs::File::create(&path).unwrap();
     for size in [1 << 20, 4096, 1] {
