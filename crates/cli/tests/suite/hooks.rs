@@ -58,6 +58,17 @@ impl Env {
     }
 
     async fn run(&self, server: &MockLlmServer, extra: &[&str], prompt: &str) -> (Out, Vec<Value>) {
+        self.run_in(server, "auto", extra, prompt).await
+    }
+
+    /// `cairn run --json --mode MODE` with no terminal (approvals that ask are denied).
+    async fn run_in(
+        &self,
+        server: &MockLlmServer,
+        mode: &str,
+        extra: &[&str],
+        prompt: &str,
+    ) -> (Out, Vec<Value>) {
         let base = server.base_url();
         let (ws, state) = (
             self.ws.display().to_string(),
@@ -74,7 +85,7 @@ impl Env {
             "--model",
             "m",
             "--mode",
-            "auto",
+            mode,
             "--json",
         ];
         args.extend_from_slice(extra);

@@ -60,3 +60,12 @@ fn the_review_shows_each_changed_file_and_the_board_row_counts_them() {
     assert_eq!(rows.len(), 1);
     assert_eq!((rows[0].changed_files, rows[0].unapplied_files), (3, 3));
 }
+
+#[test]
+fn a_worktree_removal_and_the_checkpoints_leave_out_the_same_folders() {
+    // Two homes of one list (cairn-worktree does not depend on cairn-vcs): kept in step here.
+    assert_eq!(
+        cairn_worktree::keep::DEFAULT_EXCLUDES,
+        cairn_vcs::DEFAULT_EXCLUDES
+    );
+}

@@ -24,44 +24,6 @@ fn fixture(name: &str, args: &[&str]) -> String {
     cmd
 }
 
-impl Env {
-    /// `cairn run --json --mode MODE` with no terminal (approvals that ask are denied).
-    async fn run_in(
-        &self,
-        server: &MockLlmServer,
-        mode: &str,
-        prompt: &str,
-    ) -> (super::Out, Vec<Value>) {
-        let base = server.base_url();
-        let (ws, state) = (
-            self.ws.display().to_string(),
-            self.state.display().to_string(),
-        );
-        let args = [
-            "run",
-            "-w",
-            &ws,
-            "--state-dir",
-            &state,
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "--mode",
-            mode,
-            "--json",
-            prompt,
-        ];
-        let out = self.cli(&args).await;
-        let events = out
-            .stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        (out, events)
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_guards_block_bash_env_reads_and_env_writes_through_any_tool() {
     let env = Env::new();
@@ -224,7 +186,7 @@ async fn ask_makes_the_user_decide_and_only_the_users_own_allow_approves() {
     ])
     .await
     .unwrap();
-    let (out, events) = env.run_in(&server, "interactive", "touch").await;
+    let (out, events) = env.run_in(&server, "interactive", &[], "touch").await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     let f = finished(&events);
     assert_eq!(f[0]["data"]["status"], "ok", "{:?}", f[0]);
