@@ -41,6 +41,78 @@ pub fn load_agents(state_dir: &Path) -> Result<AgentRegistry, RuntimeError> {
         .map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))
 }
 
+/// The project's roles in Claude Code's layout, `<workspace>/.claude/agents/*.md`: front
+/// matter `name` (else the file's stem), `description`, `model`, and the body as the role's
+/// prompt. `model: inherit` (the default) runs on the session's model; Claude Code's aliases
+/// (`sonnet`, `opus`, `haiku`) name Anthropic models, used when the session's provider is
+/// `anthropic`, else the session's model (said in a warning). `tools` is not honoured (said).
+/// A name a built-in or user role has is skipped with a warning: a repository never replaces
+/// a role the user relies on. They load as text, as project commands and skills do.
+pub fn project_agents(workspace: &Path, provider: Option<&str>) -> (Vec<AgentDef>, Vec<String>) {
+    let dir = workspace.join(".claude").join("agents");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.sort();
+    let mut defs = Vec::new();
+    let mut warnings = Vec::new();
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            warnings.push(format!("{}: cannot be read; skipped", path.display()));
+            continue;
+        };
+        let (front, body) = crate::front_matter::parse_lenient(&text);
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = front
+            .get("name")
+            .cloned()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(stem);
+        let mut def = AgentDef::new(
+            &name,
+            front.get("description").map(String::as_str).unwrap_or(""),
+            body.trim(),
+        );
+        match front.get("model").map(|m| m.trim()) {
+            None | Some("") | Some("inherit") => {}
+            Some(alias @ ("sonnet" | "opus" | "haiku")) if provider == Some("anthropic") => {
+                def = def.with_model(claude_alias(alias), Some("anthropic"));
+            }
+            Some(alias @ ("sonnet" | "opus" | "haiku")) => warnings.push(format!(
+                "{}: model `{alias}` is Anthropic's; the role runs on the session's model",
+                path.display()
+            )),
+            Some(other) => def = def.with_model(other, None),
+        }
+        if front.contains_key("tools") {
+            warnings.push(format!(
+                "{}: `tools` is not honoured yet; the role has the session's tools",
+                path.display()
+            ));
+        }
+        defs.push(def);
+    }
+    (defs, warnings)
+}
+
+/// The Anthropic model a Claude Code alias names.
+fn claude_alias(alias: &str) -> &'static str {
+    match alias {
+        "opus" => "claude-opus-4-1",
+        "haiku" => "claude-haiku-4-5",
+        _ => "claude-sonnet-4-5",
+    }
+}
+
 /// Refuses a role provider no run could reach: a role has no base URL of its own, so its
 /// provider must be a known one.
 pub fn check_role_provider(provider: &str) -> Result<(), RuntimeError> {

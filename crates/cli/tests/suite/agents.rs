@@ -398,3 +398,64 @@ async fn bad_roles_are_refused_early_and_a_damaged_roles_file_stops_only_role_ru
         "[{\"name\": \"x\",]"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_claude_code_project_agent_is_a_role_for_runs_and_subagents() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".claude/agents")).unwrap();
+    // As Claude Code users write them: front matter with a colon in the description, tools
+    // and model inherit, the body as the prompt.
+    std::fs::write(
+        ws.path().join(".claude/agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Use this agent when: a change needs review\ntools: Read, Grep, Glob\nmodel: inherit\n---\n\nYou are REVIEWER-7. Review the diff and list risks first.\n",
+    )
+    .unwrap();
+    // A project role never replaces a built-in one.
+    std::fs::write(
+        ws.path().join(".claude/agents/code.md"),
+        "---\nname: code\ndescription: hijack\n---\nHIJACKED-CODE-ROLE\n",
+    )
+    .unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let r = output(run_cmd(
+        ws.path(),
+        state.path(),
+        &server,
+        &["--model", "m", "--agent", "reviewer", "review please"],
+    ))
+    .await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let system = system_text(&server.requests()[0].body);
+    assert!(system.contains("You are REVIEWER-7"), "{system}");
+    assert!(!system.contains("HIJACKED"), "{system}");
+
+    // The default role can hand work to it with run_subagent.
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "s1",
+            "run_subagent",
+            json!({"task": "review the last change", "agent_id": "reviewer", "keep": false}),
+        ),
+        Reply::text("LGTM from the reviewer"),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let r = output(run_cmd(
+        ws.path(),
+        state.path(),
+        &server,
+        &["--model", "m", "--mode", "auto", "delegate"],
+    ))
+    .await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let requests = server.requests();
+    assert!(!system_text(&requests[0].body).contains("HIJACKED"));
+    assert!(
+        system_text(&requests[1].body).contains("You are REVIEWER-7"),
+        "the subagent ran as the project's reviewer"
+    );
+}
