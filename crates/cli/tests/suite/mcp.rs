@@ -505,3 +505,64 @@ async fn a_projects_stdio_server_runs_inside_the_sandbox() {
         "the server read a hidden file"
     );
 }
+
+/// Claude Code's project `.mcp.json` is read as the project's: its servers wait for the
+/// workspace trust, then start.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_claude_code_project_mcp_json_server_starts_after_trust_and_not_before() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let m = marker("claude-mcp-json");
+    std::fs::write(
+        ws.path().join(".mcp.json"),
+        serde_json::to_string_pretty(&json!({ "mcpServers": { "probe": entry(&m, "") } })).unwrap(),
+    )
+    .unwrap();
+    let run = |server: &MockLlmServer| {
+        let mut c = cairn(home.path());
+        c.arg("run")
+            .arg("--workspace")
+            .arg(ws.path())
+            .arg("--state-dir")
+            .arg(state.path())
+            .arg("--base-url")
+            .arg(server.base_url())
+            .args(["--model", "mock-model", "--json", "hi"])
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_MODEL")
+            .env_remove("CAIRN_MODEL")
+            .env("OPENAI_API_KEY", KEY);
+        c
+    };
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let r = output(run(&server)).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        r.stderr.contains("probe"),
+        "the held server is named: {}",
+        r.stderr
+    );
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(
+        !offered.contains("mcp__probe__"),
+        "started before trust: {offered}"
+    );
+
+    let mut c = cairn(home.path());
+    c.args(["mcp", "trust", "-w"]).arg(ws.path());
+    let t = output(c).await;
+    assert_eq!(t.code, 0, "stderr: {}", t.stderr);
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let r = output(run(&server)).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(
+        offered.contains("mcp__probe__echo"),
+        "the trusted .mcp.json server started: {offered}"
+    );
+}

@@ -169,6 +169,11 @@ pub fn project_config_path(workspace: &Path) -> PathBuf {
     workspace.join(".agent").join("mcp.json")
 }
 
+/// Claude Code's project file, `<workspace>/.mcp.json` (`{"mcpServers": {…}}`).
+pub fn claude_project_config_path(workspace: &Path) -> PathBuf {
+    workspace.join(".mcp.json")
+}
+
 /// The user-level file: `$CAIRN_MCP_CONFIG`, else `<config dir>/cairn/mcp.json`.
 pub fn user_config_path() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("CAIRN_MCP_CONFIG").filter(|p| !p.is_empty()) {
@@ -195,7 +200,9 @@ pub fn load_config_file(path: &Path, vars: &VarContext<'_>) -> LoadedConfig {
 }
 
 /// The user-level file, then the project file (project entries win by name), then servers
-/// the project file imports from other tools' files (only where the name is still free).
+/// the project file imports from other tools' files, then Claude Code's project `.mcp.json`
+/// (each only where the name is still free). Every server not from the user-level file is the
+/// project's, and waits for the workspace trust.
 pub fn load_all(workspace: &Path, user_file: Option<&Path>, vars: &VarContext<'_>) -> LoadedConfig {
     let mut all = match user_file {
         Some(p) => load_config_file(p, vars),
@@ -209,6 +216,10 @@ pub fn load_all(workspace: &Path, user_file: Option<&Path>, vars: &VarContext<'_
     };
     all.overlay(project);
     all.fill(imports);
+    all.fill(load_config_file(
+        &claude_project_config_path(workspace),
+        vars,
+    ));
     all
 }
 
