@@ -5,6 +5,7 @@ pub mod agents;
 pub mod attach;
 pub mod bench;
 pub mod checkpoints;
+pub mod claude_rules;
 pub mod commands;
 mod event_log;
 pub mod extensions;

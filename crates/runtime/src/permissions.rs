@@ -58,6 +58,12 @@ pub fn load_rules(workspace: &Path) -> Result<RuleSet, RuntimeError> {
     rules
         .load_file_for(&project_rules_path(workspace), true, Some(&key))
         .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
+    // Claude Code's project permissions, once the workspace trust covers their files.
+    if crate::hooks::project_files_trusted(workspace) {
+        for note in crate::claude_rules::load_into(&mut rules, workspace) {
+            tracing::warn!("permission rules: {note}");
+        }
+    }
     Ok(rules)
 }
 

@@ -109,6 +109,32 @@ pub fn load(workspace: &Path) -> LoadedHooks {
     out
 }
 
+/// The project's hook files that exist, with their text.
+fn project_texts(workspace: &Path) -> Result<Vec<(std::path::PathBuf, String)>, String> {
+    let mut texts = Vec::new();
+    for path in config::project_paths(workspace) {
+        match std::fs::read_to_string(&path) {
+            Ok(t) => texts.push((path, t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("reading {}: {e}", path.display())),
+        }
+    }
+    Ok(texts)
+}
+
+/// Whether the workspace trust covers the project's hook files (Claude Code's settings files
+/// among them) as they are now.
+pub fn project_files_trusted(workspace: &Path) -> bool {
+    match project_texts(workspace) {
+        Ok(texts) if !texts.is_empty() => crate::mcp_trust::entry_trusted(
+            workspace,
+            TRUST_ENTRY,
+            &project_fingerprint(workspace, &texts),
+        ),
+        _ => false,
+    }
+}
+
 /// The files the held hooks come from, for the user.
 fn held_files(held: &[HookDef], workspace: &Path) -> String {
     let mut files: Vec<String> = Vec::new();
@@ -154,14 +180,7 @@ pub fn fingerprint(text: &str) -> String {
 /// Trusts the project's hook files (`.agent/hooks.json`, `.claude/settings.json`,
 /// `.claude/settings.local.json`) as they are now; `Ok(false)` when there is none.
 pub fn trust(workspace: &Path) -> Result<bool, String> {
-    let mut texts = Vec::new();
-    for path in config::project_paths(workspace) {
-        match std::fs::read_to_string(&path) {
-            Ok(t) => texts.push((path, t)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("reading {}: {e}", path.display())),
-        }
-    }
+    let texts = project_texts(workspace)?;
     if texts.is_empty() {
         return Ok(false);
     }

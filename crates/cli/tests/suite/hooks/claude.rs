@@ -261,3 +261,68 @@ async fn claude_settings_hooks_of_the_project_run_after_trust_and_not_before() {
         listed.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_settings_deny_rules_apply_after_trust_and_allow_rules_never() {
+    let env = Env::new();
+    std::fs::write(env.ws.join(".env"), "TOKEN=sk-DENIED-BY-CLAUDE-RULE\n").unwrap();
+    std::fs::create_dir_all(env.ws.join(".claude")).unwrap();
+    std::fs::write(
+        env.ws.join(".claude/settings.json"),
+        serde_json::to_string_pretty(&json!({"permissions": {
+            "allow": ["Bash"],
+            "deny": ["Bash(touch:*)", "Read(./.env)"]
+        }}))
+        .unwrap(),
+    )
+    .unwrap();
+    cairn_testkit::git::git(&env.ws, &["add", "-A"]);
+    cairn_testkit::git::git(&env.ws, &["commit", "-q", "-m", "claude settings"]);
+    let script = |file: &str| {
+        vec![
+            Reply::tool_call(
+                "c1",
+                "exec_command",
+                json!({"command": format!("touch {file}")}),
+            ),
+            Reply::tool_call("c2", "read_file", json!({"path": ".env"})),
+            Reply::text("ok"),
+        ]
+    };
+
+    // Before trust the repository's rules do nothing (as its hooks do nothing).
+    let server = MockLlmServer::with_script(script("before")).await.unwrap();
+    let (out, events) = env.run(&server, &[], "go").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let f = finished(&events);
+    assert_eq!(f[0]["data"]["status"], "ok", "{:?}", f[0]);
+    assert_eq!(f[1]["data"]["status"], "ok", "{:?}", f[1]);
+
+    // Trusted: its deny rules bind every tool that does the same; its allow is named, unused.
+    let t = env
+        .cli(&["hooks", "trust", "-w", env.ws.to_str().unwrap()])
+        .await;
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    // (Auto mode, which would run both unasked.)
+    let server = MockLlmServer::with_script(script("after")).await.unwrap();
+    let (out, events) = env.run(&server, &[], "go").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let f = finished(&events);
+    assert_eq!(f[0]["data"]["status"], "denied", "{:?}", f[0]);
+    assert_eq!(f[1]["data"]["status"], "denied", "{:?}", f[1]);
+    assert!(!env.ws.join("after").exists());
+    let sent: String = server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        !sent.contains("sk-DENIED-BY-CLAUDE-RULE"),
+        "the denied .env reached the model"
+    );
+    assert!(
+        out.stderr.contains("`permissions.allow` is not honoured"),
+        "{}",
+        out.stderr
+    );
+}
