@@ -72,6 +72,8 @@ pub struct GateInput {
     pub mode: Option<cairn_protocol::Mode>,
     /// `SessionStart`: `startup` for a new session, `resume` for one with history.
     pub source: Option<String>,
+    /// The session's history when the gate runs (for the hooks' transcript).
+    pub history: Vec<cairn_protocol::Message>,
 }
 
 impl GateInput {
@@ -89,6 +91,7 @@ impl GateInput {
             writes: Vec::new(),
             mode: None,
             source: None,
+            history: Vec::new(),
         }
     }
 }

@@ -21,7 +21,7 @@ pub fn fallback_state_dir() -> PathBuf {
 
 /// The real user id, from `/proc/self/status` (`/proc/self` itself belongs to root once the
 /// process is non-dumpable).
-fn real_uid() -> u32 {
+pub(crate) fn real_uid() -> u32 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

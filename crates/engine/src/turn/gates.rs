@@ -15,6 +15,7 @@ impl TurnRunner<'_> {
         match &self.inner.gate {
             Some(g) if g.wants(input.point) => {
                 input.mode = Some(crate::locks::lock(&self.inner.permissions).mode());
+                input.history = self.state.messages.clone();
                 g.check(&input).await
             }
             _ => GateVerdict::default(),

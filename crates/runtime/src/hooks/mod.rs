@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod run;
+pub mod transcript;
 pub mod vocabulary;
 
 use std::path::Path;

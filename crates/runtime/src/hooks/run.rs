@@ -326,6 +326,14 @@ impl Gate for CommandGate {
             GatePoint::SessionStart | GatePoint::UserPromptSubmit
         );
         let calls = self.calls(g);
+        // The transcript, for the user's own hooks of this point (never the sandboxed ones).
+        let transcript = (!g.history.is_empty()
+            && self
+                .defs
+                .iter()
+                .any(|d| d.event == g.point.name() && matches!(d.source, HookSource::User(_))))
+        .then(|| super::transcript::Transcript::write(&self.session_id, &g.history))
+        .flatten();
         let runs: Vec<Option<&HookCall>> = if calls.is_empty() {
             vec![None]
         } else {
@@ -336,12 +344,23 @@ impl Gate for CommandGate {
                 .map(|c| vec![c.name.as_str(), c.cairn_name.as_str()])
                 .unwrap_or_default();
             let input = self.input(g, call);
+            let mut with_transcript = input.clone();
+            if let (Some(t), Some(obj)) = (&transcript, with_transcript.as_object_mut()) {
+                obj.insert(
+                    "transcript_path".into(),
+                    t.path().display().to_string().into(),
+                );
+            }
             for def in self
                 .defs
                 .iter()
                 .filter(|d| d.applies_to_any(g.point, &names))
             {
-                match self.spawn(def, &input).await {
+                let input = match def.source {
+                    HookSource::User(_) => &with_transcript,
+                    HookSource::Project(_) => &input,
+                };
+                match self.spawn(def, input).await {
                     Outcome::Exited(0, stdout, _) => {
                         let answer: Option<serde_json::Value> =
                             serde_json::from_str(stdout.trim()).ok();

@@ -326,3 +326,45 @@ async fn claude_settings_deny_rules_apply_after_trust_and_allow_rules_never() {
         out.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_hook_that_reads_the_transcript_loops_until_the_work_is_complete() {
+    let env = Env::new();
+    let log = env.ws.parent().unwrap().join("stop-log.jsonl");
+    write_hooks(
+        &env.user_hooks,
+        json!({"Stop": [{"hooks": [{"type": "command",
+            "command": fixture("stop_until_complete.py", &[&log.display().to_string()])}]}]}),
+    );
+    let server = MockLlmServer::with_script(vec![
+        Reply::text("working, step 1"),
+        Reply::text("working, step 2"),
+        Reply::text("all COMPLETE"),
+    ])
+    .await
+    .unwrap();
+    let (out, events) = env.run(&server, &[], "do the task").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "two stops blocked, the third allowed"
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "turn_end", "{last}");
+    let seen: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let texts: Vec<&str> = seen.iter().map(|s| s["last"].as_str().unwrap()).collect();
+    assert_eq!(
+        texts,
+        ["working, step 1", "working, step 2", "all COMPLETE"]
+    );
+    assert_eq!(seen[0]["stop_hook_active"], false);
+    assert_eq!(seen[1]["stop_hook_active"], true);
+    // The transcript exists only while the hooks run.
+    let path = PathBuf::from(seen[0]["transcript_path"].as_str().unwrap());
+    assert!(!path.exists(), "{} was left behind", path.display());
+}
