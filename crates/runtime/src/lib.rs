@@ -13,6 +13,7 @@ pub mod face_settings;
 pub mod front_matter;
 pub mod git_dir;
 mod held;
+pub mod history;
 pub mod hooks;
 pub mod host;
 pub mod index;

@@ -424,6 +424,16 @@ impl SessionHandle {
         self.pending.answer_directory(request_id, grant)
     }
 
+    /// The page of this session's history that ends before turn group `before` (`None`: the
+    /// newest), at most `limit` turns ([`crate::history`]).
+    pub fn history(
+        &self,
+        before: Option<usize>,
+        limit: usize,
+    ) -> Result<crate::history::HistoryPage, crate::StoreError> {
+        self.store().history(&self.id(), before, limit)
+    }
+
     /// Answers the waiting request `request_id` of any kind; false when none waits so.
     pub fn answer(&self, request_id: &str, answer: RequestAnswer) -> bool {
         self.pending.answer(request_id, answer)

@@ -126,6 +126,15 @@ async fn two_sessions_of_one_host_run_wait_and_close_independently() {
     assert!(ws.path().join("made.txt").exists());
     drop(a_stream);
     a.idle().await;
+    // The history API pages what the session's log holds: here its one turn, whole.
+    let page = a.history(None, 10).unwrap();
+    assert_eq!((page.first, page.total), (0, 1));
+    assert!(
+        matches!(page.events.first(), Some(Event::TurnStart(t)) if t.input == "make a file"),
+        "{:?}",
+        page.events.first()
+    );
+    assert!(matches!(page.events.last(), Some(Event::TurnEnd(_))));
 
     // Closing A keeps B open; A can be opened again (its lock was let go), once.
     let a_id = a.id();
