@@ -104,6 +104,25 @@ pub fn project_agents(workspace: &Path, provider: Option<&str>) -> (Vec<AgentDef
     (defs, warnings)
 }
 
+/// Adds the project's roles ([`project_agents`]) to `agents` after the built-in and the
+/// user's own, which they never replace; what is skipped is logged.
+pub fn add_project_agents(agents: &mut AgentRegistry, workspace: &Path, provider: Option<&str>) {
+    let (project_roles, warnings) = project_agents(workspace, provider);
+    for w in warnings {
+        tracing::warn!("roles: {w}");
+    }
+    for def in project_roles {
+        let name = def.name.clone();
+        if agents.get(&name).is_some() {
+            tracing::warn!("roles: the project's role `{name}` is skipped: a role has that name");
+            continue;
+        }
+        if let Err(e) = agents.add(def) {
+            tracing::warn!("roles: the project's role `{name}` is skipped: {e}");
+        }
+    }
+}
+
 /// The Anthropic model a Claude Code alias names.
 fn claude_alias(alias: &str) -> &'static str {
     match alias {

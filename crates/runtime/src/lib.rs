@@ -437,22 +437,7 @@ pub fn open_session(
         }
         Err(e) => return Err(e),
     };
-    // The project's roles (.claude/agents), after the built-in and the user's own.
-    let (project_roles, role_warnings) =
-        agents::project_agents(&workspace, opts.provider.as_deref());
-    for w in role_warnings {
-        tracing::warn!("roles: {w}");
-    }
-    for def in project_roles {
-        let name = def.name.clone();
-        if agents.get(&name).is_some() {
-            tracing::warn!("roles: the project's role `{name}` is skipped: a role has that name");
-            continue;
-        }
-        if let Err(e) = agents.add(def) {
-            tracing::warn!("roles: the project's role `{name}` is skipped: {e}");
-        }
-    }
+    agents::add_project_agents(&mut agents, &workspace, opts.provider.as_deref());
     let role_name = opts.agent.clone().unwrap_or_else(|| {
         match agent_type_from_env() {
             cairn_engine::prompt::AgentType::Code => "code",
