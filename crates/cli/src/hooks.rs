@@ -65,8 +65,9 @@ pub fn run(cmd: HooksCommand) -> ExitCode {
                     HookSource::Project(_) => "project",
                 };
                 // Project hooks run inside the session's sandbox (when it has one); the
-                // user's own run outside.
-                let inside = matches!(d.source, HookSource::Project(_));
+                // user's own too when the workspace picks their program.
+                let why_inside = d.inside_because(&ws);
+                let inside = why_inside.is_some();
                 if json {
                     outln!(
                         "{}",
@@ -79,6 +80,7 @@ pub fn run(cmd: HooksCommand) -> ExitCode {
                             "file": d.source.path(),
                             "trusted": runs,
                             "sandboxed": inside,
+                            "sandboxedBecause": why_inside,
                         })
                     );
                 } else {

@@ -4,6 +4,7 @@
 pub mod catastrophic;
 pub mod effective;
 mod git_config;
+pub mod hook_program;
 pub mod lexical;
 pub mod net;
 pub mod paths;

@@ -396,3 +396,77 @@ async fn a_trusted_project_hook_runs_inside_the_sandbox() {
         "the hook read a hidden file"
     );
 }
+
+/// A user's own hook whose program the workspace picks (`sh scripts/…`) runs what the agent
+/// may have edited, so it runs inside the sandbox too, unless the user marks it
+/// `"sandbox": false`; `cairn hooks list` says which and why.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_user_hook_running_a_workspace_script_runs_inside_unless_marked() {
+    if !(cairn_policy::sandbox::bwrap_path().is_some() && cairn_policy::sandbox::bwrap_works()) {
+        assert!(
+            std::env::var("CAIRN_SANDBOX_TEST").as_deref() != Ok("1"),
+            "CAIRN_SANDBOX_TEST=1 but bubblewrap cannot run here"
+        );
+        println!("SKIPPED: bubblewrap cannot run here");
+        return;
+    }
+    let env = Env::new();
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    std::fs::create_dir_all(env.ws.join("scripts")).unwrap();
+    std::fs::write(
+        env.ws.join("scripts/fmt.sh"),
+        format!(
+            "echo ran >> hook-ran.txt\ntouch {o}/escaped-$1\nexit 0\n",
+            o = outside.display()
+        ),
+    )
+    .unwrap();
+    let run_once = |marked: bool| {
+        let mut hook = json!({"type": "command", "command": format!("sh scripts/fmt.sh {marked}")});
+        if marked {
+            hook["sandbox"] = json!(false);
+        }
+        write_hooks(
+            &env.user_hooks,
+            json!({"SessionStart": [{"hooks": [hook]}]}),
+        );
+    };
+    run_once(false);
+    let listed = env
+        .cli(&["hooks", "list", "-w", env.ws.to_str().unwrap(), "--json"])
+        .await;
+    assert!(
+        listed.stdout.contains("\"sandboxed\":true")
+            && listed.stdout.contains("from the workspace with sh"),
+        "{}",
+        listed.stdout
+    );
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let (out, _) = env.run(&server, &["--sandbox", "required"], "go").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("hook-ran.txt")).unwrap_or_default(),
+        "ran\n",
+        "the hook did not run: {}",
+        out.stderr
+    );
+    assert!(
+        !outside.join("escaped-false").exists(),
+        "the hook wrote outside"
+    );
+
+    // Marked by the user: it runs outside, as the user's own program.
+    run_once(true);
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let (out, _) = env.run(&server, &["--sandbox", "required"], "go").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        outside.join("escaped-true").exists(),
+        "the marked hook ran inside"
+    );
+}

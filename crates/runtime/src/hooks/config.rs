@@ -60,6 +60,9 @@ pub struct HookDef {
     pub timeout_secs: u64,
     /// Its file.
     pub source: HookSource,
+    /// Marked `"sandbox": false` by the user: runs outside even when the workspace picks its
+    /// program (ignored in a project's file).
+    pub outside: bool,
 }
 
 impl HookDef {
@@ -70,6 +73,19 @@ impl HookDef {
                 (Some(m), Some(t)) => m.is_match(t),
                 _ => true,
             }
+    }
+
+    /// Why it runs inside the session's sandbox, if it does: a project's hook always; the
+    /// user's own when its program is one the workspace picks (a script in it, a build tool
+    /// or package script), unless the user marked it `"sandbox": false`.
+    pub fn inside_because(&self, workspace: &Path) -> Option<String> {
+        match &self.source {
+            HookSource::Project(_) => Some("the project defines it".into()),
+            HookSource::User(_) if self.outside => None,
+            HookSource::User(_) => {
+                cairn_policy::hook_program::workspace_picks(&self.command, workspace)
+            }
+        }
     }
 
     /// Whether it runs at `point` for a tool known by any of `names` (Claude Code's name
@@ -104,6 +120,9 @@ struct Entry {
     command: String,
     #[serde(default)]
     timeout: Option<u64>,
+    /// `false`: run outside the sandbox even when the workspace picks the program.
+    #[serde(default)]
+    sandbox: Option<bool>,
 }
 
 fn command_type() -> String {
@@ -212,6 +231,7 @@ pub fn parse(text: &str, source: &HookSource) -> (Vec<HookDef>, Vec<String>) {
                     matcher_text: text.clone(),
                     command: h.command,
                     timeout_secs: h.timeout.filter(|t| *t > 0).unwrap_or(DEFAULT_TIMEOUT_SECS),
+                    outside: h.sandbox == Some(false) && matches!(source, HookSource::User(_)),
                     source: source.clone(),
                 });
             }

@@ -152,7 +152,7 @@ impl CommandGate {
 
     async fn spawn(&self, def: &HookDef, input: &serde_json::Value) -> Outcome {
         let argv = vec!["sh".to_string(), "-c".to_string(), def.command.clone()];
-        let inside = matches!(def.source, HookSource::Project(_));
+        let inside = def.inside_because(&self.cwd).is_some();
         let wrapped = match (&self.sandbox, inside) {
             (Some(w), true) => w.wrap_guarded(argv, &[]),
             _ => cairn_engine::WrappedCommand::plain(argv),
@@ -326,12 +326,13 @@ impl Gate for CommandGate {
             GatePoint::SessionStart | GatePoint::UserPromptSubmit
         );
         let calls = self.calls(g);
-        // The transcript, for the user's own hooks of this point (never the sandboxed ones).
+        // The transcript, for the hooks of this point that run outside the sandbox (the
+        // user's own; a sandboxed hook could not see the file).
         let transcript = (!g.history.is_empty()
             && self
                 .defs
                 .iter()
-                .any(|d| d.event == g.point.name() && matches!(d.source, HookSource::User(_))))
+                .any(|d| d.event == g.point.name() && d.inside_because(&self.cwd).is_none()))
         .then(|| super::transcript::Transcript::write(&self.session_id, &g.history))
         .flatten();
         let runs: Vec<Option<&HookCall>> = if calls.is_empty() {
@@ -356,9 +357,10 @@ impl Gate for CommandGate {
                 .iter()
                 .filter(|d| d.applies_to_any(g.point, &names))
             {
-                let input = match def.source {
-                    HookSource::User(_) => &with_transcript,
-                    HookSource::Project(_) => &input,
+                let input = if def.inside_because(&self.cwd).is_none() {
+                    &with_transcript
+                } else {
+                    &input
                 };
                 match self.spawn(def, input).await {
                     Outcome::Exited(0, stdout, _) => {
