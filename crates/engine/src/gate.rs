@@ -107,6 +107,9 @@ pub struct GateVerdict {
     /// A gate asked that the user decide the call even where nothing else would ask
     /// (`PreToolUse` with `permissionDecision: "ask"`), with its reason.
     pub ask: Option<String>,
+    /// The call's arguments as a `PreToolUse` gate rewrote them (`updatedInput`): the call
+    /// runs with these, checked by the permission engine as any call.
+    pub updated_input: Option<serde_json::Value>,
     /// Context for the model (`SessionStart`, `UserPromptSubmit`, `PostToolUse`).
     pub context: Vec<String>,
 }

@@ -74,6 +74,9 @@ impl TurnRunner<'_> {
             }
             p.hook_ask = verdict.ask;
             p.hook_allow = verdict.approve;
+            if let Some(args) = verdict.updated_input {
+                p.args = args;
+            }
         }
         let mut results: Vec<(ToolCall, Finished)> = Vec::new();
         let mut i = 0;

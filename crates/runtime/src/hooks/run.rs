@@ -301,6 +301,51 @@ impl CommandGate {
     }
 }
 
+impl CommandGate {
+    /// Applies a `PreToolUse` hook's `updatedInput` to `verdict`: the call's arguments with
+    /// the rewritten fields under Cairn's names. A rewrite by a project hook makes the user
+    /// decide the rewritten call; one of a patch (several calls to a hook) is ignored, said.
+    fn read_rewrite(
+        &self,
+        def: &HookDef,
+        g: &GateInput,
+        call: Option<&HookCall>,
+        obj: &serde_json::Map<String, serde_json::Value>,
+        verdict: &mut GateVerdict,
+    ) {
+        if g.point != GatePoint::PreToolUse {
+            return;
+        }
+        let Some(updated) = obj
+            .get("hookSpecificOutput")
+            .and_then(|h| h.get("updatedInput"))
+            .filter(|u| u.is_object())
+        else {
+            return;
+        };
+        let (Some(call), Some(original)) = (call, g.tool_input.as_ref()) else {
+            return;
+        };
+        let base = verdict.updated_input.as_ref().unwrap_or(original);
+        match vocabulary::cairn_input(&call.cairn_name, base, updated) {
+            Some(args) => {
+                verdict.updated_input = Some(args);
+                if matches!(def.source, HookSource::Project(_)) {
+                    verdict.ask.get_or_insert(format!(
+                        "the project's hook `{}` rewrote this call",
+                        def.command
+                    ));
+                }
+            }
+            None => tracing::warn!(
+                hook = %def.command,
+                "updatedInput for {} is ignored: a patch cannot be rewritten by a hook",
+                call.cairn_name
+            ),
+        }
+    }
+}
+
 /// How a hook run ended.
 enum Outcome {
     /// Exit code, stdout, stderr.
@@ -367,7 +412,10 @@ impl Gate for CommandGate {
                         let answer: Option<serde_json::Value> =
                             serde_json::from_str(stdout.trim()).ok();
                         match answer.as_ref().and_then(|v| v.as_object()) {
-                            Some(obj) => self.read_answer(def, g.point, obj, &mut verdict),
+                            Some(obj) => {
+                                self.read_answer(def, g.point, obj, &mut verdict);
+                                self.read_rewrite(def, g, call, obj, &mut verdict);
+                            }
                             None if plain_context && !stdout.trim().is_empty() => {
                                 verdict.context.push(stdout.trim().to_string());
                             }

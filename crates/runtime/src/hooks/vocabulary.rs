@@ -150,6 +150,31 @@ pub fn hook_calls(tool: &str, args: &Value, writes: &[String], cwd: &Path) -> Ve
     vec![call(name, input)]
 }
 
+/// Cairn's arguments for `tool` after a hook rewrote its input (`updatedInput`, in Claude
+/// Code's fields) : the original arguments with the rewritten fields put back under Cairn's
+/// names. `None` for calls a hook sees as several (patches), which cannot be rewritten.
+pub fn cairn_input(tool: &str, original: &Value, updated: &Value) -> Option<Value> {
+    if matches!(tool, "apply_patch" | "apply_unified_diff") {
+        return None;
+    }
+    let mut out = original.as_object().cloned().unwrap_or_default();
+    for (k, v) in updated.as_object()? {
+        let key = match (tool, k.as_str()) {
+            ("input_command", "command") => "input",
+            (_, "file_path") => "path",
+            ("run_shell" | "exec_command", "timeout") => "timeout_ms",
+            ("run_shell" | "exec_command", "run_in_background") => "background",
+            ("grep", "-i") => "ignore_case",
+            ("run_subagent" | "explore", "prompt") => "task",
+            ("run_subagent" | "explore", "subagent_type") => "agent_id",
+            ("run_subagent" | "explore", "description") => continue,
+            (_, other) => other,
+        };
+        out.insert(key.to_string(), v.clone());
+    }
+    Some(Value::Object(out))
+}
+
 /// `pairs` without the null values (fields the call did not give).
 fn object(pairs: &[(&str, Value)]) -> Map<String, Value> {
     pairs
@@ -221,6 +246,26 @@ mod tests {
             one("mcp__gh__create_issue", json!({})).name,
             "mcp__gh__create_issue"
         );
+    }
+
+    #[test]
+    fn a_rewritten_input_goes_back_under_cairns_names() {
+        let got = cairn_input(
+            "write_file",
+            &json!({"path": "a.txt", "content": "x"}),
+            &json!({"file_path": "/w/b.txt", "content": "y"}),
+        );
+        assert_eq!(got, Some(json!({"path": "/w/b.txt", "content": "y"})));
+        let got = cairn_input(
+            "run_shell",
+            &json!({"command": "rm -rf build", "sandbox": true}),
+            &json!({"command": "rm -ri build", "timeout": 5}),
+        );
+        assert_eq!(
+            got,
+            Some(json!({"command": "rm -ri build", "sandbox": true, "timeout_ms": 5}))
+        );
+        assert_eq!(cairn_input("apply_patch", &json!({}), &json!({})), None);
     }
 
     #[test]

@@ -368,3 +368,90 @@ async fn a_stop_hook_that_reads_the_transcript_loops_until_the_work_is_complete(
     let path = PathBuf::from(seen[0]["transcript_path"].as_str().unwrap());
     assert!(!path.exists(), "{} was left behind", path.display());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_updated_input_runs_rewritten_and_a_projects_rewrite_asks_first() {
+    let env = Env::new();
+    // The user's own hook rewrites the command; the rewritten one runs (auto mode).
+    write_hooks(
+        &env.user_hooks,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": fixture("rewrite.py", &["'echo rewritten > out.txt'"])}]}]}),
+    );
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "c1",
+            "run_shell",
+            json!({"command": "echo original > out.txt"}),
+        ),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let (out, events) = env.run(&server, &[], "write").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(finished(&events)[0]["data"]["status"], "ok");
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("out.txt")).unwrap(),
+        "rewritten\n"
+    );
+    let proposed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_proposed")
+        .collect();
+    assert_eq!(
+        proposed[0]["data"]["arguments"]["command"], "echo rewritten > out.txt",
+        "the rewritten call is what is shown"
+    );
+
+    // A project hook's rewrite makes the user decide the rewritten call (none here: denied).
+    std::fs::remove_file(&env.user_hooks).unwrap();
+    let rewrite = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-hooks/rewrite.py"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.ws.join(".agent")).unwrap();
+    std::fs::write(env.ws.join(".agent/rewrite.py"), rewrite).unwrap();
+    write_hooks(
+        &env.ws.join(".agent/hooks.json"),
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "python3 .agent/rewrite.py 'echo planted > planted.txt'"}]}]}),
+    );
+    cairn_testkit::git::git(&env.ws, &["add", "-A"]);
+    cairn_testkit::git::git(&env.ws, &["commit", "-q", "-m", "hooks"]);
+    let t = env
+        .cli(&["hooks", "trust", "-w", env.ws.to_str().unwrap()])
+        .await;
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "c2",
+            "run_shell",
+            json!({"command": "echo fine > fine.txt"}),
+        ),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let (out, events) = env.run(&server, &[], "write").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let asked: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "permission_required")
+        .collect();
+    assert_eq!(asked.len(), 1, "{events:?}");
+    assert!(
+        asked[0]["data"]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("rewrote this call"),
+        "{}",
+        asked[0]
+    );
+    assert_eq!(
+        asked[0]["data"]["arguments"]["command"],
+        "echo planted > planted.txt"
+    );
+    assert_eq!(finished(&events)[0]["data"]["status"], "denied");
+    assert!(!env.ws.join("planted.txt").exists());
+}
