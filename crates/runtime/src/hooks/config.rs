@@ -27,6 +27,18 @@ pub const EVENTS: &[&str] = &[
     "WorktreeRemove",
 ];
 
+/// Claude Code's events Cairn has no point for: their hooks are named, never run.
+pub const NOT_HONOURED_EVENTS: &[&str] = &[
+    "SubagentStart",
+    "SubagentStop",
+    "PostToolUseFailure",
+    "PermissionDenied",
+    "TaskCompleted",
+    "TeammateIdle",
+    "ConfigChange",
+    "InstructionsLoaded",
+];
+
 /// Where a hook comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookSource {
@@ -198,6 +210,12 @@ pub fn parse(text: &str, source: &HookSource) -> (Vec<HookDef>, Vec<String>) {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     for (event, groups) in parsed.hooks {
+        if NOT_HONOURED_EVENTS.contains(&event.as_str()) {
+            warnings.push(format!(
+                "{file}: Claude Code's `{event}` event is not honoured by Cairn; its hooks do not run"
+            ));
+            continue;
+        }
         if !EVENTS.contains(&event.as_str()) {
             warnings.push(format!(
                 "{file}: unknown hook event `{event}` (known: {})",
@@ -271,6 +289,7 @@ mod tests {
                 "PreToolUse": [{"matcher": "run_shell|write_file", "hooks": [{"type": "command", "command": "check.sh", "timeout": 5}]}],
                 "Stop": [{"hooks": [{"command": "done.sh"}]}],
                 "Bogus": [],
+                "SubagentStop": [{"hooks": [{"command": "x"}]}],
                 "PostToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}]
             }}"#,
             &src,
@@ -281,7 +300,13 @@ mod tests {
         assert_eq!(defs[0].timeout_secs, 5);
         assert!(defs[1].applies(GatePoint::Stop, None));
         assert_eq!(defs[1].timeout_secs, DEFAULT_TIMEOUT_SECS);
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("`SubagentStop` event is not honoured")),
+            "{warnings:?}"
+        );
         let (none, w) = parse("{not json", &src);
         assert!(none.is_empty() && w[0].contains("not a hooks file"));
     }
