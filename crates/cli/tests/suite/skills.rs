@@ -4,7 +4,38 @@
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::{json, Value};
 
-use super::checkpoints::cairn;
+use super::checkpoints::{cairn, Out};
+
+/// `cairn run --json` in `ws` / `state` against `server` (model `m`, no MCP) with `extra`
+/// flags, then `prompt`.
+async fn run(
+    ws: &std::path::Path,
+    state: &std::path::Path,
+    server: &MockLlmServer,
+    extra: &[&str],
+    prompt: &str,
+) -> Out {
+    let (w, s, base) = (
+        ws.display().to_string(),
+        state.display().to_string(),
+        server.base_url(),
+    );
+    let mut args = vec![
+        "run",
+        "-w",
+        &w,
+        "--state-dir",
+        &s,
+        "--base-url",
+        &base,
+        "--model",
+        "m",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    args.push(prompt);
+    cairn(&args, &[("CAIRN_MCP", "0")]).await
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_project_skill_is_named_in_the_prompt_read_by_the_tool_and_protected() {
@@ -29,30 +60,12 @@ async fn a_project_skill_is_named_in_the_prompt_read_by_the_tool_and_protected()
     ])
     .await
     .unwrap();
-    let (w, s, base) = (
-        ws.path().display().to_string(),
-        state.path().display().to_string(),
-        server.base_url(),
-    );
-    let out = cairn(
-        &[
-            "run",
-            "-w",
-            &w,
-            "--state-dir",
-            &s,
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "--mode",
-            "auto",
-            "--approve",
-            "deny",
-            "--json",
-            "write the notes",
-        ],
-        &[("CAIRN_MCP", "0")],
+    let out = run(
+        ws.path(),
+        state.path(),
+        &server,
+        &["--mode", "auto", "--approve", "deny"],
+        "write the notes",
     )
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -82,6 +95,7 @@ async fn a_project_skill_is_named_in_the_prompt_read_by_the_tool_and_protected()
         .unwrap()
         .contains("TEMPLATE-77"));
 
+    let w = ws.path().display().to_string();
     let listed = cairn(&["skills", "list", "-w", &w, "--json"], &[]).await;
     let row: Value = serde_json::from_str(listed.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(row["name"], "release-notes");
@@ -176,28 +190,8 @@ async fn a_block_scalar_description_reaches_the_model_as_its_text_and_a_broken_o
     let server = MockLlmServer::with_script(vec![Reply::text("ok")])
         .await
         .unwrap();
-    let (w, s, base) = (
-        ws.path().display().to_string(),
-        state.path().display().to_string(),
-        server.base_url(),
-    );
-    let out = cairn(
-        &[
-            "run",
-            "-w",
-            &w,
-            "--state-dir",
-            &s,
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "--json",
-            "hi",
-        ],
-        &[("CAIRN_MCP", "0")],
-    )
-    .await;
+    let out = run(ws.path(), state.path(), &server, &[], "hi").await;
+    let w = ws.path().display().to_string();
     assert_eq!(out.code, 0, "{}", out.stderr);
     let first = server.requests()[0].body.to_string();
     assert!(

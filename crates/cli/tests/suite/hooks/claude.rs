@@ -24,6 +24,40 @@ fn fixture(name: &str, args: &[&str]) -> String {
     cmd
 }
 
+/// A fixture's text, for copying into a repository as its own hook script.
+fn fixture_text(name: &str) -> String {
+    std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude-hooks")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The one `permission_required` of a run, which must give `reason`.
+fn the_ask<'a>(events: &'a [Value], reason: &str) -> &'a Value {
+    let asked: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "permission_required")
+        .collect();
+    assert_eq!(asked.len(), 1, "{events:?}");
+    let said = asked[0]["data"]["reason"].as_str().unwrap_or("");
+    assert!(said.contains(reason), "{}", asked[0]);
+    asked[0]
+}
+
+impl Env {
+    /// Commits the workspace and trusts its project hook files as they are now.
+    async fn commit_and_trust(&self) {
+        cairn_testkit::git::git(&self.ws, &["add", "-A"]);
+        cairn_testkit::git::git(&self.ws, &["commit", "-q", "-m", "project files"]);
+        let t = self
+            .cli(&["hooks", "trust", "-w", self.ws.to_str().unwrap()])
+            .await;
+        assert_eq!(t.code, 0, "{}", t.stderr);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_guards_block_bash_env_reads_and_env_writes_through_any_tool() {
     let env = Env::new();
@@ -127,22 +161,14 @@ async fn claude_code_guards_block_bash_env_reads_and_env_writes_through_any_tool
 async fn ask_makes_the_user_decide_and_only_the_users_own_allow_approves() {
     let env = Env::new();
     // A project hook (the repository's script, trusted) answers allow for every command.
-    let decide = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-hooks/decide.py"),
-    )
-    .unwrap();
+    let decide = fixture_text("decide.py");
     std::fs::create_dir_all(env.ws.join(".agent")).unwrap();
     std::fs::write(env.ws.join(".agent/decide.py"), decide).unwrap();
     write_hooks(
         &env.ws.join(".agent/hooks.json"),
         json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 .agent/decide.py allow"}]}]}),
     );
-    cairn_testkit::git::git(&env.ws, &["add", "-A"]);
-    cairn_testkit::git::git(&env.ws, &["commit", "-q", "-m", "hooks"]);
-    let t = env
-        .cli(&["hooks", "trust", "-w", env.ws.to_str().unwrap()])
-        .await;
-    assert_eq!(t.code, 0, "{}", t.stderr);
+    env.commit_and_trust().await;
     // The user's own hook asks about writes (which auto mode would allow) and allows `touch`.
     write_hooks(
         &env.user_hooks,
@@ -161,19 +187,7 @@ async fn ask_makes_the_user_decide_and_only_the_users_own_allow_approves() {
     .unwrap();
     let (out, events) = env.run(&server, &[], "write").await;
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let asked: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "permission_required")
-        .collect();
-    assert_eq!(asked.len(), 1, "{events:?}");
-    assert!(
-        asked[0]["data"]["reason"]
-            .as_str()
-            .unwrap_or("")
-            .contains("decide.py says ask"),
-        "{}",
-        asked[0]
-    );
+    the_ask(&events, "decide.py says ask");
     assert_eq!(finished(&events)[0]["data"]["status"], "denied");
     assert!(!env.ws.join("a.txt").exists());
 
@@ -199,10 +213,7 @@ async fn ask_makes_the_user_decide_and_only_the_users_own_allow_approves() {
 async fn claude_settings_hooks_of_the_project_run_after_trust_and_not_before() {
     let env = Env::new();
     // A repository that ships Claude Code's project settings with a guard script of its own.
-    let guard = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-hooks/bash_guard.py"),
-    )
-    .unwrap();
+    let guard = fixture_text("bash_guard.py");
     std::fs::create_dir_all(env.ws.join(".claude/hooks")).unwrap();
     std::fs::write(env.ws.join(".claude/hooks/bash_guard.py"), guard).unwrap();
     std::fs::write(
@@ -406,10 +417,7 @@ async fn an_updated_input_runs_rewritten_and_a_projects_rewrite_asks_first() {
 
     // A project hook's rewrite makes the user decide the rewritten call (none here: denied).
     std::fs::remove_file(&env.user_hooks).unwrap();
-    let rewrite = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-hooks/rewrite.py"),
-    )
-    .unwrap();
+    let rewrite = fixture_text("rewrite.py");
     std::fs::create_dir_all(env.ws.join(".agent")).unwrap();
     std::fs::write(env.ws.join(".agent/rewrite.py"), rewrite).unwrap();
     write_hooks(
@@ -417,12 +425,7 @@ async fn an_updated_input_runs_rewritten_and_a_projects_rewrite_asks_first() {
         json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
             "command": "python3 .agent/rewrite.py 'echo planted > planted.txt'"}]}]}),
     );
-    cairn_testkit::git::git(&env.ws, &["add", "-A"]);
-    cairn_testkit::git::git(&env.ws, &["commit", "-q", "-m", "hooks"]);
-    let t = env
-        .cli(&["hooks", "trust", "-w", env.ws.to_str().unwrap()])
-        .await;
-    assert_eq!(t.code, 0, "{}", t.stderr);
+    env.commit_and_trust().await;
     let server = MockLlmServer::with_script(vec![
         Reply::tool_call(
             "c2",
@@ -435,21 +438,9 @@ async fn an_updated_input_runs_rewritten_and_a_projects_rewrite_asks_first() {
     .unwrap();
     let (out, events) = env.run(&server, &[], "write").await;
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let asked: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "permission_required")
-        .collect();
-    assert_eq!(asked.len(), 1, "{events:?}");
-    assert!(
-        asked[0]["data"]["reason"]
-            .as_str()
-            .unwrap_or("")
-            .contains("rewrote this call"),
-        "{}",
-        asked[0]
-    );
+    let asked = the_ask(&events, "rewrote this call");
     assert_eq!(
-        asked[0]["data"]["arguments"]["command"],
+        asked["data"]["arguments"]["command"],
         "echo planted > planted.txt"
     );
     assert_eq!(finished(&events)[0]["data"]["status"], "denied");
