@@ -9,19 +9,15 @@ use cairn_protocol::ApprovalDecision;
 pub use cairn_runtime::host::prompt::{approval_prompt, shown, ApprovalPrompt};
 
 /// Callback with an approval decision.
-pub type DecisionCallback = Box<dyn FnOnce(ApprovalDecision) + Send>;
+pub use cairn_runtime::host::attention::{ApprovalDialogs, DecisionCallback};
 /// Callback with the chosen folder (`None` = cancelled).
 pub type FolderCallback = Box<dyn FnOnce(Option<PathBuf>) + Send>;
 /// Callback with a confirmation's answer (`true` = go ahead).
 pub type ConfirmCallback = Box<dyn FnOnce(bool) + Send>;
 
-/// Native dialogs of the desktop app.
-pub trait NativeDialogs: Send + Sync {
-    /// Shows an approval dialog that does not block the window; `done` gets the answer
-    /// (closing it = deny).
-    fn approval(&self, prompt: ApprovalPrompt, done: DecisionCallback);
-    /// Closes an approval dialog answered elsewhere (in the chat, or by an interrupt).
-    fn dismiss(&self, title: &str);
+/// Native dialogs of the desktop app: the approval dialogs the runtime routes
+/// ([`ApprovalDialogs`]), the folder picker and confirmations.
+pub trait NativeDialogs: ApprovalDialogs {
     /// Shows the native folder picker.
     fn pick_folder(&self, start: Option<PathBuf>, done: FolderCallback);
     /// Asks the user to confirm `message` (`yes` labels the button that goes ahead);
@@ -110,7 +106,7 @@ fn show_approval(
     dialog.show_all();
 }
 
-impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
+impl<R: tauri::Runtime> ApprovalDialogs for TauriDialogs<R> {
     /// On Linux a GTK message dialog of Cairn's own, not modal: the window behind it stays
     /// usable (scroll the transcript, press Stop, answer the chat card, which closes this).
     #[cfg(target_os = "linux")]
@@ -195,7 +191,9 @@ impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
         #[cfg(not(target_os = "linux"))]
         let _ = title;
     }
+}
 
+impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
     fn confirm(&self, title: &str, message: &str, yes: &str, done: ConfirmCallback) {
         use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
         let Some(app) = self.app() else {
@@ -291,7 +289,7 @@ pub mod testing {
         }
     }
 
-    impl NativeDialogs for FakeDialogs {
+    impl ApprovalDialogs for FakeDialogs {
         fn approval(&self, prompt: ApprovalPrompt, done: DecisionCallback) {
             self.shown
                 .lock()
@@ -308,7 +306,9 @@ pub mod testing {
                 .unwrap_or_else(|e| e.into_inner())
                 .push(title.to_string());
         }
+    }
 
+    impl NativeDialogs for FakeDialogs {
         fn confirm(&self, _title: &str, message: &str, _yes: &str, done: ConfirmCallback) {
             self.confirms
                 .lock()

@@ -126,6 +126,18 @@ impl From<cairn_runtime::host::HostError> for IpcError {
     }
 }
 
+impl From<cairn_runtime::host::SubmitError> for IpcError {
+    fn from(e: cairn_runtime::host::SubmitError) -> Self {
+        use cairn_runtime::host::SubmitError as S;
+        match e {
+            S::Host(h) => h.into(),
+            S::Store(s) => s.into(),
+            S::Attach(a) => a.into(),
+            S::Command(_) | S::Mention(_) => IpcError::invalid(e.to_string()),
+        }
+    }
+}
+
 impl From<cairn_runtime::RuntimeError> for IpcError {
     fn from(e: cairn_runtime::RuntimeError) -> Self {
         from_runtime(&e)
@@ -187,8 +199,8 @@ impl From<cairn_runtime::StoreError> for IpcError {
     }
 }
 
-impl From<cairn_vcs::VcsError> for IpcError {
-    fn from(e: cairn_vcs::VcsError) -> Self {
+impl From<cairn_runtime::timeline::CheckpointError> for IpcError {
+    fn from(e: cairn_runtime::timeline::CheckpointError) -> Self {
         IpcError::new(ErrorCode::Checkpoints, e.to_string())
     }
 }

@@ -7,7 +7,6 @@
 //! keyring ([`keys`]). Closing a window interrupts its turn, denies what is pending and
 //! saves its session.
 
-pub mod attach;
 pub mod attention;
 pub mod commands;
 pub mod dialogs;

@@ -6,7 +6,7 @@
 fn main() {
     // Before any thread starts: API keys leave the environment block (commands and
     // `/proc/<pid>/environ` never see them); the process becomes non-dumpable.
-    let sealed = cairn_engine::secret_env::seal_process();
+    let sealed = cairn_runtime::secret_env::seal_process();
     cairn_app::bench::mark_process_start();
     cairn_app::prefer_software_rendering();
     cairn_app::memory::tune_web_process_gc();

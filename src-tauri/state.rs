@@ -48,7 +48,7 @@ impl AppConfig {
     /// The configuration the environment gives: `CAIRN_STATE_DIR` (else the data dir
     /// shared with the CLI), `CAIRN_TEST_APPROVER=ui|allow|deny`, `CAIRN_BENCH=1`.
     pub fn from_env() -> AppConfig {
-        let env: Arc<EnvFn> = Arc::new(|k: &str| cairn_engine::secret_env::var(k));
+        let env: Arc<EnvFn> = Arc::new(|k: &str| cairn_runtime::secret_env::var(k));
         let host = match env("CAIRN_TEST_APPROVER").as_deref().map(str::trim) {
             Some("ui") => ApprovalHost::Ui,
             Some("allow") => ApprovalHost::Allow,
@@ -146,7 +146,8 @@ impl AppState {
             .notifier
             .take()
             .unwrap_or_else(|| Arc::new(crate::notifications::DbusNotifier::new()));
-        let native = (config.host == ApprovalHost::Native).then(|| dialogs.clone());
+        let native = (config.host == ApprovalHost::Native)
+            .then(|| dialogs.clone() as Arc<dyn crate::dialogs::ApprovalDialogs>);
         AppState {
             attention: Attention::new(native, notifier),
             changed_files: Mutex::default(),

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use cairn_engine::{EngineHook, PermissionState};
 use cairn_protocol::{
     AssistantMessage, ContentPart, Event, IterationEnd, Message, TokenUsage, ToolCall,
     ToolFinished, ToolKind, ToolProposed, ToolResult, ToolStarted, ToolStatus, TurnEnd, TurnStart,
     TurnStatus,
 };
+use cairn_runtime::store::{EngineHook, PermissionState};
 use cairn_runtime::store::{SavedSession, SessionStore};
 
 /// Events of one seeded turn (see [`turn_events`]).

@@ -150,7 +150,7 @@ pub async fn trust_mcp_server<R: Runtime>(
         .ok_or_else(IpcError::no_workspace)?
         .to_path_buf();
     let loaded = cairn_runtime::mcp::load_config(&ws);
-    cairn_runtime::mcp_trust::trust(&loaded, &ws, std::slice::from_ref(&name))
+    cairn_runtime::trust::trust(&loaded, &ws, std::slice::from_ref(&name))
         .map_err(|e| IpcError::new(crate::error::ErrorCode::Config, e.to_string()))?;
     settings_view(&state, Some(&ws), slot.session.as_deref(), true).await
 }

@@ -2,7 +2,7 @@
 //! and steering messages typed while a turn runs.
 
 use cairn_protocol::{Event, Mode};
-use cairn_runtime::commands::{self, CommandError, CommandView, Dispatch};
+use cairn_runtime::commands::{self, CommandView};
 use tauri::ipc::Channel;
 use tauri::{Runtime, State, Window};
 
@@ -10,17 +10,30 @@ use super::current;
 use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::types::{ImageUpload, RunOutcome};
-use cairn_runtime::host::{TurnInput, BATCH_WINDOW};
+use cairn_runtime::host::{CommandError, Prompt, Submission, SubmitError, BATCH_WINDOW};
 
 async fn run(
     state: &AppState,
     label: &str,
-    input: TurnInput,
+    prompt: Prompt,
     on_event: Channel<Event>,
 ) -> IpcResult<RunOutcome> {
     let runtime = current(state, label)?;
+    let turn = match runtime.submit(prompt).await {
+        Ok(Submission::Turn(turn)) => turn,
+        Ok(Submission::Done(outcome)) => return Ok(RunOutcome::Command { outcome }),
+        Err(SubmitError::Command(e @ CommandError::AboveCeiling { .. })) => {
+            return Err(IpcError::invalid(format!(
+                "{e}: turn on Auto with the mode switcher (it asks you to confirm)."
+            )))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for note in turn.notes() {
+        tracing::info!(%note, "sent with the prompt");
+    }
     let end = runtime
-        .run(input, BATCH_WINDOW, |event| on_event.send(event))
+        .run(turn, BATCH_WINDOW, |event| on_event.send(event))
         .await?;
     crate::memory::release_freed_soon();
     if end == RunOutcome::ChannelClosed {
@@ -33,9 +46,11 @@ async fn run(
 }
 
 /// Runs one turn with `text`, streaming its events (deltas batched) to `on_event`; returns
-/// when the run ended: the turn and the turns the engine started from steering left over. Behind a running turn it waits its
-/// turn: turns of one session never overlap. Files the text mentions (`@path`) and pasted
-/// `images` go with it ([`crate::attach`]); a bad one refuses the turn before it starts.
+/// when the run ended: the turn and the turns the engine started from steering left over.
+/// Behind a running turn it waits its turn: turns of one session never overlap. A known
+/// `/command` at the start is carried out first; files the text mentions (`@path`) and
+/// pasted `images` go with it, and a bad one refuses the turn before it starts (all through
+/// the runtime's one path, `submit`).
 #[tauri::command]
 pub async fn run_turn<R: Runtime>(
     window: Window<R>,
@@ -53,35 +68,17 @@ pub async fn run_turn<R: Runtime>(
     if let Some(reason) = runtime.blocked() {
         return Err(IpcError::new(crate::error::ErrorCode::Blocked, reason));
     }
-    // A known `/command` at the start is carried out here (the app's ceiling for `/mode` is
-    // interactive: Auto is turned on with the mode switcher, which asks to confirm).
-    let ceiling = match runtime.session().mode() {
+    // The app's ceiling for `/mode` is interactive: Auto is turned on with the mode
+    // switcher, which asks to confirm.
+    let ceiling = match runtime.mode() {
         Mode::Auto => Mode::Auto,
         _ => Mode::Interactive,
     };
-    let (text, mode_after) = match commands::dispatch(&runtime, &text, Some(ceiling)).await {
-        Ok(Dispatch::Done(outcome)) => return Ok(RunOutcome::Command { outcome }),
-        Ok(Dispatch::Compact) => {
-            return run(&state, window.label(), TurnInput::Compact, on_event).await
-        }
-        Ok(Dispatch::Prompt { text, mode_after }) => (text, mode_after),
-        Err(e @ CommandError::AboveCeiling { .. }) => {
-            return Err(IpcError::invalid(format!(
-                "{e}: turn on Auto with the mode switcher (it asks you to confirm)."
-            )))
-        }
-        Err(e) => return Err(IpcError::invalid(e.to_string())),
-    };
-    let input = tokio::task::block_in_place(|| crate::attach::turn_input(&runtime, text, images));
-    let end = match input {
-        Ok(input) => run(&state, window.label(), input, on_event).await,
-        Err(e) => Err(e),
-    };
-    // `/review` ran read-only; the mode it interrupted comes back whatever happened.
-    if let Some(mode) = mode_after {
-        runtime.session().set_mode(mode);
-    }
-    end
+    let prompt = Prompt::text(text)
+        .with_ceiling(ceiling)
+        .refusing_unattachable_mentions()
+        .with_images(images)?;
+    run(&state, window.label(), prompt, on_event).await
 }
 
 /// The slash commands the composer completes: built-ins, the user's and the project's
@@ -102,7 +99,7 @@ pub async fn retry_turn<R: Runtime>(
     state: State<'_, AppState>,
     on_event: Channel<Event>,
 ) -> IpcResult<RunOutcome> {
-    run(&state, window.label(), TurnInput::Retry, on_event).await
+    run(&state, window.label(), Prompt::retry(), on_event).await
 }
 
 /// Finishes the tool calls left open when the process stopped while they waited (approvals
@@ -114,7 +111,7 @@ pub async fn resume_turn<R: Runtime>(
     state: State<'_, AppState>,
     on_event: Channel<Event>,
 ) -> IpcResult<RunOutcome> {
-    run(&state, window.label(), TurnInput::Resume, on_event).await
+    run(&state, window.label(), Prompt::resume(), on_event).await
 }
 
 /// Interrupts the running turn: the LLM stream stops, running tools and their processes are

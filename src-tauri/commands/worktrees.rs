@@ -113,6 +113,15 @@ pub async fn new_worktree_session<R: Runtime>(
     })
     .await?;
     state.worktrees_changed();
+    if prepared.worktree.created {
+        // The trusted setup step of a new worktree (install dependencies, …), as `cairn run
+        // --worktree` runs it; a failing one never undoes the worktree.
+        for problem in
+            worktrees::run_worktree_hooks("WorktreeCreate", &workspace, &prepared.worktree).await
+        {
+            tracing::warn!(window = label, "worktree setup: {problem}");
+        }
+    }
     tracing::info!(
         window = label,
         worktree = %prepared.worktree.name,
@@ -342,10 +351,11 @@ pub async fn remove_worktree<R: Runtime>(
     }
     let state_dir = state.config.state_dir.clone();
     let held: Vec<String> = mine.iter().map(|r| r.id()).collect();
-    let n = name.clone();
-    let ids = held.clone();
-    let removed =
-        blocking(move || Ok(worktrees::remove(&workspace, &state_dir, &n, force, &ids)?)).await?;
+    let (removed, problems) =
+        worktrees::remove_with_hooks(&workspace, &state_dir, &name, force, &held).await?;
+    for problem in problems {
+        tracing::warn!(window = label, "worktree removal: {problem}");
+    }
     // Gone with their worktree: closed (and saved) now.
     for id in &held {
         super::board::close_one(&state, label, id).await?;

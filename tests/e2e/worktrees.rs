@@ -414,6 +414,21 @@ async fn a_worktree_commits_on_its_branch_opens_a_terminal_there_and_removal_pro
     let (_ws_dir, ws) = named_workspace("repo");
     git::repo_with(&ws, &[("notes.txt", NOTES)]);
     seed_recent(state.path(), &ws, json!({}));
+    // The user's worktree hooks fire from the app as from `cairn run --worktree` and `cairn
+    // worktrees remove`: each appends its input (one JSON line) to a log outside the repo.
+    let hook_log = state.path().join("worktree-hooks.log");
+    let record = format!("cat >> '{0}'; echo >> '{0}'", hook_log.display());
+    let hooks_dir = state.path().join("config/cairn");
+    std::fs::create_dir_all(&hooks_dir).unwrap();
+    std::fs::write(
+        hooks_dir.join("hooks.json"),
+        serde_json::to_vec(&json!({"hooks": {
+            "WorktreeCreate": [{"hooks": [{"type": "command", "command": record}]}],
+            "WorktreeRemove": [{"hooks": [{"type": "command", "command": record}]}]
+        }}))
+        .unwrap(),
+    )
+    .unwrap();
     let env = with_var(
         with_var(
             app_env(state.path(), &server, "mock-model"),
@@ -425,9 +440,21 @@ async fn a_worktree_commits_on_its_branch_opens_a_terminal_there_and_removal_pro
     );
     let w = ws.clone();
     let srv = server.clone();
+    let log = hook_log.clone();
+    let hooked = move |event: &str, name: &str| -> bool {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .any(|v| v["hook_event_name"] == event && v["worktree"]["name"] == name)
+    };
     let ran = with_app(env, move |c| async move {
         open_recent(&c).await;
         new_worktree(&c, "gamma").await;
+        assert!(
+            hooked("WorktreeCreate", "gamma"),
+            "the WorktreeCreate hook ran for gamma"
+        );
         send(&c, "Uppercase the second note").await;
         wait_turns(&c, "completed", 1).await;
         let gamma = worktree_path(&w, "gamma").expect("git lists worktree gamma");
@@ -514,6 +541,10 @@ async fn a_worktree_commits_on_its_branch_opens_a_terminal_there_and_removal_pro
         .await;
         assert!(!gamma.exists());
         assert!(worktree_path(&w, "gamma").is_none());
+        assert!(
+            hooked("WorktreeRemove", "gamma"),
+            "the WorktreeRemove hook ran for gamma"
+        );
         assert_eq!(
             git::git(&w, &["log", "-1", "--format=%s", "cairn/gamma"]).trim(),
             MESSAGE

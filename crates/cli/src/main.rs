@@ -4,7 +4,6 @@
 mod out;
 mod agents;
 mod approve;
-mod attach;
 mod auth;
 mod checkpoints;
 mod commands_list;

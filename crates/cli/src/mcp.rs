@@ -335,7 +335,7 @@ fn add(a: AddArgs) -> Result<ExitCode, String> {
     if !a.user {
         // The user wrote this definition: it needs no further trust.
         let ws = workspace(&a.ws)?;
-        cairn_runtime::mcp_trust::trust(
+        cairn_runtime::trust::trust(
             &cairn_runtime::mcp::load_config(&ws),
             &ws,
             std::slice::from_ref(&a.name),
@@ -347,7 +347,7 @@ fn add(a: AddArgs) -> Result<ExitCode, String> {
 fn trust(names: &[String], ws: &WorkspaceArg) -> Result<ExitCode, String> {
     let ws = workspace(ws)?;
     let loaded = cairn_runtime::mcp::load_config(&ws);
-    let done = cairn_runtime::mcp_trust::trust(&loaded, &ws, names)?;
+    let done = cairn_runtime::trust::trust(&loaded, &ws, names)?;
     if done.is_empty() {
         outln!(
             "no project MCP servers in {}",

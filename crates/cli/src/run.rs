@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use cairn_engine::{Approver, FixedApprover};
 use cairn_protocol::{ApprovalDecision, Event, Mode, TurnStatus};
-use cairn_runtime::host::{Answerer, Host, OpenSession, SessionHandle, TurnInput};
+use cairn_runtime::host::CommandError;
+use cairn_runtime::host::{
+    Answerer, Host, OpenSession, Prompt, SessionHandle, Submission, SubmitError, Turn,
+};
 use cairn_runtime::RunOptions;
 use clap::{Args, ValueEnum};
 use tokio::signal::unix::{signal, SignalKind};
@@ -177,14 +180,14 @@ enum Driven {
 /// it.
 async fn drive(
     session: &SessionHandle,
-    input: TurnInput,
+    turn: Turn,
     renderer: &mut Renderer,
     sigint: &mut tokio::signal::unix::Signal,
     sigterm: &mut tokio::signal::unix::Signal,
 ) -> Driven {
     // A turn waits for a machine-wide turn slot (the limit every Cairn process shares); Ctrl-C
     // or SIGTERM while it waits ends it without running.
-    let queued = session.start_queued(input, |w| errln!("{w}"));
+    let queued = session.start_queued(turn, |w| errln!("{w}"));
     let started = tokio::select! {
         s = queued => s,
         _ = sigint.recv() => return Driven::Ended(Some(TurnStatus::Interrupted)),
@@ -311,9 +314,17 @@ pub async fn run(args: RunArgs) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     // Attachments are validated before a session is created or touched.
-    let attachments = match cairn_runtime::attach::read_files(&args.attach) {
-        Ok(a) => a,
-        Err(e) => {
+    let prompt = match args.prompt.clone().map(|p| {
+        let p = Prompt::text(p);
+        match args.mode {
+            Some(ceiling) => p.with_ceiling(ceiling),
+            None => p,
+        }
+        .with_files(&args.attach)
+    }) {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
             errln!("error: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
@@ -345,17 +356,17 @@ pub async fn run(args: RunArgs) -> ExitCode {
         errln!("note: {note}");
     }
     // What was skipped for lack of trust, also with --json (stderr).
-    for skipped in &handle.assembled().untrusted {
+    for skipped in handle.untrusted() {
         errln!("note: {skipped}");
     }
     // Always said when commands are not confined (on stderr, so `--json` stays clean).
     if !args.json
         || !matches!(
-            handle.assembled().sandbox,
+            handle.sandbox(),
             cairn_runtime::sandbox::SandboxState::On(_)
         )
     {
-        errln!("{}", handle.assembled().sandbox.describe());
+        errln!("{}", handle.sandbox().describe());
     }
     let mut renderer = Renderer::new(args.json);
     let pending = handle.pending_calls().await;
@@ -369,15 +380,16 @@ pub async fn run(args: RunArgs) -> ExitCode {
             if !args.json {
                 errln!("resume: finishing {pending} open tool call(s)");
             }
-            match drive(
-                &handle,
-                TurnInput::Resume,
-                &mut renderer,
-                &mut sigint,
-                &mut sigterm,
-            )
-            .await
-            {
+            let resume = match handle.submit(Prompt::resume()).await {
+                Ok(Submission::Turn(turn)) => turn,
+                Ok(Submission::Done(_)) => unreachable!("a resume is never a command"),
+                Err(e) => {
+                    errln!("error: {e}");
+                    handle.end().await;
+                    return ExitCode::FAILURE;
+                }
+            };
+            match drive(&handle, resume, &mut renderer, &mut sigint, &mut sigterm).await {
                 Driven::Ended(s) => status = s,
                 Driven::Abort => return ExitCode::from(130),
             }
@@ -389,46 +401,36 @@ pub async fn run(args: RunArgs) -> ExitCode {
         );
     }
     let go_on = status.is_none_or(|s| s == TurnStatus::Completed);
-    if let (Some(prompt), true) = (args.prompt.clone(), go_on) {
+    if let (Some(prompt), true) = (prompt, go_on) {
         // A known `/command` at the very start is a command, anything else a prompt.
-        let (prompt, mode_after) =
-            match crate::slash::plan(&handle, &prompt, args.mode, &mut renderer).await {
-                crate::slash::Plan::Prompt { text, mode_after } => (text, mode_after),
-                crate::slash::Plan::Input(input) => {
-                    match drive(&handle, input, &mut renderer, &mut sigint, &mut sigterm).await {
-                        Driven::Ended(s) => status = s,
-                        Driven::Abort => return ExitCode::from(130),
+        let turn = match handle.submit(prompt).await {
+            Ok(Submission::Turn(turn)) => turn,
+            Ok(Submission::Done(outcome)) => {
+                status = Some(crate::slash::done(&handle, &outcome, &mut renderer).await);
+                return finish(&handle, &args, status).await;
+            }
+            Err(SubmitError::Command(e)) => {
+                match e {
+                    CommandError::AboveCeiling { .. } => {
+                        errln!("error: {e}; pass --mode to allow it")
                     }
-                    return finish(&handle, &args, status).await;
+                    _ => errln!("error: {e}"),
                 }
-                crate::slash::Plan::Done(s) => {
-                    status = Some(s);
-                    return finish(&handle, &args, status).await;
-                }
-                crate::slash::Plan::Usage => {
-                    handle.assembled().close_mcp().await;
-                    return ExitCode::from(EXIT_USAGE);
-                }
-            };
-        let files = crate::attach::mentioned_files(handle.assembled(), &prompt);
-        let input = if attachments.is_empty() && files.is_empty() {
-            TurnInput::Text(prompt)
-        } else {
-            match crate::attach::turn_attachments(handle.assembled(), attachments, files) {
-                Ok(a) => TurnInput::Attached(prompt, Box::new(a)),
-                Err(e) => {
-                    errln!("error: {e}");
-                    handle.assembled().close_mcp().await;
-                    return ExitCode::FAILURE;
-                }
+                handle.end().await;
+                return ExitCode::from(EXIT_USAGE);
+            }
+            Err(e) => {
+                errln!("error: {e}");
+                handle.end().await;
+                return ExitCode::FAILURE;
             }
         };
-        match drive(&handle, input, &mut renderer, &mut sigint, &mut sigterm).await {
+        for note in turn.notes() {
+            errln!("note: {note}");
+        }
+        match drive(&handle, turn, &mut renderer, &mut sigint, &mut sigterm).await {
             Driven::Ended(s) => status = s,
             Driven::Abort => return ExitCode::from(130),
-        }
-        if let Some(mode) = mode_after {
-            handle.assembled().session.set_mode(mode);
         }
     } else if args.prompt.is_none() && status.is_none() {
         // --resume with nothing open and no prompt: nothing ran, nothing failed.
@@ -451,8 +453,7 @@ async fn finish(
             status = Some(TurnStatus::Error);
         }
     }
-    handle.assembled().session.end().await;
-    handle.assembled().close_mcp().await;
+    handle.end().await;
     if !args.json {
         errln!("session: {}", handle.id());
     }

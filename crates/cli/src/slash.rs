@@ -1,55 +1,24 @@
-//! Slash commands in `cairn run "/name args"` ([`cairn_runtime::commands`]): a command that
-//! runs no model turn (`/undo`, `/mode`, `/model`) still emits `turn_start` / `turn_end` and
+//! Slash commands in `cairn run "/name args"` (carried out by the runtime's one path,
+//! [`SessionHandle::submit`]): a command that runs no model turn (`/undo`, `/mode`, `/model`) still emits `turn_start` / `turn_end` and
 //! exits with what it did (`/undo` with conflicts exits 1).
 
 use cairn_protocol::{Event, Mode, TurnEnd, TurnSource, TurnStart, TurnStatus};
-use cairn_runtime::commands::{self, CommandEffect, CommandError, Dispatch};
-use cairn_runtime::host::{SessionHandle, TurnInput};
+use cairn_runtime::host::{CommandEffect, CommandOutcome, SessionHandle};
 
 use crate::render::Renderer;
 
-/// What `cairn run` does with its prompt.
-pub enum Plan {
-    /// A model turn on this prompt; `mode_after` puts the mode back once it ended.
-    Prompt {
-        /// The prompt.
-        text: String,
-        /// The mode to return to afterwards (`/review` runs read-only).
-        mode_after: Option<Mode>,
-    },
-    /// A turn of another kind (`/compact`).
-    Input(TurnInput),
-    /// Done without a model turn, with this status.
-    Done(TurnStatus),
-    /// A usage error (said on stderr).
-    Usage,
-}
-
-/// Decides what `prompt` is and carries out the commands that need no model turn.
-pub async fn plan(
+/// Says what a command carried out without a model turn did: its `turn_start` /
+/// `turn_end` (so `--json` readers see one turn either way) and its effect on stderr.
+pub async fn done(
     handle: &SessionHandle,
-    prompt: &str,
-    ceiling: Option<Mode>,
+    outcome: &CommandOutcome,
     renderer: &mut Renderer,
-) -> Plan {
-    let outcome = match commands::dispatch(handle, prompt, ceiling).await {
-        Ok(Dispatch::Prompt { text, mode_after }) => return Plan::Prompt { text, mode_after },
-        Ok(Dispatch::Compact) => return Plan::Input(TurnInput::Compact),
-        Ok(Dispatch::Done(outcome)) => outcome,
-        Err(e @ CommandError::AboveCeiling { .. }) => {
-            errln!("error: {e}; pass --mode to allow it");
-            return Plan::Usage;
-        }
-        Err(e) => {
-            errln!("error: {e}");
-            return Plan::Usage;
-        }
-    };
+) -> TurnStatus {
     let status = outcome.status();
-    let turn = handle.session().turns().await;
-    announce(renderer, handle, prompt, turn, status);
+    let turn = handle.turns().await;
+    announce(renderer, handle, &outcome.input, turn, status);
     say(&outcome.effect);
-    Plan::Done(status)
+    status
 }
 
 /// What a command did, on stderr.

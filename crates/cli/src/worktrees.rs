@@ -1,13 +1,13 @@
 //! `cairn worktrees …` and the worktree part of `cairn run --worktree NAME`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use cairn_protocol::{Event, Progress};
 use cairn_runtime::worktrees::{self, Prepared};
-use cairn_runtime::{SessionQuery, SessionStore};
+use cairn_runtime::SessionStore;
 use cairn_worktree::{Repo, StateStore, WorktreeError};
 use clap::{Args, Subcommand};
 
@@ -225,20 +225,6 @@ pub fn run(args: WorktreesArgs) -> ExitCode {
     }
 }
 
-/// Session ids of worktree `name` (whose workspace is inside `path`).
-fn sessions_of(state_dir: &Path, name: &str, path: &Path) -> Vec<String> {
-    let store = SessionStore::new(state_dir);
-    store
-        .search(&SessionQuery::default())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| {
-            s.worktree.as_deref() == Some(name) && Path::new(&s.workspace).starts_with(path)
-        })
-        .map(|s| s.id)
-        .collect()
-}
-
 fn list(place: &Place, json: bool) -> ExitCode {
     let ws = match place.workspace() {
         Ok(w) => w,
@@ -388,52 +374,24 @@ fn apply(place: &Place, name: &str, dry_run: bool, session: Option<&str>, json: 
 }
 
 fn remove(place: &Place, name: &str, force: bool, json: bool) -> ExitCode {
+    // The runtime's one removal (sessions in it locked meanwhile), then the user's (and the
+    // trusted project's) WorktreeRemove hooks, run in the folder.
     let run = || -> Result<cairn_worktree::Removal, WorktreeError> {
-        let repo = place.repo()?;
-        let record = cairn_worktree::owned(&repo, name)?;
+        let workspace = place.workspace()?;
         let state_dir = place.state_dir();
-        let store = SessionStore::new(&state_dir);
-        // Held while checking, so no session starts in it meanwhile.
-        let mut held = Vec::new();
-        for id in sessions_of(&state_dir, name, &record.path) {
-            match store.lock(&id) {
-                Ok(l) => held.push(l),
-                Err(_) => {
-                    return Err(WorktreeError::Usage(format!(
-                        "session {id} is running in worktree {name}: stop it first"
-                    )))
-                }
-            }
-        }
-        let removal = cairn_worktree::remove(&repo, name, force)?;
-        // The user's (and the trusted project's) WorktreeRemove hooks, run in the folder.
-        let reference = cairn_protocol::WorktreeRef {
-            name: name.to_string(),
-            path: record.path.display().to_string(),
-            branch: record.branch.clone(),
-            created: false,
-        };
-        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-        {
-            let folder = repo.folder.clone();
-            let problems = rt.block_on(async {
-                let hooks = cairn_runtime::hooks::load(&folder);
-                match hooks.gate("", &folder) {
-                    Some(g) => {
-                        g.run_event(
-                            "WorktreeRemove",
-                            serde_json::json!({"worktree": {"name": reference.name, "path": reference.path, "branch": reference.branch}}),
-                        )
-                        .await
-                    }
-                    None => Vec::new(),
-                }
-            });
-            for p in problems {
-                errln!("note: {p}");
-            }
+            .map_err(|e| WorktreeError::Usage(format!("cannot start: {e}")))?;
+        let (removal, problems) = rt.block_on(worktrees::remove_with_hooks(
+            &workspace,
+            &state_dir,
+            name,
+            force,
+            &[],
+        ))?;
+        for p in problems {
+            errln!("note: {p}");
         }
         Ok(removal)
     };

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use cairn_engine::agents::{AgentDef, AgentRegistry};
 
-use crate::RuntimeError;
+use crate::error::RuntimeError;
 
 /// The roles file of a state dir.
 pub fn agents_file(state_dir: &Path) -> PathBuf {

@@ -11,6 +11,9 @@ use cairn_engine::attachments::{
     ContextFile, MessageAttachment, TurnAttachments, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
 use serde::Deserialize;
+
+/// A `data:` URL of `bytes` of type `mime` (how images travel to and from the page).
+pub use cairn_engine::attachments::data_url as to_data_url;
 use ts_rs::TS;
 
 /// An image pasted or dropped into the prompt.

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use cairn_engine::Checkpointer;
 use cairn_vcs::{Vcs, VcsCheckpointer, VcsConfig};
 
-use crate::{RuntimeError, SessionStore, StoreError};
+use crate::error::RuntimeError;
+use crate::store::SessionStore;
+use crate::store::StoreError;
 
 /// Whether a session snapshots its workspace turn by turn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -258,6 +258,30 @@ pub fn provider_names() -> Vec<String> {
     names
 }
 
+/// Builds the LLM client for a provider name: `openai` (any OpenAI-compatible endpoint),
+/// `anthropic`, `deepseek`, `openrouter`, `ollama`, `lmstudio`, `gemini`, or any other name
+/// with a base URL. Settings come from the environment (`OPENAI_BASE_URL` /
+/// `ANTHROPIC_BASE_URL`, `OPENAI_FORCE_API_MODE`, timeouts, `SOCKS5_PROXY`, …); the key from
+/// the provider's variable (`ANTHROPIC_API_KEY`, …), else the OS keyring entry.
+pub fn build_llm(
+    provider: &str,
+    base_url: Option<String>,
+) -> Result<std::sync::Arc<dyn cairn_engine::LlmClient>, crate::error::RuntimeError> {
+    let choice = ProviderChoice {
+        provider: provider.to_string(),
+        base_url: base_url.unwrap_or_default(),
+        ..Default::default()
+    };
+    let env = |n: &str| cairn_engine::secret_env::var(n);
+    client_for(
+        &choice,
+        &cairn_providers::secrets::OsKeyStore::new(),
+        &env,
+        Face::Cli,
+    )
+    .map_err(|e| crate::error::RuntimeError::Config(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 /// Default wait of the first request for servers still starting.
 const DEFAULT_GRACE_MS: u64 = 3000;
 
-/// A session's MCP servers: kept alive by [`crate::Assembled`]; dropping it kills them.
+/// A session's MCP servers: kept alive by [`crate::assemble::Assembled`]; dropping it kills them.
 #[derive(Default)]
 pub struct McpSession {
     manager: Option<McpManager>,
@@ -56,14 +56,6 @@ impl McpSession {
         if let Some(m) = &self.manager {
             m.close_all().await;
         }
-    }
-}
-
-impl crate::Assembled {
-    /// Stops the session's MCP servers gracefully (stdin closed, SIGTERM, then SIGKILL, bounded).
-    /// Dropping the [`crate::Assembled`] also kills them, without the grace.
-    pub async fn close_mcp(&self) {
-        self.mcp.close().await;
     }
 }
 

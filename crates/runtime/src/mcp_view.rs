@@ -131,7 +131,7 @@ pub fn session_servers(h: &crate::host::SessionHandle) -> Option<Vec<McpServerVi
                 .as_str()
                 .is_some_and(|r| r.starts_with(crate::mcp_trust::UNTRUSTED));
             // Trusted since this session started: it starts with the next chat.
-            let untrusted = held && !crate::mcp_trust::trusted_now(h.workspace(), &text("name"));
+            let untrusted = held && !crate::trust::trusted_now(h.workspace(), &text("name"));
             if held && !untrusted {
                 status = NOT_CONNECTED.to_string();
             }

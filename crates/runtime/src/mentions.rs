@@ -350,7 +350,11 @@ mod tests {
             "[[rule]]\nrule = \"*(secrets/**)\"\ndecision = \"deny\"\n",
         )
         .unwrap();
-        let rules = crate::permissions::load_rules(&root).unwrap();
+        // Loaded as the session loads a project's rule file (as project rules).
+        let mut rules = cairn_policy::RuleSet::new();
+        rules
+            .load_file_for(&root.join(".agent/permissions.toml"), true, None)
+            .unwrap();
         let denials = ReadDenials::new(&rules, "read_file", &root);
         for bad in ["@secrets/key.txt", "@alias/key.txt"] {
             let m = resolve(&root, bad, &denials);

@@ -13,8 +13,8 @@ use cairn_engine::ShellPolicy;
 use cairn_policy::{RuleDecision, RuleSet, RuleSpec};
 use cairn_protocol::AlwaysAllow;
 
+use crate::error::RuntimeError;
 use crate::workspace::repository::{canonical, main_folder_of_linked};
-use crate::RuntimeError;
 
 /// The user-level rules file.
 pub fn user_rules_path() -> Option<PathBuf> {

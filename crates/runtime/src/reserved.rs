@@ -6,8 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::RuntimeError;
-
 /// Cairn's user config folder: `<config dir>/cairn`.
 pub fn config_dir() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("cairn"))
@@ -53,8 +51,8 @@ pub fn private_dirs(state_dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Refuses `workspace` (canonical) when it is or contains the home folder, Cairn's config
-/// folder or `state_dir`.
-pub fn refuse_reserved(workspace: &Path, state_dir: &Path) -> Result<(), RuntimeError> {
+/// folder or `state_dir`; the error says which and why.
+pub fn refuse_reserved(workspace: &Path, state_dir: &Path) -> Result<(), String> {
     let mut reserved: Vec<(&str, PathBuf)> = Vec::new();
     if let Some(home) = dirs::home_dir() {
         reserved.push(("your home folder", home));
@@ -66,12 +64,12 @@ pub fn refuse_reserved(workspace: &Path, state_dir: &Path) -> Result<(), Runtime
     for (what, dir) in reserved {
         let dir = resolved(&dir);
         if dir.starts_with(workspace) {
-            return Err(RuntimeError::Config(format!(
+            return Err(format!(
                 "refusing {} as the workspace: it contains {what} {}, where the agent could \
                  plant keys or settings that later runs obey; pick a project folder",
                 workspace.display(),
                 dir.display()
-            )));
+            ));
         }
     }
     Ok(())

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use cairn_policy::sandbox::SandboxMode;
 use serde::Deserialize;
 
-use crate::RuntimeError;
+use crate::error::RuntimeError;
 
 /// What the settings file says; every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

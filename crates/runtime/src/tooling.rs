@@ -19,7 +19,13 @@ use cairn_engine::{LlmClient, ToolHandle};
 use cairn_tools::web::{SearchProvider, WebSearchConfig};
 use cairn_tools::{TerminalSource, ToolOptions, TranscriptionConfig, VisionConfig};
 
-use crate::RuntimeError;
+use std::sync::RwLock;
+
+use cairn_engine::agents::{AgentRegistry, SubagentLimits, SubagentRunner};
+use cairn_engine::prompt::{Environment, Lang, ProjectNote};
+use cairn_engine::{EngineConfig, ToolRegistry};
+
+use crate::error::RuntimeError;
 
 /// Looks a setting up by name (the process environment in production).
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -239,6 +245,80 @@ pub fn session_tools(
     })
 }
 
+/// The file in a session's folder where the file tools' conflict guard keeps what the agent
+/// last saw of each file.
+pub const SEEN_FILES: &str = "seen-files.jsonl";
+
+/// The built-in tools plus the `explore` subagent (whose children get the read-only tools).
+pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> ToolRegistry {
+    // The full set: web search, media, read_image / describe_image by the model (see `tooling`).
+    let mut reg = ToolRegistry::new();
+    // What the agent read is remembered across the session's processes (one per CLI turn).
+    let seen_file = config.state_dir.join(SEEN_FILES);
+    reg.register_all(session_tools(&llm, &config.model, Some(seen_file)));
+    let mut read_only = ToolRegistry::new();
+    read_only.register_all(cairn_tools::read_only_tools());
+    reg.register(Arc::new(cairn_engine::ExploreTool::new(
+        llm,
+        config.clone(),
+        read_only,
+    )));
+    reg
+}
+
+/// The built-in tools, `explore`, and the general subagent tools (`run_subagent`,
+/// `input_subagent`) whose children take their roles from `agents`, get a fresh set of the
+/// session's built-in tools each,
+/// and reach other providers through [`build_llm`].
+pub fn tools_with_agents(
+    llm: Arc<dyn LlmClient>,
+    config: &EngineConfig,
+    provider: &str,
+    agents: Arc<RwLock<AgentRegistry>>,
+    prompt_context: (Lang, Environment, Vec<ProjectNote>),
+) -> ToolRegistry {
+    let mut reg = tools_with_subagents(llm.clone(), config);
+    let (lang, env, notes) = prompt_context;
+    // Children get the session's built-in tools (web search, media and images included),
+    // each child a fresh set.
+    let (tools_llm, tools_model) = (llm.clone(), config.model.clone());
+    let child_tools = Arc::new(move || {
+        let mut reg = ToolRegistry::new();
+        reg.register_all(session_tools(&tools_llm, &tools_model, None));
+        reg
+    });
+    let runner = SubagentRunner::new(llm, provider, config.clone(), child_tools)
+        .with_agents(agents)
+        .with_llm_factory(Arc::new(|m| {
+            crate::llm_setup::build_llm(&m.provider, None).map_err(|e| e.to_string())
+        }))
+        .with_limits(subagent_limits_from_env())
+        .with_prompt_context(lang, env, notes);
+    let (run, input) = runner.tools();
+    reg.register(Arc::new(run));
+    reg.register(Arc::new(input));
+    reg
+}
+
+/// Subagent limits from `CAIRN_SUBAGENT_MAX_DEPTH`, `CAIRN_SUBAGENT_MAX_CONCURRENT` and
+/// `CAIRN_SUBAGENT_MAX_OPEN` (defaults 2, 4, 8).
+pub fn subagent_limits_from_env() -> SubagentLimits {
+    let d = SubagentLimits::default();
+    SubagentLimits {
+        max_depth: env_parse("CAIRN_SUBAGENT_MAX_DEPTH").unwrap_or(d.max_depth),
+        max_concurrent: env_parse::<usize>("CAIRN_SUBAGENT_MAX_CONCURRENT")
+            .filter(|n| *n > 0)
+            .unwrap_or(d.max_concurrent),
+        max_open: env_parse::<usize>("CAIRN_SUBAGENT_MAX_OPEN")
+            .filter(|n| *n > 0)
+            .unwrap_or(d.max_open),
+    }
+}
+
+fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -408,7 +488,7 @@ mod session_tests {
         let llm: Arc<dyn LlmClient> = Arc::new(cairn_engine::testing::FakeLlm::new(vec![]));
         let config =
             cairn_engine::EngineConfig::new(dir.path().into(), dir.path().into(), "gpt-4o");
-        let names = crate::tools_with_subagents(llm, &config).names();
+        let names = tools_with_subagents(llm, &config).names();
         for t in [
             "read_file",
             "exec_command",

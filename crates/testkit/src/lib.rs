@@ -15,6 +15,7 @@ mod chat;
 pub mod child;
 mod frame;
 pub mod git;
+pub mod layering;
 pub mod process;
 mod reply;
 mod responses;
@@ -28,4 +29,13 @@ pub use socks::Socks5Proxy;
 /// A fresh temporary directory to use as a workspace; deleted when dropped.
 pub fn temp_workspace() -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new().prefix("cairn-ws-").tempdir()
+}
+
+/// The package folder of the running test: cargo's `CARGO_MANIFEST_DIR` at run time, else
+/// `built` (pass `env!("CARGO_MANIFEST_DIR")`). A test binary cargo reuses from a clone at
+/// another path (one target dir, several clones) still finds this clone's files.
+pub fn manifest_dir(built: &str) -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(built))
 }

@@ -95,7 +95,7 @@ const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR-tiny-test-image";
 
 fn png_upload(name: &str) -> Value {
     json!({"name": name, "mimeType": "image/png",
-           "dataUrl": cairn_engine::attachments::data_url("image/png", PNG)})
+           "dataUrl": cairn_runtime::attach::to_data_url("image/png", PNG)})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -117,7 +117,7 @@ async fn pasted_images_reach_the_model_and_read_back_only_in_their_session() {
             ),
             (
                 json!([{"name": "big.png", "mimeType": "image/png",
-                        "dataUrl": cairn_engine::attachments::data_url("image/png", &vec![7u8; 10 * 1024 * 1024 + 1])}]),
+                        "dataUrl": cairn_runtime::attach::to_data_url("image/png", &vec![7u8; 10 * 1024 * 1024 + 1])}]),
                 "10 MB",
             ),
         ];
@@ -142,7 +142,7 @@ async fn pasted_images_reach_the_model_and_read_back_only_in_their_session() {
             body.contains("image_url") || body.contains("input_image"),
             "{body}"
         );
-        assert!(body.contains(&cairn_engine::attachments::data_url("image/png", PNG)));
+        assert!(body.contains(&cairn_runtime::attach::to_data_url("image/png", PNG)));
 
         let dir = h
             .state_dir
@@ -156,7 +156,7 @@ async fn pasted_images_reach_the_model_and_read_back_only_in_their_session() {
         let url = ok(&h.window, "read_attachment", json!({"path": stored}));
         assert_eq!(
             url,
-            json!(cairn_engine::attachments::data_url("image/png", PNG))
+            json!(cairn_runtime::attach::to_data_url("image/png", PNG))
         );
         for bad in [
             "state.json",

@@ -258,6 +258,35 @@ async fn project_hooks_wait_for_trust_keyed_by_repository_and_a_change_withdraws
     assert_eq!(setup["hook_event_name"], "WorktreeCreate");
     assert_eq!(setup["worktree"]["name"], "w2");
 
+    // Its WorktreeRemove hook runs in the folder once the worktree is gone.
+    let removed = env.ws.parent().unwrap().join("removed-input.json");
+    write_hooks(
+        &env.user_hooks,
+        json!({"WorktreeRemove": [{"hooks": [{"type": "command", "command": format!("cat > {}", removed.display())}]}]}),
+    );
+    let (ws, state) = (
+        env.ws.display().to_string(),
+        env.state.display().to_string(),
+    );
+    let out = env
+        .cli(&[
+            "worktrees",
+            "remove",
+            "w2",
+            "--force",
+            "-w",
+            &ws,
+            "--state-dir",
+            &state,
+        ])
+        .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!wt.exists());
+    let gone: Value = serde_json::from_str(&std::fs::read_to_string(&removed).unwrap()).unwrap();
+    assert_eq!(gone["hook_event_name"], "WorktreeRemove");
+    assert_eq!(gone["worktree"]["name"], "w2");
+    assert_eq!(gone["cwd"], json!(env.ws), "run in the folder");
+
     // An edit withdraws the trust.
     write_hooks(
         &hooks_file,

@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use cairn_mcp::{LazyMode, ServerConfig, ServerInfo, ServerStatus, TransportConfig};
@@ -12,7 +11,8 @@ use common::*;
 use serde_json::json;
 
 fn scripted(name: &str, mode: &str) -> ServerConfig {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/scripted/server.py");
+    let script =
+        cairn_testkit::manifest_dir(env!("CARGO_MANIFEST_DIR")).join("tests/scripted/server.py");
     let mut cfg = stdio_server(name, &[], &[]);
     cfg.transport = Some(TransportConfig::Stdio {
         program: "python3".into(),

@@ -9,15 +9,11 @@
 //! (`dev/fix-issue.md` is `/fix-issue`, or `/dev:fix-issue` when another command has that
 //! name); skills with `disable-model-invocation: true` are commands too.
 
-mod dispatch;
-
 use std::path::{Path, PathBuf};
 
 use cairn_protocol::Mode;
 use serde::Serialize;
 use ts_rs::TS;
-
-pub use dispatch::{dispatch, CommandEffect, CommandError, CommandOutcome, Dispatch};
 
 use crate::skills::{Skill, SkillSource};
 

@@ -11,10 +11,14 @@ use cairn_protocol::{ApprovalDecision, DirectoryGrant, Event, PlanReview, TurnSt
 
 use super::batch::{forward, ForwardEnd};
 use super::pending::{Pending, RequestAnswer};
+use super::submit::{ModeBack, Turn};
 use super::{HostError, RunOutcome, TurnInput};
+use crate::assemble::Assembled;
 use crate::llm_setup::LlmSetup;
+use crate::store::SavedSession;
+use crate::store::SessionStore;
+use crate::store::StoreError;
 use crate::turn_slots::{SlotWait, TurnSlot, TurnSlots};
-use crate::{Assembled, SavedSession, SessionStore, StoreError};
 
 /// Longest wait for a running turn to stop when the session closes.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
@@ -34,12 +38,21 @@ pub(super) struct Live {
 pub struct SlottedStream {
     stream: EventStream,
     _slot: Option<TurnSlot>,
+    _mode_back: Option<ModeBack>,
 }
 
 impl SlottedStream {
-    /// The stream, for [`EventStream::end`].
+    /// The stream, for [`EventStream::end`]; the mode a command changed comes back when the
+    /// slot is dropped.
     pub fn into_inner(self) -> (EventStream, Option<TurnSlot>) {
-        (self.stream, self._slot)
+        let SlottedStream {
+            stream,
+            _slot,
+            _mode_back,
+        } = self;
+        // The slot outlives the mode change: both end with the run.
+        drop(_mode_back);
+        (stream, _slot)
     }
 }
 
@@ -192,17 +205,20 @@ impl SessionHandle {
     /// dropped. `None` when [`SessionHandle::interrupt`] ended the wait.
     pub async fn start_queued(
         &self,
-        input: TurnInput,
+        turn: Turn,
         on_wait: impl FnMut(SlotWait),
     ) -> Result<Option<SlottedStream>, HostError> {
+        let mut turn = turn;
+        let mode_back = turn.mode_back.take();
         let Some(slot) = self.take_slot(on_wait).await? else {
             return Ok(None);
         };
-        let stream = self.start(input)?;
+        let stream = self.start(turn.input)?;
         self.touch();
         Ok(Some(SlottedStream {
             stream,
             _slot: slot,
+            _mode_back: mode_back,
         }))
     }
 
@@ -285,7 +301,7 @@ impl SessionHandle {
     /// Starts a turn from `input`; its events come on the stream. Behind a running turn it
     /// waits its turn (turns of one session never overlap). It takes no turn slot: faces
     /// use [`SessionHandle::start_queued`] or [`SessionHandle::run`], which do.
-    pub fn start(&self, input: TurnInput) -> Result<EventStream, HostError> {
+    pub(crate) fn start(&self, input: TurnInput) -> Result<EventStream, HostError> {
         if self.is_closed() {
             return Err(HostError::Closed(self.id()));
         }
@@ -308,8 +324,23 @@ impl SessionHandle {
     /// a slot, it ends `interrupted` with no turn run.
     pub async fn run<F, E>(
         &self,
-        input: TurnInput,
+        turn: Turn,
         window: Duration,
+        send: F,
+    ) -> Result<RunOutcome, HostError>
+    where
+        F: FnMut(Event) -> Result<(), E>,
+    {
+        self.run_waiting(turn, window, |_| {}, send).await
+    }
+
+    /// [`SessionHandle::run`], telling `on_wait` while the turn waits for a turn slot (e.g.
+    /// to print "waiting for a turn slot (4 running)").
+    pub async fn run_waiting<F, E>(
+        &self,
+        turn: Turn,
+        window: Duration,
+        on_wait: impl FnMut(SlotWait),
         mut send: F,
     ) -> Result<RunOutcome, HostError>
     where
@@ -320,7 +351,9 @@ impl SessionHandle {
         }
         self.runs.fetch_add(1, Ordering::SeqCst);
         let _counted = RunGuard(&self.runs);
-        let Some(slotted) = self.start_queued(input, |_| {}).await? else {
+        let mut turn = turn;
+        let mode_back = turn.mode_back.take();
+        let Some(slotted) = self.start_queued(turn, on_wait).await? else {
             return Ok(RunOutcome::Ended {
                 status: TurnStatus::Interrupted,
                 turns: 0,
@@ -337,6 +370,7 @@ impl SessionHandle {
             ForwardEnd::StreamEnded => stream.end().await.into(),
         };
         drop(slot);
+        drop(mode_back);
         self.touch();
         Ok(outcome)
     }
@@ -430,7 +464,7 @@ impl SessionHandle {
         &self,
         before: Option<usize>,
         limit: usize,
-    ) -> Result<crate::history::HistoryPage, crate::StoreError> {
+    ) -> Result<crate::history::HistoryPage, crate::store::StoreError> {
         self.store().history(&self.id(), before, limit)
     }
 

@@ -2,10 +2,14 @@
 //! the desktop app maps IPC to its calls and channels to its event streams. One host holds
 //! any number of open sessions, each behind a [`SessionHandle`].
 
+pub mod attention;
 mod batch;
+mod dispatch;
+mod facts;
 mod handle;
 mod pending;
 pub mod prompt;
+mod submit;
 #[cfg(test)]
 mod tests;
 pub mod view;
@@ -19,22 +23,27 @@ use serde::Serialize;
 use ts_rs::TS;
 
 pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
+pub use dispatch::{CommandEffect, CommandError, CommandOutcome};
 pub use handle::SessionHandle;
 pub use handle::SlottedStream;
 pub use pending::{
     Answerer, ApprovalPresenter, Pending, PendingApprover, RequestAnswer, Waiting, CLOSED_REASON,
 };
+pub use submit::{Prompt, Submission, SubmitError, SubmitNote, Turn};
 
+use crate::assemble::open_session;
+use crate::assemble::RunOptions;
+use crate::error::RuntimeError;
+use crate::store::StoreError;
 use crate::turn_slots::TurnSlots;
-use crate::{open_session, RunOptions, RuntimeError, StoreError};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What a turn starts with.
+/// What a turn starts with (made by [`SessionHandle::submit`] only).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TurnInput {
+pub(crate) enum TurnInput {
     /// A new user message.
     Text(String),
     /// A new user message with images and/or `@path`-mentioned files.
@@ -70,7 +79,7 @@ pub enum RunOutcome {
     /// A slash command was carried out without a model turn.
     Command {
         /// What it did.
-        outcome: crate::commands::CommandOutcome,
+        outcome: CommandOutcome,
     },
 }
 
@@ -212,7 +221,7 @@ impl Host {
             Answerer::Pending { presenter, fixed } => {
                 // Dialogs show paths relative to the workspace the caller named.
                 let given = options.workspace.clone().unwrap_or_default();
-                let workspace = crate::resolve_workspace(&given).unwrap_or(given);
+                let workspace = crate::assemble::resolve_workspace(&given).unwrap_or(given);
                 Arc::new(PendingApprover::new(
                     pending.clone(),
                     presenter,

@@ -11,9 +11,10 @@ use cairn_protocol::{ApprovalDecision, Mode, TurnStatus};
 use serde_json::json;
 
 use super::view::{activity, SessionActivity};
-use super::{Answerer, Host, OpenSession, RunOutcome, SessionHandle, TurnInput};
+use super::{Answerer, Host, OpenSession, Prompt, RunOutcome, SessionHandle, Submission};
+use crate::assemble::RunOptions;
+use crate::checkpoints::VcsMode;
 use crate::llm_setup::LlmSetup;
-use crate::{RunOptions, VcsMode};
 
 fn spec(ws: &std::path::Path, state: &std::path::Path, script: Vec<FakeReply>) -> OpenSession {
     OpenSession {
@@ -40,11 +41,12 @@ fn run(h: &Arc<SessionHandle>, text: &str) -> tokio::task::JoinHandle<RunOutcome
     let h = h.clone();
     let text = text.to_string();
     tokio::spawn(async move {
-        h.run(TurnInput::Text(text), Duration::from_millis(5), |_| {
-            Ok::<(), ()>(())
-        })
-        .await
-        .unwrap()
+        let Submission::Turn(turn) = h.submit(Prompt::text(text)).await.unwrap() else {
+            panic!("not a turn")
+        };
+        h.run(turn, Duration::from_millis(5), |_| Ok::<(), ()>(()))
+            .await
+            .unwrap()
     })
 }
 

@@ -6,7 +6,7 @@ use ts_rs::TS;
 
 use super::SessionHandle;
 use crate::llm_setup::{model_view, ModelView};
-use crate::StoreError;
+use crate::store::StoreError;
 
 /// A session opened in this window, with the events to rebuild its transcript.
 #[derive(Debug, Clone, Serialize, TS)]

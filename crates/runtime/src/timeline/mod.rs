@@ -12,6 +12,8 @@ use cairn_vcs::{
 
 pub mod types;
 
+/// What the checkpoint store refuses with.
+pub use cairn_vcs::VcsError as CheckpointError;
 pub use types::{
     CheckpointKind, CheckpointView, ConflictKind, ConflictView, FileChange, RestoreRequest,
     RestoreView, RewindArchiveView, RewoundTurnView, TimelineView,
@@ -104,7 +106,7 @@ fn rewinds(src: &TimelineSource) -> Vec<RewindArchiveView> {
     let Ok(dir) = store.session_dir(&src.session_id) else {
         return Vec::new();
     };
-    crate::rewind_read::read_archives(&dir)
+    crate::store::rewind_read::read_archives(&dir)
         .into_iter()
         .map(|a| RewindArchiveView {
             file: a.file,

@@ -7,8 +7,10 @@ use cairn_vcs::{Vcs, VcsConfig, VcsError};
 use cairn_worktree::{ApplyConflict, Repo, StateStore, WorktreeError};
 use serde::Serialize;
 
-use crate::lock::SessionLock;
-use crate::{SavedSession, SessionQuery, SessionStore};
+use crate::index::SessionQuery;
+use crate::store::lock::SessionLock;
+use crate::store::SavedSession;
+use crate::store::SessionStore;
 
 /// What an apply did (`cairn worktrees apply --json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -142,7 +144,7 @@ fn folder_session(
     name: &str,
     wanted: Option<&str>,
 ) -> Result<(String, SessionLock, u32), WorktreeError> {
-    let usage = |e: crate::StoreError| WorktreeError::Usage(e.to_string());
+    let usage = |e: crate::store::StoreError| WorktreeError::Usage(e.to_string());
     if let Some(id) = wanted {
         let saved = sessions.load(id).map_err(usage)?;
         if saved.worktree.is_some() || Path::new(&saved.workspace) != folder {

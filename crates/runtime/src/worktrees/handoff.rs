@@ -10,7 +10,7 @@ use cairn_worktree::{Repo, WorktreeError};
 use serde::Serialize;
 
 use super::{ApplyReport, ApplyTarget};
-use crate::SessionStore;
+use crate::store::SessionStore;
 
 /// Where a session goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +40,7 @@ pub struct Handoff {
 
 /// Hands session `id` over to `to`.
 pub fn handoff(state_dir: &Path, id: &str, to: &HandoffTo) -> Result<Handoff, WorktreeError> {
-    let usage = |e: crate::StoreError| WorktreeError::Usage(e.to_string());
+    let usage = |e: crate::store::StoreError| WorktreeError::Usage(e.to_string());
     let sessions = SessionStore::new(state_dir);
     let _held = sessions.lock(id).map_err(usage)?;
     let saved = sessions.load(id).map_err(usage)?;
@@ -114,7 +114,7 @@ pub fn handoff(state_dir: &Path, id: &str, to: &HandoffTo) -> Result<Handoff, Wo
 
 /// Copies the files of session `from` (event log, attachments, tool results) to `to`.
 fn copy_session(sessions: &SessionStore, from: &str, to: &str) -> Result<(), WorktreeError> {
-    let usage = |e: crate::StoreError| WorktreeError::Usage(e.to_string());
+    let usage = |e: crate::store::StoreError| WorktreeError::Usage(e.to_string());
     let src = sessions.session_dir(from).map_err(usage)?;
     let dst = sessions.session_dir(to).map_err(usage)?;
     copy_dir(&src, &dst).map_err(|e| WorktreeError::Io {
@@ -131,7 +131,7 @@ fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
         // The lock and the checkpoint are the new session's own.
         if matches!(
             name.to_str(),
-            Some(crate::lock::LOCK_FILE | "state.json" | "state.json.bak")
+            Some(crate::store::lock::LOCK_FILE | "state.json" | "state.json.bak")
         ) {
             continue;
         }

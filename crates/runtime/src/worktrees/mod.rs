@@ -191,9 +191,9 @@ pub fn remove(
 ) -> Result<Removal, WorktreeError> {
     let repo = Repo::discover(workspace, &layout(state_dir))?;
     let record = cairn_worktree::owned(&repo, name)?;
-    let store = crate::SessionStore::new(state_dir);
+    let store = crate::store::SessionStore::new(state_dir);
     let sessions = store
-        .search(&crate::SessionQuery::default())
+        .search(&crate::index::SessionQuery::default())
         .unwrap_or_default();
     // Held while removing, so no session starts in it meanwhile.
     let mut locks = Vec::new();
@@ -269,11 +269,17 @@ pub fn exit_code(e: &WorktreeError) -> u8 {
 }
 
 /// Runs the `WorktreeCreate` or `WorktreeRemove` hooks of the folder's repository (the
-/// user's, and the project's once trusted) in worktree `worktree`; returns what went wrong,
-/// for the user (a failing setup step never undoes the worktree).
+/// user's, and the project's once trusted): a create hook in the new worktree, a remove hook
+/// in the folder (the worktree is gone); returns what went wrong, for the user (a failing
+/// setup step never undoes the worktree).
 pub async fn run_worktree_hooks(event: &str, folder: &Path, worktree: &WorktreeRef) -> Vec<String> {
     let hooks = crate::hooks::load(folder);
-    let Some(gate) = hooks.gate("", Path::new(&worktree.path)) else {
+    let cwd = if event == "WorktreeRemove" {
+        folder
+    } else {
+        Path::new(&worktree.path)
+    };
+    let Some(gate) = hooks.gate("", cwd) else {
         return Vec::new();
     };
     gate.run_event(
@@ -284,6 +290,35 @@ pub async fn run_worktree_hooks(event: &str, folder: &Path, worktree: &WorktreeR
         }),
     )
     .await
+}
+
+/// Removes worktree `name` as [`remove`] does, then runs the folder's `WorktreeRemove`
+/// hooks in the folder; the second value says what went wrong with them. Every face removes
+/// worktrees through this.
+pub async fn remove_with_hooks(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    force: bool,
+    held: &[String],
+) -> Result<(Removal, Vec<String>), WorktreeError> {
+    let (ws, dir, n, held) = (
+        workspace.to_path_buf(),
+        state_dir.to_path_buf(),
+        name.to_string(),
+        held.to_vec(),
+    );
+    let done = tokio::task::spawn_blocking(move || {
+        let repo = Repo::discover(&ws, &layout(&dir))?;
+        let record = cairn_worktree::owned(&repo, &n)?;
+        let removal = remove(&ws, &dir, &n, force, &held)?;
+        Ok::<_, WorktreeError>((removal, repo.folder.clone(), reference(&record, false)))
+    })
+    .await
+    .map_err(|e| WorktreeError::Usage(format!("the removal stopped: {e}")))?;
+    let (removal, folder, gone) = done?;
+    let problems = run_worktree_hooks("WorktreeRemove", &folder, &gone).await;
+    Ok((removal, problems))
 }
 
 #[cfg(test)]
@@ -333,9 +368,9 @@ mod tests {
         assert!(refused.to_string().contains("b.txt"), "{refused}");
 
         // A session of the worktree that some process holds open.
-        let store = crate::SessionStore::new(&state);
+        let store = crate::store::SessionStore::new(&state);
         let now = chrono::Utc::now().to_rfc3339();
-        let saved = crate::SavedSession {
+        let saved = crate::store::SavedSession {
             session_id: "s1".into(),
             name: String::new(),
             name_source: "auto".into(),

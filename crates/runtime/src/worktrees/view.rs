@@ -7,7 +7,8 @@ use cairn_worktree::{FileStatus, Repo, StateStore, WorktreeError};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::{SessionQuery, SessionStore};
+use crate::index::SessionQuery;
+use crate::store::SessionStore;
 
 /// A worktree Cairn created, with what it holds (a board row; `cairn worktrees list --json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use cairn_engine::testing::{FakeLlm, FakeReply};
 use cairn_engine::EventStream;
 use cairn_protocol::{ApprovalDecision, Event, TurnStatus};
-use cairn_runtime::host::{Answerer, Host, HostError, OpenSession, TurnInput};
+use cairn_runtime::host::{Answerer, Host, HostError, OpenSession};
 use cairn_runtime::llm_setup::LlmSetup;
 use serde_json::json;
 
@@ -70,7 +70,7 @@ async fn two_sessions_of_one_host_run_wait_and_close_independently() {
     assert_ne!(a.id(), b.id());
     assert_eq!(host.sessions().len(), 2);
 
-    let mut a_stream = a.start(TurnInput::Text("make a file".into())).unwrap();
+    let mut a_stream = super::start(&a, "make a file").await;
     let asked = until(&mut a_stream, |e| matches!(e, Event::PermissionRequired(_))).await;
     let Event::PermissionRequired(asked) = asked else {
         unreachable!()
@@ -90,7 +90,7 @@ async fn two_sessions_of_one_host_run_wait_and_close_independently() {
     // B runs to its end while A still waits: sessions never wait on each other.
     let b_out = b
         .run(
-            TurnInput::Text("hi".into()),
+            super::turn(&b, "hi").await,
             Duration::from_millis(5),
             |_| Ok::<(), ()>(()),
         )
@@ -142,8 +142,8 @@ async fn two_sessions_of_one_host_run_wait_and_close_independently() {
     assert!(a.is_closed() && !b.is_closed());
     assert_eq!(host.sessions().len(), 1);
     assert!(matches!(
-        a.start(TurnInput::Text("again".into())),
-        Err(HostError::Closed(_))
+        a.submit(cairn_runtime::host::Prompt::text("again")).await,
+        Err(cairn_runtime::host::SubmitError::Host(HostError::Closed(_)))
     ));
     drop(a);
     let mut again = spec(ws.path(), state.path(), vec![FakeReply::text("back")]);

@@ -12,7 +12,7 @@ use std::time::Duration;
 use cairn_engine::testing::{FakeLlm, FakeReply};
 use cairn_engine::EventStream;
 use cairn_protocol::{AlwaysAllow, ApprovalDecision, Event, TurnStatus};
-use cairn_runtime::host::{Answerer, Host, HostError, OpenSession, SessionHandle, TurnInput};
+use cairn_runtime::host::{Answerer, Host, HostError, OpenSession, SessionHandle};
 use cairn_runtime::llm_setup::LlmSetup;
 use cairn_runtime::permissions::{add_project_rule, project_key, revoke_user_rule_for};
 use cairn_testkit::{child, git};
@@ -76,7 +76,7 @@ async fn until_end(stream: &mut EventStream) {
 
 /// Whether a turn of `h` asks; an asked approval is denied so that the turn ends.
 async fn turn_asks(h: &SessionHandle) -> bool {
-    let mut stream = h.start(TurnInput::Text("make a file".into())).unwrap();
+    let mut stream = super::start(&h, "make a file").await;
     let asked = asks(&mut stream).await;
     if let Some(id) = &asked {
         // The request is parked right after its event.
@@ -124,7 +124,7 @@ async fn always_allow_in_this_project_reaches_every_session_of_the_repository() 
     // Open before the answer: it must hear of the rule too.
     let live = open(&host, repo.path(), state.path(), 2);
     let a = open(&host, repo.path(), state.path(), 2);
-    let mut stream = a.start(TurnInput::Text("make a file".into())).unwrap();
+    let mut stream = super::start(&a, "make a file").await;
     let req = asks(&mut stream).await.expect("asked before any rule");
     a.pending()
         .approvals_waiting()
@@ -228,7 +228,7 @@ async fn a_request_without_an_allowance_keeps_no_rule() {
             terminals: None,
         })
         .unwrap();
-    let mut stream = h.start(TurnInput::Text("go".into())).unwrap();
+    let mut stream = super::start(&h, "go").await;
     let req = asks(&mut stream).await.expect("asked");
     h.pending()
         .approvals_waiting()

@@ -13,7 +13,7 @@ use super::{finished, write_hooks, Env};
 
 /// `python3 <fixture> args…` as a hook command.
 fn fixture(name: &str, args: &[&str]) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let p = cairn_testkit::manifest_dir(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/claude-hooks")
         .join(name);
     let mut cmd = format!("python3 {}", p.display());
@@ -27,7 +27,7 @@ fn fixture(name: &str, args: &[&str]) -> String {
 /// A fixture's text, for copying into a repository as its own hook script.
 fn fixture_text(name: &str) -> String {
     std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        cairn_testkit::manifest_dir(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/claude-hooks")
             .join(name),
     )

@@ -149,7 +149,8 @@ async fn run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn home_plants_and_credential_reads_fail_inside_the_sandbox() {
     let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/attacks_home.toml"),
+        cairn_testkit::manifest_dir(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/attacks_home.toml"),
     )
     .unwrap();
     let corpus: HomeCorpus = toml::from_str(&text).unwrap();

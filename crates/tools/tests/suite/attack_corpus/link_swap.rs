@@ -61,7 +61,8 @@ fn numbered(v: &Value, n: usize) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn link_swaps_under_load_never_change_anything_outside_or_protected() {
     let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/attacks_link_swap.toml"),
+        cairn_testkit::manifest_dir(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/attacks_link_swap.toml"),
     )
     .unwrap();
     let corpus: SwapCorpus = toml::from_str(&text).unwrap();

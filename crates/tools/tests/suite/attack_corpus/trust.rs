@@ -232,7 +232,8 @@ async fn the_trust_corpus_yields_no_escape() {
         return tokio::task::block_in_place(|| child::rerun_alone(&name, SECRETS));
     }
     let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/attacks_trust.toml"),
+        cairn_testkit::manifest_dir(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/attacks_trust.toml"),
     )
     .unwrap();
     let corpus: TrustCorpus = toml::from_str(&text).unwrap();

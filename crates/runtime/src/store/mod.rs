@@ -5,14 +5,24 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cairn_engine::PermissionState;
+/// The engine's permission state and event hook, as a saved session and its log use them.
+pub use cairn_engine::{EngineHook, PermissionState};
 use cairn_protocol::{Event, Message, TodoItem};
 
-use crate::lock::SessionLock;
+pub(crate) mod event_log;
+pub(crate) mod held;
+pub mod lock;
+pub mod permission_seal;
+pub(crate) mod persister;
+pub mod rewind;
+pub mod rewind_read;
+pub(crate) mod writer;
+
+use crate::store::lock::SessionLock;
 use serde::{Deserialize, Serialize};
 
-pub use crate::event_log::EventLog;
-pub use crate::persister::SessionPersister;
+pub use crate::store::event_log::EventLog;
+pub use crate::store::persister::SessionPersister;
 
 /// Errors reading or writing session files.
 #[derive(Debug, thiserror::Error)]
@@ -247,7 +257,7 @@ impl SessionStore {
     }
 
     /// Writes a held state's checkpoint like [`SessionStore::save`].
-    pub(crate) fn save_held(&self, h: &crate::held::HeldState) -> Result<(), StoreError> {
+    pub(crate) fn save_held(&self, h: &crate::store::held::HeldState) -> Result<(), StoreError> {
         self.write(&h.meta, Messages::Shared(&h.messages))
     }
 
@@ -470,7 +480,7 @@ fn checkpoint_bytes(
         #[serde(skip_serializing_if = "Option::is_none")]
         worktree: &'a Option<String>,
         schema_version: u32,
-        /// [`crate::permission_seal::SEAL_FIELD`].
+        /// [`crate::store::permission_seal::SEAL_FIELD`].
         #[serde(skip_serializing_if = "Option::is_none")]
         permissions_seal: Option<String>,
     }
@@ -513,7 +523,7 @@ fn checkpoint_bytes(
         turn_marks,
         worktree,
         schema_version: crate::schema::SCHEMA_VERSION,
-        permissions_seal: crate::permission_seal::seal(meta),
+        permissions_seal: crate::store::permission_seal::seal(meta),
     })
 }
 
@@ -606,15 +616,18 @@ mod tests {
         let mut expected = serde_json::to_value(&s).unwrap();
         let obj = expected.as_object_mut().unwrap();
         obj.insert("schemaVersion".into(), crate::schema::SCHEMA_VERSION.into());
-        if let Some(seal) = crate::permission_seal::seal(&s) {
-            obj.insert(crate::permission_seal::SEAL_FIELD.into(), seal.into());
+        if let Some(seal) = crate::store::permission_seal::seal(&s) {
+            obj.insert(
+                crate::store::permission_seal::SEAL_FIELD.into(),
+                seal.into(),
+            );
         }
         let own = checkpoint_bytes(&s, Messages::Own(&s.messages)).unwrap();
         assert_eq!(
             serde_json::from_slice::<serde_json::Value>(&own).unwrap(),
             expected
         );
-        let held = crate::held::HeldState::new(s.clone());
+        let held = crate::store::held::HeldState::new(s.clone());
         let shared = checkpoint_bytes(&held.meta, Messages::Shared(&held.messages)).unwrap();
         assert_eq!(shared, own);
         assert!(!own.contains(&b'\n'));

@@ -36,7 +36,7 @@ pub struct RewindArchive {
 
 /// The rewind archives of a session dir, newest first. Unreadable ones are skipped (logged).
 pub fn read_archives(session_dir: &Path) -> Vec<RewindArchive> {
-    let mut out: Vec<RewindArchive> = crate::rewind::archives(session_dir)
+    let mut out: Vec<RewindArchive> = crate::store::rewind::archives(session_dir)
         .into_iter()
         .filter_map(|p| match read_archive(&p) {
             Ok(a) => Some(a),

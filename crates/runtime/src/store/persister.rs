@@ -18,12 +18,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cairn_engine::{EngineHook, StateSnapshot};
 use cairn_protocol::Event;
 
-use crate::event_log::EventLog;
-use crate::held::HeldState;
-use crate::lock::SessionLock;
 use crate::reserve::Reserve;
+use crate::store::event_log::EventLog;
+use crate::store::held::HeldState;
+use crate::store::lock::SessionLock;
+use crate::store::writer::Writer;
 use crate::store::{derive_name, now, SavedSession, SessionStore, StoreError};
-use crate::writer::Writer;
 
 impl SessionStore {
     /// A hook that appends events to `events.jsonl` and checkpoints the state at safe points

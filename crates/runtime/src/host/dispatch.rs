@@ -6,8 +6,8 @@ use cairn_protocol::{Mode, TurnStatus};
 use serde::Serialize;
 use ts_rs::TS;
 
-use super::{Builtin, Parsed};
-use crate::host::SessionHandle;
+use super::SessionHandle;
+use crate::commands::{self, Builtin, Parsed};
 use crate::timeline::types::RestoreView;
 
 /// What to do with an input.
@@ -111,14 +111,14 @@ pub async fn dispatch(
             mode_after: None,
         });
     }
-    let cmds = super::load(handle.workspace());
+    let cmds = commands::load(handle.workspace());
     let done = |effect| {
         Ok(Dispatch::Done(CommandOutcome {
             input: input.to_string(),
             effect,
         }))
     };
-    match super::parse(input, &cmds) {
+    match commands::parse(input, &cmds) {
         Parsed::Prompt(text) | Parsed::Expanded { prompt: text, .. } => Ok(Dispatch::Prompt {
             text,
             mode_after: None,
@@ -128,7 +128,7 @@ pub async fn dispatch(
             let before = session.mode();
             session.set_mode(Mode::Discuss);
             Ok(Dispatch::Prompt {
-                text: super::REVIEW_PROMPT.to_string(),
+                text: commands::REVIEW_PROMPT.to_string(),
                 mode_after: Some(before),
             })
         }
@@ -146,7 +146,7 @@ pub async fn dispatch(
         Parsed::Builtin(Builtin::Mode, rest) => {
             let mode = rest.parse::<Mode>().map_err(|_| CommandError::ModeNeeded)?;
             let ceiling = ceiling.unwrap_or_else(|| session.mode());
-            if !super::mode_within(mode, ceiling) {
+            if !commands::mode_within(mode, ceiling) {
                 return Err(CommandError::AboveCeiling {
                     requested: mode,
                     ceiling,

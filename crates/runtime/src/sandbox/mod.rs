@@ -2,13 +2,16 @@
 //! `CAIRN_SANDBOX` or the sandbox settings = auto | off | required) and the vault
 //! (`<state_dir>/vault.toml`, a flat table of strings).
 
+/// Each layer of the sandbox, active or not, and why not.
+pub mod status;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairn_engine::{CommandWrapper, ExecEnvironment, ShellPolicy, WrappedCommand};
 use cairn_policy::sandbox::{bwrap_guarded, bwrap_path, bwrap_works, SandboxMode, SandboxSpec};
 
-use crate::RuntimeError;
+use crate::error::RuntimeError;
 
 /// Runs commands inside bubblewrap.
 pub struct BwrapWrapper {
@@ -186,7 +189,7 @@ pub fn exec_environment_with(
         .without_credentials()
         .with_vault(load_vault(state_dir)?);
     if opts.mode == SandboxMode::Off {
-        env.sandbox = Some(crate::sandbox_status::report(&SandboxState::Off, None));
+        env.sandbox = Some(crate::sandbox::status::report(&SandboxState::Off, None));
         return Ok((env, SandboxState::Off));
     }
     let Some(bwrap) = bwrap_path().filter(|_| bwrap_works()) else {
@@ -194,11 +197,11 @@ pub fn exec_environment_with(
             SandboxMode::Required => Err(RuntimeError::Config(format!(
                 "sandbox mode `required` (--sandbox or CAIRN_SANDBOX), but no working sandbox \
                  is available: {} (install bubblewrap, and allow unprivileged user namespaces)",
-                crate::sandbox_status::unavailable_reason()
+                crate::sandbox::status::unavailable_reason()
             ))),
             _ => {
                 let state = SandboxState::Unavailable;
-                env.sandbox = Some(crate::sandbox_status::report(&state, None));
+                env.sandbox = Some(crate::sandbox::status::report(&state, None));
                 Ok((env, state))
             }
         };
@@ -210,7 +213,7 @@ pub fn exec_environment_with(
         markers: state_dir.join("sandbox-mounts"),
     };
     let state = SandboxState::On(wrapper.describe());
-    env.sandbox = Some(crate::sandbox_status::report(&state, Some(&wrapper.spec)));
+    env.sandbox = Some(crate::sandbox::status::report(&state, Some(&wrapper.spec)));
     env.wrapper = Some(Arc::new(wrapper));
     Ok((env, state))
 }

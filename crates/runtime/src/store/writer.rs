@@ -8,7 +8,7 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::held::HeldState;
+use crate::store::held::HeldState;
 use crate::store::StoreError;
 
 /// How one state is written: the checkpoint file, plus whatever upkeep goes with it. The

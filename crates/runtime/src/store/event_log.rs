@@ -72,7 +72,7 @@ impl EventLog {
 impl EngineHook for EventLog {
     fn on_rewind(&self, rewind: &cairn_engine::rewind::RewindSnapshot<'_>) -> Result<(), String> {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        crate::rewind::rewind_log(&self.path, &mut out, rewind).map_err(|e| e.to_string())
+        crate::store::rewind::rewind_log(&self.path, &mut out, rewind).map_err(|e| e.to_string())
     }
 
     fn on_event(&self, event: &Event) {

@@ -1,0 +1,622 @@
+//! Assembling a session from what a face decided: the workspace and state dir, the
+//! restored or new session, its LLM, tools, MCP servers, sandbox, rules and prompt, with its
+//! event log attached ([`open_session`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use cairn_engine::agents::{AgentDef, AgentRegistry};
+use cairn_engine::prompt::{Environment, Lang, ProjectNote};
+use cairn_engine::{Approver, EngineConfig, LlmClient, ResultBudget, RetryPolicy, Session};
+use cairn_protocol::{Mode, PROTOCOL_VERSION};
+
+use crate::agents;
+use crate::checkpoints;
+use crate::checkpoints::VcsMode;
+use crate::error::RuntimeError;
+use crate::git_dir;
+use crate::hooks;
+use crate::instructions;
+use crate::llm_setup::build_llm;
+use crate::mcp;
+use crate::naming;
+use crate::permissions;
+use crate::reserved;
+use crate::sandbox;
+use crate::skills;
+use crate::skipped;
+use crate::store;
+use crate::store::{SavedSession, SessionPersister, SessionStore, StoreError};
+use crate::tooling::tools_with_agents;
+use crate::worktrees;
+
+mod sandbox_options;
+use sandbox_options::sandbox_options;
+pub use sandbox_options::sandbox_report;
+
+/// What the caller decided; `None` fields fall back to the restored session, then defaults.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Workspace folder; `None` = the restored session's, else the current dir.
+    pub workspace: Option<PathBuf>,
+    /// State dir; `None` = [`default_state_dir`].
+    pub state_dir: Option<PathBuf>,
+    /// Continue this session.
+    pub session_id: Option<String>,
+    /// Model id; `None` = restored, then `CAIRN_MODEL`, then `OPENAI_MODEL`.
+    pub model: Option<String>,
+    /// Provider name (`openai`).
+    pub provider: Option<String>,
+    /// Endpoint base URL; `None` = `OPENAI_BASE_URL`, then the provider's.
+    pub base_url: Option<String>,
+    /// Permission mode; `None` = restored, then interactive.
+    pub mode: Option<Mode>,
+    /// Command-allowlist prefixes.
+    pub allowed_commands: Vec<String>,
+    /// Iteration cap per turn.
+    pub max_iterations: Option<u32>,
+    /// Context window override in tokens; `None` = the model table, else 128K.
+    pub context_window: Option<u64>,
+    /// Per-turn workspace snapshots (`auto`) or none (`off`).
+    pub vcs: VcsMode,
+    /// OS sandbox mode; `None` = `CAIRN_SANDBOX`, then the sandbox settings, then `auto`.
+    pub sandbox: Option<cairn_policy::sandbox::SandboxMode>,
+    /// Extra folders commands may write inside the sandbox (`--sandbox-writable`), besides
+    /// the settings' `extraWritable`.
+    pub sandbox_writable: Vec<PathBuf>,
+    /// Extra paths hidden inside the sandbox (`--sandbox-hide`), besides the settings'.
+    pub sandbox_hidden: Vec<PathBuf>,
+    /// Whether sandboxed commands have the network (`--sandbox-network open|none`); `None`
+    /// = the settings' `network`, else open.
+    pub sandbox_network: Option<bool>,
+    /// Shell policy; `None` = `CAIRN_SHELL_POLICY`, then `approve`.
+    pub shell_policy: Option<cairn_engine::ShellPolicy>,
+    /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
+    /// else `code`. A role's model applies unless `model` is given.
+    pub agent: Option<String>,
+    /// The Cairn-made git worktree `workspace` is in ([`worktrees::prepare`]); `None` = a
+    /// folder session, or the restored session's worktree.
+    pub worktree: Option<cairn_protocol::WorktreeRef>,
+}
+
+/// A session ready to run, with what is needed to persist it.
+pub struct Assembled {
+    /// The engine session.
+    pub session: Session,
+    /// Where it is saved.
+    pub store: SessionStore,
+    /// Writes its event log and checkpoints.
+    pub persister: Arc<SessionPersister>,
+    /// The state dir in use.
+    pub state_dir: PathBuf,
+    /// The session's MCP servers (dropping this kills them; see [`Assembled::close_mcp`]).
+    pub mcp: mcp::McpSession,
+    /// The role table (built-ins plus `agents.json`); its current role is the session's.
+    pub agents: Arc<RwLock<AgentRegistry>>,
+    /// Whether the session's commands run sandboxed.
+    pub sandbox: sandbox::SandboxState,
+    /// Language, environment block and project notes the system prompts are built from.
+    prompt_context: (Lang, Environment, Vec<ProjectNote>),
+    /// The system prompt's Agent Skills section (kept across role switches).
+    skills_prompt: String,
+    /// What the user must be told about how the session was opened (e.g. rebuilt from its
+    /// event log, permissions reset): stderr in the CLI, a notice in the app.
+    pub notice: Option<String>,
+    /// What Cairn skipped for lack of trust (project hooks, project MCP servers), each named
+    /// once per run: stderr in the CLI, a banner in the app.
+    pub untrusted: Vec<String>,
+    /// The same, as typed facts (the app's banner).
+    pub skipped: Vec<skipped::SkippedView>,
+}
+
+impl Assembled {
+    /// Stops the session's MCP servers gracefully (stdin closed, SIGTERM, then SIGKILL,
+    /// bounded). Dropping the [`Assembled`] also kills them, without the grace.
+    pub async fn close_mcp(&self) {
+        self.mcp.close().await;
+    }
+    /// Names the session with one cheap LLM request unless the user named it; returns the
+    /// new name (emit it as `session_named` with source `auto`).
+    pub async fn auto_name(&self, llm: Arc<dyn LlmClient>) -> Option<String> {
+        let saved = self.persister.saved();
+        if saved.name_source == "user" {
+            return None;
+        }
+        let first = saved.messages.iter().find_map(|m| match m {
+            cairn_protocol::Message::User { .. } => Some(m.text()),
+            _ => None,
+        })?;
+        let name = naming::generate_name(llm, &saved.model, &first, lang_from_env()).await?;
+        let n = name.clone();
+        self.persister
+            .update(|s| {
+                s.name = n;
+                s.name_source = "auto".into();
+            })
+            .ok()?;
+        Some(name)
+    }
+
+    /// Switches the session to another role for the next turn: its system prompt, and its
+    /// model (with a new client when the role names another provider).
+    pub async fn switch_agent(&self, name: &str) -> Result<AgentDef, RuntimeError> {
+        let mut agents = self
+            .agents
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let def = agents
+            .require(name)
+            .map_err(|e| RuntimeError::Config(e.to_string()))?;
+        if let (Some(provider), Some(_)) = (&def.provider, &def.model) {
+            self.session.set_llm(build_llm(provider, None)?);
+        }
+        let (lang, env, notes) = &self.prompt_context;
+        let def =
+            cairn_engine::agents::switch_role(&self.session, &mut agents, name, *lang, env, notes)
+                .await
+                .map_err(|e| RuntimeError::Config(e.to_string()))?;
+        // The role's prompt replaced the whole system prompt: the skills stay listed.
+        if !self.skills_prompt.is_empty() {
+            let prompt = format!("{}{}", self.session.system_prompt(), self.skills_prompt);
+            self.session.set_system_prompt(prompt).await;
+        }
+        *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
+        Ok(def)
+    }
+
+    /// Renames the session on the user's behalf (wins over automatic names).
+    pub fn rename(&self, name: &str) -> Result<(), StoreError> {
+        self.persister.update(|s| {
+            s.name = name.trim().to_string();
+            s.name_source = "user".into();
+        })
+    }
+
+    /// Saves history, permission state, todos and turn count now (atomic replace).
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        let messages = self.session.messages().await;
+        let turns = self.session.turns().await;
+        let permissions = self.session.permission_state();
+        let todos = self.session.todos();
+        let model = self.session.model();
+        let turn_marks = self.session.turn_marks().await;
+        self.persister.update(|s| {
+            s.turn_marks = turn_marks;
+            s.messages = messages;
+            s.turns = turns;
+            s.permissions = permissions;
+            s.todos = todos;
+            s.model = model;
+            if s.name.is_empty() {
+                s.name = store::derive_name(&s.messages);
+            }
+        })
+    }
+}
+
+/// The state dir shared by the CLI and the desktop app: `CAIRN_STATE_DIR`, else the
+/// platform data dir's `dev.cairn.app`.
+pub fn default_state_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CAIRN_STATE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    dirs::data_dir()
+        .map(|d| d.join("dev.cairn.app"))
+        .unwrap_or_else(reserved::fallback_state_dir)
+}
+
+/// Checks a workspace folder: it must exist, be a directory, and not be `/`, nor contain the
+/// home folder, Cairn's config folder or the default state folder ([`reserved`]), nor be or
+/// lie inside a repository's git directory ([`git_dir`]).
+pub fn resolve_workspace(path: &Path) -> Result<PathBuf, RuntimeError> {
+    let canon = path.canonicalize().map_err(|e| {
+        RuntimeError::Config(format!("workspace {} is not usable: {e}", path.display()))
+    })?;
+    if !canon.is_dir() {
+        return Err(RuntimeError::Config(format!(
+            "workspace {} is not a directory",
+            canon.display()
+        )));
+    }
+    if canon.parent().is_none() {
+        return Err(RuntimeError::Config(
+            "refusing `/` as the workspace: the agent may change every file in it; pick a project folder"
+                .into(),
+        ));
+    }
+    if let Some(home) = dirs::home_dir().and_then(|h| h.canonicalize().ok()) {
+        if canon == home {
+            return Err(RuntimeError::Config(format!(
+                "refusing your home folder {} as the workspace: it holds keys and settings; pick a project folder",
+                canon.display()
+            )));
+        }
+    }
+    reserved::refuse_reserved(&canon, &default_state_dir()).map_err(RuntimeError::Config)?;
+    git_dir::refuse_git_dir(&canon)?;
+    Ok(canon)
+}
+
+/// The model: explicit, else `CAIRN_MODEL`, else `OPENAI_MODEL`.
+pub fn resolve_model(explicit: Option<String>) -> Option<String> {
+    explicit
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| env_nonempty("CAIRN_MODEL"))
+        .or_else(|| env_nonempty("OPENAI_MODEL"))
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Creates or restores a session according to `opts`, with its event log attached.
+pub fn open_session(
+    opts: RunOptions,
+    llm: Option<Arc<dyn LlmClient>>,
+    approver: Arc<dyn Approver>,
+) -> Result<Assembled, RuntimeError> {
+    let state_dir = opts.state_dir.clone().unwrap_or_else(default_state_dir);
+    let store = SessionStore::new(&state_dir);
+    // Held from before loading until the session is dropped: no other process writes it.
+    let mut lock = None;
+    let mut notice = None;
+    let mut restored = match &opts.session_id {
+        Some(id) => {
+            lock = Some(store.lock(id)?);
+            let (saved, rebuilt) = store.load_or_rebuild(id)?;
+            notice = rebuilt;
+            Some(saved)
+        }
+        None => None,
+    };
+    let workspace = match (&opts.workspace, &restored) {
+        (None, Some(r)) if r.workspace.is_empty() => {
+            return Err(RuntimeError::Config(format!(
+                "session {} was rebuilt from its event log, but nothing records its                  workspace: pass --workspace DIR",
+                r.session_id
+            )))
+        }
+        // A rebuilt session whose workspace nothing recorded takes the one given.
+        (Some(w), Some(r)) if r.workspace.is_empty() => resolve_workspace(w)?,
+        (Some(w), Some(r)) => {
+            let w = resolve_workspace(w)?;
+            if Path::new(&r.workspace) != w {
+                return Err(RuntimeError::Config(format!(
+                    "session {} belongs to workspace {}, not {}",
+                    r.session_id,
+                    r.workspace,
+                    w.display()
+                )));
+            }
+            w
+        }
+        (Some(w), None) => resolve_workspace(w)?,
+        (None, Some(r)) => resolve_workspace(Path::new(&r.workspace))?,
+        (None, None) => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| RuntimeError::Config(format!("cannot read the current dir: {e}")))?;
+            resolve_workspace(&cwd)?
+        }
+    };
+    reserved::refuse_reserved(&workspace, &state_dir).map_err(RuntimeError::Config)?;
+    // A damaged roles file only matters to a run that asks for a role.
+    let mut agents = match agents::load_agents(&state_dir) {
+        Ok(a) => a,
+        Err(e) if opts.agent.is_none() => {
+            tracing::warn!("{e}; using the built-in roles");
+            cairn_engine::agents::AgentRegistry::new()
+        }
+        Err(e) => return Err(e),
+    };
+    agents::add_project_agents(&mut agents, &workspace, opts.provider.as_deref());
+    let role_name = opts.agent.clone().unwrap_or_else(|| {
+        match agent_type_from_env() {
+            cairn_engine::prompt::AgentType::Code => "code",
+            cairn_engine::prompt::AgentType::Cowork => "cowork",
+        }
+        .to_string()
+    });
+    let role = agents
+        .switch(role_name.trim())
+        .map_err(|e| RuntimeError::Config(e.to_string()))?
+        .clone();
+    let role_model = role.model.clone().filter(|_| opts.model.is_none());
+    let model = resolve_model(opts.model.clone().or(role_model.clone()))
+        .or_else(|| restored.as_ref().map(|r| r.model.clone()))
+        .ok_or_else(|| {
+            RuntimeError::Config(
+                "no model: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
+            )
+        })?;
+    let provider = opts
+        .provider
+        .clone()
+        .or_else(|| role_model.as_ref().and(role.provider.clone()))
+        .or_else(|| {
+            restored
+                .as_ref()
+                .map(|r| r.provider.clone())
+                .filter(|p| !p.is_empty())
+        })
+        .unwrap_or_else(|| "openai".to_string());
+    let llm = match llm {
+        Some(l) => l,
+        None => build_llm(&provider, opts.base_url.clone())?,
+    };
+    let session_id = restored
+        .as_ref()
+        .map(|r| r.session_id.clone())
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let session_dir = store.session_dir(&session_id)?;
+    let mut config = EngineConfig::new(workspace.clone(), session_dir, model.clone());
+    config.session_id = session_id.clone();
+    config.allowed_commands = opts.allowed_commands.clone();
+    config.private_dirs = reserved::private_dirs(&state_dir);
+    config.retry = RetryPolicy::from_env();
+    config.budget = ResultBudget::from_env();
+    if let Some(n) = opts.max_iterations {
+        config.max_iterations = n;
+    }
+    config.compaction = compaction_config(&model, opts.context_window);
+    let (worktree, worktree_writable) =
+        worktree_of(&opts, restored.as_ref(), &workspace, &state_dir)?;
+    config.worktree = worktree;
+    // Saved permissions count only when they carry Cairn's seal.
+    let mut permissions = match &restored {
+        Some(r) => {
+            let (p, dropped) =
+                store::permission_seal::restored_permissions(r, &store.session_dir(&r.session_id)?);
+            if let Some(why) = dropped {
+                tracing::warn!("{why}");
+            }
+            p
+        }
+        None => Default::default(),
+    };
+    if let Some(mode) = opts.mode {
+        permissions.mode = mode;
+    }
+    config.mode = permissions.mode;
+    let rules = permissions::load_rules(&workspace)?;
+    let shell_policy = match opts.shell_policy {
+        Some(p) => p,
+        None => permissions::shell_policy_from_env()?,
+    };
+    let mut sandbox_opts = sandbox_options(&opts)?;
+    sandbox_opts.writable.extend(worktree_writable);
+    let (exec, sandbox_state) =
+        sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
+    let sandbox_enforced = exec.wrapper.is_some();
+    let hook_sandbox = exec.wrapper.clone();
+    let mcp_sandbox = exec.wrapper.clone();
+    let sandbox_text = match &exec.wrapper {
+        Some(w) => format!(
+            "commands run inside {}. A command that fails because of the sandbox (read-only \
+             file system, permission denied outside the workspace) may be retried with \
+             `sandbox: false`, which the user must approve",
+            w.describe()
+        ),
+        None => "commands are not sandboxed; each side effect is approved per the permission mode"
+            .to_string(),
+    };
+    let prompt_context = (
+        lang_from_env(),
+        instructions::environment(&workspace, &sandbox_text),
+        instructions::notes_for(&workspace),
+    );
+    config.instructions = agents
+        .build_system_prompt(
+            &role.name,
+            prompt_context.0,
+            &prompt_context.1,
+            &prompt_context.2,
+        )
+        .map_err(|e| RuntimeError::Config(e.to_string()))?;
+    let (skills, skill_warnings) = skills::discover(&workspace);
+    for w in &skill_warnings {
+        tracing::warn!("skills: {w}");
+    }
+    let skills_prompt = skills::prompt_section(&skills);
+    config.instructions.push_str(&skills_prompt);
+    if let (Some(r), Some(_)) = (restored.as_mut(), &notice) {
+        // The rebuilt session replaces the damaged copies (kept aside) at once.
+        r.workspace = workspace.display().to_string();
+        store.keep_corrupt(&r.session_id)?;
+        store.save(r)?;
+    }
+    let created = now();
+    let saved = match &restored {
+        // What is saved next carries only the permissions this run really has.
+        Some(r) => SavedSession {
+            permissions: permissions.clone(),
+            ..r.clone()
+        },
+        None => SavedSession {
+            session_id: session_id.clone(),
+            name: String::new(),
+            name_source: String::new(),
+            workspace: workspace.display().to_string(),
+            model,
+            provider: provider.clone(),
+            messages: Vec::new(),
+            permissions: permissions.clone(),
+            turns: 0,
+            todos: Vec::new(),
+            usage: Default::default(),
+            cost_usd: 0.0,
+            created_at: created.clone(),
+            updated_at: created,
+            protocol_version: PROTOCOL_VERSION,
+            turn_marks: Vec::new(),
+            worktree: opts.worktree.as_ref().map(|w| w.name.clone()),
+        },
+    };
+    let lock = match lock {
+        Some(l) => l,
+        None => store.lock(&session_id)?,
+    };
+    let persister = Arc::new(store.persister(saved, lock)?);
+    let agents = Arc::new(RwLock::new(agents));
+    let tools = tools_with_agents(
+        llm.clone(),
+        &config,
+        &provider,
+        agents.clone(),
+        prompt_context.clone(),
+    );
+    let config_instructions = config.instructions.clone();
+    let mut tools = tools;
+    if skills.iter().any(|s| !s.user_only) {
+        tools.register(Arc::new(skills::SkillTool::new(skills.clone())));
+    }
+    let mut builder = Session::builder(config, llm.clone())
+        .tools(tools)
+        .approver(approver)
+        .hook(persister.clone())
+        .permission_state(permissions)
+        .permission_rules(rules, shell_policy, sandbox_enforced)
+        .exec_environment(exec)
+        .pricing(Arc::new(CatalogPricing));
+    if let Some(r) = restored {
+        let mut messages = r.messages;
+        // An explicit role replaces the restored system prompt (switching roles).
+        if opts.agent.is_some() {
+            if let Some(first @ cairn_protocol::Message::System { .. }) = messages.first_mut() {
+                *first = cairn_protocol::Message::system(config_instructions.clone());
+            }
+        }
+        // Calls left open (e.g. an approval pending when the process died) stay open for
+        // `Session::resume`; those that had started are closed, never run twice.
+        if cairn_engine::resume::has_pending_calls(&messages) {
+            builder = builder.resume_pending(store.started_calls(&r.session_id)?);
+        }
+        builder = builder
+            .messages(messages)
+            .turns(r.turns)
+            .todos(r.todos)
+            .turn_marks(r.turn_marks);
+    }
+    if let Some(c) = checkpoints::checkpointer(opts.vcs, &state_dir, &workspace, &session_id) {
+        builder = builder.checkpointer(c);
+    }
+    let hooks = hooks::load(&workspace);
+    for w in &hooks.warnings {
+        tracing::warn!("hooks: {w}");
+    }
+    if let Some(gate) = hooks.gate_in(&session_id, &workspace, hook_sandbox) {
+        builder = builder.gate(gate);
+    }
+    let session = builder.build();
+    let mcp = mcp::attach(&session, &workspace, llm, mcp_sandbox);
+    let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
+    untrusted.extend(mcp.untrusted().iter().cloned());
+    let mut skipped: Vec<skipped::SkippedView> = hooks.skipped(&workspace).into_iter().collect();
+    skipped.extend(mcp.skipped().iter().cloned());
+    Ok(Assembled {
+        session,
+        store,
+        persister,
+        state_dir,
+        mcp,
+        agents,
+        sandbox: sandbox_state,
+        prompt_context,
+        skills_prompt,
+        notice,
+        untrusted,
+        skipped,
+    })
+}
+
+/// The worktree a session runs in (the one the options name, else the restored session's),
+/// trusted again, and what its sandbox may write for git.
+fn worktree_of(
+    opts: &RunOptions,
+    restored: Option<&SavedSession>,
+    workspace: &Path,
+    state_dir: &Path,
+) -> Result<(Option<cairn_protocol::WorktreeRef>, Vec<PathBuf>), RuntimeError> {
+    let saved = restored.and_then(|r| r.worktree.clone());
+    let name = match (&opts.worktree, &saved) {
+        (Some(w), Some(s)) if &w.name != s => {
+            return Err(RuntimeError::Config(format!(
+                "the session runs in worktree {s}, not {}",
+                w.name
+            )))
+        }
+        (Some(_), None) if restored.is_some() => {
+            return Err(RuntimeError::Config(
+                "--session of a folder session cannot be continued in a worktree: start a new                  session with --worktree"
+                    .into(),
+            ))
+        }
+        (Some(w), _) => w.name.clone(),
+        (None, Some(s)) => s.clone(),
+        (None, None) => return Ok((None, Vec::new())),
+    };
+    let record = worktrees::trusted(workspace, state_dir, &name)
+        .map_err(|e| RuntimeError::Config(e.to_string()))?;
+    let reference = opts
+        .worktree
+        .clone()
+        .unwrap_or_else(|| worktrees::reference(&record, false));
+    Ok((Some(reference), worktrees::sandbox_writable(&record)))
+}
+
+use crate::store::now;
+
+/// Prices usage from the providers' model table.
+struct CatalogPricing;
+
+impl cairn_engine::Pricing for CatalogPricing {
+    fn cost_usd(&self, model: &str, usage: &cairn_protocol::TokenUsage) -> Option<f64> {
+        cairn_providers::cost_usd(model, usage)
+    }
+}
+
+/// Compaction settings: window from the override, else the model table, else 128K; thresholds
+/// from `COMPACTION_THRESHOLD_PCT`, `COMPACTION_SOFT_THRESHOLD_PCT`, `COMPACTION_CAP_TOKENS`.
+pub fn compaction_config(
+    model: &str,
+    override_window: Option<u64>,
+) -> cairn_engine::CompactionConfig {
+    let mut c = cairn_engine::CompactionConfig::default();
+    if let Some(w) = override_window
+        .or_else(|| env_parse("CONTEXT_WINDOW"))
+        .or_else(|| cairn_providers::context_window_for(model))
+    {
+        c.context_window = w.max(1_000);
+    }
+    if let Some(p) = env_parse::<f64>("COMPACTION_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0)
+    {
+        c.threshold_pct = p;
+    }
+    if let Some(p) =
+        env_parse::<f64>("COMPACTION_SOFT_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0)
+    {
+        c.soft_threshold_pct = Some(p);
+    }
+    c.cap_tokens = env_parse("COMPACTION_CAP_TOKENS");
+    c
+}
+
+/// The agent type from `CAIRN_AGENT` (`code` or `cowork`; default code).
+pub fn agent_type_from_env() -> cairn_engine::prompt::AgentType {
+    match std::env::var("CAIRN_AGENT").ok().as_deref().map(str::trim) {
+        Some("cowork") => cairn_engine::prompt::AgentType::Cowork,
+        _ => cairn_engine::prompt::AgentType::Code,
+    }
+}
+
+/// The prompt language from `CAIRN_LANG` (zh, en, zh-TW, ja, ko, es; default en).
+pub fn lang_from_env() -> cairn_engine::prompt::Lang {
+    std::env::var("CAIRN_LANG")
+        .ok()
+        .and_then(|l| cairn_engine::prompt::Lang::parse(&l))
+        .unwrap_or_default()
+}
+
+fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}

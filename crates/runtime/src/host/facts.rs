@@ -1,0 +1,56 @@
+//! What faces read and set of an open session without reaching into the engine: its turn
+//! count, mode, model, sandbox, what was left out for lack of trust, and its end.
+
+use cairn_protocol::Mode;
+
+use super::SessionHandle;
+use crate::sandbox::SandboxState;
+
+impl SessionHandle {
+    /// Turns this session has run.
+    pub async fn turns(&self) -> u32 {
+        self.session().turns().await
+    }
+
+    /// The permission mode.
+    pub fn mode(&self) -> Mode {
+        self.session().mode()
+    }
+
+    /// Sets the permission mode (from the next tool call on).
+    pub fn set_mode(&self, mode: Mode) {
+        self.session().set_mode(mode);
+    }
+
+    /// The model the next turn uses.
+    pub fn model(&self) -> String {
+        self.session().model()
+    }
+
+    /// Whether the session's commands run inside the OS sandbox, and why not.
+    pub fn sandbox(&self) -> &SandboxState {
+        &self.assembled().sandbox
+    }
+
+    /// Repository definitions left out until the user trusts them, as one line each.
+    pub fn untrusted(&self) -> &[String] {
+        &self.assembled().untrusted
+    }
+
+    /// Forgets a session-scoped "always allow" of tool `name`; false when none was given.
+    pub fn revoke_tool(&self, name: &str) -> bool {
+        self.session().revoke_tool(name)
+    }
+
+    /// Forgets a session-scoped "always allow" of `program`; false when none was given.
+    pub fn revoke_command(&self, program: &str) -> bool {
+        self.session().revoke_command(program)
+    }
+
+    /// Ends the face's use of the session without closing it in a host: runs its
+    /// `SessionEnd` hooks (once) and stops its MCP servers gracefully.
+    pub async fn end(&self) {
+        self.session().end().await;
+        self.assembled().close_mcp().await;
+    }
+}
