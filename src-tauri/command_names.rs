@@ -14,6 +14,7 @@ pub const COMMANDS: &[&str] = &[
     "new_session",
     "open_session",
     "session_status",
+    "session_history",
     "rename_session",
     "delete_session",
     "watch_board",

@@ -70,6 +70,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::session::new_session,
             commands::session::open_session,
             commands::session::session_status,
+            commands::session::session_history,
             commands::session::rename_session,
             commands::session::delete_session,
             commands::board::watch_board,

@@ -26,6 +26,8 @@ mod follow;
 mod git_dir;
 #[path = "e2e/handoff.rs"]
 mod handoff;
+#[path = "e2e/history.rs"]
+mod history;
 #[path = "e2e/layout.rs"]
 mod layout;
 #[path = "e2e/mcp_trust.rs"]

@@ -343,6 +343,15 @@ async fn long_run(plan: Plan) -> Option<LongRun> {
         )
         .await;
         let opened = measure(pid, plan.settle).await;
+        // It opened with its newest turns; the older ones are paged in (as a user going
+        // back would) before the whole transcript is scrolled.
+        wait_js(
+            &c,
+            "every older page loaded",
+            "const b = document.querySelector('[data-testid=load-earlier]'); \
+             if (b === null) return true; b.click(); return false;",
+        )
+        .await;
         let frames = scroll_end_to_end(&c, &seed::question(1), plan.long_turns).await;
         let scrolled = measure(pid, plan.settle).await;
         *sink.lock().unwrap() = LongRun {

@@ -131,6 +131,23 @@ pub async fn open_session<R: Runtime>(
     Ok(cairn_runtime::host::view::view_with_pending(&runtime).await?)
 }
 
+/// The page of the window's session's history ending before turn group `before` (the
+/// view's `historyBefore`, then each page's `first`), at most `limit` turns (default 100):
+/// the transcript pages older turns in instead of taking every event at open.
+#[tauri::command]
+pub fn session_history<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    before: usize,
+    limit: Option<usize>,
+) -> IpcResult<cairn_runtime::history::HistoryPage> {
+    let runtime = current(&state, window.label())?;
+    let limit = limit.unwrap_or(cairn_runtime::host::view::VIEW_TURNS);
+    Ok(tokio::task::block_in_place(|| {
+        runtime.history(Some(before), limit)
+    })?)
+}
+
 /// The live state of the window's session.
 #[tauri::command]
 pub fn session_status<R: Runtime>(

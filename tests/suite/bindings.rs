@@ -20,6 +20,7 @@ fn export_app_types(cfg: &Config) {
     export::<Bootstrap>(cfg);
     export::<SessionView>(cfg);
     export::<SessionStatus>(cfg);
+    export::<cairn_runtime::history::HistoryPage>(cfg);
     export::<PermissionRules>(cfg);
     export::<SettingsUpdate>(cfg);
     export::<UsageReport>(cfg);

@@ -19,6 +19,7 @@ use tauri::webview::InvokeRequest;
 use tauri::{Manager, WebviewWindow};
 
 mod attachments;
+mod history;
 mod project_rules;
 mod rewind;
 

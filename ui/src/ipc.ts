@@ -10,6 +10,7 @@ import type { Mode } from "./bindings/Mode";
 import type { PlanReview } from "./bindings/PlanReview";
 import type { UserAnswer } from "./bindings/UserAnswer";
 import type { AppInfo } from "./bindings/app/AppInfo";
+import type { HistoryPage } from "./bindings/app/HistoryPage";
 import type { BoardView } from "./bindings/app/BoardView";
 import type { Bootstrap } from "./bindings/app/Bootstrap";
 import type { DirListing } from "./bindings/app/DirListing";
@@ -72,6 +73,9 @@ export const newSession = () => invoke<SessionView>("new_session");
 export const openSession = (id: string) => invoke<SessionView>("open_session", { id });
 /** The live state of the window's session. */
 export const sessionStatus = () => invoke<SessionStatus>("session_status");
+/** The page of the shown session's history ending before turn group `before`. */
+export const sessionHistory = (before: number, limit?: number) =>
+  invoke<HistoryPage>("session_history", { before, limit: limit ?? null });
 /** Renames a session. */
 export const renameSession = (id: string, name: string) => invoke<void>("rename_session", { id, name });
 /** Deletes a session. */

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { Event } from "./bindings/Event";
 import type { TokenUsage } from "./bindings/TokenUsage";
-import { applyEvents, closeStaleTools, emptyChat, markAnswered, type ChatState, type Item } from "./transcript";
+import {
+  applyEvents,
+  chatFrom,
+  closeStaleTools,
+  emptyChat,
+  markAnswered,
+  prependHistory,
+  type ChatState,
+  type Item,
+} from "./transcript";
 
 const task = "t1";
 const usage = (input: number, output: number, cached = 0): TokenUsage => ({
@@ -227,5 +236,35 @@ describe("closeStaleTools and markAnswered", () => {
   it("marks an approval answered by its id", () => {
     const s = fold([turnStart("x"), proposed("c1"), permission("c1")]);
     expect(only(markAnswered(s, "c1", "answered"), "tool").approval?.state).toBe("answered");
+  });
+});
+
+describe("paged history", () => {
+  // Each turn a task of its own, as the engine logs them.
+  const turn = (n: number): Event[] =>
+    [
+      turnStart(`question ${n}`, n),
+      { type: "llm_request", data: { taskId: task, reqId: `r${n}`, logTime: "2026-01-01T00:00:00Z", model: "m", msgCount: 1, toolCount: 0 } } as Event,
+      message(`r${n}`, `answer ${n}`, usage(100, 10), 0.5),
+      turnEnd(),
+    ].map((e) => ({ ...e, data: { ...e.data, taskId: `t${n}` } }) as Event);
+  const texts = (s: ChatState) => s.items.flatMap((i) => (i.kind === "user" || i.kind === "assistant" ? [i.text] : []));
+
+  it("starts the meter from what the older turns used and prepends them once loaded", () => {
+    const earlier = { requests: 2, input: 200, output: 20, cached: 0, cost: 1, unpriced: 0 };
+    const shown = fold([...turn(3), ...turn(4)], chatFrom(earlier, 2));
+    expect(shown.historyBefore).toBe(2);
+    expect(shown.meter.requests).toBe(4);
+    expect(shown.meter.input).toBe(400);
+    expect(shown.meter.cost).toBe(2);
+    const all = prependHistory(shown, [...turn(1), ...turn(2)], 0);
+    expect(all.historyBefore).toBeNull();
+    expect(texts(all)).toEqual(["question 1", "answer 1", "question 2", "answer 2", "question 3", "answer 3", "question 4", "answer 4"]);
+    // The older turns' usage was counted already; their ids never collide with newer ones.
+    expect(all.meter).toEqual(shown.meter);
+    expect(new Set(all.items.map((i) => i.id)).size).toBe(all.items.length);
+    // Events of the running turn still fold into the newest items.
+    const more = fold([message("r4", "answer 4, revised")], all);
+    expect(texts(more).at(-1)).toBe("answer 4, revised");
   });
 });

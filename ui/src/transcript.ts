@@ -2,6 +2,7 @@
 // todos, plan, queued steering, usage). Pure: every fold returns a new value, and a batch of
 // events copies the item list once, so replaying a long session stays linear.
 import type { AlwaysAllow } from "./bindings/AlwaysAllow";
+import type { EarlierUsage } from "./bindings/app/EarlierUsage";
 import type { Event } from "./bindings/Event";
 import type { ResultAttachment } from "./bindings/ResultAttachment";
 import type { TodoItem } from "./bindings/TodoItem";
@@ -93,6 +94,8 @@ export type ChatState = {
   sessionName: string | null;
   /** The session turn (from 1) that started last. */
   turn: number;
+  /** Where the older turns not loaded yet end (the history's `before`); null: none. */
+  historyBefore: number | null;
 };
 
 /** An empty chat. */
@@ -105,6 +108,7 @@ export const emptyChat: ChatState = {
   retriable: false,
   sessionName: null,
   turn: 0,
+  historyBefore: null,
 };
 
 /**
@@ -483,6 +487,35 @@ export function applyEvents(state: ChatState, events: readonly Event[]): ChatSta
   const next = { ...d.s, items: d.items };
   indexCache.set(d.items, d.index);
   return next;
+}
+
+/** A chat whose meter starts from what the turns not loaded used (see `SessionView`). */
+export function chatFrom(earlier: EarlierUsage, historyBefore: number | null): ChatState {
+  return {
+    ...emptyChat,
+    historyBefore,
+    meter: {
+      ...emptyChat.meter,
+      requests: earlier.requests,
+      input: earlier.input,
+      output: earlier.output,
+      cached: earlier.cached,
+      cost: earlier.cost,
+      unpriced: earlier.unpriced,
+    },
+  };
+}
+
+/**
+ * Puts a page of older turns before the chat's items. Their usage is already in the meter
+ * (counted by the backend); their items get ids of their own, so they never collide with
+ * the ones built from the newer events.
+ */
+export function prependHistory(state: ChatState, events: readonly Event[], first: number): ChatState {
+  const older = closeStaleTools(applyEvents(emptyChat, events));
+  const tag = `earlier-${first}/`;
+  const items = older.items.map((it) => ({ ...it, id: tag + it.id }));
+  return { ...state, items: [...items, ...state.items], historyBefore: first > 0 ? first : null };
 }
 
 /**

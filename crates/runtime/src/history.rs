@@ -12,15 +12,18 @@ use crate::store::{SessionStore, StoreError};
 pub const MAX_PAGE_TURNS: usize = 500;
 
 /// One page of a session's history.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
 pub struct HistoryPage {
     /// The events of the page's turns, oldest first, as the live stream sent them.
     pub events: Vec<Event>,
     /// The position of the page's first turn group among all of them (0 = the oldest);
     /// pass it as `before` for the page before this one.
+    #[ts(type = "number")]
     pub first: usize,
     /// How many turn groups the session has.
+    #[ts(type = "number")]
     pub total: usize,
 }
 
@@ -62,6 +65,23 @@ pub fn page(events: Vec<Event>, before: Option<usize>, limit: usize) -> HistoryP
         first,
         total,
     }
+}
+
+/// The newest page of at most `limit` turn groups of `events`, and the events before it.
+pub fn newest(mut events: Vec<Event>, limit: usize) -> (HistoryPage, Vec<Event>) {
+    let starts = group_starts(&events);
+    let total = starts.len();
+    let first = total.saturating_sub(limit.clamp(1, MAX_PAGE_TURNS));
+    let from = starts.get(first).copied().unwrap_or(events.len());
+    let page = events.split_off(from);
+    (
+        HistoryPage {
+            events: page,
+            first,
+            total,
+        },
+        events,
+    )
 }
 
 impl SessionStore {
@@ -156,5 +176,21 @@ mod tests {
         assert!(page(events.clone(), Some(0), 10).events.is_empty());
         assert_eq!(page(events, None, 0).events.len(), 3);
         assert_eq!(page(Vec::new(), None, 10).total, 0);
+    }
+
+    #[test]
+    fn the_newest_page_is_the_suffix_and_the_rest_comes_back() {
+        let events: Vec<Event> = (1..=30).flat_map(turn).collect();
+        let (p, before) = newest(events.clone(), 10);
+        assert_eq!((p.first, p.total), (20, 30));
+        assert_eq!(inputs(&p)[0], "question 21");
+        assert_eq!(before.len() + p.events.len(), events.len());
+        assert_eq!(before[..], events[..before.len()]);
+        assert_eq!(p, page(events.clone(), None, 10));
+        let (all, none) = newest(events.clone(), 100);
+        assert_eq!(
+            (all.first, all.events.len(), none.len()),
+            (0, events.len(), 0)
+        );
     }
 }

@@ -34,6 +34,8 @@ export type TranscriptActions = Answerers & {
   timeline: TimelineActions;
   /** Opens Settings (offered by a rejected-key notice). */
   openSettings?: () => void;
+  /** Loads the page of turns before the first one shown; undefined when none is older. */
+  earlier?: () => void;
 };
 
 const Row = memo(function Row({ item, actions, last }: { item: Item; actions: TranscriptActions; last: boolean }) {
@@ -243,6 +245,13 @@ export function Transcript({ items, actions, sent = 0 }: { items: Item[]; action
       onPointerDown={() => follow.press(true)}
       aria-live="polite"
     >
+      {actions.earlier !== undefined && (
+        <div className="transcript-earlier">
+          <button type="button" className="btn btn-small" data-testid="load-earlier" onClick={actions.earlier}>
+            {t("chat.earlier")}
+          </button>
+        </div>
+      )}
       <div className="transcript-sizer" style={{ height: virtualizer.getTotalSize() }}>
         <div className="transcript-inner" style={{ transform: `translateY(${rows[0]?.start ?? 0}px)` }}>
           {rows.map((row) => {

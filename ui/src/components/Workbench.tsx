@@ -14,10 +14,12 @@ import { HEADER_COMPACT_MAX, panelPlace, SIDE_DOCK_MIN, SIDEBAR_DOCK_MIN, useVie
 import * as ipc from "../ipc";
 import {
   applyEvents,
+  chatFrom,
   closeStaleTools,
   emptyChat,
   latestPlan,
   markAnswered,
+  prependHistory,
   withNotice,
   type AskState,
   type ChatState,
@@ -44,6 +46,7 @@ import { SkippedBanner } from "./SkippedBanner";
 type Action =
   | { type: "reset"; view: SessionView | null }
   | { type: "events"; events: Event[]; view: SessionView | null }
+  | { type: "older"; events: Event[]; first: number }
   | { type: "answered"; id: string; state: AskState | "rejected" }
   | { type: "notice"; text: string; tone?: "info" | "error" }
   | { type: "steer"; text: string }
@@ -61,7 +64,7 @@ function reduce(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case "reset": {
       if (action.view === null) return emptyChat;
-      const logged = applyEvents(emptyChat, action.view.events);
+      const logged = applyEvents(chatFrom(action.view.earlierUsage, action.view.historyBefore), action.view.events);
       // Without a running turn, calls still open in the log belong to a stopped process.
       const base = action.view.busy ? logged : closeStaleTools(logged);
       return {
@@ -73,6 +76,8 @@ function reduce(state: ChatState, action: Action): ChatState {
     }
     case "events":
       return applyEvents(state, action.events);
+    case "older":
+      return prependHistory(state, action.events, action.first);
     case "answered":
       return markAnswered(state, action.id, action.state);
     case "notice":
@@ -517,6 +522,24 @@ export function Workbench(p: Props) {
     [movable, handoff, fail],
   );
 
+  // Older turns of a long session come a page at a time, on request.
+  const historyBefore = chat.historyBefore;
+  // One page at a time: a second click while one loads would add the same turns twice.
+  const loadingEarlier = useRef(false);
+  const earlier = useCallback(() => {
+    const id = sessionRef.current?.id;
+    if (id === undefined || historyBefore === null || loadingEarlier.current) return;
+    loadingEarlier.current = true;
+    ipc
+      .sessionHistory(historyBefore)
+      .then(
+        (page) => dispatchTo({ id, action: { type: "older", events: page.events, first: page.first } }),
+        fail,
+      )
+      .finally(() => {
+        loadingEarlier.current = false;
+      });
+  }, [historyBefore, fail]);
   const actions: TranscriptActions = useMemo(
     () => ({
       ...answerers,
@@ -527,8 +550,9 @@ export function Workbench(p: Props) {
       running,
       timeline: timeline.actions,
       openSettings: p.onOpenSettings,
+      earlier: historyBefore === null ? undefined : earlier,
     }),
-    [answerers, approve, allowInProject, retry, p.approvals, running, timeline.actions, p.onOpenSettings],
+    [answerers, approve, allowInProject, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier],
   );
 
   const setMode = (mode: Mode) => {

@@ -127,6 +127,7 @@ export const en = {
   "working.tool": "Running",
   "working.approval": "Waiting for your approval of",
   "chat.empty.lead": "Ask Cairn about this project. Each turn leaves a cairn: a snapshot you can return to.",
+  "chat.earlier": "Show earlier turns",
   "chat.you": "You",
   "chat.cairn": "Cairn",
   "chat.reasoning": "Reasoning",

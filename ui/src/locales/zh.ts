@@ -127,6 +127,7 @@ export const zh: Record<MessageKey, string> = {
   "working.tool": "正在运行",
   "working.approval": "等待你批准",
   "chat.empty.lead": "向 Cairn 询问这个项目。每一轮都会留下一个路标：一个可以回到的快照。",
+  "chat.earlier": "显示更早的回合",
   "chat.you": "你",
   "chat.cairn": "Cairn",
   "chat.reasoning": "推理过程",

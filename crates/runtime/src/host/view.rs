@@ -27,8 +27,15 @@ pub struct SessionView {
     pub mode: Mode,
     /// Turns run.
     pub turns: u32,
-    /// The logged events of earlier turns (text deltas are not logged).
+    /// The logged events of the newest [`VIEW_TURNS`] turns (text deltas are not logged);
+    /// older ones come page by page from [`SessionHandle::history`].
     pub events: Vec<Event>,
+    /// Where the older turns end (pass as `before` to the history), `null` when `events`
+    /// holds the whole session.
+    #[ts(type = "number | null")]
+    pub history_before: Option<usize>,
+    /// What the older turns used, so the meter counts the whole session.
+    pub earlier_usage: EarlierUsage,
     /// The agent's todo list.
     pub todos: Vec<TodoItem>,
     /// Steering messages not yet injected.
@@ -44,6 +51,56 @@ pub struct SessionView {
     pub sandbox: SandboxView,
     /// Repository definitions left out until the user trusts them (named in a banner).
     pub skipped: Vec<crate::skipped::SkippedView>,
+}
+
+/// Turns a view holds at first; a face pages the older ones in.
+pub const VIEW_TURNS: usize = 100;
+
+/// What the turns not in a view used: the requests, tokens and cost the meter counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct EarlierUsage {
+    /// LLM requests.
+    pub requests: u32,
+    /// Input tokens.
+    #[ts(type = "number")]
+    pub input: u64,
+    /// Output tokens.
+    #[ts(type = "number")]
+    pub output: u64,
+    /// Cached input tokens.
+    #[ts(type = "number")]
+    pub cached: u64,
+    /// Priced cost in USD.
+    pub cost: f64,
+    /// Replies no price was known for.
+    pub unpriced: u32,
+}
+
+impl EarlierUsage {
+    /// What `events` used, counted as the page's meter counts them.
+    pub fn of(events: &[Event]) -> Self {
+        let mut u = EarlierUsage::default();
+        for e in events {
+            match e {
+                Event::LlmRequest(_) => u.requests += 1,
+                Event::AssistantMessage(m) => {
+                    if let Some(usage) = &m.usage {
+                        u.input += usage.input_tokens;
+                        u.output += usage.output_tokens;
+                        u.cached += usage.cached_input_tokens;
+                        match m.cost_usd {
+                            Some(c) => u.cost += c,
+                            None => u.unpriced += 1,
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        u
+    }
 }
 
 /// The sandbox state of a session, as the header shows it.
@@ -109,7 +166,8 @@ pub fn status(h: &SessionHandle) -> SessionStatus {
 pub fn view(h: &SessionHandle) -> Result<SessionView, StoreError> {
     let saved = h.saved();
     let session = h.session();
-    let events = h.store().read_events(&saved.session_id)?;
+    let all = h.store().read_events(&saved.session_id)?;
+    let (page, earlier) = crate::history::newest(all, VIEW_TURNS);
     Ok(SessionView {
         id: saved.session_id,
         name: saved.name,
@@ -118,7 +176,9 @@ pub fn view(h: &SessionHandle) -> Result<SessionView, StoreError> {
         model: model_view(&session.model()),
         mode: session.mode(),
         turns: saved.turns,
-        events,
+        history_before: page.has_older().then_some(page.first),
+        earlier_usage: EarlierUsage::of(&earlier),
+        events: page.events,
         todos: session.todos(),
         pending_steering: session.pending_steering(),
         busy: session.is_busy(),

@@ -76,7 +76,7 @@ async fn until_end(stream: &mut EventStream) {
 
 /// Whether a turn of `h` asks; an asked approval is denied so that the turn ends.
 async fn turn_asks(h: &SessionHandle) -> bool {
-    let mut stream = super::start(&h, "make a file").await;
+    let mut stream = super::start(h, "make a file").await;
     let asked = asks(&mut stream).await;
     if let Some(id) = &asked {
         // The request is parked right after its event.

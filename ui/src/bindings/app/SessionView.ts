@@ -2,6 +2,7 @@
 import type { Event } from "../Event";
 import type { Mode } from "../Mode";
 import type { TodoItem } from "../TodoItem";
+import type { EarlierUsage } from "./EarlierUsage";
 import type { ModelView } from "./ModelView";
 import type { SandboxView } from "./SandboxView";
 import type { SkippedView } from "./SkippedView";
@@ -39,9 +40,19 @@ mode: Mode,
  */
 turns: number, 
 /**
- * The logged events of earlier turns (text deltas are not logged).
+ * The logged events of the newest [`VIEW_TURNS`] turns (text deltas are not logged);
+ * older ones come page by page from [`SessionHandle::history`].
  */
 events: Array<Event>, 
+/**
+ * Where the older turns end (pass as `before` to the history), `null` when `events`
+ * holds the whole session.
+ */
+historyBefore: number | null, 
+/**
+ * What the older turns used, so the meter counts the whole session.
+ */
+earlierUsage: EarlierUsage, 
 /**
  * The agent's todo list.
  */
