@@ -1,0 +1,6 @@
+mod auth;
+mod harness;
+mod openapi;
+mod requests;
+mod rollback;
+mod runs;
