@@ -379,3 +379,43 @@ async fn sessions_are_capped_patched_and_closed() {
         201
     );
 }
+
+#[tokio::test]
+async fn a_slow_reader_is_cut_off_and_its_run_interrupted() {
+    let s = Server::start(|_| {}).await;
+    // Far more output than the 8 MiB a stream may hold unsent plus what the sockets buffer.
+    let big = "x".repeat(40 * 1024 * 1024);
+    s.mock.push(Reply::text(&big).chunk_size(256 * 1024));
+    let id = s.session("auto").await;
+    // The attached client never reads its stream.
+    let stalled = s
+        .post(&format!("/v1/sessions/{id}/messages"), json!({"text": "talk a lot"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stalled.status(), 200);
+    let path = format!("/v1/sessions/{id}");
+    assert!(
+        eventually(|| async {
+            let v = s.get_json(&path).await;
+            v["lastStatus"] == "interrupted" && v["state"] == "idle"
+        })
+        .await,
+        "the run was interrupted"
+    );
+    // The stalled connection was closed, not buffered: reading it now ends early.
+    let mut body = stalled.bytes_stream();
+    let mut got = 0usize;
+    let mut failed = false;
+    while let Some(chunk) = futures::StreamExt::next(&mut body).await {
+        match chunk {
+            Ok(c) => got += c.len(),
+            Err(_) => {
+                failed = true;
+                break;
+            }
+        }
+    }
+    assert!(failed, "the cut-off stream ends with an error, after {got} bytes");
+    assert!(got < big.len(), "{got}");
+}
