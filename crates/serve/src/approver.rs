@@ -20,15 +20,23 @@ pub struct TimedApprover {
     timeout: Duration,
     /// Approvals denied by the timeout whose reason was not asked yet.
     timed_out: AtomicUsize,
+    /// A tenant's root: directory grants outside it are refused.
+    root: Option<std::path::PathBuf>,
 }
 
 impl TimedApprover {
     /// Parks requests in `pending` for at most `timeout`.
-    pub fn new(pending: Arc<Pending>, workspace: std::path::PathBuf, timeout: Duration) -> Self {
+    pub fn new(
+        pending: Arc<Pending>,
+        workspace: std::path::PathBuf,
+        timeout: Duration,
+        root: Option<std::path::PathBuf>,
+    ) -> Self {
         TimedApprover {
             inner: PendingApprover::new(pending, None, None, workspace),
             timeout,
             timed_out: AtomicUsize::new(0),
+            root,
         }
     }
 
@@ -76,6 +84,18 @@ impl Approver for TimedApprover {
     }
 
     async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
+        if let Some(root) = &self.root {
+            let path = std::path::Path::new(&request.path);
+            let inside = path
+                .canonicalize()
+                .map(|p| p.starts_with(root))
+                .unwrap_or(false);
+            if !inside {
+                return DirectoryGrant::Denied {
+                    reason: "outside this tenant's root".into(),
+                };
+            }
+        }
         tokio::time::timeout(self.timeout, self.inner.grant_directory(request))
             .await
             .unwrap_or_else(|_| DirectoryGrant::Denied {

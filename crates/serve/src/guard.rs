@@ -11,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::state::App;
+use crate::state::{App, Caller};
 use crate::token;
 
 /// Runs the checks, then the route.
@@ -20,7 +20,12 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
         None => None,
         Some(o) => {
             let text = o.to_str().unwrap_or("");
-            if text == "null" || !app.cfg.allow_origins.iter().any(|a| a == text) {
+            let tenant_origin = app
+                .tenants
+                .iter()
+                .any(|t| t.allow_origins.iter().any(|a| a == text));
+            if text == "null" || !(app.cfg.allow_origins.iter().any(|a| a == text) || tenant_origin)
+            {
                 return finish(
                     ApiError::new(
                         StatusCode::FORBIDDEN,
@@ -84,22 +89,55 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
             origin,
         );
     }
+    let mut req = req;
+    if !open {
+        let caller = caller(&app, &req);
+        // A tenant's page may only come from that tenant's origins (or the server's).
+        if let (Some(o), Some(t)) = (&origin, &caller) {
+            let text = o.to_str().unwrap_or("");
+            if !app.cfg.allow_origins.iter().any(|a| a == text)
+                && !t.allow_origins.iter().any(|a| a == text)
+            {
+                return finish(
+                    ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        "origin_forbidden",
+                        "this Origin may not call the server (see --allow-origin)",
+                    )
+                    .into_response(),
+                    None,
+                );
+            }
+        }
+        req.extensions_mut().insert(Caller(caller));
+    }
     let resp = next.run(req).await;
     finish(resp, origin)
 }
 
-fn authorized(app: &App, req: &Request) -> bool {
-    let Some(value) = req
-        .headers()
+fn bearer(req: &Request) -> Option<&str> {
+    req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-    else {
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+/// Whether the request carries a valid token (the server's, or a tenant's).
+fn authorized(app: &App, req: &Request) -> bool {
+    let Some(given) = bearer(req) else {
         return false;
     };
-    let Some(given) = value.strip_prefix("Bearer ") else {
-        return false;
-    };
-    token::same(given.trim().as_bytes(), app.token.as_bytes())
+    if app.tenants.is_empty() {
+        token::same(given.as_bytes(), app.token.as_bytes())
+    } else {
+        crate::tenants::select(&app.tenants, given).is_some()
+    }
+}
+
+/// The tenant the token selects (`None` in single-user mode).
+fn caller(app: &App, req: &Request) -> Option<std::sync::Arc<crate::tenants::Tenant>> {
+    crate::tenants::select(&app.tenants, bearer(req)?).cloned()
 }
 
 /// Headers every response carries; a bare `405` becomes the JSON error.

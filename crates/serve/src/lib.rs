@@ -17,6 +17,7 @@ mod runs;
 mod server;
 mod sse;
 mod state;
+mod tenants;
 mod token;
 
 pub use config::{ApprovePolicy, LlmSource, ServeConfig, ServeError};

@@ -100,6 +100,8 @@ pub struct Live {
     pub watchers: AtomicUsize,
     /// Steering instructions given here, by `steerId`.
     steers: Mutex<Vec<(String, String)>>,
+    /// The tenant it belongs to (`None`: single-user mode).
+    pub tenant: Option<String>,
 }
 
 impl Live {
@@ -109,6 +111,7 @@ impl Live {
         pending: Arc<Pending>,
         epoch: &str,
         timeout: Duration,
+        tenant: Option<String>,
     ) -> Live {
         Live {
             handle,
@@ -122,6 +125,7 @@ impl Live {
             closed: CancellationToken::new(),
             watchers: AtomicUsize::new(0),
             steers: Mutex::default(),
+            tenant,
         }
     }
 

@@ -70,7 +70,7 @@ impl Running {
 
     /// Sessions open right now (benches, tests).
     pub fn open_sessions(&self) -> usize {
-        self.app.lives().len()
+        self.app.lives_all().len()
     }
 }
 
@@ -80,7 +80,15 @@ fn check(cfg: &ServeConfig, listen: &Listen) -> Result<(), ServeError> {
         if cfg.token_file.is_some() || cfg.state_dir.is_some() {
             return usage("--tenants takes neither --token-file nor --state-dir");
         }
-        return usage("--tenants: multi-tenant mode is not available in this build yet");
+        if cfg
+            .sandbox
+            .is_some_and(|m| m != cairn_policy::sandbox::SandboxMode::Required)
+        {
+            return usage("--tenants needs the sandbox: only --sandbox required");
+        }
+        if cfg.approve == ApprovePolicy::Allow {
+            return usage("--approve allow is never for tenants");
+        }
     }
     let secs = cfg.approval_timeout.as_secs();
     if !(1..=86_400).contains(&secs) {
@@ -114,13 +122,36 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         None => Listen::Unix(default_socket()),
     };
     check(&cfg, &listen)?;
-    let token_file = cfg.token_file.clone().unwrap_or_else(|| {
-        default_socket()
-            .parent()
-            .map(|p| p.join("serve.token"))
-            .unwrap_or_else(|| PathBuf::from("serve.token"))
-    });
-    let token = crate::token::load_or_create(&token_file)?;
+    let tenants = match &cfg.tenants {
+        Some(file) => {
+            let tenants = crate::tenants::load(file)?;
+            for t in &tenants {
+                // Tenants require a working allow-list sandbox.
+                cairn_runtime::sandbox_report(
+                    &t.root,
+                    &t.state_dir,
+                    Some(cairn_policy::sandbox::SandboxMode::Required),
+                )
+                .map_err(|e| {
+                    ServeError::Usage(format!("--tenants needs a working sandbox: {e}"))
+                })?;
+            }
+            tenants
+        }
+        None => Vec::new(),
+    };
+    let (token_file, token) = if tenants.is_empty() {
+        let token_file = cfg.token_file.clone().unwrap_or_else(|| {
+            default_socket()
+                .parent()
+                .map(|p| p.join("serve.token"))
+                .unwrap_or_else(|| PathBuf::from("serve.token"))
+        });
+        let token = crate::token::load_or_create(&token_file)?;
+        (Some(token_file), token)
+    } else {
+        (None, String::new())
+    };
     let state_dir = cfg
         .state_dir
         .clone()
@@ -128,7 +159,9 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     std::fs::create_dir_all(&state_dir)
         .map_err(|e| ServeError::Usage(format!("cannot create {}: {e}", state_dir.display())))?;
     let bound = bind(&listen).await?;
-    let app = Arc::new(App::new(cfg, state_dir, token.clone(), bound.port));
+    let mut app = App::new(cfg, state_dir, token.clone(), bound.port);
+    app.tenants = tenants;
+    let app = Arc::new(app);
     let router = crate::routes::router(app.clone());
     let stop = CancellationToken::new();
     let mut conns = JoinSet::new();
@@ -168,7 +201,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     });
     Ok(Running {
         listen: bound.display,
-        token_file: Some(token_file),
+        token_file,
         token,
         stop,
         done,
@@ -264,7 +297,7 @@ async fn idle_sweep(app: Arc<App>) {
     let every = IDLE_SWEEP.min(idle);
     loop {
         tokio::time::sleep(every).await;
-        for live in app.lives() {
+        for live in app.lives_all() {
             if live.idle_for(idle) {
                 tracing::info!(session = %live.id(), "closing an idle session");
                 if let Err(e) = app.close(&live.id()).await {

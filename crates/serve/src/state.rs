@@ -19,6 +19,7 @@ use crate::approver::TimedApprover;
 use crate::config::{ApprovePolicy, ServeConfig};
 use crate::error::{from_store, ApiError};
 use crate::live::Live;
+use crate::tenants::Tenant;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -75,6 +76,8 @@ pub struct App {
     pub stopping: CancellationToken,
     /// Serialises opening sessions (the open-session count).
     opening: tokio::sync::Mutex<()>,
+    /// The tenants (`--tenants`), empty in single-user mode.
+    pub tenants: Vec<Arc<Tenant>>,
 }
 
 impl App {
@@ -92,102 +95,141 @@ impl App {
             epoch: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
             stopping: CancellationToken::new(),
             opening: tokio::sync::Mutex::new(()),
+            tenants: Vec::new(),
         }
     }
 
-    /// The session `id` if it is open here.
-    pub fn live(&self, id: &str) -> Option<Arc<Live>> {
+    /// The session `id` if it is open here, whoever's.
+    pub fn live_any(&self, id: &str) -> Option<Arc<Live>> {
         lock(&self.lives).get(id).cloned()
     }
 
-    /// Every session open here.
-    pub fn lives(&self) -> Vec<Arc<Live>> {
+    /// Every session open here, whoever's.
+    pub fn lives_all(&self) -> Vec<Arc<Live>> {
         lock(&self.lives).values().cloned().collect()
     }
 
     /// The session `id`, opened from the store when it is not open (history, mode and
     /// allowlists restored); `409 session_locked` when another process has it.
-    pub async fn open_stored(self: &Arc<Self>, id: &str) -> Result<Arc<Live>, ApiError> {
-        if let Some(l) = self.live(id) {
+    pub async fn open_stored(ctx: &Ctx, id: &str) -> Result<Arc<Live>, ApiError> {
+        if let Some(l) = ctx.live(id) {
             l.touch();
             return Ok(l);
         }
         cairn_runtime::store::validate_id(id).map_err(|_| ApiError::no_session(id))?;
-        let store = cairn_runtime::SessionStore::new(&self.state_dir);
+        let store = cairn_runtime::SessionStore::new(&ctx.state_dir);
         store.load(id).map_err(from_store)?;
-        self.open(OpenRequest {
-            session_id: Some(id.to_string()),
-            ..OpenRequest::default()
-        })
+        App::open(
+            ctx,
+            OpenRequest {
+                session_id: Some(id.to_string()),
+                ..OpenRequest::default()
+            },
+        )
         .await
     }
 
     /// Opens a session (new, or stored) and starts its worker.
-    pub async fn open(self: &Arc<Self>, req: OpenRequest) -> Result<Arc<Live>, ApiError> {
-        if self.stopping.is_cancelled() {
+    pub async fn open(ctx: &Ctx, req: OpenRequest) -> Result<Arc<Live>, ApiError> {
+        let this = &ctx.app;
+        if this.stopping.is_cancelled() {
             return Err(shutting_down());
         }
-        let _one = self.opening.lock().await;
-        if let Some(l) = req.session_id.as_deref().and_then(|id| self.live(id)) {
-            return Ok(l);
+        let _one = this.opening.lock().await;
+        if let Some(id) = req.session_id.as_deref() {
+            if let Some(l) = ctx.live(id) {
+                return Ok(l);
+            }
+            if this.live_any(id).is_some() {
+                return Err(ApiError::no_session(id));
+            }
         }
-        if lock(&self.lives).len() >= self.cfg.max_sessions {
+        let max = ctx
+            .tenant
+            .as_ref()
+            .and_then(|t| t.max_sessions)
+            .unwrap_or(this.cfg.max_sessions);
+        if ctx.lives().len() >= max {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too_many_sessions",
-                format!(
-                    "{} sessions are open (--max-sessions)",
-                    self.cfg.max_sessions
-                ),
+                format!("{max} sessions are open (--max-sessions)"),
             ));
         }
-        let app = self.clone();
+        let app = ctx.clone();
         let name = req.name.clone();
-        let live = tokio::task::spawn_blocking(move || app.open_blocking(req))
+        let live = tokio::task::spawn_blocking(move || app.app.open_blocking(&app, req))
             .await
             .map_err(ApiError::internal)??;
         if let Some(n) = name.filter(|n| !n.trim().is_empty()) {
             live.handle.rename(n.trim()).map_err(from_store)?;
         }
-        lock(&self.lives).insert(live.id(), live.clone());
-        tokio::spawn(crate::runs::worker(live.clone(), self.turns.clone()));
+        lock(&this.lives).insert(live.id(), live.clone());
+        tokio::spawn(crate::runs::worker(live.clone(), this.turns.clone()));
         Ok(live)
     }
 
-    fn open_blocking(&self, req: OpenRequest) -> Result<Arc<Live>, ApiError> {
+    fn open_blocking(&self, ctx: &Ctx, req: OpenRequest) -> Result<Arc<Live>, ApiError> {
         let cfg = &self.cfg;
         let pending = Arc::new(Pending::new());
         let workspace = req.workspace.clone().or_else(|| {
             let id = req.session_id.as_deref()?;
-            let saved = cairn_runtime::SessionStore::new(&self.state_dir)
+            let saved = cairn_runtime::SessionStore::new(&ctx.state_dir)
                 .load(id)
                 .ok()?;
             Some(PathBuf::from(saved.workspace))
         });
+        if let (Some(t), Some(w)) = (&ctx.tenant, &workspace) {
+            if !w.starts_with(&t.root) {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "workspace_forbidden",
+                    "the workspace is outside this tenant's root",
+                ));
+            }
+        }
         let policy = req.approve.unwrap_or(cfg.approve);
         let approver: Arc<dyn Approver> = match policy {
             ApprovePolicy::Ask => Arc::new(TimedApprover::new(
                 pending.clone(),
                 workspace.clone().unwrap_or_default(),
                 cfg.approval_timeout,
+                ctx.tenant.as_ref().map(|t| t.root.clone()),
             )),
             ApprovePolicy::Deny => Arc::new(FixedApprover(ApprovalDecision::Deny)),
             ApprovePolicy::Allow => Arc::new(FixedApprover(ApprovalDecision::Once)),
         };
         let model = req.model.clone().or_else(|| cfg.model.clone());
-        let provider = req.provider.clone().or_else(|| cfg.provider.clone());
-        let base_url = req.base_url.clone().or_else(|| cfg.base_url.clone());
-        let llm = match (&cfg.llm, &model) {
-            (Some(src), Some(m)) => src.build(
-                m,
-                provider.as_deref().unwrap_or("openai"),
-                base_url.as_deref(),
-            ),
+        let mut provider = req.provider.clone().or_else(|| cfg.provider.clone());
+        let mut base_url = req.base_url.clone().or_else(|| cfg.base_url.clone());
+        let mut sandbox = cfg.sandbox;
+        let mut hidden = Vec::new();
+        let llm = match (&ctx.tenant, &model) {
+            (Some(t), Some(m)) => {
+                let name = req.provider.clone().unwrap_or_else(|| "openai".into());
+                let setup = crate::tenants::llm(t, &name, m)?;
+                provider = Some(name);
+                base_url = None;
+                sandbox = Some(cairn_policy::sandbox::SandboxMode::Required);
+                hidden = crate::tenants::hidden_for(
+                    &self.tenants,
+                    t,
+                    &cfg.tenants.clone().unwrap_or_default(),
+                );
+                Some(setup)
+            }
+            (None, Some(m)) => cfg.llm.as_ref().and_then(|src| {
+                src.build(
+                    m,
+                    provider.as_deref().unwrap_or("openai"),
+                    base_url.as_deref(),
+                )
+            }),
             _ => None,
         };
         let options = RunOptions {
             workspace: req.workspace.clone(),
-            state_dir: Some(self.state_dir.clone()),
+            state_dir: Some(ctx.state_dir.clone()),
             session_id: req.session_id.clone(),
             model,
             provider,
@@ -197,7 +239,8 @@ impl App {
             max_iterations: req.max_iterations,
             context_window: req.context_window,
             vcs: req.vcs,
-            sandbox: cfg.sandbox,
+            sandbox,
+            sandbox_hidden: hidden,
             sandbox_network: cfg.sandbox_network,
             ..RunOptions::default()
         };
@@ -215,6 +258,7 @@ impl App {
             pending,
             &self.epoch,
             cfg.approval_timeout,
+            ctx.tenant.as_ref().map(|t| t.id.clone()),
         )))
     }
 
@@ -317,5 +361,85 @@ fn open_error(e: HostError) -> ApiError {
         }
         HostError::AlreadyOpen(id) => ApiError::conflict("session_busy", format!("{id} is open")),
         other => ApiError::internal(other),
+    }
+}
+
+/// A request's view of the server: the caller's tenant (none in single-user mode) and
+/// state dir; sessions of other tenants do not exist for it.
+#[derive(Clone)]
+pub struct Ctx {
+    /// The server.
+    pub app: Arc<App>,
+    /// The caller's tenant.
+    pub tenant: Option<Arc<Tenant>>,
+    /// Where the caller's sessions live.
+    pub state_dir: PathBuf,
+}
+
+/// The tenant the guard selected for a request.
+#[derive(Clone)]
+pub struct Caller(pub Option<Arc<Tenant>>);
+
+impl std::ops::Deref for Ctx {
+    type Target = App;
+    fn deref(&self) -> &App {
+        &self.app
+    }
+}
+
+impl Ctx {
+    /// The caller's session `id`, if it is open here.
+    pub fn live(&self, id: &str) -> Option<Arc<Live>> {
+        self.app
+            .live_any(id)
+            .filter(|l| l.tenant.as_deref() == self.tenant.as_ref().map(|t| t.id.as_str()))
+    }
+
+    /// The caller's sessions open here.
+    pub fn lives(&self) -> Vec<Arc<Live>> {
+        let me = self.tenant.as_ref().map(|t| t.id.as_str());
+        self.app
+            .lives_all()
+            .into_iter()
+            .filter(|l| l.tenant.as_deref() == me)
+            .collect()
+    }
+
+    /// [`App::open_stored`] for the caller.
+    pub async fn open_stored(&self, id: &str) -> Result<Arc<Live>, ApiError> {
+        App::open_stored(self, id).await
+    }
+
+    /// [`App::open`] for the caller.
+    pub async fn open(&self, req: OpenRequest) -> Result<Arc<Live>, ApiError> {
+        App::open(self, req).await
+    }
+}
+
+impl axum::extract::FromRequestParts<Arc<App>> for Ctx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        app: &Arc<App>,
+    ) -> Result<Self, Self::Rejection> {
+        let tenant = match parts.extensions.get::<Caller>() {
+            Some(Caller(t)) => t.clone(),
+            None => {
+                return Err(ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "send Authorization: Bearer <token>",
+                ))
+            }
+        };
+        let state_dir = tenant
+            .as_ref()
+            .map_or_else(|| app.state_dir.clone(), |t| t.state_dir.clone());
+        Ok(Ctx {
+            app: app.clone(),
+            tenant,
+            state_dir,
+        })
     }
 }

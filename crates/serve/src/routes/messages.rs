@@ -1,15 +1,13 @@
 //! Runs and streams: post a message (attached SSE or detached), the session's event stream,
 //! its history, steering and interrupt.
 
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json as AxJson};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
 
 use crate::body::{Json, OptJson};
 use crate::error::{from_store, ApiError};
@@ -17,7 +15,7 @@ use crate::hub::{self, From};
 use crate::live::{Attachment, Input};
 use crate::server::Conn;
 use crate::sse::{SseBody, KEEPALIVE, PING};
-use crate::state::{shutting_down, App};
+use crate::state::{shutting_down, Ctx};
 
 /// One attachment of a message.
 #[derive(Debug, Deserialize)]
@@ -72,7 +70,7 @@ fn input_of(body: MessageBody) -> Result<Input, ApiError> {
 
 /// `POST /v1/sessions/{id}/messages`.
 pub async fn post(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path(id): Path<String>,
     conn: Option<Extension<Conn>>,
     Json(body): Json<MessageBody>,
@@ -117,7 +115,7 @@ pub struct EventsQuery {
 
 /// `GET /v1/sessions/{id}/events`.
 pub async fn events(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path(id): Path<String>,
     Query(q): Query<EventsQuery>,
     headers: HeaderMap,
@@ -174,7 +172,7 @@ pub struct HistoryQuery {
 /// `GET /v1/sessions/{id}/messages`: the history, paged by turns, newest last; read from
 /// the store when the session is not open here (never opened nor locked).
 pub async fn history(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path(id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<AxJson<Value>, ApiError> {
@@ -208,7 +206,7 @@ pub struct SteerBody {
 
 /// `POST /v1/sessions/{id}/steering`.
 pub async fn steer(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path(id): Path<String>,
     Json(body): Json<SteerBody>,
 ) -> Result<AxJson<Value>, ApiError> {
@@ -225,7 +223,7 @@ pub async fn steer(
     Ok(AxJson(json!({"pending": live.steer(&body.text)})))
 }
 
-fn idle_or_missing(app: &App, id: &str) -> ApiError {
+fn idle_or_missing(app: &Ctx, id: &str) -> ApiError {
     let store = cairn_runtime::SessionStore::new(&app.state_dir);
     match store.load(id) {
         Ok(_) => ApiError::conflict("session_idle", "no run is under way to steer"),
@@ -235,7 +233,7 @@ fn idle_or_missing(app: &App, id: &str) -> ApiError {
 
 /// `DELETE /v1/sessions/{id}/steering/{steerId}`.
 pub async fn unsteer(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path((id, steer_id)): Path<(String, String)>,
 ) -> Result<AxJson<Value>, ApiError> {
     let Some(live) = app.live(&id) else {
@@ -256,7 +254,7 @@ pub struct InterruptBody {
 
 /// `POST /v1/sessions/{id}/interrupt`.
 pub async fn interrupt(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path(id): Path<String>,
     OptJson(body): OptJson<InterruptBody>,
 ) -> Result<AxJson<Value>, ApiError> {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::Json as AxJson;
 use cairn_protocol::{AlwaysAllow, ApprovalDecision, DirectoryGrant, PlanReview, UserAnswer};
 use cairn_runtime::host::RequestAnswer;
@@ -13,10 +13,10 @@ use serde_json::{json, Value};
 use crate::body::Json;
 use crate::error::ApiError;
 use crate::live::Live;
-use crate::state::App;
+use crate::state::Ctx;
 
 /// The open session `id`; a stored one has nothing waiting (`None`).
-async fn live_or_stored(app: &Arc<App>, id: &str) -> Result<Option<Arc<Live>>, ApiError> {
+async fn live_or_stored(app: &Ctx, id: &str) -> Result<Option<Arc<Live>>, ApiError> {
     match app.live(id) {
         Some(l) => Ok(Some(l)),
         None => crate::routes::sessions::view(app, id).await.map(|_| None),
@@ -24,10 +24,7 @@ async fn live_or_stored(app: &Arc<App>, id: &str) -> Result<Option<Arc<Live>>, A
 }
 
 /// `GET /v1/sessions/{id}/approvals`.
-pub async fn approvals(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-) -> Result<AxJson<Value>, ApiError> {
+pub async fn approvals(app: Ctx, Path(id): Path<String>) -> Result<AxJson<Value>, ApiError> {
     let list = live_or_stored(&app, &id)
         .await?
         .map(|l| l.waiting().0)
@@ -36,10 +33,7 @@ pub async fn approvals(
 }
 
 /// `GET /v1/sessions/{id}/questions`.
-pub async fn questions(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-) -> Result<AxJson<Value>, ApiError> {
+pub async fn questions(app: Ctx, Path(id): Path<String>) -> Result<AxJson<Value>, ApiError> {
     let list = live_or_stored(&app, &id)
         .await?
         .map(|l| l.waiting().1)
@@ -48,7 +42,7 @@ pub async fn questions(
 }
 
 /// `GET /v1/pending`: everything waiting, each with its `sessionId`.
-pub async fn pending(State(app): State<Arc<App>>) -> AxJson<Value> {
+pub async fn pending(app: Ctx) -> AxJson<Value> {
     let mut approvals = Vec::new();
     let mut questions = Vec::new();
     for live in app.lives() {
@@ -83,7 +77,7 @@ enum Decision {
 
 /// `POST /v1/sessions/{id}/approvals/{requestId}`.
 pub async fn approve(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path((id, request_id)): Path<(String, String)>,
     Json(body): Json<DecisionBody>,
 ) -> Result<AxJson<Value>, ApiError> {
@@ -125,7 +119,7 @@ pub async fn approve(
 /// `POST /v1/sessions/{id}/questions/{requestId}`: the answer is the protocol's type for
 /// the request's kind.
 pub async fn answer(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path((id, request_id)): Path<(String, String)>,
     Json(body): Json<Value>,
 ) -> Result<AxJson<Value>, ApiError> {

@@ -2,9 +2,7 @@
 //! checkpoint calls as `cairn turns`, `cairn diff` and `cairn restore`. `turns` and `diff`
 //! read the checkpoint store without opening or locking the session.
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json as AxJson;
@@ -15,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::body::Json;
 use crate::error::{from_store, ApiError};
-use crate::state::App;
+use crate::state::Ctx;
 
 fn vcs_error(e: VcsError) -> ApiError {
     match e {
@@ -41,9 +39,9 @@ fn runtime_error(e: cairn_runtime::RuntimeError) -> ApiError {
 
 /// Runs blocking checkpoint work for session `id` (which must exist).
 async fn blocking<T: Send + 'static>(
-    app: &Arc<App>,
+    app: &Ctx,
     id: &str,
-    f: impl FnOnce(&App, &str) -> Result<T, ApiError> + Send + 'static,
+    f: impl FnOnce(&Ctx, &str) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     cairn_runtime::store::validate_id(id).map_err(|_| ApiError::no_session(id))?;
     if app.live(id).is_none() {
@@ -59,10 +57,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// `GET /v1/sessions/{id}/turns`.
-pub async fn turns(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-) -> Result<AxJson<Value>, ApiError> {
+pub async fn turns(app: Ctx, Path(id): Path<String>) -> Result<AxJson<Value>, ApiError> {
     let rows = blocking(&app, &id, |a, id| {
         let (vcs, _) = open_session_vcs(&a.state_dir, id).map_err(runtime_error)?;
         let list = vcs.listing(id, false).map_err(vcs_error)?;
@@ -76,10 +71,7 @@ pub async fn turns(
 }
 
 /// `GET /v1/sessions/{id}/turns/{turn}/diff`.
-pub async fn diff(
-    State(app): State<Arc<App>>,
-    Path((id, turn)): Path<(String, u32)>,
-) -> Result<Response, ApiError> {
+pub async fn diff(app: Ctx, Path((id, turn)): Path<(String, u32)>) -> Result<Response, ApiError> {
     let text = blocking(&app, &id, move |a, id| {
         let (vcs, _) = open_session_vcs(&a.state_dir, id).map_err(runtime_error)?;
         vcs.diff_turn(id, turn).map_err(vcs_error)
@@ -119,7 +111,7 @@ enum RecoverHow {
 /// `POST /v1/sessions/{id}/restore`: as `cairn restore --json`; a partial restore is still
 /// `200` (check `conflicts`).
 pub async fn restore(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path(id): Path<String>,
     Json(body): Json<RestoreBody>,
 ) -> Result<AxJson<Value>, ApiError> {

@@ -1,9 +1,6 @@
 //! Sessions: create, list, get, patch, close.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json as AxJson;
@@ -11,11 +8,12 @@ use cairn_protocol::Mode;
 use cairn_runtime::VcsMode;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::path::PathBuf;
 
 use crate::body::{Json, OptJson};
 use crate::config::ApprovePolicy;
 use crate::error::{from_store, ApiError};
-use crate::state::{App, OpenRequest};
+use crate::state::{Ctx, OpenRequest};
 
 /// `POST /v1/sessions` body.
 #[derive(Debug, Deserialize)]
@@ -61,10 +59,7 @@ enum Vcs {
 }
 
 /// `POST /v1/sessions`.
-pub async fn create(
-    State(app): State<Arc<App>>,
-    Json(body): Json<CreateBody>,
-) -> Result<Response, ApiError> {
+pub async fn create(app: Ctx, Json(body): Json<CreateBody>) -> Result<Response, ApiError> {
     if body.worktree.is_some() {
         return Err(ApiError::new(
             StatusCode::NOT_IMPLEMENTED,
@@ -77,7 +72,27 @@ pub async fn create(
             "maxIterations and contextWindow must be above 0",
         ));
     }
-    let workspace = PathBuf::from(&body.workspace);
+    let mut workspace = PathBuf::from(&body.workspace);
+    if let Some(t) = &app.tenant {
+        if body.base_url.is_some() {
+            return Err(ApiError::invalid(
+                "baseUrl is the tenant's provider's, not a request's",
+            ));
+        }
+        // Inside the tenant's root after resolving symlinks and `..`.
+        workspace = t.root.join(&workspace);
+        let inside = workspace
+            .canonicalize()
+            .map(|w| w.starts_with(&t.root))
+            .unwrap_or(false);
+        if !inside {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "workspace_forbidden",
+                "the workspace is outside this tenant's root",
+            ));
+        }
+    }
     if !workspace.is_dir() {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -124,10 +139,7 @@ pub struct ListQuery {
 }
 
 /// `GET /v1/sessions`: stored and open sessions, newest first.
-pub async fn list(
-    State(app): State<Arc<App>>,
-    Query(q): Query<ListQuery>,
-) -> Result<AxJson<Value>, ApiError> {
+pub async fn list(app: Ctx, Query(q): Query<ListQuery>) -> Result<AxJson<Value>, ApiError> {
     let limit = q.limit.unwrap_or(200);
     if limit == 0 {
         return Err(ApiError::invalid("limit must be at least 1"));
@@ -179,7 +191,7 @@ pub async fn list(
 }
 
 /// The view of session `id`, open or stored, without opening it.
-pub async fn view(app: &Arc<App>, id: &str) -> Result<Value, ApiError> {
+pub async fn view(app: &Ctx, id: &str) -> Result<Value, ApiError> {
     if let Some(l) = app.live(id) {
         return Ok(app.view_live(&l));
     }
@@ -190,10 +202,7 @@ pub async fn view(app: &Arc<App>, id: &str) -> Result<Value, ApiError> {
 }
 
 /// `GET /v1/sessions/{id}`.
-pub async fn get(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-) -> Result<AxJson<Value>, ApiError> {
+pub async fn get(app: Ctx, Path(id): Path<String>) -> Result<AxJson<Value>, ApiError> {
     view(&app, &id).await.map(AxJson)
 }
 
@@ -211,7 +220,7 @@ pub struct PatchBody {
 
 /// `PATCH /v1/sessions/{id}`: name, mode, model (from the next turn).
 pub async fn patch(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path(id): Path<String>,
     Json(body): Json<PatchBody>,
 ) -> Result<AxJson<Value>, ApiError> {
@@ -247,7 +256,7 @@ pub struct CloseBody {}
 
 /// `POST /v1/sessions/{id}/close`.
 pub async fn close(
-    State(app): State<Arc<App>>,
+    app: Ctx,
     Path(id): Path<String>,
     OptJson(CloseBody {}): OptJson<CloseBody>,
 ) -> Result<AxJson<Value>, ApiError> {

@@ -4,3 +4,4 @@ mod openapi;
 mod requests;
 mod rollback;
 mod runs;
+mod tenants;

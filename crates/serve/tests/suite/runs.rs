@@ -389,7 +389,10 @@ async fn a_slow_reader_is_cut_off_and_its_run_interrupted() {
     let id = s.session("auto").await;
     // The attached client never reads its stream.
     let stalled = s
-        .post(&format!("/v1/sessions/{id}/messages"), json!({"text": "talk a lot"}))
+        .post(
+            &format!("/v1/sessions/{id}/messages"),
+            json!({"text": "talk a lot"}),
+        )
         .send()
         .await
         .unwrap();
@@ -416,6 +419,9 @@ async fn a_slow_reader_is_cut_off_and_its_run_interrupted() {
             }
         }
     }
-    assert!(failed, "the cut-off stream ends with an error, after {got} bytes");
+    assert!(
+        failed,
+        "the cut-off stream ends with an error, after {got} bytes"
+    );
     assert!(got < big.len(), "{got}");
 }
