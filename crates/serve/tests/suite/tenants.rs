@@ -26,7 +26,12 @@ fn sha256_hex(s: &str) -> String {
 
 /// Two tenants, `a` (token "token-a…") and `b`, both on `mock`.
 fn fixture(mock: &MockLlmServer) -> Fixture {
-    let top = tempfile::tempdir().unwrap();
+    // Not under /tmp: sandboxed commands get a private /tmp, which would hide the other
+    // tenant's files whatever the hidden list says.
+    let top = tempfile::Builder::new()
+        .prefix("cairn-tenants-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
     let mut tenants = Vec::new();
     let mut dirs = Vec::new();
     for id in ["a", "b"] {
