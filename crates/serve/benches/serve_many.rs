@@ -174,19 +174,26 @@ async fn bench(chunks: usize, idle: usize, measuring: bool) {
         );
     }
 
-    // Added latency: per session and sample point, server minus in-process.
-    let mut added: Vec<f64> = Vec::new();
+    // Added latency: per session and sample point, server minus in-process, from the
+    // message's post (`added`) and from its first delta (`lag`: how far the stream falls
+    // behind once it flows); and the time to the first delta, both ways.
+    let (mut added, mut lag) = (Vec::new(), Vec::new());
+    let (mut first_s, mut first_i) = (Vec::new(), Vec::new());
     for ((s_start, s), (i_start, i)) in served.iter().zip(&inproc) {
-        let (sv, iv) = (
-            at_samples(s, *s_start, total),
-            at_samples(i, *i_start, total),
-        );
+        let sv = at_samples(s, *s_start, total);
+        let iv = at_samples(i, *i_start, total);
+        let (s0, i0) = (s[0].1 - *s_start, i[0].1 - *i_start);
+        first_s.push(s0.as_secs_f64() * 1e3);
+        first_i.push(i0.as_secs_f64() * 1e3);
         for (a, b) in sv.iter().zip(&iv) {
             added.push(a.as_secs_f64() * 1e3 - b.as_secs_f64() * 1e3);
+            lag.push((*a - s0).as_secs_f64() * 1e3 - (*b - i0).as_secs_f64() * 1e3);
         }
     }
-    added.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| added[((added.len() - 1) as f64 * p) as usize];
+    let pct = |v: &mut Vec<f64>, p: f64| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[((v.len() - 1) as f64 * p) as usize]
+    };
     let chars = (total * SESSIONS) as f64;
 
     // Memory per idle open session.
@@ -197,11 +204,16 @@ async fn bench(chunks: usize, idle: usize, measuring: bool) {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let per_session = (rss_kib().saturating_sub(before)) as f64 / idle as f64;
     println!(
-        "{SESSIONS} sessions x {chunks} chunks at once: added event latency p50 {:.1} ms, p95 {:.1} ms; \
+        "{SESSIONS} sessions x {chunks} chunks at once: added event latency p50 {:.1} ms, p95 {:.1} ms \
+         (once streaming: p50 {:.1} ms, p95 {:.1} ms; first delta p50 {:.1} ms served vs {:.1} ms in-process); \
          delta throughput {:.0} chars/s served vs {:.0} chars/s in-process (wall {:.0} ms vs {:.0} ms); \
          {:.0} KiB RSS per idle open session ({idle} opened){}",
-        pct(0.5),
-        pct(0.95),
+        pct(&mut added, 0.5),
+        pct(&mut added, 0.95),
+        pct(&mut lag, 0.5),
+        pct(&mut lag, 0.95),
+        pct(&mut first_s, 0.5),
+        pct(&mut first_i, 0.5),
         chars / served_wall.as_secs_f64(),
         chars / inproc_wall.as_secs_f64(),
         served_wall.as_secs_f64() * 1e3,

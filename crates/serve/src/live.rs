@@ -92,6 +92,8 @@ pub struct Live {
     pub timeout: Duration,
     queue: Mutex<Queue>,
     wake: Notify,
+    /// Told when a run ended.
+    ended: Notify,
     asked: Mutex<Vec<Asked>>,
     last_active: Mutex<Instant>,
     /// Cancelled when the session closes.
@@ -120,6 +122,7 @@ impl Live {
             timeout,
             queue: Mutex::default(),
             wake: Notify::new(),
+            ended: Notify::new(),
             asked: Mutex::default(),
             last_active: Mutex::new(Instant::now()),
             closed: CancellationToken::new(),
@@ -189,6 +192,18 @@ impl Live {
     pub fn finished(&self) {
         lock(&self.queue).current = None;
         self.touch();
+        self.ended.notify_waiters();
+    }
+
+    /// Waits until no run is under way (its `run_end` sent).
+    pub async fn runs_ended(&self) {
+        loop {
+            let ended = self.ended.notified();
+            if lock(&self.queue).current.is_none() {
+                return;
+            }
+            ended.await;
+        }
     }
 
     /// The client of run `id` went away: its queued message is dropped, its running run

@@ -156,8 +156,11 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .state_dir
         .clone()
         .unwrap_or_else(cairn_runtime::default_state_dir);
-    std::fs::create_dir_all(&state_dir)
-        .map_err(|e| ServeError::Usage(format!("cannot create {}: {e}", state_dir.display())))?;
+    if tenants.is_empty() {
+        std::fs::create_dir_all(&state_dir).map_err(|e| {
+            ServeError::Usage(format!("cannot create {}: {e}", state_dir.display()))
+        })?;
+    }
     let bound = bind(&listen).await?;
     let mut app = App::new(cfg, state_dir, token.clone(), bound.port);
     app.tenants = tenants;

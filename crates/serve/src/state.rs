@@ -270,6 +270,13 @@ impl App {
         live.drop_queue();
         live.pending.close();
         let closed = self.host.close(id).await;
+        // The run's stream ends with its `run_end` before the session's streams close.
+        if tokio::time::timeout(std::time::Duration::from_secs(2), live.runs_ended())
+            .await
+            .is_err()
+        {
+            tracing::warn!(session = %id, "the run did not end in time");
+        }
         live.closed.cancel();
         live.hub.close();
         closed.map(|_| ()).map_err(from_store)

@@ -230,6 +230,9 @@ pub async fn patch(
             return Err(ApiError::invalid("name must not be empty"));
         }
         live.handle.rename(name.trim()).map_err(from_store)?;
+        let named =
+            json!({"type": "session_named", "data": {"name": name.trim(), "source": "user"}});
+        live.hub.publish("session_named", &named.to_string());
     }
     if let Some(mode) = body.mode {
         live.handle.session().set_mode(mode);

@@ -202,6 +202,14 @@ async fn malformed_requests_get_the_error_shape() {
     let r = s.get("/v1/sessions/nope").send().await.unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(code(r.json().await.unwrap()), "session_not_found");
+    // Headers past 16 KiB.
+    let r = s
+        .get("/v1/pending")
+        .header("X-Big", "a".repeat(20 * 1024))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 431);
     // A folder that is not one.
     let r = s
         .post("/v1/sessions", json!({"workspace": "/no/such/folder"}))

@@ -275,3 +275,61 @@ async fn a_question_is_answered_by_its_request_id_with_its_kinds_type() {
     let sent = s.mock.requests().last().unwrap().body.to_string();
     assert!(sent.contains('b'), "{sent}");
 }
+
+#[tokio::test]
+async fn a_plan_review_is_a_question_of_kind_plan_and_attachments_reach_the_model() {
+    let s = Server::start(|_| {}).await;
+    std::fs::write(s.ws.path().join("notes.txt"), "the notes say 7").unwrap();
+    s.mock.push(Reply::tool_call(
+        "p1",
+        "propose_plan",
+        json!({"plan": "1. do it"}),
+    ));
+    s.mock.push(Reply::text("planned"));
+    let id = s.session("plan").await;
+    let run = s
+        .post(
+            &format!("/v1/sessions/{id}/messages"),
+            json!({"text": "plan it", "attachments": [{"path": "notes.txt"}]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(run.status(), 200);
+    let path = format!("/v1/sessions/{id}/questions");
+    assert!(
+        eventually(|| async {
+            !s.get_json(&path).await["questions"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        })
+        .await
+    );
+    let q = s.get_json(&path).await["questions"][0].clone();
+    assert_eq!(q["kind"], "plan");
+    assert_eq!(q["plan"], "1. do it");
+    let rid = q["requestId"].as_str().unwrap().to_string();
+    let r = s
+        .post(
+            &format!("{path}/{rid}"),
+            json!({"kind": "answered", "selected": []}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "a question's answer for a plan");
+    let r = s
+        .post(&format!("{path}/{rid}"), json!({"kind": "accepted"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let events = read_all(run).await;
+    assert_eq!(events.last().unwrap().event, "run_end");
+    let first = s.mock.requests()[0].body.to_string();
+    assert!(
+        first.contains("the notes say 7"),
+        "the attached file was sent: {first}"
+    );
+}

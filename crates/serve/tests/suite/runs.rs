@@ -224,6 +224,7 @@ async fn a_client_that_goes_away_interrupts_its_run_within_two_seconds() {
     drop(r);
     let seen = read_until(events, |got| got.iter().any(|e| e.event == "run_end")).await;
     let took = gone.elapsed();
+    eprintln!("the disconnect was noticed after {took:?}");
     assert!(took < Duration::from_secs(3), "noticed after {took:?}");
     let t = types(&seen);
     assert!(t.contains(&"interrupted"), "{t:?}");
@@ -424,4 +425,108 @@ async fn a_slow_reader_is_cut_off_and_its_run_interrupted() {
         "the cut-off stream ends with an error, after {got} bytes"
     );
     assert!(got < big.len(), "{got}");
+}
+
+#[tokio::test]
+async fn an_idle_session_is_closed_and_one_without_turns_forgotten() {
+    let s = Server::start(|c| c.idle_close = Duration::from_millis(300)).await;
+    s.mock.push(Reply::text("kept"));
+    let kept = s.session("auto").await;
+    s.turn(&kept, "hi").await;
+    let empty = s.session("auto").await;
+    assert!(
+        eventually(|| async {
+            s.get(&format!("/v1/sessions/{empty}"))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                == 404
+        })
+        .await,
+        "a session without turns is forgotten"
+    );
+    assert!(
+        eventually(|| async {
+            s.get_json(&format!("/v1/sessions/{kept}")).await["state"] == "closed"
+        })
+        .await,
+        "closed once nothing uses it"
+    );
+    assert_eq!(
+        s.get_json(&format!("/v1/sessions/{kept}")).await["turns"],
+        1
+    );
+}
+
+#[tokio::test]
+async fn max_turns_caps_turns_across_the_server() {
+    let s = Server::start(|c| c.max_turns = Some(1)).await;
+    s.mock.hold_when_empty(true);
+    let a = s.session("auto").await;
+    let b = s.session("auto").await;
+    for id in [&a, &b] {
+        let r = s
+            .post(
+                &format!("/v1/sessions/{id}/messages"),
+                json!({"text": "go", "detach": true}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+    }
+    s.mock.wait_for_requests(1, Duration::from_secs(10)).await;
+    // One turn runs; the other waits for the server's slot, not for the model.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(s.mock.requests().len(), 1);
+    assert_eq!(
+        s.get_json(&format!("/v1/sessions/{b}")).await["state"],
+        "running"
+    );
+    s.mock.push(Reply::text("first"));
+    assert_eq!(
+        s.mock
+            .wait_for_requests(2, Duration::from_secs(10))
+            .await
+            .len(),
+        2
+    );
+    s.mock.push(Reply::text("second"));
+}
+
+#[tokio::test]
+async fn a_session_closed_ends_its_event_stream_and_its_attached_run() {
+    let s = Server::start(|_| {}).await;
+    s.mock.hold_when_empty(true);
+    let id = s.session("auto").await;
+    let events = s
+        .get(&format!("/v1/sessions/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    let run = s
+        .post(
+            &format!("/v1/sessions/{id}/messages"),
+            json!({"text": "go"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    s.mock.wait_for_requests(1, Duration::from_secs(10)).await;
+    let r = s
+        .post(&format!("/v1/sessions/{id}/close"), json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let streamed = read_all(run).await;
+    let t = types(&streamed);
+    assert!(
+        t.contains(&"interrupted") && t.last() == Some(&"run_end"),
+        "{t:?}"
+    );
+    // The events stream ends (read_all returns) with the same events.
+    let seen = read_all(events).await;
+    assert_eq!(types(&seen), t);
 }
