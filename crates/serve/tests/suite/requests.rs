@@ -333,3 +333,93 @@ async fn a_plan_review_is_a_question_of_kind_plan_and_attachments_reach_the_mode
         "the attached file was sent: {first}"
     );
 }
+
+#[tokio::test]
+async fn always_is_this_sessions_allowance_only_and_outlives_a_restart() {
+    let mut s = Server::start(|_| {}).await;
+    s.mock.push(shell("c1", "touch one.txt"));
+    s.mock.push(Reply::text("done"));
+    let id = s.session("interactive").await;
+    let run = s
+        .post(
+            &format!("/v1/sessions/{id}/messages"),
+            json!({"text": "one"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let path = format!("/v1/sessions/{id}/approvals");
+    assert!(
+        eventually(|| async {
+            !s.get_json(&path).await["approvals"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        })
+        .await
+    );
+    let a = s.get_json(&path).await["approvals"][0].clone();
+    assert_eq!(
+        a["alwaysAllow"],
+        json!({"kind": "command", "program": "touch"}),
+        "{a}"
+    );
+    let rid = a["requestId"].as_str().unwrap();
+    let r = s
+        .post(&format!("{path}/{rid}"), json!({"decision": "always"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    read_all(run).await;
+    assert!(s.ws.path().join("one.txt").exists());
+    // Another session still asks: the allowance is this session's.
+    // (Its run is still waiting when the server stops: the stop denies and interrupts it.)
+    s.mock.push(shell("c2", "touch other.txt"));
+    let other = s.session("interactive").await;
+    let r = s
+        .post(
+            &format!("/v1/sessions/{other}/messages"),
+            json!({"text": "other", "detach": true}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let other_path = format!("/v1/sessions/{other}/approvals");
+    assert!(
+        eventually(|| async {
+            !s.get_json(&other_path).await["approvals"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        })
+        .await,
+        "the other session asks"
+    );
+    s.stop().await;
+    // After a restart the session keeps its allowance: touch runs unasked.
+    let cfg = super::harness::config(&s.mock, s.dir.path(), s.state.path());
+    let running = cairn_serve::start(cfg).await.unwrap();
+    s.base = format!("http://{}", running.listen);
+    s.running = Some(running);
+    s.mock.push(shell("c3", "touch two.txt"));
+    s.mock.push(Reply::text("done"));
+    let events = s.turn(&id, "two").await;
+    assert!(!events.iter().any(|e| e.event == "permission_required"));
+    let fin = events
+        .iter()
+        .find(|e| e.event == "tool_finished")
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                events
+                    .iter()
+                    .map(|e| e.data.to_string())
+                    .collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(fin.data["data"]["status"], "ok");
+    assert!(s.ws.path().join("two.txt").exists());
+    s.stop().await;
+}
