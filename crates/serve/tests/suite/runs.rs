@@ -530,3 +530,46 @@ async fn a_session_closed_ends_its_event_stream_and_its_attached_run() {
     let seen = read_all(events).await;
     assert_eq!(types(&seen), t);
 }
+
+#[tokio::test]
+async fn retry_with_nothing_to_retry_and_slash_commands_end_as_the_contract_says() {
+    let s = Server::start(|_| {}).await;
+    let id = s.session("interactive").await;
+    let path = format!("/v1/sessions/{id}/messages");
+    let r = s.post(&path, json!({"retry": true})).send().await.unwrap();
+    let events = read_all(r).await;
+    assert_eq!(
+        events.last().unwrap().data,
+        json!({"type": "run_end", "data": {"kind": "not_started"}})
+    );
+    let r = s.post(&path, json!({"resume": true})).send().await.unwrap();
+    let events = read_all(r).await;
+    assert_eq!(events.last().unwrap().data["data"]["kind"], "not_started");
+    // A leading /command runs no model turn.
+    let r = s
+        .post(&path, json!({"text": "/mode plan"}))
+        .send()
+        .await
+        .unwrap();
+    let events = read_all(r).await;
+    let end = &events.last().unwrap().data["data"];
+    assert_eq!(end["kind"], "command", "{end}");
+    assert_eq!(
+        end["outcome"]["effect"],
+        json!({"kind": "mode", "mode": "plan"})
+    );
+    assert_eq!(
+        s.get_json(&format!("/v1/sessions/{id}")).await["mode"],
+        "plan"
+    );
+    assert!(s.mock.requests().is_empty(), "no model request");
+    // Exactly one of text, retry, resume.
+    let r = s
+        .post(&path, json!({"text": "x", "retry": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let r = s.post(&path, json!({"detach": true})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+}
