@@ -122,29 +122,13 @@ fn with_attachments(
     Ok(TurnInput::Attached(text, Box::new(a)))
 }
 
+/// Whether a file is one `cairn run --attach` sends (image, audio, video), by the engine's
+/// table of attachable kinds.
 fn is_media(p: &Path) -> bool {
-    let ext = p
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    matches!(
-        ext.as_str(),
-        "png"
-            | "jpg"
-            | "jpeg"
-            | "gif"
-            | "webp"
-            | "bmp"
-            | "mp3"
-            | "wav"
-            | "ogg"
-            | "flac"
-            | "m4a"
-            | "mp4"
-            | "webm"
-            | "mov"
-    )
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(cairn_engine::attachments::mime_from_name)
+        .is_some()
 }
 
 /// Sends a frame to the session's hub and the attached client; a client that is gone or
