@@ -112,7 +112,32 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
         req.extensions_mut().insert(Caller(caller));
     }
     let resp = next.run(req).await;
-    finish(resp, origin)
+    finish(as_json_error(resp).await, origin)
+}
+
+/// A plain-text rejection of the router's extractors (a bad query, a path parameter of the
+/// wrong type) becomes the JSON error shape.
+async fn as_json_error(resp: Response) -> Response {
+    let plain = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/plain"));
+    if !resp.status().is_client_error() || !plain {
+        return resp;
+    }
+    let status = resp.status();
+    let text = axum::body::to_bytes(resp.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let (status, code) = match status {
+        StatusCode::NOT_FOUND => (status, "not_found"),
+        StatusCode::PAYLOAD_TOO_LARGE => (status, "body_too_large"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (status, "unsupported_media_type"),
+        _ => (StatusCode::BAD_REQUEST, "invalid_request"),
+    };
+    ApiError::new(status, code, text).into_response()
 }
 
 fn bearer(req: &Request) -> Option<&str> {

@@ -202,6 +202,16 @@ async fn malformed_requests_get_the_error_shape() {
     let r = s.get("/v1/sessions/nope").send().await.unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(code(r.json().await.unwrap()), "session_not_found");
+    // A bad query or path parameter: the same error shape.
+    for path in [
+        "/v1/sessions?limit=many",
+        "/v1/sessions?bogus=1",
+        "/v1/sessions/x/turns/first/diff",
+    ] {
+        let r = s.get(path).send().await.unwrap();
+        assert_eq!(r.status(), 400, "{path}");
+        assert_eq!(code(r.json().await.unwrap()), "invalid_request", "{path}");
+    }
     // Headers past 16 KiB.
     let r = s
         .get("/v1/pending")
