@@ -172,3 +172,92 @@ async fn serve_refuses_what_it_cannot_do_safely_with_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn reads_over_the_api_leave_the_session_to_cairn_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = cairn_testkit::temp_workspace().unwrap();
+    let mock = MockLlmServer::start().await.unwrap();
+    mock.push(cairn_testkit::Reply::text("served answer"));
+    let sock = dir.path().join("run").join("serve.sock");
+    let listen = format!("unix:{}", sock.display());
+    let mut child = serve_cmd(dir.path(), &mock, &["--listen", &listen])
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the start line in time")
+        .unwrap()
+        .unwrap();
+    let token = std::fs::read_to_string(dir.path().join("serve.token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let created = call(
+        &sock,
+        "POST",
+        "/v1/sessions",
+        &token,
+        &format!("{{\"workspace\": {:?}, \"mode\": \"auto\"}}", ws.path()),
+    )
+    .await;
+    let body = created.split("\r\n\r\n").nth(1).unwrap();
+    let body = body.lines().find(|l| l.starts_with('{')).unwrap_or(body);
+    let id = serde_json::from_str::<serde_json::Value>(body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let streamed = call(
+        &sock,
+        "POST",
+        &format!("/v1/sessions/{id}/messages"),
+        &token,
+        "{\"text\": \"first\"}",
+    )
+    .await;
+    assert!(streamed.contains("event: run_end"), "{streamed}");
+    let closed = call(
+        &sock,
+        "POST",
+        &format!("/v1/sessions/{id}/close"),
+        &token,
+        "",
+    )
+    .await;
+    assert!(closed.starts_with("HTTP/1.1 200"), "{closed}");
+    // Read-only routes read the store: the session stays closed and unlocked.
+    for path in [
+        format!("/v1/sessions/{id}"),
+        format!("/v1/sessions/{id}/messages"),
+        format!("/v1/sessions/{id}/turns"),
+    ] {
+        let r = call(&sock, "GET", &path, &token, "").await;
+        assert!(r.starts_with("HTTP/1.1 200"), "{path}: {r}");
+    }
+    // So `cairn run --session` can use it while the server runs.
+    mock.push(cairn_testkit::Reply::text("cli answer"));
+    let out = crate::common::run_auto(
+        &mock.base_url(),
+        ws.path(),
+        &dir.path().join("state"),
+        "k",
+        &["--session", &id, "--json"],
+        "second",
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cli answer"));
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("exited within 10 s")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
