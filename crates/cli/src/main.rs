@@ -13,6 +13,7 @@ mod permissions;
 mod render;
 mod run;
 mod sandbox_cmd;
+mod serve_cmd;
 mod skills;
 mod slash;
 mod worktrees;
@@ -94,6 +95,8 @@ enum Command {
     /// Worktrees Cairn created for parallel sessions: `list`, `diff`, `apply`, `remove`,
     /// `restore`.
     Worktrees(worktrees::WorktreesArgs),
+    /// Serve sessions over HTTP + SSE on a unix socket or a loopback port (see serve.md).
+    Serve(serve_cmd::ServeArgs),
     /// List sessions, newest first.
     Sessions {
         /// Where sessions live (default: the app's data dir).
@@ -145,6 +148,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::Serve(args) => runtime.block_on(serve_cmd::run(args)),
         Command::Turns(args) => checkpoints::turns(args),
         Command::Diff(args) => checkpoints::diff(args),
         Command::Restore(args) => checkpoints::restore(args),

@@ -7,13 +7,15 @@
 use std::path::{Path, PathBuf};
 
 use cairn_engine::attachments::{
-    self, data_url, mime_from_name, normalize_attachments, save_attachments, AttachmentError,
-    ContextFile, MessageAttachment, TurnAttachments, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
+    self, data_url, normalize_attachments, save_attachments, AttachmentError, ContextFile,
+    MessageAttachment, TurnAttachments, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
 use serde::Deserialize;
 
 /// A `data:` URL of `bytes` of type `mime` (how images travel to and from the page).
 pub use cairn_engine::attachments::data_url as to_data_url;
+/// The media type an attachable file's name says (`None`: not an attachment).
+pub use cairn_engine::attachments::mime_from_name;
 use ts_rs::TS;
 
 /// An image pasted or dropped into the prompt.

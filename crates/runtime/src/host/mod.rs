@@ -25,7 +25,7 @@ use ts_rs::TS;
 pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
 pub use dispatch::{CommandEffect, CommandError, CommandOutcome};
 pub use handle::SessionHandle;
-pub use handle::SlottedStream;
+pub use handle::{SlottedStream, TurnHold};
 pub use pending::{
     Answerer, ApprovalPresenter, Pending, PendingApprover, RequestAnswer, Waiting, CLOSED_REASON,
 };
