@@ -37,22 +37,6 @@ pub fn program() -> Option<&'static PathBuf> {
     PROGRAM.get()
 }
 
-/// The argv inside the sandbox that runs `argv` behind the bridge, with the bridge program
-/// at `inside` and the proxy socket at `socket` (paths inside the sandbox).
-pub fn wrap_argv(inside: &str, socket: &str, argv: &[String]) -> Vec<String> {
-    let mut a = vec![
-        inside.to_string(),
-        crate::BRIDGE_ARG.to_string(),
-        "--port".into(),
-        crate::BRIDGE_PORT.to_string(),
-        "--socket".into(),
-        socket.to_string(),
-        "--".into(),
-    ];
-    a.extend(argv.iter().cloned());
-    a
-}
-
 /// Runs the bridge with its arguments (after [`crate::BRIDGE_ARG`]); the exit code.
 pub fn run(args: &[String]) -> i32 {
     let Some((port, socket, argv)) = parse(args) else {
@@ -152,8 +136,18 @@ mod tests {
 
     #[test]
     fn arguments_parse_and_wrap_round_trip() {
-        let a = wrap_argv("/b", "/s", &["sh".into(), "-c".into(), "true".into()]);
-        assert_eq!(a[1], crate::BRIDGE_ARG);
+        let a = vec![
+            "/b".to_string(),
+            crate::BRIDGE_ARG.into(),
+            "--port".into(),
+            crate::BRIDGE_PORT.to_string(),
+            "--socket".into(),
+            "/s".into(),
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            "true".into(),
+        ];
         let parsed = parse(&a[2..]);
         assert_eq!(
             parsed,

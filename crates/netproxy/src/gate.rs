@@ -27,7 +27,8 @@ pub trait NetGate: Send + Sync {
     /// network is refused otherwise, whatever name led to it.
     fn names_address(&self, ip: IpAddr) -> bool;
 
-    /// Told of every refusal (host, port, why), for the command's output.
+    /// Told of every refusal (host, port, and why, which names them), for the command's
+    /// output.
     fn refused(&self, host: &str, port: u16, why: &str) {
         let _ = (host, port, why);
     }

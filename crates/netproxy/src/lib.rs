@@ -17,10 +17,10 @@ mod socks;
 
 /// The loopback port the bridge listens on inside the sandbox (its own network namespace, so
 /// nothing else holds it).
-pub const BRIDGE_PORT: u16 = 3128;
+pub const BRIDGE_PORT: u16 = cairn_policy::sandbox::BRIDGE_PORT;
 
 /// The argument that runs a Cairn binary as the bridge.
-pub const BRIDGE_ARG: &str = "__net-bridge";
+pub const BRIDGE_ARG: &str = cairn_policy::sandbox::BRIDGE_ARG;
 
 /// The proxy variables a command inside gets (both cases): every one points at the bridge.
 pub fn proxy_env() -> Vec<(String, String)> {

@@ -113,8 +113,9 @@ pub(crate) struct Opener<'a> {
 }
 
 impl Opener<'_> {
-    /// Decides on `raw_host` (as the command named it) and connects; a refusal says why and
-    /// is told to the gate. A name is resolved only once the gate allowed it.
+    /// Decides on `raw_host` (as the command named it) and connects; a refusal says why
+    /// (naming the host and port) and is told to the gate. A name is resolved only once the
+    /// gate allowed it.
     pub(crate) async fn open(&self, raw_host: &str, port: u16) -> Result<TcpStream, String> {
         let result = self.open_inner(raw_host, port).await;
         if let Err(why) = &result {
@@ -130,7 +131,7 @@ impl Opener<'_> {
             .ok_or_else(|| format!("`{}` is not a host name", raw_host.escape_default()))?;
         if let Ok(ip) = host.parse::<IpAddr>() {
             if cairn_policy::net::local_ip(ip) && !self.gate.names_address(ip) {
-                return Err(local_refusal(&host, ip));
+                return Err(format!("{host}:{port}: {}", local_refusal(&host, ip)));
             }
             if let Verdict::Refuse(why) = self.gate.decide(&host, port).await {
                 return Err(why);
@@ -144,7 +145,7 @@ impl Opener<'_> {
             .resolver
             .resolve(&host, port)
             .await
-            .map_err(|e| format!("{host} could not be resolved: {e}"))?;
+            .map_err(|e| format!("{host}:{port}: {host} could not be resolved: {e}"))?;
         let mut refused_local = None;
         let addrs: Vec<SocketAddr> = resolution
             .addrs
@@ -162,8 +163,8 @@ impl Opener<'_> {
             .collect();
         if addrs.is_empty() {
             return Err(match refused_local {
-                Some(ip) => local_refusal(&host, ip),
-                None => format!("{host} has no address"),
+                Some(ip) => format!("{host}:{port}: {}", local_refusal(&host, ip)),
+                None => format!("{host}:{port}: {host} has no address"),
             });
         }
         connect(&addrs, &host, port).await
@@ -171,8 +172,13 @@ impl Opener<'_> {
 }
 
 fn local_refusal(host: &str, ip: IpAddr) -> String {
+    let what = if host == ip.to_string() {
+        ip.to_string()
+    } else {
+        format!("{host} is {ip}, which")
+    };
     format!(
-        "{host} is {ip}, an address on this machine or its network (loopback, private, \
+        "{what} is an address on this machine or its network (loopback, private, \
          link-local or a cloud metadata service): refused unless a rule names the address, \
          `Network({ip})`"
     )

@@ -35,6 +35,7 @@ pub mod reserved;
 pub mod rewind;
 pub mod rewind_read;
 pub mod sandbox;
+pub mod sandbox_net;
 pub mod sandbox_settings;
 pub mod sandbox_status;
 pub mod schema;
@@ -110,9 +111,12 @@ pub struct RunOptions {
     pub sandbox_writable: Vec<PathBuf>,
     /// Extra paths hidden inside the sandbox (`--sandbox-hide`), besides the settings'.
     pub sandbox_hidden: Vec<PathBuf>,
-    /// Whether sandboxed commands have the network (`--sandbox-network open|none`); `None`
-    /// = the settings' `network`, else open.
-    pub sandbox_network: Option<bool>,
+    /// The network of sandboxed commands (`--sandbox-network proxy|none|open`); `None` =
+    /// the settings' `network`, else `proxy`.
+    pub sandbox_network: Option<sandbox_net::SandboxNetwork>,
+    /// Hosts sandboxed commands reach without asking (`--allow-domain`), besides the
+    /// defaults and the `Network(...)` rules.
+    pub allow_domains: Vec<String>,
     /// Shell policy; `None` = `CAIRN_SHELL_POLICY`, then `approve`.
     pub shell_policy: Option<cairn_engine::ShellPolicy>,
     /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
@@ -742,7 +746,11 @@ fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, Runtime
         hidden,
         pass_env: settings.env.clone(),
         readable: settings.readable(),
-        no_network: !opts.sandbox_network.unwrap_or(settings.network_open()),
+        network: opts.sandbox_network.unwrap_or(settings.network()),
+        allowed_hosts: cairn_policy::net_rules::HostList::defaults().with(
+            &cairn_policy::net_rules::HostList::parse(&opts.allow_domains)
+                .map_err(|e| RuntimeError::Config(format!("--allow-domain {e}")))?,
+        ),
     })
 }
 

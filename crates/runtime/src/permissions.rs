@@ -79,7 +79,8 @@ pub enum ProjectRuleError {
 }
 
 /// The user-level allow rule that keeps `allow` (offered for a call of tool `tool`) for the
-/// project `key`: `tool` for a tool allowance, `tool(program:*)` for a command allowance
+/// project `key`: `tool` for a tool allowance (`Network(host)` for a host a sandboxed
+/// command asked for), `tool(program:*)` for a command allowance
 /// (the program's plain runs without a risky option, as the session allowance, for this
 /// tool only).
 pub fn project_rule(
@@ -92,8 +93,17 @@ pub fn project_rule(
             && s.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c) || extra.contains(c))
     };
+    let network = |name: &str| {
+        tool == cairn_policy::net_rules::NETWORK_RULE_TOOL
+            && cairn_policy::Rule::parse(name, RuleDecision::Allow, "new rule")
+                .ok()
+                .and_then(|r| r.host_pattern().cloned())
+                .is_some_and(|p| matches!(p, cairn_policy::net_rules::HostPattern::Exact(_)))
+    };
     let rule = match allow {
         AlwaysAllow::Tool { name } if plain(name, "") => name.clone(),
+        // A host a sandboxed command asked for: `Network(host)`.
+        AlwaysAllow::Tool { name } if network(name) => name.clone(),
         AlwaysAllow::Tool { name } => return Err(ProjectRuleError::Unkeepable(name.clone())),
         AlwaysAllow::Command { program } if plain(tool, "") && plain(program, ".+") => {
             format!("{tool}({program}:*)")
