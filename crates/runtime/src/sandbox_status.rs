@@ -52,7 +52,7 @@ pub fn report(state: &SandboxState, spec: Option<&SandboxSpec>) -> SandboxReport
     let network = match spec {
         Some(s) if matches!(state, SandboxState::On(_)) => network_layer(s),
         _ => layer(
-            "network",
+            "network proxy",
             false,
             "no sandbox: commands share the desktop's network, loopback services and \
              abstract unix sockets (an X server's)",
@@ -187,7 +187,7 @@ mod tests {
                 "explicit environment",
                 "seccomp",
                 "new session",
-                "network"
+                "network proxy"
             ]
         );
         assert!(r.layers[0].detail.contains("--sandbox off"));
