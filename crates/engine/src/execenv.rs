@@ -79,6 +79,10 @@ pub trait CommandWrapper: Send + Sync {
     fn describe(&self) -> String;
 }
 
+/// Keeps "always for this project" for a host (writes a `Network(host)` rule limited to the
+/// project); set by whoever owns the rules files (the runtime).
+pub type KeepHost = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
 /// Names a vault may not override: they control how every program runs.
 pub const HARDENED_ENV: &[&str] = &[
     "PATH",
@@ -118,7 +122,7 @@ pub struct ExecEnvironment {
     /// besides the `Network(...)` rules.
     pub net_allowed: cairn_policy::net_rules::HostList,
     /// Keeps a host "always for this project" (set by the runtime).
-    pub net_keep: Option<crate::net_gate::KeepHost>,
+    pub net_keep: Option<KeepHost>,
     /// Credentials scrubbed from everything tools return: the session's API keys and the
     /// values of the removed variables. Shared with subagents; updated when the LLM client
     /// changes.

@@ -57,7 +57,7 @@ impl std::fmt::Debug for ToolHost {
 }
 
 impl HostShared {
-    pub(crate) async fn send(&self, event: Event) {
+    async fn send(&self, event: Event) {
         let tx = lock(&self.tx).clone();
         if let Some(tx) = tx {
             crate::hook::notify(&self.hooks, &event);
@@ -68,6 +68,25 @@ impl HostShared {
     /// Detaches tools from the turn's stream.
     pub(crate) fn close(&self) {
         lock(&self.tx).take();
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::net_gate::GateSession for HostShared {
+    async fn emit(&self, event: Event) {
+        self.send(event).await;
+    }
+    fn approver(&self) -> &Arc<dyn Approver> {
+        &self.approver
+    }
+    fn permissions(&self) -> &Arc<Mutex<PermissionEngine>> {
+        &self.permissions
+    }
+    fn exec(&self) -> &ExecEnvironment {
+        &self.exec
+    }
+    fn task_id(&self) -> &str {
+        &self.task_id
     }
 }
 

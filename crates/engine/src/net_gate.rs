@@ -15,21 +15,34 @@ use cairn_policy::net_rules::NETWORK_RULE_TOOL;
 use cairn_policy::RuleDecision;
 use cairn_protocol::{AlwaysAllow, ApprovalDecision, ApprovalRequest, Event, PermissionRequired};
 
-use crate::host::HostShared;
+use crate::approval::Approver;
+use crate::execenv::ExecEnvironment;
 use crate::locks::lock;
+use crate::permission::PermissionEngine;
+
+/// What a gate needs of its session (the tool host's shared state implements it).
+#[async_trait]
+pub(crate) trait GateSession: Send + Sync {
+    /// Sends an event into the turn's stream.
+    async fn emit(&self, event: Event);
+    /// The session's approver.
+    fn approver(&self) -> &Arc<dyn Approver>;
+    /// The session's permissions.
+    fn permissions(&self) -> &Arc<Mutex<PermissionEngine>>;
+    /// The session's execution environment.
+    fn exec(&self) -> &ExecEnvironment;
+    /// The turn's id.
+    fn task_id(&self) -> &str;
+}
 
 /// The session allowance (and the kept rule's text) of one host.
 pub fn host_allowance(host: &str) -> String {
     format!("{NETWORK_RULE_TOOL}({host})")
 }
 
-/// Keeps "always for this project" for a host (writes the rule, reloads the session's
-/// rules); set by whoever owns the rules files (the runtime).
-pub type KeepHost = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
-
 /// The gate of one tool call's command.
 pub(crate) struct CallGate {
-    pub(crate) shared: Arc<HostShared>,
+    pub(crate) shared: Arc<dyn GateSession>,
     pub(crate) req_id: String,
     pub(crate) tool: String,
     /// Hosts allowed for this command ("allow for this command").
@@ -44,7 +57,7 @@ pub(crate) struct CallGate {
 impl CallGate {
     /// Allowed without asking: a rule, the session's hosts, an earlier answer.
     fn known(&self, host: &str) -> Option<Verdict> {
-        let p = lock(&self.shared.permissions);
+        let p = lock(self.shared.permissions());
         match p.rules().decide_host(host).map(|r| (r.decision, r)) {
             Some((RuleDecision::Deny, r)) => {
                 return Some(Verdict::Refuse(format!(
@@ -56,7 +69,7 @@ impl CallGate {
             Some((RuleDecision::Ask, _)) => return None,
             None => {}
         }
-        let allowed = self.shared.exec.net_allowed.allows(host)
+        let allowed = self.shared.exec().net_allowed.allows(host)
             || lock(&self.here).contains(host)
             || p.state().allow_tools.contains(&host_allowance(host));
         allowed.then_some(Verdict::Allow)
@@ -75,7 +88,7 @@ impl NetGate for CallGate {
         }
         let s = &self.shared;
         let request = ApprovalRequest {
-            task_id: s.task_id.clone(),
+            task_id: s.task_id().to_string(),
             req_id: self.req_id.clone(),
             request_id: crate::approval::new_request_id(),
             name: NETWORK_RULE_TOOL.to_string(),
@@ -95,7 +108,7 @@ impl NetGate for CallGate {
                 name: host_allowance(host),
             }),
         };
-        s.send(Event::PermissionRequired(PermissionRequired {
+        s.emit(Event::PermissionRequired(PermissionRequired {
             task_id: request.task_id.clone(),
             req_id: request.req_id.clone(),
             request_id: request.request_id.clone(),
@@ -106,11 +119,11 @@ impl NetGate for CallGate {
             always_allow: request.always_allow.clone(),
         }))
         .await;
-        let answer = s.approver.approve(request).await;
+        let answer = s.approver().approve(request).await;
         match answer {
             ApprovalDecision::Deny => Verdict::Refuse(format!(
                 "{host}:{port} was not allowed ({})",
-                s.approver.deny_reason()
+                s.approver().deny_reason()
             )),
             ApprovalDecision::Once => {
                 lock(&self.here).insert(host.to_string());
@@ -118,8 +131,8 @@ impl NetGate for CallGate {
             }
             ApprovalDecision::AlwaysTool | ApprovalDecision::AlwaysCommand => {
                 lock(&self.here).insert(host.to_string());
-                lock(&s.permissions).allow_tool_for_session(&host_allowance(host));
-                if let Some(keep) = &s.exec.net_keep {
+                lock(s.permissions()).allow_tool_for_session(&host_allowance(host));
+                if let Some(keep) = &s.exec().net_keep {
                     if let Err(e) = keep(host) {
                         tracing::warn!(host, "network: cannot keep the host for the project: {e}");
                     }
@@ -130,8 +143,8 @@ impl NetGate for CallGate {
     }
 
     fn names_address(&self, ip: IpAddr) -> bool {
-        lock(&self.shared.permissions).rules().names_address(ip)
-            || self.shared.exec.net_allowed.names_address(ip)
+        lock(self.shared.permissions()).rules().names_address(ip)
+            || self.shared.exec().net_allowed.names_address(ip)
     }
 
     fn refused(&self, host: &str, port: u16, why: &str) {

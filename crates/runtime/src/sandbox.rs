@@ -238,7 +238,9 @@ pub fn exec_environment_with(
         };
     };
     let mut spec = session_spec(workspace, state_dir, opts)?;
-    let net = crate::sandbox_net::configure(&mut spec, opts.network, &opts.allowed_hosts);
+    // Commands no tool call asks for (hooks, MCP servers) go by the rules as they were.
+    let rules = crate::permissions::load_rules(workspace).unwrap_or_default();
+    let net = crate::sandbox_net::configure(&mut spec, opts.network, &opts.allowed_hosts, rules);
     if net.is_some() {
         env.net_allowed = opts.allowed_hosts.clone();
         let ws = workspace.to_path_buf();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cairn_netproxy::gate::{ListGate, NetGate};
+use cairn_netproxy::gate::{NetGate, Verdict};
 use cairn_netproxy::resolve::{Resolver, SystemResolver};
 use cairn_policy::net_rules::HostList;
 use cairn_policy::sandbox::{ProxyMounts, SandboxSpec};
@@ -36,11 +36,46 @@ impl SandboxNetwork {
     }
 }
 
+/// The gate of a command no tool call asks for (a project's hook or MCP server): the
+/// `Network(...)` rules (deny first) and the allowed hosts pass, every other host is refused.
+#[derive(Debug, Clone, Default)]
+pub struct NoAskGate {
+    /// The rules of the session's workspace when it started.
+    pub rules: cairn_policy::RuleSet,
+    /// The defaults and `--allow-domain`.
+    pub allowed: HostList,
+}
+
+#[async_trait::async_trait]
+impl NetGate for NoAskGate {
+    async fn decide(&self, host: &str, port: u16) -> Verdict {
+        use cairn_policy::RuleDecision;
+        match self.rules.decide_host(host).map(|r| (r.decision, r)) {
+            Some((RuleDecision::Deny, r)) => {
+                return Verdict::Refuse(format!("{host} is denied by the rule `{}`", r.text))
+            }
+            Some((RuleDecision::Allow, _)) => return Verdict::Allow,
+            _ => {}
+        }
+        if self.allowed.allows(host) {
+            return Verdict::Allow;
+        }
+        Verdict::Refuse(format!(
+            "{host}:{port} is not an allowed host, and nobody can be asked for this process \
+             (a project's hook or MCP server; allow it with a rule `Network({host})`)"
+        ))
+    }
+
+    fn names_address(&self, ip: std::net::IpAddr) -> bool {
+        self.rules.names_address(ip) || self.allowed.names_address(ip)
+    }
+}
+
 /// The proxy side of a session's sandbox.
 #[derive(Clone)]
 pub struct NetProxy {
-    /// Hosts allowed without asking when no tool call asks (hooks, MCP servers).
-    pub allowed: HostList,
+    /// What decides when no tool call asks (hooks, MCP servers).
+    pub no_ask: NoAskGate,
     /// Resolves the names allowed.
     pub resolver: Arc<dyn Resolver>,
     /// Private folder of the sockets (0700).
@@ -50,7 +85,7 @@ pub struct NetProxy {
 impl std::fmt::Debug for NetProxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NetProxy")
-            .field("allowed", &self.allowed)
+            .field("allowed", &self.no_ask.allowed)
             .field("sockets", &self.sockets)
             .finish()
     }
@@ -73,11 +108,7 @@ impl NetProxy {
         let socket = self
             .sockets
             .join(format!("p{}-{n}.sock", std::process::id()));
-        let gate = gate.unwrap_or_else(|| {
-            Arc::new(ListGate {
-                allowed: self.allowed.clone(),
-            })
-        });
+        let gate = gate.unwrap_or_else(|| Arc::new(self.no_ask.clone()));
         let handle = cairn_netproxy::proxy::start(&socket, gate, self.resolver.clone())
             .map_err(|e| e.to_string())?;
         mounts.socket = socket;
@@ -151,6 +182,7 @@ pub fn configure(
     spec: &mut SandboxSpec,
     mode: SandboxNetwork,
     allowed: &HostList,
+    rules: cairn_policy::RuleSet,
 ) -> Option<NetProxy> {
     match mode {
         SandboxNetwork::Open => {
@@ -175,7 +207,10 @@ pub fn configure(
                         socket: PathBuf::new(),
                     });
                     Some(NetProxy {
-                        allowed: allowed.clone(),
+                        no_ask: NoAskGate {
+                            rules,
+                            allowed: allowed.clone(),
+                        },
                         resolver: resolver(),
                         sockets,
                     })
@@ -190,5 +225,45 @@ pub fn configure(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn without_a_tool_call_rules_and_allowed_hosts_decide_and_nothing_asks() {
+        let mut rules = cairn_policy::RuleSet::new();
+        for (rule, decision) in [
+            ("Network(*.example.com)", cairn_policy::RuleDecision::Allow),
+            ("Network(index.crates.io)", cairn_policy::RuleDecision::Deny),
+        ] {
+            rules
+                .add_spec(
+                    &cairn_policy::RuleSpec {
+                        rule: rule.into(),
+                        decision,
+                        matches: vec![],
+                        not_match: vec![],
+                        project: None,
+                    },
+                    "test",
+                )
+                .unwrap();
+        }
+        let gate = NoAskGate {
+            rules,
+            allowed: HostList::defaults(),
+        };
+        assert_eq!(gate.decide("a.example.com", 443).await, Verdict::Allow);
+        assert_eq!(gate.decide("pypi.org", 443).await, Verdict::Allow);
+        let denied = gate.decide("index.crates.io", 443).await;
+        assert!(matches!(denied, Verdict::Refuse(w) if w.contains("denied by the rule")));
+        let other = gate.decide("other.org", 443).await;
+        assert!(matches!(other, Verdict::Refuse(w) if w.contains("nobody can be asked")));
+        assert_eq!(SandboxNetwork::parse("proxy"), Some(SandboxNetwork::Proxy));
+        assert_eq!(SandboxNetwork::default(), SandboxNetwork::Proxy);
     }
 }

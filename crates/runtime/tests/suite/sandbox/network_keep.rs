@@ -126,11 +126,7 @@ async fn always_for_this_project_keeps_the_host_for_the_next_session() {
         "#!/bin/sh\nwhile [ \"$#\" -gt 0 ] && [ \"$1\" != \"--\" ]; do shift; done\nshift\nexec \"$@\"\n",
     )
     .unwrap();
-    std::fs::set_permissions(
-        &bridge,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    std::fs::set_permissions(&bridge, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     assert!(cairn_engine::netproxy::bridge::set_program(bridge));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -139,7 +135,9 @@ async fn always_for_this_project_keeps_the_host_for_the_next_session() {
             let mut buf = vec![0u8; 4096];
             let _ = c.read(&mut buf).await;
             let _ = c
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nhello-kept")
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nhello-kept",
+                )
                 .await;
         }
     });
@@ -166,7 +164,13 @@ async fn always_for_this_project_keeps_the_host_for_the_next_session() {
     let (out, asks) = session(&other, state.path(), port, ApprovalDecision::Deny).await;
     assert!(out.contains("probe-ran"), "{out}");
     assert!(!out.contains("hello-kept"), "{out}");
-    assert!(out.contains("Cairn's sandbox refused this connection"), "{out}");
-    assert!(out.contains("[sandbox network: refused kept.test:"), "{out}");
+    assert!(
+        out.contains("Cairn's sandbox refused this connection"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[sandbox network: refused kept.test:"),
+        "{out}"
+    );
     assert_eq!(asks.len(), 1);
 }
