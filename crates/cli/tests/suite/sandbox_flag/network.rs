@@ -57,6 +57,12 @@ async fn no_network_reaches_neither_loopback_services_nor_abstract_sockets() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         assert_eq!(finished_status(&out), ["ok"], "{stderr}");
+        // An open network is said on every run, even with --json.
+        assert_eq!(
+            stderr.contains("sandbox network: open (--sandbox-network open)"),
+            net == "open",
+            "{stderr}"
+        );
     }
     let read = |f: &str| std::fs::read_to_string(w.ws.join(f)).unwrap();
     assert_eq!(

@@ -46,12 +46,23 @@ async fn run(
     extra: &[&str],
     log: &std::path::Path,
 ) -> (Vec<Value>, String) {
-    let llm = MockLlmServer::with_script(vec![
-        Reply::tool_call("a", "run_shell", json!({ "command": command })),
-        Reply::text("done"),
-    ])
-    .await
-    .unwrap();
+    let calls = vec![Reply::tool_call(
+        "a",
+        "run_shell",
+        json!({ "command": command }),
+    )];
+    run_calls(w, calls, extra, log).await
+}
+
+/// [`run`] with these tool calls.
+async fn run_calls(
+    w: &World,
+    mut calls: Vec<Reply>,
+    extra: &[&str],
+    log: &std::path::Path,
+) -> (Vec<Value>, String) {
+    calls.push(Reply::text("done"));
+    let llm = MockLlmServer::with_script(calls).await.unwrap();
     let out = cairn("auto")
         .args(["run", "--json", "--model", "m", "--mode", "auto"])
         .args(["--sandbox", "required", "--approve", "deny"])
@@ -184,4 +195,85 @@ async fn a_tool_that_resolves_names_itself_gets_the_sandbox_hint() {
     assert!(out.contains("code=6"), "curl did not try: {out}");
     assert!(out.contains("names are not resolved"), "{out}");
     assert!(std::fs::read_to_string(&log).unwrap_or_default().is_empty());
+}
+
+/// The bridge sits between bubblewrap and a PTY command: the command keeps its terminal
+/// and the proxy variables, and Ctrl-C through `input_command` still interrupts it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pty_command_behind_the_bridge_keeps_its_terminal_and_ctrl_c() {
+    if !sandbox_or_skip() {
+        return;
+    }
+    let w = world();
+    let log = w.state.join("resolved.log");
+    let program = "trap 'echo got-ctrl-c; exit 7' INT; echo armed $HTTPS_PROXY; \
+                   test -r /dev/tty && echo has-tty; while :; do sleep 0.1; done";
+    let calls = vec![
+        Reply::tool_call(
+            "a",
+            "exec_command",
+            json!({"command": program, "yield_ms": 1500}),
+        ),
+        Reply::tool_call(
+            "b",
+            "input_command",
+            json!({"session_id": "cmd-1", "input": "\u{3}", "yield_ms": 10000}),
+        ),
+    ];
+    let (_, out) = run_calls(&w, calls, &[], &log).await;
+    assert!(out.contains("armed http://127.0.0.1:3128"), "{out}");
+    assert!(out.contains("has-tty"), "{out}");
+    assert!(
+        out.contains("(SIGINT)") || out.contains("exit code: 7") || out.contains("got-ctrl-c"),
+        "Ctrl-C did not interrupt it: {out}"
+    );
+}
+
+/// A deny rule wins over `--allow-domain`, and the name is never resolved.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deny_rule_wins_before_anything_is_resolved() {
+    if !sandbox_or_skip() {
+        return;
+    }
+    let w = world();
+    let log = w.state.join("resolved.log");
+    let rules = w.state.join("permissions.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nrule = \"Network(*.test)\"\ndecision = \"deny\"\n",
+    )
+    .unwrap();
+    let llm = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "a",
+            "run_shell",
+            json!({"command": "curl -s --max-time 10 http://allowed.test/ > denied.txt; echo ran"}),
+        ),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = cairn("auto")
+        .args(["run", "--json", "--model", "m", "--mode", "auto"])
+        .args(["--sandbox", "required", "--approve", "allow"])
+        .args(["--allow-domain", "allowed.test"])
+        .arg("--workspace")
+        .arg(&w.ws)
+        .arg("--state-dir")
+        .arg(&w.state)
+        .arg("--base-url")
+        .arg(llm.base_url())
+        .arg("go")
+        .env("CAIRN_PERMISSIONS_FILE", &rules)
+        .env("CAIRN_TEST_NET_HOSTS", "allowed.test=127.0.0.1")
+        .env("CAIRN_TEST_NET_LOG", &log)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let denied = std::fs::read_to_string(w.ws.join("denied.txt")).unwrap();
+    assert!(denied.contains("allowed.test is denied by the rule `Network(*.test)`"), "{denied}");
+    assert!(std::fs::read_to_string(&log).unwrap_or_default().is_empty());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("permission_required"), "a deny rule never asks: {stdout}");
 }
