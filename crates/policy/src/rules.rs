@@ -347,7 +347,19 @@ impl RuleSet {
         untrusted: bool,
         project: Option<&str>,
     ) -> Result<(), RuleError> {
-        let text = match std::fs::read_to_string(path) {
+        self.load_read_for(path, std::fs::read_to_string(path), untrusted, project)
+    }
+
+    /// [`RuleSet::load_file_for`] with what reading the file at `path` gave (a project's
+    /// file is read refusing links by the caller); `NotFound` is an empty set.
+    pub fn load_read_for(
+        &mut self,
+        path: &Path,
+        read: std::io::Result<String>,
+        untrusted: bool,
+        project: Option<&str>,
+    ) -> Result<(), RuleError> {
+        let text = match read {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => {

@@ -29,6 +29,7 @@ pub mod naming;
 pub mod permission_seal;
 pub mod permissions;
 mod persister;
+pub mod project_file;
 pub mod rebuild;
 pub mod reserve;
 pub mod reserved;

@@ -55,8 +55,10 @@ pub fn load_rules(workspace: &Path) -> Result<RuleSet, RuntimeError> {
             .load_file_for(&user, false, Some(&key))
             .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
     }
+    let project = project_rules_path(workspace);
+    let read = crate::project_file::read(workspace, &project);
     rules
-        .load_file_for(&project_rules_path(workspace), true, Some(&key))
+        .load_read_for(&project, read, true, Some(&key))
         .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
     // Claude Code's project permissions, once the workspace trust covers their files.
     if crate::hooks::project_files_trusted(workspace) {

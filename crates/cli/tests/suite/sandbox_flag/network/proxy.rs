@@ -270,10 +270,21 @@ async fn a_deny_rule_wins_before_anything_is_resolved() {
         .output()
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let denied = std::fs::read_to_string(w.ws.join("denied.txt")).unwrap();
-    assert!(denied.contains("allowed.test is denied by the rule `Network(*.test)`"), "{denied}");
+    assert!(
+        denied.contains("allowed.test is denied by the rule `Network(*.test)`"),
+        "{denied}"
+    );
     assert!(std::fs::read_to_string(&log).unwrap_or_default().is_empty());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!stdout.contains("permission_required"), "a deny rule never asks: {stdout}");
+    assert!(
+        !stdout.contains("permission_required"),
+        "a deny rule never asks: {stdout}"
+    );
 }
