@@ -285,6 +285,52 @@ fn workspace_shell_policy_passes_only_known_safe_commands() {
     assert!(!ask(&p, "bash -lc 'git status'"));
 }
 
+/// Issue 35's friction list: inside the sandbox (reads confined by the boundary, denied
+/// paths mounted away) known-safe read-only commands run unasked in interactive mode under
+/// the default policy, those that follow links too; without the sandbox they still ask.
+#[test]
+fn inside_the_sandbox_read_only_commands_run_unasked_in_interactive_mode() {
+    let ws = std::env::temp_dir().join("cairn-perm-friction");
+    let mut p = PermissionEngine::new(ws, Mode::Interactive, vec![]);
+    let ask = |p: &PermissionEngine, c: &str| {
+        p.evaluate("run_shell", &shell_meta(), &json!({"command": c}))
+            .is_ask()
+    };
+    let read_only = [
+        "grep -R todo .",
+        "rg -L todo",
+        "find -L . -name x",
+        "git branch --show-current",
+        "git rev-parse HEAD",
+        "base64 a.bin",
+        "tac log.txt",
+        "numfmt --to=iec 2048",
+        "sha256sum a b",
+    ];
+    p.set_shell_policy(ShellPolicy::Approve, false);
+    for c in read_only {
+        assert!(ask(&p, c), "{c} runs unasked without a sandbox");
+    }
+    p.set_shell_policy(ShellPolicy::Approve, true);
+    for c in read_only {
+        assert!(!ask(&p, c), "{c} still asks inside the sandbox");
+    }
+    for c in [
+        "sha256sum -c sums",
+        "cat /etc/hosts",
+        "rm x",
+        "make",
+        "uniq a b",
+    ] {
+        assert!(ask(&p, c), "{c} must ask");
+    }
+    // Following links is no reason to ask inside the sandbox; the rest of the check holds.
+    p.set_shell_policy(ShellPolicy::Workspace, true);
+    assert!(!ask(&p, "grep -R todo ."));
+    p.set_shell_policy(ShellPolicy::Workspace, false);
+    assert!(ask(&p, "grep -R todo ."));
+}
+
 #[test]
 #[allow(clippy::unwrap_used)]
 fn symlinks_and_patch_targets_cannot_carry_a_write_past_the_boundary() {
