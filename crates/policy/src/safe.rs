@@ -97,8 +97,10 @@ pub fn is_read_only_form(words: &[String]) -> bool {
         }
         // Filters that only read their files and write to standard output (issue 35's
         // friction list; `uniq IN OUT` and `xxd IN OUT` write, so they are not here).
-        "base64" | "base32" | "tac" | "numfmt" | "rev" | "od" | "paste" | "fold" | "expand"
-        | "unexpand" | "cksum" | "comm" | "nproc" => true,
+        "tac" | "numfmt" | "rev" | "od" | "paste" | "fold" | "expand" | "unexpand" | "cksum"
+        | "comm" | "nproc" => true,
+        // BSD's `base64 -o FILE` writes.
+        "base64" | "base32" => none(&|a| short_cluster_has(a, 'o') || long_is(a, "output")),
         "sed" => {
             // Only `sed -n <Np|N,Mp> file...`: printing lines, never editing.
             args.first().map(String::as_str) == Some("-n")
