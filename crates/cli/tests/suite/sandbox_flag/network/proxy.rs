@@ -198,7 +198,8 @@ async fn a_tool_that_resolves_names_itself_gets_the_sandbox_hint() {
 }
 
 /// The bridge sits between bubblewrap and a PTY command: the command keeps its terminal
-/// and the proxy variables, and Ctrl-C through `input_command` still interrupts it.
+/// and the proxy variables, a refused connection is said in its output, and Ctrl-C through
+/// `input_command` still interrupts it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pty_command_behind_the_bridge_keeps_its_terminal_and_ctrl_c() {
     if !sandbox_or_skip() {
@@ -206,7 +207,9 @@ async fn a_pty_command_behind_the_bridge_keeps_its_terminal_and_ctrl_c() {
     }
     let w = world();
     let log = w.state.join("resolved.log");
-    let program = "trap 'echo got-ctrl-c; exit 7' INT; echo armed $HTTPS_PROXY; \
+    let program = "trap 'echo got-ctrl-c; exit 7' INT; \
+                   curl -s --max-time 10 http://unlisted.test/ > /dev/null; \
+                   echo armed $HTTPS_PROXY; \
                    test -r /dev/tty && echo has-tty; while :; do sleep 0.1; done";
     let calls = vec![
         Reply::tool_call(
@@ -223,6 +226,11 @@ async fn a_pty_command_behind_the_bridge_keeps_its_terminal_and_ctrl_c() {
     let (_, out) = run_calls(&w, calls, &[], &log).await;
     assert!(out.contains("armed http://127.0.0.1:3128"), "{out}");
     assert!(out.contains("has-tty"), "{out}");
+    // The refusal of its connection is in the session's output.
+    assert!(
+        out.contains("[sandbox network: refused unlisted.test:80 was not allowed"),
+        "{out}"
+    );
     assert!(
         out.contains("(SIGINT)") || out.contains("exit code: 7") || out.contains("got-ctrl-c"),
         "Ctrl-C did not interrupt it: {out}"
