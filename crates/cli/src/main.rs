@@ -40,7 +40,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one turn (prompt → LLM/tool iterations → turn_end) in a session.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// List the session's change-turns (turns that changed files), numbered from 1.
     Turns(checkpoints::TurnsArgs),
     /// Print a change-turn as a unified diff.
@@ -116,6 +116,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `cairn __net-bridge …` inside a sandbox runs the network bridge and exits; otherwise
+    // this executable is the bridge of the sandboxes this process starts.
+    cairn_engine::netproxy::bridge::main_if_bridge();
     // Before any thread starts: API keys leave the environment block (commands and
     // `/proc/<pid>/environ` never see them); the process becomes non-dumpable.
     let sealed = cairn_engine::secret_env::seal_process();
@@ -147,7 +150,7 @@ fn main() -> ExitCode {
         }
     };
     let code = match cli.command {
-        Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::Run(args) => runtime.block_on(run::run(*args)),
         Command::Serve(args) => runtime.block_on(serve_cmd::run(args)),
         Command::Turns(args) => checkpoints::turns(args),
         Command::Diff(args) => checkpoints::diff(args),

@@ -83,7 +83,7 @@ pub struct ServeConfig {
     /// Builds sessions' LLMs (tests); `None`: as `cairn run`.
     pub llm: Option<Arc<dyn LlmSource>>,
     /// Sessions' sandbox settings besides the mode (tests turn it off via `sandbox`).
-    pub sandbox_network: Option<bool>,
+    pub sandbox_network: Option<cairn_runtime::sandbox_net::SandboxNetwork>,
 }
 
 impl Default for ServeConfig {

@@ -66,9 +66,12 @@ pub struct RunOptions {
     pub sandbox_writable: Vec<PathBuf>,
     /// Extra paths hidden inside the sandbox (`--sandbox-hide`), besides the settings'.
     pub sandbox_hidden: Vec<PathBuf>,
-    /// Whether sandboxed commands have the network (`--sandbox-network open|none`); `None`
-    /// = the settings' `network`, else open.
-    pub sandbox_network: Option<bool>,
+    /// The network of sandboxed commands (`--sandbox-network proxy|none|open`); `None` =
+    /// the settings' `network`, else `proxy`.
+    pub sandbox_network: Option<crate::sandbox_net::SandboxNetwork>,
+    /// Hosts sandboxed commands reach without asking (`--allow-domain`), besides the
+    /// defaults and the `Network(...)` rules.
+    pub allow_domains: Vec<String>,
     /// Shell policy; `None` = `CAIRN_SHELL_POLICY`, then `approve`.
     pub shell_policy: Option<cairn_engine::ShellPolicy>,
     /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
