@@ -492,9 +492,9 @@ async fn finish(
 /// The network layer's words when sandboxed commands share the desktop's network
 /// (`--sandbox-network open`).
 fn open_network(handle: &cairn_runtime::host::SessionHandle) -> Option<String> {
-    let report = handle.assembled().session.sandbox_report()?;
+    let report = handle.sandbox_report()?;
     if !matches!(
-        handle.assembled().sandbox,
+        handle.sandbox(),
         cairn_runtime::sandbox::SandboxState::On(_)
     ) {
         return None;

@@ -296,13 +296,12 @@ impl App {
     /// The session view of an open session.
     pub fn view_live(&self, live: &Live) -> Value {
         let saved = live.handle.saved();
-        let session = live.handle.session();
         let w = live.pending.waiting();
         let mut v = summary(&saved);
         let m = v.as_object_mut();
         if let Some(m) = m {
-            m.insert("model".into(), json!(session.model()));
-            m.insert("mode".into(), json!(session.mode()));
+            m.insert("model".into(), json!(live.handle.model()));
+            m.insert("mode".into(), json!(live.handle.mode()));
             m.insert("state".into(), json!(live.state()));
             m.insert("queued".into(), json!(live.queued()));
             m.insert(

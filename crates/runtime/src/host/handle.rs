@@ -239,12 +239,12 @@ impl SessionHandle {
     }
 
     /// The engine session (for reads the host has no call for: mode, todos, rules…).
-    pub fn session(&self) -> &Session {
+    pub(crate) fn session(&self) -> &Session {
         &self.assembled.session
     }
 
     /// The assembled session: store, persister, sandbox, MCP servers, roles.
-    pub fn assembled(&self) -> &Assembled {
+    pub(crate) fn assembled(&self) -> &Assembled {
         &self.assembled
     }
 

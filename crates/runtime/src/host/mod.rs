@@ -4,11 +4,13 @@
 
 pub mod attention;
 mod batch;
+pub mod board;
 mod dispatch;
 mod facts;
 mod handle;
 mod pending;
 pub mod prompt;
+pub mod rules_view;
 mod submit;
 #[cfg(test)]
 mod tests;

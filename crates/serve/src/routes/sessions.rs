@@ -235,13 +235,13 @@ pub async fn patch(
         live.hub.publish("session_named", &named.to_string());
     }
     if let Some(mode) = body.mode {
-        live.handle.session().set_mode(mode);
+        live.handle.set_mode(mode);
     }
     if let Some(model) = body.model {
         if model.trim().is_empty() {
             return Err(ApiError::invalid("model must not be empty"));
         }
-        live.handle.session().set_model(model.trim());
+        live.handle.set_model(model.trim());
     }
     if live.handle.saved().turns == 0 {
         return Ok(AxJson(app.view_live(&live)));
