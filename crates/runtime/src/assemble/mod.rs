@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use cairn_engine::agents::{AgentDef, AgentRegistry};
-use cairn_engine::prompt::{Environment, Lang, ProjectNote};
 use cairn_engine::{Approver, EngineConfig, LlmClient, ResultBudget, RetryPolicy, Session};
 use cairn_protocol::{Mode, PROTOCOL_VERSION};
 
@@ -16,7 +15,6 @@ use crate::checkpoints::VcsMode;
 use crate::error::RuntimeError;
 use crate::git_dir;
 use crate::hooks;
-use crate::instructions;
 use crate::llm_setup::build_llm;
 use crate::mcp;
 use crate::naming;
@@ -30,6 +28,7 @@ use crate::store::{SavedSession, SessionPersister, SessionStore, StoreError};
 use crate::tooling::tools_with_agents;
 use crate::worktrees;
 
+mod prompt;
 mod sandbox_options;
 use sandbox_options::sandbox_options;
 pub use sandbox_options::sandbox_report;
@@ -98,10 +97,8 @@ pub struct Assembled {
     pub agents: Arc<RwLock<AgentRegistry>>,
     /// Whether the session's commands run sandboxed.
     pub sandbox: sandbox::SandboxState,
-    /// Language, environment block and project notes the system prompts are built from.
-    prompt_context: (Lang, Environment, Vec<ProjectNote>),
-    /// The system prompt's Agent Skills section (kept across role switches).
-    skills_prompt: String,
+    /// What the system prompts are built from (kept for role switches).
+    prompt: prompt::SystemPrompt,
     /// What the user must be told about how the session was opened (e.g. rebuilt from its
     /// event log, permissions reset): stderr in the CLI, a notice in the app.
     pub notice: Option<String>,
@@ -154,15 +151,15 @@ impl Assembled {
         if let (Some(provider), Some(_)) = (&def.provider, &def.model) {
             self.session.set_llm(build_llm(provider, None)?);
         }
-        let (lang, env, notes) = &self.prompt_context;
-        let def =
-            cairn_engine::agents::switch_role(&self.session, &mut agents, name, *lang, env, notes)
-                .await
-                .map_err(|e| RuntimeError::Config(e.to_string()))?;
-        // The role's prompt replaced the whole system prompt: the skills stay listed.
-        if !self.skills_prompt.is_empty() {
-            let prompt = format!("{}{}", self.session.system_prompt(), self.skills_prompt);
-            self.session.set_system_prompt(prompt).await;
+        // The role's prompt (skills still listed) replaces the whole system prompt.
+        let prompt = self.prompt.for_role(&agents, name)?;
+        let def = agents
+            .switch(name)
+            .map_err(|e| RuntimeError::Config(e.to_string()))?
+            .clone();
+        self.session.set_system_prompt(prompt).await;
+        if let Some(model) = &def.model {
+            self.session.set_model(model.clone());
         }
         *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
         Ok(def)
@@ -403,25 +400,8 @@ pub fn open_session(
         None => "commands are not sandboxed; each side effect is approved per the permission mode"
             .to_string(),
     };
-    let prompt_context = (
-        lang_from_env(),
-        instructions::environment(&workspace, &sandbox_text),
-        instructions::notes_for(&workspace),
-    );
-    config.instructions = agents
-        .build_system_prompt(
-            &role.name,
-            prompt_context.0,
-            &prompt_context.1,
-            &prompt_context.2,
-        )
-        .map_err(|e| RuntimeError::Config(e.to_string()))?;
-    let (skills, skill_warnings) = skills::discover(&workspace);
-    for w in &skill_warnings {
-        tracing::warn!("skills: {w}");
-    }
-    let skills_prompt = skills::prompt_section(&skills);
-    config.instructions.push_str(&skills_prompt);
+    let prompt = prompt::SystemPrompt::of(&workspace, &sandbox_text);
+    config.instructions = prompt.for_role(&agents, &role.name)?;
     if let (Some(r), Some(_)) = (restored.as_mut(), &notice) {
         // The rebuilt session replaces the damaged copies (kept aside) at once.
         r.workspace = workspace.display().to_string();
@@ -466,12 +446,12 @@ pub fn open_session(
         &config,
         &provider,
         agents.clone(),
-        prompt_context.clone(),
+        prompt.context(),
     );
     let config_instructions = config.instructions.clone();
     let mut tools = tools;
-    if skills.iter().any(|s| !s.user_only) {
-        tools.register(Arc::new(skills::SkillTool::new(skills.clone())));
+    if prompt.skills().iter().any(|s| !s.user_only) {
+        tools.register(Arc::new(skills::SkillTool::new(prompt.skills().to_vec())));
     }
     let mut builder = Session::builder(config, llm.clone())
         .tools(tools)
@@ -524,8 +504,7 @@ pub fn open_session(
         mcp,
         agents,
         sandbox: sandbox_state,
-        prompt_context,
-        skills_prompt,
+        prompt,
         notice,
         untrusted,
         skipped,
