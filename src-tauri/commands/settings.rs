@@ -11,6 +11,7 @@ use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::types::{SettingsUpdate, SettingsView, UsageReport};
 use cairn_runtime::llm_setup::{catalog_models, provider_label, provider_names, ProviderChoice};
+use cairn_runtime::sandbox_settings::SandboxSettings;
 
 /// The settings view; with `with_keys`, key states are read from the keyring (in parallel,
 /// off the async executor), else they are `unchecked` (the start-up path never waits for
@@ -32,6 +33,7 @@ pub(crate) async fn settings_view(
     });
     Ok(SettingsView {
         turn_limit: state.host.turn_slots(&state.config.state_dir).limit(),
+        sandboxed_unasked: SandboxSettings::load().is_ok_and(|s| s.sandboxed_unasked()),
         provider: choice.provider.clone(),
         model: choice.model,
         base_url: settings.base_url_for(&choice.provider),
@@ -135,6 +137,14 @@ pub async fn save_settings<R: Runtime>(
             .turn_slots(&state.config.state_dir)
             .set_limit(n)
             .map_err(|e| IpcError::new(crate::error::ErrorCode::Storage, e.to_string()))?;
+    }
+    if let Some(on) = update.sandboxed_unasked {
+        let policy = SandboxSettings::switch_sandboxed_unasked(on)
+            .map_err(|e| IpcError::new(crate::error::ErrorCode::Config, e.to_string()))?;
+        state
+            .open_sessions()
+            .iter()
+            .for_each(|(_, r)| r.set_shell_policy(policy));
     }
     state.update_settings(|s| {
         s.provider = provider.clone();

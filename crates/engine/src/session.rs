@@ -596,6 +596,19 @@ impl Session {
         lock(&self.inner.permissions).set_rules(rules);
     }
 
+    /// Sets the shell policy from the next call on (whether the OS sandbox wraps commands
+    /// is unchanged).
+    pub fn set_shell_policy(&self, policy: crate::ShellPolicy) {
+        let mut p = lock(&self.inner.permissions);
+        let (_, enforced) = p.shell_policy();
+        p.set_shell_policy(policy, enforced);
+    }
+
+    /// The shell policy in force.
+    pub fn shell_policy(&self) -> crate::ShellPolicy {
+        lock(&self.inner.permissions).shell_policy().0
+    }
+
     /// Persistent rules in force, loaded (with the project a rule is limited to).
     pub fn persistent_rules(&self) -> Vec<cairn_policy::Rule> {
         lock(&self.inner.permissions).rules().rules().to_vec()

@@ -36,6 +36,8 @@ export const en = {
   "sidebar.closeWorkspace": "Close workspace",
   "settings.turnLimit": "Turns at once",
   "settings.turnLimitHint": "At most this many turns run at the same time on this machine (every window and cairn run); others wait for a slot.",
+  "settings.sandboxedUnasked": "Run sandboxed commands without asking",
+  "settings.sandboxedUnaskedHint": "Commands that run inside the sandbox (no network beyond the allowed hosts, only the workspace writable) run unasked; commands outside it still ask. The same as --shell-policy sandbox; kept in sandbox.toml.",
   "wt.title": "Worktrees",
   "wt.new": "New worktree session",
   "wt.name": "Worktree name",

@@ -37,6 +37,8 @@ export const zh: Record<MessageKey, string> = {
   "sidebar.closeWorkspace": "关闭工作区",
   "settings.turnLimit": "同时运行的轮次",
   "settings.turnLimitHint": "本机（所有窗口和 cairn run）最多同时运行这么多轮次；其余的等待名额。",
+  "settings.sandboxedUnasked": "沙箱内的命令无需询问即运行",
+  "settings.sandboxedUnaskedHint": "在沙箱内运行的命令（仅允许的主机可联网，仅工作区可写）无需询问；沙箱外的命令仍会询问。等同于 --shell-policy sandbox；保存在 sandbox.toml 中。",
   "wt.title": "工作树",
   "wt.new": "新建工作树会话",
   "wt.name": "工作树名称",
