@@ -124,7 +124,7 @@ pub fn add_project_agents(agents: &mut AgentRegistry, workspace: &Path, provider
 }
 
 /// The Anthropic model a Claude Code alias names.
-fn claude_alias(alias: &str) -> &'static str {
+pub(crate) fn claude_alias(alias: &str) -> &'static str {
     match alias {
         "opus" => "claude-opus-4-1",
         "haiku" => "claude-haiku-4-5",

@@ -9,11 +9,15 @@
 //! (`dev/fix-issue.md` is `/fix-issue`, or `/dev:fix-issue` when another command has that
 //! name); skills with `disable-model-invocation: true` are commands too.
 
+pub mod extras;
+
 use std::path::{Path, PathBuf};
 
 use cairn_protocol::Mode;
 use serde::Serialize;
 use ts_rs::TS;
+
+pub use extras::Extras;
 
 use crate::skills::{Skill, SkillSource};
 
@@ -89,6 +93,9 @@ pub struct UserCommand {
     pub path: PathBuf,
     /// The repository's or the user's.
     pub source: SkillSource,
+    /// What it asks of its turn (`!` lines are in its template): `allowed-tools`, `model`.
+    #[serde(skip)]
+    pub extras: Extras,
 }
 
 /// The commands a workspace has.
@@ -113,6 +120,8 @@ pub enum Parsed {
         name: String,
         /// The prompt.
         prompt: String,
+        /// What the command asks of its turn.
+        extras: Box<Extras>,
     },
 }
 
@@ -198,7 +207,13 @@ pub fn load(workspace: &Path) -> Commands {
                 };
                 description = format!("{description} ({origin}:{})", folders.join("/"));
             }
+            let mut extras = Extras::from_front(&front, source, path.clone());
+            extras.shadows_user = source == SkillSource::Project
+                && user
+                    .iter()
+                    .any(|c| c.source == SkillSource::User && stem_of(&c.path) == stem_of(&path));
             user.push(UserCommand {
+                extras,
                 name,
                 namespaced,
                 description,
@@ -218,6 +233,29 @@ pub fn load(workspace: &Path) -> Commands {
         .filter(|s| s.user_only)
         .collect();
     Commands { user, skills }
+}
+
+/// A command file's name without its folders.
+fn stem_of(path: &Path) -> Option<String> {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned())
+}
+
+/// The project's command files that would run something or widen what the agent may do
+/// (`` !`cmd` `` lines, `allowed-tools`), with their text: the workspace trust covers them as
+/// they are now, and an edit withdraws it.
+pub fn runnable_project_files(workspace: &Path) -> Vec<(PathBuf, String)> {
+    load(workspace)
+        .user
+        .into_iter()
+        .filter(|c| c.source == SkillSource::Project)
+        .filter(|c| {
+            !extras::shell_lines(&c.template).is_empty() || !c.extras.allowed_tools.is_empty()
+        })
+        .filter_map(|c| {
+            let text = cairn_tools::read_text_no_links(&c.path, MAX_COMMAND_BYTES).ok()?;
+            Some((c.path, text))
+        })
+        .collect()
 }
 
 /// Where a command comes from.
@@ -371,16 +409,18 @@ pub fn parse(input: &str, commands: &Commands) -> Parsed {
         return Parsed::Expanded {
             name: name.to_string(),
             prompt: expand(&c.template, args),
+            extras: Box::new(c.extras.clone()),
         };
     }
     if let Some(s) = commands.skills.iter().find(|s| s.name == name) {
         let body = crate::skills::skill_contents(&s.dir)
             .map(|(text, _)| text)
             .unwrap_or_default();
-        let (_, body) = crate::skills::front_matter(&body);
+        let (front, body) = crate::skills::front_matter(&body);
         return Parsed::Expanded {
             name: name.to_string(),
             prompt: expand(body, args),
+            extras: Box::new(Extras::from_front(&front, s.source, s.dir.clone())),
         };
     }
     Parsed::Prompt(input.to_string())
@@ -419,6 +459,7 @@ mod tests {
                 template: "Fix issue $ARGUMENTS now".into(),
                 path: PathBuf::new(),
                 source: SkillSource::Project,
+                extras: Extras::default(),
             }],
             skills: Vec::new(),
         }
@@ -439,7 +480,8 @@ mod tests {
             parse("/fix 42 and 43", &c),
             Parsed::Expanded {
                 name: "fix".into(),
-                prompt: "Fix issue 42 and 43 now".into()
+                prompt: "Fix issue 42 and 43 now".into(),
+                extras: Box::default(),
             }
         );
         let p = "/usr/lib/libfoo is missing";

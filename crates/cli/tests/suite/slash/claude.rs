@@ -1,0 +1,321 @@
+//! Command files as Claude Code runs them: `` !`cmd` `` lines run before the prompt is sent
+//! (after the workspace trust for a project command; through the permission engine), their
+//! output inlined; `allowed-tools` grants for that command's turn only; `model` is that
+//! turn's model.
+
+use std::path::PathBuf;
+
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::{json, Value};
+
+use crate::suite::checkpoints::{cairn, Out};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    state: PathBuf,
+    cfg: PathBuf,
+    home: PathBuf,
+    trust: PathBuf,
+    rules: PathBuf,
+}
+
+impl Env {
+    /// A repository with `files`, committed.
+    fn new(files: &[(&str, &str)]) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        cairn_testkit::git::repo_with(&ws, files);
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        Env {
+            ws: ws.canonicalize().unwrap(),
+            state: dir.path().join("state"),
+            cfg: dir.path().join("cfg"),
+            home,
+            trust: dir.path().join("trust.json"),
+            rules: dir.path().join("rules.toml"),
+            _dir: dir,
+        }
+    }
+
+    fn envs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("CAIRN_MCP_TRUST", self.trust.display().to_string()),
+            ("CAIRN_PERMISSIONS_FILE", self.rules.display().to_string()),
+            (
+                "CAIRN_HOOKS_FILE",
+                self.cfg.join("hooks.json").display().to_string(),
+            ),
+            ("XDG_CONFIG_HOME", self.cfg.display().to_string()),
+            ("HOME", self.home.display().to_string()),
+            ("CAIRN_MCP", "0".to_string()),
+        ]
+    }
+
+    async fn cli(&self, args: &[&str]) -> Out {
+        let envs = self.envs();
+        let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        cairn(args, &envs).await
+    }
+
+    /// `cairn run --json --mode MODE` (no terminal: approvals that ask are denied).
+    async fn run(
+        &self,
+        server: &MockLlmServer,
+        mode: &str,
+        extra: &[&str],
+        prompt: &str,
+    ) -> (Out, Vec<Value>) {
+        let base = server.base_url();
+        let (ws, state) = (
+            self.ws.display().to_string(),
+            self.state.display().to_string(),
+        );
+        let mut args = vec![
+            "run",
+            "-w",
+            &ws,
+            "--state-dir",
+            &state,
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--mode",
+            mode,
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        let out = self.cli(&args).await;
+        let events = out
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        (out, events)
+    }
+
+    async fn trust(&self) {
+        let t = self
+            .cli(&["hooks", "trust", "-w", self.ws.to_str().unwrap()])
+            .await;
+        assert_eq!(t.code, 0, "{}", t.stderr);
+    }
+
+    async fn add_rule(&self, rule: &str, decision: &str) {
+        let out = self
+            .cli(&["permissions", "add", rule, "--decision", decision])
+            .await;
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+}
+
+/// The user messages the model got in the first request.
+fn sent(server: &MockLlmServer) -> String {
+    let body = &server.requests()[0].body;
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn asked(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "permission_required")
+        .collect()
+}
+
+fn session_of(events: &[Value]) -> String {
+    events[0]["data"]["sessionId"].as_str().unwrap().to_string()
+}
+
+/// A status command as Claude Code's own `commit-push-pr.md` writes its context lines.
+const STATUS_MD: &str = "---\ndescription: Summarise the state of the branch\n---\n## Context\n\n- Current git status: !`git status`\n- Marker: !`echo BANG-OUT`\n\n## Your task\n\nSummarise.\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bang_lines_run_after_trust_inline_their_output_and_obey_deny_and_ask_rules() {
+    let env = Env::new(&[
+        ("a.txt", "one\n"),
+        (".claude/commands/status.md", STATUS_MD),
+    ]);
+    let one_reply = || async {
+        MockLlmServer::with_script(vec![Reply::text("ok")])
+            .await
+            .unwrap()
+    };
+
+    // Before the trust: nothing runs, the prompt says so, and the user is told.
+    let server = one_reply().await;
+    let (out, events) = env.run(&server, "auto", &[], "/status").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let body = sent(&server);
+    assert!(
+        body.contains("[`git status` was not run: the workspace is not trusted]"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("On branch") && !body.contains("!`echo"),
+        "{body}"
+    );
+    assert!(
+        out.stderr.contains("/status: its `!` lines"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !events.iter().any(|e| e["type"] == "tool_started"),
+        "{events:?}"
+    );
+
+    // After it: each line runs as a run_shell call of the turn, its output in its place.
+    env.trust().await;
+    let server = one_reply().await;
+    let (out, events) = env.run(&server, "auto", &[], "/status").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let body = sent(&server);
+    assert!(
+        body.contains("Current git status: On branch main"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- Marker: BANG-OUT\\n\\n## Your task"),
+        "{body}"
+    );
+    assert!(!body.contains("!`"), "{body}");
+    let shells: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_finished" && e["data"]["name"] == "run_shell")
+        .collect();
+    assert_eq!(shells.len(), 2, "{events:?}");
+
+    // An ask rule on git asks (and with no one to answer, the line is not run, and said so);
+    // the other line still runs.
+    env.add_rule("run_shell(git status:*)", "ask").await;
+    let server = one_reply().await;
+    let (out, events) = env.run(&server, "auto", &[], "/status").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(asked(&events).len(), 1, "{events:?}");
+    let body = sent(&server);
+    assert!(body.contains("[`git status` was not run: denied"), "{body}");
+    assert!(body.contains("- Marker: BANG-OUT"), "{body}");
+
+    // A deny rule denies it outright.
+    env.add_rule("run_shell(git:*)", "deny").await;
+    let server = one_reply().await;
+    let (out, events) = env.run(&server, "auto", &[], "/status").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(asked(&events).is_empty(), "{events:?}");
+    let body = sent(&server);
+    assert!(body.contains("[`git status` was not run: denied"), "{body}");
+    assert!(!body.contains("On branch"), "{body}");
+
+    // An edit of the command withdraws the trust: nothing runs again.
+    std::fs::write(
+        env.ws.join(".claude/commands/status.md"),
+        STATUS_MD.replace("BANG-OUT", "BANG-EDITED"),
+    )
+    .unwrap();
+    let server = one_reply().await;
+    let (out, _) = env.run(&server, "auto", &[], "/status").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let body = sent(&server);
+    assert!(
+        body.contains("[`echo BANG-EDITED` was not run: the workspace is not trusted]"),
+        "{body}"
+    );
+}
+
+/// A commit command as Claude Code's users write it.
+const COMMIT_MD: &str = "---\nallowed-tools: Bash(git add:*), Bash(git status:*)\ndescription: Stage the work\nmodel: other-model\n---\nStage a.txt.\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn allowed_tools_grant_that_commands_turn_only_after_trust_and_model_is_that_turns() {
+    let env = Env::new(&[("a.txt", "one\n"), (".claude/commands/stage.md", COMMIT_MD)]);
+    std::fs::write(env.ws.join("a.txt"), "two\n").unwrap();
+    let staged = || cairn_testkit::git::git(&env.ws, &["diff", "--cached", "--name-only"]);
+    let add_then_done = || async {
+        MockLlmServer::with_script(vec![
+            Reply::tool_call("c1", "run_shell", json!({"command": "git add a.txt"})),
+            Reply::text("staged"),
+        ])
+        .await
+        .unwrap()
+    };
+
+    // Outside the sandbox (which keeps .git read-only) so that `git add` can stage.
+    let off = ["--sandbox", "off"];
+
+    // Before the trust the project's allowed-tools grant nothing: `git add` asks (denied).
+    let server = add_then_done().await;
+    let (out, events) = env.run(&server, "interactive", &off, "/stage").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(asked(&events).len(), 1, "{events:?}");
+    assert_eq!(staged().trim(), "");
+
+    // After it: `git add` runs unasked during /stage's turn, on the command's model.
+    env.trust().await;
+    let server = add_then_done().await;
+    let (out, events) = env.run(&server, "interactive", &off, "/stage").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(asked(&events).is_empty(), "{events:?}");
+    assert_eq!(staged().trim(), "a.txt");
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "other-model");
+    assert_eq!(requests[1].body["model"], "other-model");
+    let sid = session_of(&events);
+
+    // The next turn of the same session, not the command's: it asks again, on the session's
+    // model.
+    cairn_testkit::git::git(&env.ws, &["reset", "-q"]);
+    let server = add_then_done().await;
+    let (out, events) = env
+        .run(
+            &server,
+            "interactive",
+            &["--session", &sid],
+            "stage a.txt please",
+        )
+        .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(asked(&events).len(), 1, "{events:?}");
+    assert_eq!(staged().trim(), "");
+    assert_eq!(server.requests()[0].body["model"], "m");
+
+    // A grant is never past a deny rule.
+    env.add_rule("run_shell(git add:*)", "deny").await;
+    let server = add_then_done().await;
+    let (out, events) = env.run(&server, "interactive", &off, "/stage").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let denied = events
+        .iter()
+        .find(|e| e["type"] == "tool_finished")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(denied["data"]["status"], "denied", "{denied}");
+    assert_eq!(staged().trim(), "");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_claude_model_alias_off_anthropic_is_said_and_the_session_model_used() {
+    let env = Env::new(&[(
+        ".claude/commands/think.md",
+        "---\nmodel: opus\n---\nThink hard.\n",
+    )]);
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let (out, _) = env.run(&server, "auto", &[], "/think").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("/think: model `opus` is Anthropic's"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.requests()[0].body["model"], "m");
+}
