@@ -48,5 +48,8 @@ pub fn run(cmd: CommandsCommand) -> ExitCode {
             );
         }
     }
+    if let Some(note) = cairn_runtime::claude_home::offer_note() {
+        errln!("note: {note}");
+    }
     ExitCode::SUCCESS
 }

@@ -106,6 +106,9 @@ pub fn run(cmd: HooksCommand) -> ExitCode {
             if let Some(note) = loaded.notice(&ws) {
                 errln!("note: {note}");
             }
+            if let Some(note) = cairn_runtime::claude_home::offer_note() {
+                errln!("note: {note}");
+            }
             if !any && !json {
                 errln!(
                     "no hooks (user: {}, project: {})",

@@ -126,10 +126,14 @@ pub enum Parsed {
 }
 
 /// The folders user commands come from, the user's first (a project command never shadows
-/// a user command).
+/// a user command): Cairn's, then `~/.claude/commands` once the user opted in
+/// ([`crate::claude_home`]), then the project's.
 pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
     let mut out = Vec::new();
     if let Some(c) = crate::reserved::config_dir() {
+        out.push((c.join("commands"), SkillSource::User));
+    }
+    if let Some(c) = crate::claude_home::user_dir() {
         out.push((c.join("commands"), SkillSource::User));
     }
     out.push((workspace.join(".agent/commands"), SkillSource::Project));
@@ -240,20 +244,31 @@ fn stem_of(path: &Path) -> Option<String> {
     path.file_stem().map(|s| s.to_string_lossy().into_owned())
 }
 
-/// The project's command files that would run something or widen what the agent may do
-/// (`` !`cmd` `` lines, `allowed-tools`), with their text: the workspace trust covers them as
-/// they are now, and an edit withdraws it.
+/// The project's command files (and skills only the user invokes) that would run something
+/// or widen what the agent may do (`` !`cmd` `` lines, `allowed-tools`), with their text: the
+/// workspace trust covers them as they are now, and an edit withdraws it.
 pub fn runnable_project_files(workspace: &Path) -> Vec<(PathBuf, String)> {
-    load(workspace)
+    let loaded = load(workspace);
+    let commands = loaded
         .user
         .into_iter()
         .filter(|c| c.source == SkillSource::Project)
-        .filter(|c| {
-            !extras::shell_lines(&c.template).is_empty() || !c.extras.allowed_tools.is_empty()
-        })
-        .filter_map(|c| {
-            let text = cairn_tools::read_text_no_links(&c.path, MAX_COMMAND_BYTES).ok()?;
-            Some((c.path, text))
+        .map(|c| c.path);
+    let skills = loaded
+        .skills
+        .into_iter()
+        .filter(|s| s.source == SkillSource::Project)
+        .map(|s| s.dir.join("SKILL.md"));
+    commands
+        .chain(skills)
+        .filter_map(|path| {
+            let text = cairn_tools::read_text_no_links(&path, MAX_COMMAND_BYTES).ok()?;
+            let (front, body) = crate::front_matter::parse_lenient(&text);
+            let runs = !extras::shell_lines(body).is_empty()
+                || front
+                    .get("allowed-tools")
+                    .is_some_and(|t| !t.trim().is_empty());
+            runs.then_some((path, text))
         })
         .collect()
 }

@@ -88,6 +88,16 @@ pub fn load(workspace: &Path) -> LoadedHooks {
         out.active.extend(defs);
         out.warnings.extend(warnings);
     }
+    // The user's Claude Code settings, once opted in: their hooks are the user's own.
+    if let Some(dir) = crate::claude_home::user_dir() {
+        let path = dir.join("settings.json");
+        let (defs, warnings, text) = config::load(&path, HookSource::User(path.clone()));
+        out.active.extend(defs);
+        out.warnings.extend(warnings);
+        if let Some(text) = text {
+            out.warnings.extend(config::not_honoured(&path, &text));
+        }
+    }
     let mut defs = Vec::new();
     let mut texts = Vec::new();
     for path in config::project_paths(workspace) {

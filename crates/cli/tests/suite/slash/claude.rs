@@ -1,7 +1,7 @@
 //! Command files as Claude Code runs them: `` !`cmd` `` lines run before the prompt is sent
 //! (after the workspace trust for a project command; through the permission engine), their
 //! output inlined; `allowed-tools` grants for that command's turn only; `model` is that
-//! turn's model.
+//! turn's model. And the user's own `~/.claude`, read only once they opted in.
 
 use std::path::PathBuf;
 
@@ -318,4 +318,163 @@ async fn a_claude_model_alias_off_anthropic_is_said_and_the_session_model_used()
         out.stderr
     );
     assert_eq!(server.requests()[0].body["model"], "m");
+}
+
+/// The JSON lines of a `cairn … list --json`.
+fn rows(out: &Out) -> Vec<Value> {
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_claude_folder_is_not_read_until_they_opt_in() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let claude = env.home.join(".claude");
+    std::fs::create_dir_all(claude.join("commands")).unwrap();
+    std::fs::create_dir_all(claude.join("skills/house-style")).unwrap();
+    std::fs::create_dir_all(claude.join("agents")).unwrap();
+    let guard = env.home.join("no-shell.sh");
+    std::fs::write(
+        &guard,
+        "#!/bin/sh\ncat >/dev/null\necho 'no shell from ~/.claude' >&2\nexit 2\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        claude.join("settings.json"),
+        serde_json::to_string(&json!({
+            "model": "opus",
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": guard.display().to_string()}
+            ]}]}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        claude.join("commands/greet.md"),
+        "---\ndescription: Say hello\n---\nSay GREET-FROM-HOME to $1.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        claude.join("skills/house-style/SKILL.md"),
+        "---\nname: house-style\ndescription: |-\n  How we write\n  our code.\n---\nUse tabs.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        claude.join("agents/home-reviewer.md"),
+        "---\nname: home-reviewer\ndescription: Reviews\nmodel: inherit\n---\nYou are HOME-REVIEWER-9.\n",
+    )
+    .unwrap();
+    let ws = env.ws.display().to_string();
+    let shell_then_done = || async {
+        MockLlmServer::with_script(vec![
+            Reply::tool_call("c1", "run_shell", json!({"command": "echo hi"})),
+            Reply::text("done"),
+        ])
+        .await
+        .unwrap()
+    };
+    let names = |rows: &[Value], key: &str| -> Vec<String> {
+        rows.iter()
+            .map(|r| r[key].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+
+    // Not opted in: nothing of ~/.claude is listed or runs; the lists offer it.
+    let commands = env.cli(&["commands", "list", "-w", &ws, "--json"]).await;
+    assert!(!names(&rows(&commands), "name").contains(&"greet".into()));
+    assert!(
+        commands.stderr.contains("~/.claude has settings.json")
+            && commands.stderr.contains("user_files = true"),
+        "{}",
+        commands.stderr
+    );
+    let skills = env.cli(&["skills", "list", "-w", &ws, "--json"]).await;
+    assert!(!names(&rows(&skills), "name").contains(&"house-style".into()));
+    let hooks = env.cli(&["hooks", "list", "-w", &ws, "--json"]).await;
+    assert!(rows(&hooks).is_empty(), "{}", hooks.stdout);
+    let server = shell_then_done().await;
+    let (out, events) = env.run(&server, "auto", &[], "run it").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let ran = events
+        .iter()
+        .find(|e| e["type"] == "tool_finished")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(ran["data"]["status"], "ok", "{ran}");
+    let server = shell_then_done().await;
+    let (out, _) = env
+        .run(&server, "auto", &["--agent", "home-reviewer"], "hi")
+        .await;
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("unknown agent `home-reviewer`"),
+        "{}",
+        out.stderr
+    );
+
+    // Opted in: the user's own commands, skills, roles and hooks.
+    std::fs::create_dir_all(env.cfg.join("cairn")).unwrap();
+    std::fs::write(
+        env.cfg.join("cairn/config.toml"),
+        "[claude_code]\nuser_files = true\n",
+    )
+    .unwrap();
+    let commands = env.cli(&["commands", "list", "-w", &ws, "--json"]).await;
+    let listed = rows(&commands);
+    let greet = listed
+        .iter()
+        .find(|r| r["name"] == "greet")
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert_eq!(greet["source"], "user");
+    assert!(
+        !commands.stderr.contains("~/.claude has"),
+        "{}",
+        commands.stderr
+    );
+    let skills = rows(&env.cli(&["skills", "list", "-w", &ws, "--json"]).await);
+    let style = skills
+        .iter()
+        .find(|r| r["name"] == "house-style")
+        .unwrap_or_else(|| panic!("{skills:?}"));
+    assert_eq!(style["description"], "How we write\nour code.");
+    let hooks = rows(&env.cli(&["hooks", "list", "-w", &ws, "--json"]).await);
+    assert_eq!(hooks.len(), 1, "{hooks:?}");
+    assert_eq!(hooks[0]["source"], "user");
+    assert_eq!(hooks[0]["matcher"], "Bash");
+
+    let server = shell_then_done().await;
+    let (out, events) = env.run(&server, "auto", &[], "run it").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let blocked = events
+        .iter()
+        .find(|e| e["type"] == "tool_finished")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(blocked["data"]["status"], "denied", "{blocked}");
+    assert!(out.stderr.contains("`model`"), "{}", out.stderr);
+
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let (out, _) = env.run(&server, "auto", &[], "/greet Ann").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(sent(&server).contains("Say GREET-FROM-HOME to Ann."));
+
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let (out, _) = env
+        .run(&server, "auto", &["--agent", "home-reviewer"], "hi")
+        .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let body = server.requests()[0].body.to_string();
+    assert!(
+        body.contains("HOME-REVIEWER-9"),
+        "{}",
+        &body[..body.len().min(2000)]
+    );
 }
