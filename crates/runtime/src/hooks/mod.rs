@@ -137,6 +137,14 @@ fn project_texts(workspace: &Path) -> Result<Vec<(std::path::PathBuf, String)>, 
     Ok(texts)
 }
 
+/// The project files the workspace trust covers as they are now (hook and settings files,
+/// command files that run something or grant tools); empty when there is none.
+pub fn covered_files(workspace: &Path) -> Vec<std::path::PathBuf> {
+    project_texts(workspace)
+        .map(|texts| texts.into_iter().map(|(p, _)| p).collect())
+        .unwrap_or_default()
+}
+
 /// Whether the workspace trust covers the project's hook files (Claude Code's settings files
 /// among them) and its command files with `!` lines or `allowed-tools`, as they are now.
 pub fn project_files_trusted(workspace: &Path) -> bool {

@@ -97,11 +97,13 @@ impl Env {
         (out, events)
     }
 
-    async fn trust(&self) {
+    /// `cairn hooks trust`, which names the files it covers.
+    async fn trust(&self) -> String {
         let t = self
             .cli(&["hooks", "trust", "-w", self.ws.to_str().unwrap()])
             .await;
         assert_eq!(t.code, 0, "{}", t.stderr);
+        t.stdout
     }
 
     async fn add_rule(&self, rule: &str, decision: &str) {
@@ -175,7 +177,8 @@ async fn bang_lines_run_after_trust_inline_their_output_and_obey_deny_and_ask_ru
     );
 
     // After it: each line runs as a run_shell call of the turn, its output in its place.
-    env.trust().await;
+    let trusted = env.trust().await;
+    assert!(trusted.contains(".claude/commands/status.md"), "{trusted}");
     let server = one_reply().await;
     let (out, events) = env.run(&server, "auto", &[], "/status").await;
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -318,6 +321,54 @@ async fn a_claude_model_alias_off_anthropic_is_said_and_the_session_model_used()
         out.stderr
     );
     assert_eq!(server.requests()[0].body["model"], "m");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_command_under_a_users_name_gets_no_grant_and_a_skill_command_does() {
+    let stage = "---\nallowed-tools: Bash(git add:*)\n---\nStage a.txt.\n";
+    let env = Env::new(&[
+        ("a.txt", "one\n"),
+        (".claude/commands/dev/stage.md", stage),
+        (
+            ".claude/skills/stager/SKILL.md",
+            "---\nname: stager\ndescription: Stages\ndisable-model-invocation: true\nallowed-tools:\n  - Bash(git add:*)\n---\nStage a.txt.\n",
+        ),
+    ]);
+    std::fs::create_dir_all(env.cfg.join("cairn/commands")).unwrap();
+    std::fs::write(env.cfg.join("cairn/commands/stage.md"), "USER STAGE\n").unwrap();
+    std::fs::write(env.ws.join("a.txt"), "two\n").unwrap();
+    env.trust().await;
+    let staged = || cairn_testkit::git::git(&env.ws, &["diff", "--cached", "--name-only"]);
+    let add_then_done = || async {
+        MockLlmServer::with_script(vec![
+            Reply::tool_call("c1", "run_shell", json!({"command": "git add a.txt"})),
+            Reply::text("staged"),
+        ])
+        .await
+        .unwrap()
+    };
+    let off = ["--sandbox", "off"];
+
+    // /stage is yours; the project's is /dev:stage, and its allowed-tools are not honoured.
+    let server = add_then_done().await;
+    let (out, events) = env.run(&server, "interactive", &off, "/dev:stage").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "/dev:stage: allowed-tools is not honoured: a command of yours has this name"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(asked(&events).len(), 1, "{events:?}");
+    assert_eq!(staged().trim(), "");
+
+    // A skill invoked as a command (its allowed-tools a YAML list) grants for its turn.
+    let server = add_then_done().await;
+    let (out, events) = env.run(&server, "interactive", &off, "/stager").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(asked(&events).is_empty(), "{events:?}");
+    assert_eq!(staged().trim(), "a.txt");
 }
 
 /// The JSON lines of a `cairn … list --json`.
