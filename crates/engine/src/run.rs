@@ -17,7 +17,7 @@ use crate::turn::{TurnKind, TurnRunner};
 pub(crate) async fn drive(
     inner: &Arc<Inner>,
     kind: TurnKind,
-    options: crate::TurnOptions,
+    options: crate::turn_options::TurnOptions,
     tx: mpsc::Sender<Event>,
     cancel: CancellationToken,
 ) -> RunEnd {

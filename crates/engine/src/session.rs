@@ -338,13 +338,13 @@ impl Session {
     }
 
     /// Runs one turn of user input (with its attachments, if any) with what a command file
-    /// asked of it ([`crate::TurnOptions`]: shell lines run first and inlined, grants for
+    /// asked of it ([`crate::turn_options::TurnOptions`]: shell lines run first and inlined, grants for
     /// this turn only, the model it runs on); the turns after it run without them.
     pub fn run_with_options(
         &self,
         input: impl Into<String>,
         attachments: Option<crate::attachments::TurnAttachments>,
-        options: crate::TurnOptions,
+        options: crate::turn_options::TurnOptions,
     ) -> EventStream {
         let kind = match attachments {
             Some(a) => TurnKind::Attach(input.into(), Box::new(a)),
@@ -376,10 +376,10 @@ impl Session {
     }
 
     fn spawn_turn(&self, kind: TurnKind) -> EventStream {
-        self.spawn_turn_with(kind, crate::TurnOptions::default())
+        self.spawn_turn_with(kind, crate::turn_options::TurnOptions::default())
     }
 
-    fn spawn_turn_with(&self, kind: TurnKind, options: crate::TurnOptions) -> EventStream {
+    fn spawn_turn_with(&self, kind: TurnKind, options: crate::turn_options::TurnOptions) -> EventStream {
         let (tx, rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
         let (end_tx, end_rx) = tokio::sync::oneshot::channel();
         let cancel = CancellationToken::new();

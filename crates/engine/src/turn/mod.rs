@@ -68,7 +68,7 @@ pub(crate) struct TurnRunner<'a> {
     /// Open calls of a restored history that new input closed, announced after `turn_start`.
     closed: Vec<ToolCall>,
     /// What a command file asked of this turn (shell lines, grants, model).
-    options: crate::TurnOptions,
+    options: crate::turn_options::TurnOptions,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -102,7 +102,7 @@ impl<'a> TurnRunner<'a> {
             usage: None,
             cost: Some(0.0),
             closed: Vec::new(),
-            options: crate::TurnOptions::default(),
+            options: crate::turn_options::TurnOptions::default(),
             task_id,
             iteration: 0,
             produced: BTreeSet::new(),
@@ -110,7 +110,7 @@ impl<'a> TurnRunner<'a> {
     }
 
     /// This turn runs with `options` (its grants hold until it ends).
-    pub(crate) fn with_options(mut self, options: crate::TurnOptions) -> Self {
+    pub(crate) fn with_options(mut self, options: crate::turn_options::TurnOptions) -> Self {
         self.options = options;
         self
     }
