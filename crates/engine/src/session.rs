@@ -379,7 +379,11 @@ impl Session {
         self.spawn_turn_with(kind, crate::turn_options::TurnOptions::default())
     }
 
-    fn spawn_turn_with(&self, kind: TurnKind, options: crate::turn_options::TurnOptions) -> EventStream {
+    fn spawn_turn_with(
+        &self,
+        kind: TurnKind,
+        options: crate::turn_options::TurnOptions,
+    ) -> EventStream {
         let (tx, rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
         let (end_tx, end_rx) = tokio::sync::oneshot::channel();
         let cancel = CancellationToken::new();
