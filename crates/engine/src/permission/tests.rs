@@ -674,6 +674,7 @@ fn decisions_round_trip_with_their_reasons() {
 }
 
 #[test]
+#[allow(clippy::unwrap_used)]
 fn a_turns_grants_allow_only_past_what_asks_anyway_and_end_with_it() {
     let ws = PathBuf::from("/w");
     let mut p = PermissionEngine::new(ws, Mode::Interactive, Vec::new());
