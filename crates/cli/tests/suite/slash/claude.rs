@@ -235,6 +235,41 @@ async fn bang_lines_run_after_trust_inline_their_output_and_obey_deny_and_ask_ru
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commands_allowed_tools_cover_its_own_bang_lines_in_interactive_mode() {
+    // As Anthropic's commit-push-pr.md pairs them: its context lines are allowed-tools.
+    let env = Env::new(&[
+        ("a.txt", "one\n"),
+        (
+            ".claude/commands/commit.md",
+            "---\nallowed-tools: Bash(git status:*), Bash(git diff:*)\ndescription: Commit\n---\n## Context\n\n- Current git status: !`git status`\n- Current git diff: !`git diff HEAD`\n- Last commit: !`git log --oneline -1`\n",
+        ),
+    ]);
+    env.trust().await;
+    std::fs::write(env.ws.join("a.txt"), "two\n").unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    // Outside the sandbox, where even read-only commands ask in interactive mode.
+    let (out, events) = env
+        .run(&server, "interactive", &["--sandbox", "off"], "/commit")
+        .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let asks = asked(&events);
+    assert_eq!(asks.len(), 1, "{events:?}");
+    assert!(asks[0].to_string().contains("git log"), "{}", asks[0]);
+    let body = sent(&server);
+    assert!(
+        body.contains("Current git status: On branch main"),
+        "{body}"
+    );
+    assert!(body.contains("+two"), "{body}");
+    assert!(
+        body.contains("[`git log --oneline -1` was not run: denied"),
+        "{body}"
+    );
+}
+
 /// A commit command as Claude Code's users write it.
 const COMMIT_MD: &str = "---\nallowed-tools: Bash(git add:*), Bash(git status:*)\ndescription: Stage the work\nmodel: other-model\n---\nStage a.txt.\n";
 
