@@ -87,7 +87,49 @@ fn inlined(command: &str, f: &Finished) -> String {
         ToolStatus::Interrupted => format!("[`{command}` was not run: interrupted]"),
         _ => format!(
             "[`{command}` failed: {}]",
-            f.reason.as_deref().unwrap_or("error")
+            f.reason
+                .as_deref()
+                .or(Some(f.content.trim()).filter(|c| !c.is_empty()))
+                .unwrap_or("error")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(status: ToolStatus, content: &str, reason: Option<&str>) -> Finished {
+        Finished {
+            status,
+            content: content.into(),
+            reason: reason.map(String::from),
+            duration_ms: None,
+            produced: Vec::new(),
+            images: Vec::new(),
+            stale: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_lines_output_is_inlined_without_a_zero_exit_and_what_did_not_run_is_said() {
+        let ok = finished(ToolStatus::Ok, "On branch main\n[exit code: 0]\n", None);
+        assert_eq!(inlined("git status", &ok), "On branch main");
+        let failed = finished(ToolStatus::Ok, "fatal: bad\n[exit code: 128]", None);
+        assert_eq!(inlined("git log", &failed), "fatal: bad\n[exit code: 128]");
+        let denied = finished(
+            ToolStatus::Denied,
+            "",
+            Some("denied by rule `run_shell(git:*)`"),
+        );
+        assert_eq!(
+            inlined("git status", &denied),
+            "[`git status` was not run: denied (denied by rule `run_shell(git:*)`)]"
+        );
+        let timed_out = finished(ToolStatus::Error, "timed out after 1 ms", None);
+        assert_eq!(
+            inlined("sleep 9", &timed_out),
+            "[`sleep 9` failed: timed out after 1 ms]"
+        );
     }
 }
