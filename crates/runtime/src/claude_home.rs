@@ -8,7 +8,8 @@
 //! ```
 //!
 //! and then as the user's own (after Cairn's own user files: a name in both is Cairn's).
-//! Until then nothing there is read, run or listed.
+//! Until then nothing there is read, run or listed. Claude Code's `CLAUDE_CONFIG_DIR` moves
+//! the folder, as it does for Claude Code.
 
 use std::path::PathBuf;
 
@@ -54,9 +55,44 @@ pub fn user_dir() -> Option<PathBuf> {
             return None;
         }
     }
-    dirs::home_dir()
-        .map(|h| h.join(".claude"))
-        .filter(|d| d.is_dir())
+    claude_dir().filter(|d| d.is_dir())
+}
+
+/// Where the user's Claude Code files live: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+fn claude_dir() -> Option<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => Some(PathBuf::from(d)),
+        None => dirs::home_dir().map(|h| h.join(".claude")),
+    }
+}
+
+/// Opts in to `~/.claude` (sets `claude_code.user_files = true` in the config file, keeping
+/// the rest of it); returns the file.
+pub fn opt_in() -> Result<PathBuf, String> {
+    let path = config_path().ok_or("no config folder to write Cairn's config.toml in")?;
+    let mut table: toml::Table = match std::fs::read_to_string(&path) {
+        Ok(text) => toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let section = table
+        .entry("claude_code")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let toml::Value::Table(section) = section else {
+        return Err(format!(
+            "{}: claude_code is not a table; fix it by hand",
+            path.display()
+        ));
+    };
+    section.insert("user_files".into(), toml::Value::Boolean(true));
+    let text = toml::to_string_pretty(&table).map_err(|e| e.to_string())?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
 }
 
 /// What `~/.claude` holds that Cairn would read once opted in (settings file, commands,
@@ -65,7 +101,7 @@ pub fn offered() -> Vec<PathBuf> {
     if opted_in().unwrap_or(false) {
         return Vec::new();
     }
-    let Some(dir) = dirs::home_dir().map(|h| h.join(".claude")) else {
+    let Some(dir) = claude_dir() else {
         return Vec::new();
     };
     ["settings.json", "commands", "skills", "agents"]
