@@ -11,7 +11,7 @@
 //! Until then nothing there is read, run or listed. Claude Code's `CLAUDE_CONFIG_DIR` moves
 //! the folder, as it does for Claude Code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Cairn's user config file (`CAIRN_CONFIG_FILE` moves it).
 pub fn config_path() -> Option<PathBuf> {
@@ -24,10 +24,15 @@ pub fn config_path() -> Option<PathBuf> {
 /// Whether the config file opts in to `~/.claude/`, or why it cannot be read (a missing
 /// file or key is `Ok(false)`).
 pub fn opted_in() -> Result<bool, String> {
-    let Some(path) = config_path() else {
-        return Ok(false);
-    };
-    let text = match std::fs::read_to_string(&path) {
+    match config_path() {
+        Some(path) => opted_in_at(&path),
+        None => Ok(false),
+    }
+}
+
+/// [`opted_in`] as the config file at `path` says.
+fn opted_in_at(path: &Path) -> Result<bool, String> {
+    let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(format!("{}: {e}", path.display())),
@@ -70,7 +75,13 @@ fn claude_dir() -> Option<PathBuf> {
 /// the rest of it); returns the file.
 pub fn opt_in() -> Result<PathBuf, String> {
     let path = config_path().ok_or("no config folder to write Cairn's config.toml in")?;
-    let mut table: toml::Table = match std::fs::read_to_string(&path) {
+    opt_in_at(&path)?;
+    Ok(path)
+}
+
+/// [`opt_in`] in the config file at `path`.
+fn opt_in_at(path: &Path) -> Result<(), String> {
+    let mut table: toml::Table = match std::fs::read_to_string(path) {
         Ok(text) => toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
         Err(e) => return Err(format!("{}: {e}", path.display())),
@@ -91,8 +102,8 @@ pub fn opt_in() -> Result<PathBuf, String> {
     }
     let tmp = path.with_extension("toml.tmp");
     std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(())
 }
 
 /// What `~/.claude` holds that Cairn would read once opted in (settings file, commands,
@@ -130,4 +141,31 @@ pub fn offer_note() -> Option<String> {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "Cairn's config.toml".into())
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn the_opt_in_is_one_key_written_beside_the_rest_and_a_bad_value_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cairn/config.toml");
+        assert_eq!(opted_in_at(&path), Ok(false));
+        opt_in_at(&path).unwrap();
+        assert_eq!(opted_in_at(&path), Ok(true));
+        std::fs::write(&path, "other = 1\n[claude_code]\nuser_files = false\n").unwrap();
+        assert_eq!(opted_in_at(&path), Ok(false));
+        opt_in_at(&path).unwrap();
+        assert_eq!(opted_in_at(&path), Ok(true));
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("other = 1"));
+        std::fs::write(&path, "[claude_code]\nuser_files = \"yes\"\n").unwrap();
+        let err = opted_in_at(&path).unwrap_err();
+        assert!(err.contains("expected true or false"), "{err}");
+        std::fs::write(&path, "claude_code = 3\n").unwrap();
+        assert!(opt_in_at(&path).is_err());
+    }
 }
