@@ -327,6 +327,13 @@ pub struct CommandView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub argument_hint: Option<String>,
+    /// What its front matter `allowed-tools` grant during its turn (Claude Code's rules as
+    /// written; a project's only once trusted).
+    pub allowed_tools: Vec<String>,
+    /// The model its front matter names for its turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model: Option<String>,
 }
 
 /// Every command of `workspace`: built-ins first, then user and project commands, then
@@ -342,6 +349,8 @@ pub fn views(workspace: &Path) -> Vec<CommandView> {
             file: String::new(),
             skill: false,
             argument_hint: None,
+            allowed_tools: Vec::new(),
+            model: None,
         })
         .collect();
     out.extend(cmds.user.into_iter().map(|c| CommandView {
@@ -351,16 +360,31 @@ pub fn views(workspace: &Path) -> Vec<CommandView> {
         file: c.path.display().to_string(),
         skill: false,
         argument_hint: c.argument_hint,
+        allowed_tools: c.extras.allowed_tools,
+        model: c.extras.model,
     }));
-    out.extend(cmds.skills.into_iter().map(|s| CommandView {
-        name: s.name,
-        description: s.description,
-        source: s.source.into(),
-        file: s.dir.display().to_string(),
-        skill: true,
-        argument_hint: None,
+    out.extend(cmds.skills.into_iter().map(|s| {
+        let extras = skill_extras(&s);
+        CommandView {
+            name: s.name,
+            description: s.description,
+            source: s.source.into(),
+            file: s.dir.display().to_string(),
+            skill: true,
+            argument_hint: None,
+            allowed_tools: extras.allowed_tools,
+            model: extras.model,
+        }
     }));
     out
+}
+
+/// What a skill invoked as a command asks of its turn (its `SKILL.md` front matter).
+fn skill_extras(skill: &Skill) -> Extras {
+    let text = cairn_tools::read_text_no_links(&skill.dir.join("SKILL.md"), MAX_COMMAND_BYTES)
+        .unwrap_or_default();
+    let (front, _) = crate::skills::front_matter(&text);
+    Extras::from_front(&front, skill.source, skill.dir.clone())
 }
 
 /// `template` with `$ARGUMENTS` replaced by `args` and `$1`…`$9` by its words (missing

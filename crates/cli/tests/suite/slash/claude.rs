@@ -290,6 +290,21 @@ async fn allowed_tools_grant_that_commands_turn_only_after_trust_and_model_is_th
     // Outside the sandbox (which keeps .git read-only) so that `git add` can stage.
     let off = ["--sandbox", "off"];
 
+    // `commands list` says what it asks of its turn.
+    let listed = rows(
+        &env.cli(&["commands", "list", "-w", env.ws.to_str().unwrap(), "--json"])
+            .await,
+    );
+    let stage = listed
+        .iter()
+        .find(|r| r["name"] == "stage")
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert_eq!(
+        stage["allowedTools"],
+        json!(["Bash(git add:*)", "Bash(git status:*)"])
+    );
+    assert_eq!(stage["model"], "other-model");
+
     // Before the trust the project's allowed-tools grant nothing: `git add` asks (denied).
     let server = add_then_done().await;
     let (out, events) = env.run(&server, "interactive", &off, "/stage").await;
@@ -399,6 +414,15 @@ async fn a_project_command_under_a_users_name_gets_no_grant_and_a_skill_command_
     assert_eq!(staged().trim(), "");
 
     // A skill invoked as a command (its allowed-tools a YAML list) grants for its turn.
+    let listed = rows(
+        &env.cli(&["commands", "list", "-w", env.ws.to_str().unwrap(), "--json"])
+            .await,
+    );
+    let stager = listed
+        .iter()
+        .find(|r| r["name"] == "stager")
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert_eq!(stager["allowedTools"], json!(["Bash(git add:*)"]));
     let server = add_then_done().await;
     let (out, events) = env.run(&server, "interactive", &off, "/stager").await;
     assert_eq!(out.code, 0, "{}", out.stderr);
