@@ -50,7 +50,8 @@ pub(super) fn command_turn(
         }
         note(format!(
             "its `!` lines and allowed-tools are off: the repository's command runs them only \
-             once you trust the workspace (`cairn hooks trust -w {}`)",
+             once you trust the workspace (`cairn hooks trust -w {}`, or Trust in the app's \
+             Settings)",
             handle.workspace().display()
         ));
     }
