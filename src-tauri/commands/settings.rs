@@ -10,7 +10,7 @@ use tauri::{Runtime, State, Window};
 use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::types::{SettingsUpdate, SettingsView, UsageReport};
-use cairn_runtime::llm_setup::{catalog_models, provider_label, provider_names, ProviderChoice};
+use cairn_runtime::llm_setup::{catalog_models, provider_label, ProviderChoice};
 use cairn_runtime::sandbox_settings::SandboxSettings;
 
 /// The settings view; with `with_keys`, key states are read from the keyring (in parallel,
@@ -108,23 +108,12 @@ pub async fn save_settings<R: Runtime>(
     state: State<'_, AppState>,
     update: SettingsUpdate,
 ) -> IpcResult<SettingsView> {
-    let provider = update.provider.trim().to_ascii_lowercase();
-    if !provider_names().contains(&provider) {
-        return Err(IpcError::invalid(format!("Unknown provider `{provider}`.")));
-    }
-    let base_url = update.base_url.trim().to_string();
-    let has_scheme = base_url.starts_with("http://") || base_url.starts_with("https://");
-    if !base_url.is_empty() && !has_scheme {
-        return Err(IpcError::invalid(
-            "The base URL must start with http:// or https://.",
-        ));
-    }
-    let reasoning = update.reasoning.trim().to_ascii_lowercase();
-    if !reasoning.is_empty() && cairn_providers::ThinkingLevel::parse(&reasoning).is_none() {
-        return Err(IpcError::invalid(format!(
-            "Unknown reasoning level `{reasoning}`."
-        )));
-    }
+    let (provider, base_url, reasoning) = cairn_runtime::face_settings::checked_choice(
+        &update.provider,
+        &update.base_url,
+        &update.reasoning,
+    )
+    .map_err(IpcError::invalid)?;
     if let Some(n) = update.turn_limit {
         if !(1..=cairn_runtime::turn_slots::MAX_LIMIT).contains(&n) {
             return Err(IpcError::invalid(format!(
