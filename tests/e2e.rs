@@ -40,8 +40,8 @@ mod project_rules;
 mod resume;
 #[path = "e2e/rewind.rs"]
 mod rewind;
-#[path = "e2e/sandbox_settings.rs"]
-mod sandbox_settings;
+#[path = "e2e/sandbox.rs"]
+mod sandbox;
 #[path = "e2e/setup.rs"]
 mod setup;
 #[path = "e2e/steering.rs"]
