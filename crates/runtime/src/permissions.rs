@@ -149,18 +149,6 @@ pub fn add_project_rule(
     Ok(spec)
 }
 
-/// The shell policy of a session no flag decided: `CAIRN_SHELL_POLICY`, else the sandbox
-/// settings' `shellPolicy` (the Settings' switch), else `approve`.
-pub fn default_shell_policy() -> Result<ShellPolicy, RuntimeError> {
-    let env_set = std::env::var("CAIRN_SHELL_POLICY").is_ok_and(|v| !v.trim().is_empty());
-    if env_set {
-        return shell_policy_from_env();
-    }
-    Ok(crate::sandbox_settings::SandboxSettings::load()?
-        .shell_policy()
-        .unwrap_or(ShellPolicy::Approve))
-}
-
 /// The shell policy from `CAIRN_SHELL_POLICY` (approve, sandbox, workspace, all).
 pub fn shell_policy_from_env() -> Result<ShellPolicy, RuntimeError> {
     match std::env::var("CAIRN_SHELL_POLICY")
