@@ -84,6 +84,7 @@ impl Connection {
         stderr_cap: usize,
         handler: Handler,
         sandbox: Option<&dyn cairn_engine::CommandWrapper>,
+        auth: Option<&dyn crate::auth::AccessTokens>,
     ) -> Result<Started, ServerError> {
         let deadline = Instant::now() + startup;
         let progress = handler.progress();
@@ -131,8 +132,22 @@ impl Connection {
                 }
             }
             TransportConfig::Http { url, headers } => {
-                let t = crate::http::streamable_http(url, headers)?;
-                finish(handler, t, deadline, startup, progress).await
+                let login = |e: crate::auth::AuthError| ServerError::LoginNeeded(e.to_string());
+                let bearer = match auth {
+                    Some(a) => a.bearer(url).await.map_err(login)?,
+                    None => None,
+                };
+                let t = crate::http::streamable_http(url, headers, bearer.as_deref())?;
+                let first = finish(handler.clone(), t, deadline, startup, progress.clone()).await;
+                match (first, auth) {
+                    // The token was refused though it had not expired: refresh once, retry.
+                    (Err(ServerError::LoginNeeded(_)), Some(a)) if bearer.is_some() => {
+                        let fresh = a.rejected(url).await.map_err(login)?;
+                        let t = crate::http::streamable_http(url, headers, Some(&fresh))?;
+                        finish(handler, t, deadline, startup, progress).await
+                    }
+                    (r, _) => r,
+                }
             }
             TransportConfig::Sse { url, headers } => {
                 let t = crate::sse::SseTransport::connect(url, headers, deadline).await?;
@@ -320,6 +335,8 @@ where
 struct StartFailure {
     reason: String,
     closed: bool,
+    /// The server answered 401/403 with a Bearer challenge: a login is needed.
+    login: bool,
 }
 
 impl From<ClientInitializeError> for StartFailure {
@@ -330,9 +347,17 @@ impl From<ClientInitializeError> for StartFailure {
                 | ClientInitializeError::TransportError { .. }
                 | ClientInitializeError::ExpectedInitResponse(None)
         );
+        if e.auth_challenge().is_some() || e.is_authorization_required() {
+            return StartFailure {
+                reason: "the server needs a login".into(),
+                closed: false,
+                login: true,
+            };
+        }
         StartFailure {
             reason: format!("initialize failed: {e}"),
             closed,
+            login: false,
         }
     }
 }
@@ -342,6 +367,7 @@ impl From<ListError> for StartFailure {
         StartFailure {
             closed: e.is_closed(),
             reason: e.to_string(),
+            login: false,
         }
     }
 }
@@ -377,11 +403,13 @@ where
             Err(_) => Err(StartFailure {
                 reason: format!("did not finish starting (initialize + tools/list) within {}; stopped", secs(startup)),
                 closed: false,
+                login: false,
             }),
         },
         Some(exit) = exited => Err(StartFailure {
             reason: format!("exited during startup ({})", exit.description),
             closed: false,
+            login: false,
         }),
     };
     match outcome {
@@ -406,6 +434,9 @@ where
                         exit.description
                     )));
                 }
+            }
+            if failure.login {
+                return Err(ServerError::LoginNeeded(failure.reason));
             }
             Err(ServerError::Start(failure.reason))
         }
