@@ -81,9 +81,6 @@ fn test_notifier(_env: &EnvFn) -> Option<Arc<dyn Notifier>> {
     None
 }
 
-/// A workspace's worktrees as the board shows them, or why it has none.
-pub type WorktreeList = Result<Vec<cairn_runtime::worktrees::WorktreeView>, String>;
-
 /// A window's workspace and sessions.
 #[derive(Clone, Default)]
 pub struct WindowSlot {
@@ -112,19 +109,13 @@ pub struct AppState {
     pub host: Arc<cairn_runtime::host::Host>,
     /// Which approval gets the native dialog; notifications for the others.
     pub attention: Arc<Attention>,
-    /// The sessions board's file counts: per session, (its save time when counted, files
-    /// changed).
-    pub changed_files: Mutex<HashMap<String, (String, u32)>>,
+    /// What the sessions boards keep between builds (worktree lists, file counts).
+    pub board_cache: cairn_runtime::host::board::BoardCache,
     /// Sessions a click on a notification asked a window to show: (label, request number,
     /// session id).
     pub open_requests: Mutex<HashMap<String, (u64, String)>>,
     /// The live board watch of each window (a newer one replaces it).
     board_watches: Mutex<HashMap<String, u64>>,
-    /// The board's worktree lists: per workspace, (what they were listed at, the list or
-    /// why there is none).
-    pub worktree_lists: Mutex<HashMap<PathBuf, (String, WorktreeList)>>,
-    /// Bumped when a worktree is created, applied, committed or removed (lists go stale).
-    pub worktree_generation: std::sync::atomic::AtomicU64,
     /// Windows whose user agreed to stop their running sessions (their next close goes on).
     close_confirmed: Mutex<std::collections::HashSet<String>>,
     settings_file: SettingsFile,
@@ -150,11 +141,9 @@ impl AppState {
             .then(|| dialogs.clone() as Arc<dyn crate::dialogs::ApprovalDialogs>);
         AppState {
             attention: Attention::new(native, notifier),
-            changed_files: Mutex::default(),
+            board_cache: Default::default(),
             open_requests: Mutex::default(),
             board_watches: Mutex::default(),
-            worktree_lists: Mutex::default(),
-            worktree_generation: std::sync::atomic::AtomicU64::new(0),
             close_confirmed: Mutex::default(),
             config,
             dialogs,
@@ -221,8 +210,7 @@ impl AppState {
 
     /// A worktree was created, applied, committed or removed: boards list them again.
     pub fn worktrees_changed(&self) {
-        self.worktree_generation
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.board_cache.worktrees_changed();
         self.host.touch();
     }
 

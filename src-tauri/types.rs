@@ -1,7 +1,6 @@
 //! The app's own IPC types: what commands take and return. TypeScript bindings for every
 //! type here are generated into `ui/src/bindings/app/` (see `tests/suite/bindings.rs`).
 
-use cairn_protocol::Mode;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -9,9 +8,11 @@ pub use cairn_runtime::attach::ImageUpload;
 pub use cairn_runtime::commands::CommandView;
 pub use cairn_runtime::extensions::ExtensionsView;
 pub use cairn_runtime::face_settings::{Language, RecentWorkspace};
+pub use cairn_runtime::host::board::{BoardRow, BoardView, OpenRequestView};
+pub use cairn_runtime::host::rules_view::{GrantedDirectory, PermissionRules, PersistentRule};
 pub use cairn_runtime::host::view::{SandboxView, SessionStatus, SessionView};
 pub use cairn_runtime::host::RunOutcome;
-pub use cairn_runtime::keys::KeyStatus;
+pub use cairn_runtime::keys::{KeyStatus, ProviderView};
 pub use cairn_runtime::llm_setup::{ModelView, PriceView};
 pub use cairn_runtime::mcp_view::McpServerView;
 pub use cairn_runtime::timeline::types::{
@@ -19,6 +20,9 @@ pub use cairn_runtime::timeline::types::{
     RestoreView, RewindArchiveView, RewoundTurnView, TimelineView,
 };
 pub use cairn_runtime::usage::{FailureRow, UsageReport, UsageRow};
+pub use cairn_runtime::worktrees::faces::{
+    ApplyConflictView, ApplyView, CommitView, HandoffView, RemovalView,
+};
 pub use cairn_runtime::worktrees::{
     ReviewComment, ReviewFile, ReviewStatus, ReviewView, UpdateView, WorktreeDiskView, WorktreeView,
 };
@@ -106,194 +110,6 @@ pub struct SessionEntry {
     pub turns: u32,
     /// Model id.
     pub model: String,
-}
-
-/// One row of the sessions board: a session of the workspace and its live state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct BoardRow {
-    /// Session id.
-    pub id: String,
-    /// Display name (may be empty: the UI shows a placeholder).
-    pub name: String,
-    /// RFC 3339 time of the last save.
-    pub updated_at: String,
-    /// Turns run.
-    pub turns: u32,
-    /// Model id.
-    pub model: String,
-    /// Running, queued, waiting for the user, idle or failed.
-    pub activity: cairn_runtime::host::view::SessionActivity,
-    /// Files the session changed since it started (from its checkpoints); `None` before
-    /// they were counted.
-    pub changed_files: Option<u32>,
-    /// The git worktree the session works in (its name), when Cairn made one for it.
-    pub worktree: Option<String>,
-    /// Open in this window (shown or running in the background).
-    pub open: bool,
-}
-
-/// A session the user asked to see from outside the page (a click on its notification).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct OpenRequestView {
-    /// Grows with each request, so the page acts on each once.
-    pub seq: u64,
-    /// The session to open.
-    pub id: String,
-}
-
-/// The window's sessions board, newest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct BoardView {
-    /// Every session of the workspace.
-    pub rows: Vec<BoardRow>,
-    /// The session the window shows.
-    pub viewed: Option<String>,
-    /// A session to open now.
-    pub open_request: Option<OpenRequestView>,
-    /// The git worktrees Cairn made for the workspace's repository (their sessions are
-    /// rows of `rows` with their `worktree` set).
-    pub worktrees: Vec<WorktreeView>,
-    /// Why the workspace cannot have worktrees (not in a git repository, no commit yet).
-    pub worktrees_unavailable: Option<String>,
-}
-
-/// What applying a worktree to the folder did (or, for a dry run, would do).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct ApplyView {
-    /// Nothing was written.
-    pub dry_run: bool,
-    /// Paths applied (written, removed, or already as in the worktree).
-    pub applied: Vec<String>,
-    /// Paths left untouched, and why (plain words).
-    pub conflicts: Vec<ApplyConflictView>,
-    /// The folder session the apply is a change-turn of.
-    pub session: Option<String>,
-    /// That change-turn (its Undo restores to the one before).
-    pub checkpoint: Option<u32>,
-}
-
-/// What handing a session over did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct HandoffView {
-    /// The new session (the copy, in its new place).
-    pub session: String,
-    /// Its worktree, or null in the folder.
-    pub worktree: Option<String>,
-    /// Handed to the folder: the apply of the worktree's changes.
-    pub apply: Option<ApplyView>,
-}
-
-/// A path an apply left untouched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct ApplyConflictView {
-    /// Path relative to the folder.
-    pub path: String,
-    /// Why.
-    pub reason: String,
-}
-
-/// A commit made on a worktree's branch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct CommitView {
-    /// The new commit.
-    pub commit: String,
-    /// The branch.
-    pub branch: String,
-}
-
-/// What removing a worktree did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct RemovalView {
-    /// NAME.
-    pub name: String,
-    /// Its branch was deleted (it held no commits beyond its base).
-    pub branch_deleted: bool,
-    /// Commits that kept the branch.
-    pub commits_ahead: u32,
-    /// Files neither applied nor committed that were removed (restorable for a while).
-    pub unapplied: Vec<String>,
-}
-
-/// Session permission allowances, for the settings' rules list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct PermissionRules {
-    /// Current mode.
-    pub mode: Mode,
-    /// Tools allowed for the session ("Always allow").
-    pub tools: Vec<String>,
-    /// Programs allowed for the session (shell "Always allow this command").
-    pub commands: Vec<String>,
-    /// Directories outside the workspace granted to the session.
-    pub directories: Vec<GrantedDirectory>,
-    /// Persistent rules (user and project files) in force for the session.
-    pub persistent: Vec<PersistentRule>,
-}
-
-/// A rule from a permissions file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct PersistentRule {
-    /// `allow`, `ask` or `deny`.
-    pub decision: String,
-    /// The rule as written.
-    pub text: String,
-    /// Where it comes from.
-    pub source: String,
-    /// Whether the app can remove it (rules of the user-level file).
-    pub revocable: bool,
-    /// The project (its folder key) the rule is limited to, for a rule kept by "Always
-    /// allow in this project"; `None` = everywhere. Only rules of the current project and
-    /// global ones are listed.
-    pub project: Option<String>,
-}
-
-/// A directory outside the workspace the user granted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct GrantedDirectory {
-    /// Absolute path.
-    pub path: String,
-    /// Writes allowed too.
-    pub writable: bool,
-}
-
-/// One provider in the settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct ProviderView {
-    /// Name (also the keyring entry).
-    pub id: String,
-    /// Shown name.
-    pub label: String,
-    /// `cloud`, `compatible` (any OpenAI-compatible endpoint) or `local`.
-    pub kind: String,
-    /// Default endpoint ("" when the user must give one).
-    pub default_base_url: String,
-    /// Whether requests need a key.
-    pub needs_key: bool,
-    /// Key state.
-    pub key: KeyStatus,
 }
 
 /// The settings as the UI edits them.

@@ -200,21 +200,20 @@ async fn chat_streams_tool_cards_and_approvals_then_restores_after_restart() {
         find(&c, &format!("{write} [data-testid=approval]")).await;
         let diff = text_of(&c, &format!("{write} [data-testid=edit-diff]")).await;
         assert!(diff.contains("+Hello from Cairn!"), "{diff}");
-        click(&c, &format!("{write} [data-testid=approve-once]")).await;
-
-        // The shell command too; "always" allows `cat` for the session.
-        let shell = card("run_shell", "awaiting");
+        // "Always" allows the tool for the session (the button says what it allows).
         assert_eq!(
-            text_of(&c, &format!("{shell} [data-testid=tool-command]")).await,
+            text_of(&c, &format!("{write} [data-testid=approve-always]")).await,
+            "Always allow this tool"
+        );
+        click(&c, &format!("{write} [data-testid=approve-always]")).await;
+
+        // `cat` reads only: inside the sandbox it runs unasked (no card ever waits for it).
+        wait_turns(&c, "completed", 1).await;
+        assert_eq!(count(&c, &card("run_shell", "awaiting")).await, 0);
+        assert_eq!(
+            text_of(&c, &format!("{} [data-testid=tool-command]", card("run_shell", "ok"))).await,
             "$ cat hello.txt"
         );
-        assert_eq!(
-            text_of(&c, &format!("{shell} [data-testid=approve-always]")).await,
-            "Always allow `cat`",
-            "the button names what it allows"
-        );
-        click(&c, &format!("{shell} [data-testid=approve-always]")).await;
-        wait_turns(&c, "completed", 1).await;
 
         // Streamed text rendered as markdown, tool cards finished, todos and meter updated.
         let text = last_text(&c, "[data-testid=assistant-text]").await;
@@ -243,7 +242,7 @@ async fn chat_streams_tool_cards_and_approvals_then_restores_after_restart() {
         click(&c, "[data-testid=open-settings]").await;
         find(&c, "[data-testid=settings] [data-testid=rules]").await;
         let rules = text_of(&c, "[data-testid=rules]").await;
-        assert!(rules.contains("cat"), "the always-allowed command is listed: {rules}");
+        assert!(rules.contains("write_file"), "the always-allowed tool is listed: {rules}");
         // Taller than the window: the panel is held inside it and its body scrolls, so the
         // last section can be reached.
         let fits = c

@@ -11,7 +11,7 @@ use super::current;
 use crate::error::{IpcError, IpcResult};
 use crate::runtime::{OpenRequest, SessionRuntime};
 use crate::state::AppState;
-use crate::types::{GrantedDirectory, PermissionRules, PersistentRule, SessionStatus, SessionView};
+use crate::types::{PermissionRules, SessionStatus, SessionView};
 use cairn_runtime::llm_setup::ProviderChoice;
 
 pub(crate) fn open_runtime(
@@ -236,7 +236,7 @@ pub fn set_mode<R: Runtime>(
     state: State<'_, AppState>,
     mode: Mode,
 ) -> IpcResult<()> {
-    current(&state, window.label())?.session().set_mode(mode);
+    current(&state, window.label())?.set_mode(mode);
     Ok(())
 }
 
@@ -336,39 +336,6 @@ pub fn tool_result<R: Runtime>(
     }))
 }
 
-fn rules_of(runtime: &SessionRuntime) -> PermissionRules {
-    let session = runtime.session();
-    let p = session.permission_state();
-    let user_file = cairn_runtime::permissions::user_rules_path();
-    let persistent = session
-        .persistent_rules()
-        .into_iter()
-        .map(|r| {
-            let revocable = user_file
-                .as_ref()
-                .is_some_and(|f| r.source.contains(&f.display().to_string()));
-            PersistentRule {
-                decision: cairn_runtime::permissions::decision_name(r.decision).to_string(),
-                text: r.text,
-                source: r.source,
-                revocable,
-                project: r.project,
-            }
-        })
-        .collect();
-    PermissionRules {
-        mode: p.mode,
-        tools: p.allow_tools.into_iter().collect(),
-        commands: p.allow_commands.into_iter().collect(),
-        directories: p
-            .granted_dirs
-            .into_iter()
-            .map(|(path, writable)| GrantedDirectory { path, writable })
-            .collect(),
-        persistent,
-    }
-}
-
 /// The session's permission allowances and the persistent rules in force.
 #[tauri::command]
 pub fn permission_rules<R: Runtime>(
@@ -376,7 +343,7 @@ pub fn permission_rules<R: Runtime>(
     state: State<'_, AppState>,
 ) -> IpcResult<PermissionRules> {
     let runtime = current(&state, window.label())?;
-    Ok(rules_of(&runtime))
+    Ok(runtime.rules_view())
 }
 
 /// Revokes a tool's session allowance.
@@ -387,12 +354,12 @@ pub fn revoke_tool<R: Runtime>(
     name: String,
 ) -> IpcResult<PermissionRules> {
     let runtime = current(&state, window.label())?;
-    if !runtime.session().revoke_tool(&name) {
+    if !runtime.revoke_tool(&name) {
         return Err(IpcError::not_found(format!(
             "`{name}` was not allowed for this session."
         )));
     }
-    Ok(rules_of(&runtime))
+    Ok(runtime.rules_view())
 }
 
 /// Revokes a command's session allowance (by program name).
@@ -403,12 +370,12 @@ pub fn revoke_command<R: Runtime>(
     program: String,
 ) -> IpcResult<PermissionRules> {
     let runtime = current(&state, window.label())?;
-    if !runtime.session().revoke_command(&program) {
+    if !runtime.revoke_command(&program) {
         return Err(IpcError::not_found(format!(
             "`{program}` was not allowed for this session."
         )));
     }
-    Ok(rules_of(&runtime))
+    Ok(runtime.rules_view())
 }
 
 /// Removes a rule from the user-level permissions file: the global one with this text, or
@@ -430,5 +397,5 @@ pub fn revoke_rule<R: Runtime>(
     }
     tracing::info!(rule = %text, project = ?project, "persistent rule revoked");
     state.host.reload_rules();
-    Ok(rules_of(&runtime))
+    Ok(runtime.rules_view())
 }

@@ -4,50 +4,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_providers::preset;
 use cairn_providers::secrets::ApiKey;
 use tauri::{Runtime, State, Window};
 
 use crate::error::{IpcError, IpcResult};
-use crate::keys::key_status;
 use crate::state::AppState;
-use crate::types::{ProviderView, SettingsUpdate, SettingsView, UsageReport};
+use crate::types::{SettingsUpdate, SettingsView, UsageReport};
 use cairn_runtime::llm_setup::{catalog_models, provider_label, provider_names, ProviderChoice};
-
-fn provider_view(state: &AppState, name: &str, with_key: bool) -> ProviderView {
-    let p = preset(name);
-    let needs_key = p.map(|p| p.needs_key).unwrap_or(false);
-    let kind = match (name, p.map(|p| p.needs_key)) {
-        ("compatible", _) => "compatible",
-        (_, Some(false)) => "local",
-        _ => "cloud",
-    };
-    ProviderView {
-        id: name.to_string(),
-        label: provider_label(name),
-        kind: kind.to_string(),
-        // The endpoint in effect when the field is left empty: the environment's, else the preset's.
-        default_base_url: p
-            .and_then(|p| p.base_url_env)
-            .and_then(|var| (state.config.env)(var))
-            .filter(|u| !u.trim().is_empty())
-            .or_else(|| p.map(|p| p.base_url.to_string()))
-            .unwrap_or_default(),
-        needs_key,
-        key: if with_key {
-            key_status(
-                name,
-                needs_key,
-                state.keys.as_ref(),
-                state.config.env.as_ref(),
-            )
-        } else if needs_key {
-            crate::types::KeyStatus::Unchecked
-        } else {
-            crate::types::KeyStatus::NotNeeded
-        },
-    }
-}
 
 /// The settings view; with `with_keys`, key states are read from the keyring (in parallel,
 /// off the async executor), else they are `unchecked` (the start-up path never waits for
@@ -60,31 +23,12 @@ pub(crate) async fn settings_view(
 ) -> IpcResult<SettingsView> {
     let choice = state.provider_choice();
     let settings = state.settings();
-    // One keyring lookup per provider, in parallel: each is a D-Bus round trip.
-    let names = provider_names();
     let providers = tokio::task::block_in_place(|| {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = names
-                .iter()
-                .map(|n| scope.spawn(move || provider_view(state, n, with_keys)))
-                .collect();
-            handles
-                .into_iter()
-                .zip(&names)
-                .map(|(h, n)| {
-                    h.join().unwrap_or_else(|_| ProviderView {
-                        id: n.clone(),
-                        label: provider_label(n),
-                        kind: "cloud".into(),
-                        default_base_url: String::new(),
-                        needs_key: true,
-                        key: crate::types::KeyStatus::Unavailable {
-                            reason: "the keyring lookup failed".into(),
-                        },
-                    })
-                })
-                .collect::<Vec<_>>()
-        })
+        cairn_runtime::keys::provider_views(
+            with_keys,
+            state.keys.as_ref(),
+            state.config.env.as_ref(),
+        )
     });
     Ok(SettingsView {
         turn_limit: state.host.turn_slots(&state.config.state_dir).limit(),
@@ -112,7 +56,7 @@ fn refresh_sessions(state: &AppState) {
         let provider = runtime.provider();
         let choice = ProviderChoice {
             base_url: settings.base_url_for(&provider),
-            model: runtime.session().model(),
+            model: runtime.model(),
             reasoning: settings.reasoning.clone(),
             provider,
         };

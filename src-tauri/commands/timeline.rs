@@ -50,7 +50,7 @@ pub async fn restore_checkpoint<R: Runtime>(
     request: RestoreRequest,
 ) -> IpcResult<RestoreView> {
     let runtime = current(&state, window.label())?;
-    if runtime.session().is_busy() {
+    if runtime.is_running() {
         return Err(IpcError::invalid(
             "A turn is running: stop it or wait for it to end before restoring.",
         ));
@@ -80,7 +80,7 @@ pub async fn rewind_conversation<R: Runtime>(
     turn: u32,
 ) -> IpcResult<RewindView> {
     let runtime = current(&state, window.label())?;
-    let rewound = runtime.session().rewind_to_turn(turn).map_err(|e| {
+    let rewound = runtime.rewind_to_turn(turn).map_err(|e| {
         IpcError::new(
             crate::error::ErrorCode::Checkpoints,
             capitalised(&e.to_string()),

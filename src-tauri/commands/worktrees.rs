@@ -5,8 +5,7 @@
 //! (`cairn_runtime::worktrees`, as the CLI's `cairn worktrees`); these map it to commands.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use cairn_protocol::Progress;
 use cairn_runtime::worktrees::{self, ApplyTarget};
@@ -17,14 +16,9 @@ use crate::error::{ErrorCode, IpcError, IpcResult};
 use crate::runtime::SessionRuntime;
 use crate::state::AppState;
 use crate::types::{
-    ApplyConflictView, ApplyView, CommitView, HandoffView, RemovalView, ReviewComment, ReviewView,
-    SessionView, UpdateView, WorktreeDiskView,
+    ApplyView, CommitView, HandoffView, RemovalView, ReviewComment, ReviewView, SessionView,
+    UpdateView, WorktreeDiskView,
 };
-
-/// Progress of a worktree's creation is shown once it takes longer than this.
-const PROGRESS_AFTER: Duration = Duration::from_secs(1);
-/// At most one progress message per this long.
-const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> IpcResult<T> + Send + 'static,
@@ -41,47 +35,24 @@ fn folder(state: &AppState, label: &str) -> IpcResult<PathBuf> {
 
 /// Checks a NAME typed by the user before anything is created.
 fn checked_name(name: &str) -> IpcResult<String> {
-    let name = name.trim();
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && !name.starts_with(['-', '.'])
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-    if ok {
-        Ok(name.to_string())
-    } else {
-        Err(IpcError::invalid(
-            "A worktree name is 1 to 64 letters, digits, dots, dashes or underscores, not \
-             starting with a dash or a dot.",
-        ))
-    }
+    worktrees::faces::checked_name(name).map_err(IpcError::invalid)
 }
 
-/// Sends creation progress to the page: only after [`PROGRESS_AFTER`], at most every
-/// [`PROGRESS_EVERY`].
+/// Sends creation progress to the page, as often as the runtime's throttle says.
 struct ProgressOut {
     channel: Channel<Progress>,
-    started: Instant,
-    last: Mutex<Option<Instant>>,
+    throttle: worktrees::faces::ProgressThrottle,
 }
 
 impl ProgressOut {
     fn report(&self, done: u64, total: Option<u64>) {
-        let now = Instant::now();
-        if now.duration_since(self.started) < PROGRESS_AFTER {
-            return;
+        if self.throttle.due(done, total) {
+            let _ = self.channel.send(Progress {
+                task: "worktree".into(),
+                done,
+                total,
+            });
         }
-        let mut last = crate::state::lock_pub(&self.last);
-        if last.is_some_and(|at| now.duration_since(at) < PROGRESS_EVERY) {
-            return;
-        }
-        *last = Some(now);
-        let _ = self.channel.send(Progress {
-            task: "worktree".into(),
-            done,
-            total,
-        });
     }
 }
 
@@ -105,8 +76,7 @@ pub async fn new_worktree_session<R: Runtime>(
     let prepared = blocking(move || {
         let out = ProgressOut {
             channel: on_progress,
-            started: Instant::now(),
-            last: Mutex::new(None),
+            throttle: worktrees::faces::ProgressThrottle::new(),
         };
         let report = |done: u64, total: Option<u64>| out.report(done, total);
         Ok(worktrees::prepare(&ws, &state_dir, &name, carry, &report)?)
@@ -178,7 +148,7 @@ fn held_folder_session(
         .find(|r| r.workspace() == folder && r.saved().worktree.is_none())
         .cloned();
     if let Some(r) = &held {
-        if r.is_active() || r.session().is_busy() {
+        if r.is_active() || r.is_running() {
             return Err(IpcError::new(
                 ErrorCode::Busy,
                 "The folder's session is running: wait for its turn to end (or stop it), \
@@ -219,24 +189,7 @@ pub async fn apply_worktree<R: Runtime>(
     if !dry_run {
         state.worktrees_changed();
     }
-    Ok(apply_view(report, dry_run))
-}
-
-fn apply_view(report: worktrees::ApplyReport, dry_run: bool) -> ApplyView {
-    ApplyView {
-        dry_run,
-        applied: report.applied,
-        conflicts: report
-            .conflicts
-            .into_iter()
-            .map(|c| ApplyConflictView {
-                path: c.path,
-                reason: c.reason,
-            })
-            .collect(),
-        session: report.session,
-        checkpoint: report.checkpoint,
-    }
+    Ok(ApplyView::of(report, dry_run))
 }
 
 /// Brings the folder's HEAD into worktree `name` (a merge, or with `rebase` a rebase of its
@@ -277,11 +230,7 @@ pub async fn handoff_session<R: Runtime>(
     let state_dir = state.config.state_dir.clone();
     let done = blocking(move || Ok(worktrees::handoff(&state_dir, &id, &target)?)).await?;
     state.worktrees_changed();
-    Ok(HandoffView {
-        session: done.session,
-        worktree: done.worktree,
-        apply: done.apply.map(|r| apply_view(r, false)),
-    })
+    Ok(done.into())
 }
 
 /// A commit message for worktree `name`'s changes proposed by the model (one cheap request
@@ -317,10 +266,7 @@ pub async fn commit_worktree<R: Runtime>(
     let done =
         blocking(move || Ok(worktrees::commit(&workspace, &state_dir, &name, &message)?)).await?;
     state.worktrees_changed();
-    Ok(CommitView {
-        commit: done.commit,
-        branch: done.branch,
-    })
+    Ok(done.into())
 }
 
 /// Removes worktree `name`: refused (code `refused`, naming the files) while it holds
@@ -361,72 +307,7 @@ pub async fn remove_worktree<R: Runtime>(
         super::board::close_one(&state, label, id).await?;
     }
     state.worktrees_changed();
-    Ok(RemovalView {
-        name: removed.name,
-        branch_deleted: removed.branch_deleted,
-        commits_ahead: removed.commits_ahead as u32,
-        unapplied: removed.unapplied,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-
-    fn recorder() -> (Channel<Progress>, Arc<Mutex<Vec<String>>>) {
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let sink = got.clone();
-        let channel = Channel::new(move |body| {
-            if let tauri::ipc::InvokeResponseBody::Json(s) = body {
-                crate::state::lock_pub(&sink).push(s);
-            }
-            Ok(())
-        });
-        (channel, got)
-    }
-
-    #[test]
-    fn creation_progress_shows_only_after_a_second_and_at_most_every_100_ms() {
-        let (channel, got) = recorder();
-        let quick = ProgressOut {
-            channel,
-            started: Instant::now(),
-            last: Mutex::new(None),
-        };
-        quick.report(1, Some(10));
-        assert!(
-            crate::state::lock_pub(&got).is_empty(),
-            "a quick creation shows nothing"
-        );
-
-        let (channel, got) = recorder();
-        let slow = ProgressOut {
-            channel,
-            started: Instant::now() - Duration::from_secs(2),
-            last: Mutex::new(None),
-        };
-        slow.report(3, Some(10));
-        slow.report(4, Some(10));
-        let sent = crate::state::lock_pub(&got).clone();
-        assert_eq!(sent.len(), 1, "{sent:?}");
-        let p: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
-        assert_eq!(p["task"], "worktree");
-        assert_eq!(p["done"], 3);
-        assert_eq!(p["total"], 10);
-    }
-
-    #[test]
-    fn worktree_names_are_checked_before_anything_is_created() {
-        assert_eq!(checked_name(" feat-1.x_y ").unwrap(), "feat-1.x_y");
-        for bad in ["", "-x", ".x", "a/b", "a b", &"x".repeat(65)] {
-            assert_eq!(
-                checked_name(bad).unwrap_err().code,
-                ErrorCode::Invalid,
-                "{bad}"
-            );
-        }
-    }
+    Ok(removed.into())
 }
 
 /// What the workspace repository's worktrees take on disk, and the disk budget.

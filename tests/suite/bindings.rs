@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use cairn_app::error::IpcError;
 use cairn_app::types::*;
+use cairn_runtime::problem::Problem;
 use ts_rs::{Config, TS};
 
 fn export<T: TS + 'static>(cfg: &Config) {
@@ -35,7 +35,7 @@ fn export_app_types(cfg: &Config) {
     export::<WatchStatus>(cfg);
     export::<FilesEvent>(cfg);
     export::<ImageUpload>(cfg);
-    export::<IpcError>(cfg);
+    export::<Problem>(cfg);
     export::<RunOutcome>(cfg);
     export::<BoardView>(cfg);
     export::<ReviewView>(cfg);

@@ -307,7 +307,11 @@ async fn an_approval_is_answered_from_the_chat_with_a_diff_preview() {
             "write_file",
             json!({"path": "notes.txt", "content": "hello\n"}),
         ),
-        Reply::tool_call("call_l1", "run_shell", json!({"command": "ls notes.txt"})),
+        Reply::tool_call(
+            "call_l1",
+            "run_shell",
+            json!({"command": "cp -v notes.txt copy.txt"}),
+        ),
         Reply::text("Wrote it."),
     ])
     .await
@@ -363,12 +367,12 @@ async fn an_approval_is_answered_from_the_chat_with_a_diff_preview() {
         assert!(result.as_str().unwrap().contains("notes.txt"), "{result}");
         let rules = ok(&h.window, "permission_rules", json!({}));
         assert_eq!(rules["tools"], json!(["write_file"]));
-        assert_eq!(rules["commands"], json!(["ls"]));
+        assert_eq!(rules["commands"], json!(["cp"]));
         assert!(rules["persistent"].is_array());
         let rules = ok(&h.window, "revoke_tool", json!({"name": "write_file"}));
         assert_eq!(rules["tools"], json!([]));
         assert!(invoke(&h.window, "revoke_tool", json!({"name": "write_file"})).is_err());
-        let rules = ok(&h.window, "revoke_command", json!({"program": "ls"}));
+        let rules = ok(&h.window, "revoke_command", json!({"program": "cp"}));
         assert_eq!(rules["commands"], json!([]));
         assert!(invoke(&h.window, "revoke_rule", json!({"text": "no such rule"})).is_err());
     });

@@ -10,7 +10,7 @@ vi.mock("@tauri-apps/api/core", () => ({
   Channel: class {},
 }));
 
-const { describeError, errorCode, terminalTypist } = await import("./ipc");
+const { describeError, errorAction, errorCode, terminalTypist } = await import("./ipc");
 
 /** Lets pending promise callbacks run. */
 const settle = () => new Promise((r) => setTimeout(r, 0));
@@ -63,6 +63,9 @@ describe("command errors", () => {
     expect(errorCode(busy)).toBe("busy");
     expect(describeError(busy)).toBe("A turn is running: stop it first (Esc).");
     expect(errorCode("plain")).toBeNull();
+    expect(errorAction(busy)).toBeNull();
+    expect(errorAction({ code: "blocked", message: "No API key", action: "open_settings" })).toBe("open_settings");
+    expect(errorAction("plain")).toBeNull();
     expect(describeError("plain")).toBe("plain");
     expect(describeError(new Error("boom"))).toBe("boom");
     expect(errorCode({ code: 3, message: "x" })).toBeNull();

@@ -18,6 +18,7 @@ import type { FileIndex } from "./bindings/app/FileIndex";
 import type { FilesEvent } from "./bindings/app/FilesEvent";
 import type { ErrorCode } from "./bindings/app/ErrorCode";
 import type { IpcError } from "./bindings/app/IpcError";
+import type { ProblemAction } from "./bindings/app/ProblemAction";
 import type { ImageUpload } from "./bindings/app/ImageUpload";
 import type { WatchStatus } from "./bindings/app/WatchStatus";
 import type { PermissionRules } from "./bindings/app/PermissionRules";
@@ -285,6 +286,11 @@ export function isIpcError(error: unknown): error is IpcError {
 /** The code of a command's failure (`null` for other failures). */
 export function errorCode(error: unknown): ErrorCode | null {
   return isIpcError(error) ? error.code : null;
+}
+
+/** What a command's failure offers to do about it (`null`: nothing, or another failure). */
+export function errorAction(error: unknown): ProblemAction | null {
+  return isIpcError(error) ? (error.action ?? null) : null;
 }
 
 /** The folder a refusal offers to open instead (a refused git directory's work tree). */

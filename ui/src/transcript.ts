@@ -550,10 +550,11 @@ export function markAnswered(state: ChatState, id: string, answer: AskState | "r
 }
 
 /** A local notice (not a protocol event), e.g. a failed command or what a slash command did. */
-export function withNotice(state: ChatState, text: string, tone: "info" | "error" = "error"): ChatState {
+export function withNotice(state: ChatState, text: string, tone: "info" | "error" = "error", action?: "settings"): ChatState {
+  const id = `local:${state.items.length}:${Date.now()}`;
   return {
     ...state,
-    items: [...state.items, { kind: "notice", id: `local:${state.items.length}:${Date.now()}`, tone, text }],
+    items: [...state.items, { kind: "notice", id, tone, text, ...(action === undefined ? {} : { action }) }],
   };
 }
 

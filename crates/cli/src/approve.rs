@@ -193,15 +193,31 @@ fn ask(request: &ApprovalRequest) -> std::io::Result<ApprovalDecision> {
     let tty_in = std::fs::File::open("/dev/tty")?;
     let mut tty_out = std::fs::OpenOptions::new().write(true).open("/dev/tty")?;
     let detail = crate::render::summarize_args(&request.arguments, 200);
-    writeln!(
-        tty_out,
-        "\n? {} wants to run: {}",
-        inert(&request.name),
-        inert(&detail)
-    )?;
+    // A sandboxed command's host (issue 35): allow once means for this command, always
+    // keeps the host for this project.
+    let network = request.category == "network";
+    if network {
+        writeln!(
+            tty_out,
+            "\n? a sandboxed command (tool call {}) wants to reach: {}",
+            inert(&request.req_id),
+            inert(&detail)
+        )?;
+    } else {
+        writeln!(
+            tty_out,
+            "\n? {} wants to run: {}",
+            inert(&request.name),
+            inert(&detail)
+        )?;
+    }
     writeln!(tty_out, "  reason: {}", inert(&request.reason))?;
     // The allowance on offer, as the engine states it (none for a command with operators).
     let always = request.always_allow.as_ref().map(|a| match a {
+        AlwaysAllow::Tool { name } if network => (
+            format!("  [a] always for this project ({})", inert(name)),
+            a.decision(),
+        ),
         AlwaysAllow::Tool { name } => (format!("  [a] always allow {}", inert(name)), a.decision()),
         AlwaysAllow::Command { program } => (
             format!("  [a] always allow `{}` commands", inert(program)),
@@ -211,7 +227,8 @@ fn ask(request: &ApprovalRequest) -> std::io::Result<ApprovalDecision> {
     loop {
         write!(
             tty_out,
-            "  [y] allow once{}  [n] deny > ",
+            "  [y] allow {}{}  [n] deny > ",
+            if network { "for this command" } else { "once" },
             always
                 .as_ref()
                 .map(|(label, _)| label.as_str())

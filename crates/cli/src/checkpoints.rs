@@ -4,11 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cairn_runtime::checkpoints::open_session_vcs;
+use cairn_runtime::checkpoints::{open_session_vcs, turn_json};
 use cairn_runtime::{RuntimeError, VcsMode};
-use cairn_vcs::{Recovery, RestoreOptions, RestoreReport, TurnRecord, VcsError};
+use cairn_vcs::{Recovery, RestoreOptions, RestoreReport, VcsError};
 use clap::{Args, ValueEnum};
-use serde_json::json;
 
 use crate::EXIT_USAGE;
 
@@ -117,27 +116,6 @@ fn fail(e: VcsError) -> ExitCode {
         | VcsError::NothingToRecover => ExitCode::from(EXIT_USAGE),
         _ => ExitCode::FAILURE,
     }
-}
-
-fn turn_json(t: &TurnRecord) -> serde_json::Value {
-    let mut v = json!({
-        "turn": t.turn,
-        "sessionTurn": t.session_turn,
-        "files": t.files,
-        "summary": t.summary,
-        "at": t.at,
-        "kind": t.kind,
-    });
-    if !t.excluded.is_empty() {
-        v["excluded"] = json!(t.excluded);
-    }
-    if !t.excluded_before.is_empty() {
-        v["excludedBefore"] = json!(t.excluded_before);
-    }
-    if !t.others.is_empty() {
-        v["others"] = json!(t.others);
-    }
-    v
 }
 
 /// `cairn turns`.

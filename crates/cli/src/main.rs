@@ -13,6 +13,7 @@ mod permissions;
 mod render;
 mod run;
 mod sandbox_cmd;
+mod serve_cmd;
 mod skills;
 mod slash;
 mod worktrees;
@@ -39,7 +40,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one turn (prompt → LLM/tool iterations → turn_end) in a session.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// List the session's change-turns (turns that changed files), numbered from 1.
     Turns(checkpoints::TurnsArgs),
     /// Print a change-turn as a unified diff.
@@ -94,6 +95,8 @@ enum Command {
     /// Worktrees Cairn created for parallel sessions: `list`, `diff`, `apply`, `remove`,
     /// `restore`.
     Worktrees(worktrees::WorktreesArgs),
+    /// Serve sessions over HTTP + SSE on a unix socket or a loopback port (see serve.md).
+    Serve(serve_cmd::ServeArgs),
     /// List sessions, newest first.
     Sessions {
         /// Where sessions live (default: the app's data dir).
@@ -113,6 +116,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `cairn __net-bridge …` inside a sandbox runs the network bridge and exits; otherwise
+    // this executable is the bridge of the sandboxes this process starts.
+    cairn_engine::netproxy::bridge::main_if_bridge();
     // Before any thread starts: API keys leave the environment block (commands and
     // `/proc/<pid>/environ` never see them); the process becomes non-dumpable.
     let sealed = cairn_engine::secret_env::seal_process();
@@ -144,7 +150,8 @@ fn main() -> ExitCode {
         }
     };
     let code = match cli.command {
-        Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::Run(args) => runtime.block_on(run::run(*args)),
+        Command::Serve(args) => runtime.block_on(serve_cmd::run(args)),
         Command::Turns(args) => checkpoints::turns(args),
         Command::Diff(args) => checkpoints::diff(args),
         Command::Restore(args) => checkpoints::restore(args),

@@ -40,13 +40,26 @@ pub enum SandboxArg {
     Required,
 }
 
-/// `--sandbox-network`: whether sandboxed commands keep the network.
+/// `--sandbox-network`: the network of sandboxed commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SandboxNetworkArg {
-    /// The desktop's network, as before (the default).
-    Open,
+    /// Only through Cairn's proxy, which asks about hosts no rule allows (the default).
+    Proxy,
     /// No network: a namespace of their own with only loopback.
     None,
+    /// The desktop's network, unconfined (said on every run).
+    Open,
+}
+
+impl From<SandboxNetworkArg> for cairn_runtime::sandbox_net::SandboxNetwork {
+    fn from(a: SandboxNetworkArg) -> Self {
+        use cairn_runtime::sandbox_net::SandboxNetwork;
+        match a {
+            SandboxNetworkArg::Proxy => SandboxNetwork::Proxy,
+            SandboxNetworkArg::None => SandboxNetwork::None,
+            SandboxNetworkArg::Open => SandboxNetwork::Open,
+        }
+    }
 }
 
 impl From<SandboxArg> for cairn_policy::sandbox::SandboxMode {
@@ -127,10 +140,15 @@ pub struct RunArgs {
     /// (repeatable).
     #[arg(long = "sandbox-hide", value_name = "PATH")]
     pub sandbox_hide: Vec<PathBuf>,
-    /// The network of sandboxed commands: open (the desktop's, the default) or none (a
-    /// namespace of their own with only loopback) [default: the sandbox settings, else open].
+    /// The network of sandboxed commands: proxy (only through Cairn's proxy, which asks
+    /// about hosts no rule allows), none (a namespace of their own with only loopback) or
+    /// open (the desktop's) [default: the sandbox settings, else proxy].
     #[arg(long = "sandbox-network", value_enum, value_name = "NET")]
     pub sandbox_network: Option<SandboxNetworkArg>,
+    /// A host sandboxed commands reach without asking (`example.com`, `*.example.com`;
+    /// repeatable), besides the download-only defaults and the `Network(...)` rules.
+    #[arg(long = "allow-domain", value_name = "HOST")]
+    pub allow_domain: Vec<String>,
     /// When shell commands run unasked: approve, sandbox, workspace, all
     /// [default: $CAIRN_SHELL_POLICY, else approve].
     #[arg(long, value_enum, value_name = "POLICY")]
@@ -263,7 +281,8 @@ pub async fn run(args: RunArgs) -> ExitCode {
         sandbox: args.sandbox.map(Into::into),
         sandbox_writable: args.sandbox_writable.clone(),
         sandbox_hidden: args.sandbox_hide.clone(),
-        sandbox_network: args.sandbox_network.map(|n| n == SandboxNetworkArg::Open),
+        sandbox_network: args.sandbox_network.map(Into::into),
+        allow_domains: args.allow_domain.clone(),
         shell_policy: args.shell_policy.map(Into::into),
         worktree: None,
     };
@@ -368,6 +387,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
     {
         errln!("{}", handle.sandbox().describe());
     }
+    // An open network is said on every run, as an unconfined sandbox is.
+    if let Some(layer) = open_network(&handle) {
+        errln!("sandbox network: {layer}");
+    }
     let mut renderer = Renderer::new(args.json);
     let pending = handle.pending_calls().await;
     let mut status = None;
@@ -464,4 +487,21 @@ async fn finish(
         Some(TurnStatus::Interrupted) => 130,
         None => 1,
     })
+}
+
+/// The network layer's words when sandboxed commands share the desktop's network
+/// (`--sandbox-network open`).
+fn open_network(handle: &cairn_runtime::host::SessionHandle) -> Option<String> {
+    let report = handle.sandbox_report()?;
+    if !matches!(
+        handle.sandbox(),
+        cairn_runtime::sandbox::SandboxState::On(_)
+    ) {
+        return None;
+    }
+    report
+        .layers
+        .iter()
+        .find(|l| l.name == "network proxy" && !l.active && l.detail.starts_with("open"))
+        .map(|l| l.detail.clone())
 }

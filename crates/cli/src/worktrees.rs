@@ -2,8 +2,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use cairn_protocol::{Event, Progress};
 use cairn_runtime::worktrees::{self, Prepared};
@@ -694,42 +692,25 @@ pub fn for_run(args: &RunArgs, name: &str) -> Result<Option<Prepared>, ExitCode>
 /// ten a second, and a last one at the end.
 struct ProgressReporter {
     json: bool,
-    started: Instant,
-    last: Mutex<Option<(Instant, u64, Option<u64>)>>,
+    throttle: worktrees::faces::ProgressThrottle,
 }
 
 impl ProgressReporter {
     fn new(json: bool) -> Self {
         ProgressReporter {
             json,
-            started: Instant::now(),
-            last: Mutex::new(None),
+            throttle: worktrees::faces::ProgressThrottle::new(),
         }
     }
 
     fn report(&self, done: u64, total: Option<u64>) {
-        let now = Instant::now();
-        if now.duration_since(self.started) < Duration::from_secs(1) {
-            return;
+        if self.throttle.due(done, total) {
+            self.emit(done, total);
         }
-        let mut last = self
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if last.is_some_and(|(at, _, _)| now.duration_since(at) < Duration::from_millis(100)) {
-            *last = last.map(|(at, _, _)| (at, done, total));
-            return;
-        }
-        *last = Some((now, done, total));
-        self.emit(done, total);
     }
 
     fn finish(&self) {
-        let last = self
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, _, total)) = *last {
+        if let Some(total) = self.throttle.shown_total() {
             let total = total.unwrap_or(0);
             self.emit(total, Some(total));
         }

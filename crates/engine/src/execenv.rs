@@ -62,9 +62,26 @@ pub trait CommandWrapper: Send + Sync {
         let _ = hidden;
         self.wrap_guarded(argv, extra_writable)
     }
+    /// Like [`CommandWrapper::wrap_hiding`] for one tool call's command, whose network
+    /// (when the wrapper proxies it) is decided by `net`; a wrapper without a proxy ignores
+    /// it.
+    fn wrap_call(
+        &self,
+        argv: Vec<String>,
+        extra_writable: &[PathBuf],
+        hidden: &[PathBuf],
+        net: Option<Arc<dyn cairn_netproxy::gate::NetGate>>,
+    ) -> WrappedCommand {
+        let _ = net;
+        self.wrap_hiding(argv, extra_writable, hidden)
+    }
     /// A short description (`bubblewrap`, …) for the prompt and the UI.
     fn describe(&self) -> String;
 }
+
+/// Keeps "always for this project" for a host (writes a `Network(host)` rule limited to the
+/// project); set by whoever owns the rules files (the runtime).
+pub type KeepHost = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
 /// Names a vault may not override: they control how every program runs.
 pub const HARDENED_ENV: &[&str] = &[
@@ -101,6 +118,11 @@ pub struct ExecEnvironment {
     /// What protects the commands, layer by layer (`turn_start.data.sandbox`); `None` when
     /// whoever built this environment did not say.
     pub sandbox: Option<cairn_protocol::SandboxReport>,
+    /// Hosts sandboxed commands reach without asking (the defaults, `--allow-domain`),
+    /// besides the `Network(...)` rules.
+    pub net_allowed: cairn_policy::net_rules::HostList,
+    /// Keeps a host "always for this project" (set by the runtime).
+    pub net_keep: Option<KeepHost>,
     /// Credentials scrubbed from everything tools return: the session's API keys and the
     /// values of the removed variables. Shared with subagents; updated when the LLM client
     /// changes.

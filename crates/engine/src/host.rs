@@ -42,6 +42,8 @@ pub struct ToolHost {
     name: String,
     /// What this call wrote so far (shared by the clones a tool hands to blocking code).
     writes: Arc<crate::produced::WriteLog>,
+    /// Connections the sandbox's network proxy refused to this call's commands.
+    net_refusals: Arc<Mutex<Vec<String>>>,
 }
 
 impl std::fmt::Debug for ToolHost {
@@ -69,6 +71,25 @@ impl HostShared {
     }
 }
 
+#[async_trait::async_trait]
+impl crate::net_gate::GateSession for HostShared {
+    async fn emit(&self, event: Event) {
+        self.send(event).await;
+    }
+    fn approver(&self) -> &Arc<dyn Approver> {
+        &self.approver
+    }
+    fn permissions(&self) -> &Arc<Mutex<PermissionEngine>> {
+        &self.permissions
+    }
+    fn exec(&self) -> &ExecEnvironment {
+        &self.exec
+    }
+    fn task_id(&self) -> &str {
+        &self.task_id
+    }
+}
+
 impl ToolHost {
     /// A host attached to nothing: events are dropped, questions declined, plans accepted,
     /// directories denied.
@@ -82,6 +103,7 @@ impl ToolHost {
             req_id: req_id.to_string(),
             name: name.to_string(),
             writes: Arc::default(),
+            net_refusals: Arc::default(),
         }
     }
 
@@ -290,10 +312,24 @@ impl ToolHost {
                 // Paths the permission rules deny reading are empty inside, whoever reads
                 // them and through whatever link (`grep -R` following one).
                 let (hidden, _) = self.read_denials().mountable();
-                w.wrap_hiding(argv, &extra, &hidden)
+                let gate = crate::net_gate::CallGate {
+                    shared: s.clone(),
+                    req_id: self.req_id.clone(),
+                    tool: self.name.clone(),
+                    here: Mutex::default(),
+                    asking: tokio::sync::Mutex::default(),
+                    refusals: self.net_refusals.clone(),
+                };
+                w.wrap_call(argv, &extra, &hidden, Some(Arc::new(gate)))
             }
             None => crate::execenv::WrappedCommand::plain(argv),
         }
+    }
+
+    /// The connections the sandbox's network proxy refused to this call's commands so far
+    /// (each naming the host and why), and forgets them.
+    pub fn take_network_refusals(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.net_refusals))
     }
 
     /// Whether commands of this session run inside an OS sandbox.

@@ -14,6 +14,9 @@ pub mod hook;
 pub mod host;
 pub mod llm;
 mod locks;
+pub mod net_gate;
+/// The sandbox's network proxy and bridge (binaries call `netproxy::bridge::main_if_bridge`).
+pub use cairn_netproxy as netproxy;
 pub mod permission;
 mod permission_reads;
 pub mod process_session;

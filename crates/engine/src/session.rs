@@ -511,6 +511,11 @@ impl Session {
         self.inner.exec.wrapper.as_ref().map(|w| w.describe())
     }
 
+    /// What protects this session's commands, layer by layer (`turn_start.data.sandbox`).
+    pub fn sandbox_report(&self) -> Option<cairn_protocol::SandboxReport> {
+        self.inner.exec.sandbox.clone()
+    }
+
     /// Permission state to persist.
     pub fn permission_state(&self) -> PermissionState {
         lock(&self.inner.permissions).state().clone()

@@ -7,6 +7,7 @@ mod git_config;
 pub mod hook_program;
 pub mod lexical;
 pub mod net;
+pub mod net_rules;
 pub mod paths;
 pub mod proc_secrets;
 pub mod read_rules;

@@ -78,6 +78,9 @@ enum Spec {
     Command { words: Vec<String>, prefix: bool },
     /// A path glob relative to the workspace.
     Path(PathGlob),
+    /// A host pattern of a `Network(...)` rule: the hosts sandboxed commands reach through
+    /// the proxy and the hosts of the URLs `web_fetch` reaches.
+    Host(crate::net_rules::HostPattern),
 }
 
 /// A path rule's glob; `dir/**` also matches `dir` itself (the folder, not only what is in
@@ -151,6 +154,10 @@ impl Rule {
             .map_err(|e| invalid(&e.to_string()))?
             .compile_matcher();
         let spec = match spec {
+            _ if tool == crate::net_rules::NETWORK_RULE_TOOL => Spec::Host(
+                crate::net_rules::HostPattern::parse(spec.unwrap_or(""))
+                    .ok_or_else(|| invalid("a network rule names a host: `Network(example.com)`, `Network(*.example.com)`"))?,
+            ),
             None | Some("") | Some("*") => Spec::Any,
             Some(s) if is_exec_tool(tool) => {
                 let (body, prefix) = match s.strip_suffix(":*") {
@@ -210,6 +217,20 @@ impl Rule {
         let command = target.command;
         // A deny or ask rule on a command-running tool binds every tool that runs a command
         // (`run_shell(rm:*)` also stops `exec_command`).
+        if let Spec::Host(pattern) = &self.spec {
+            // A network rule binds every tool by the hosts it reaches.
+            let hit = |h: &String| pattern.matches(h);
+            let applies = !target.hosts.is_empty()
+                && match self.decision {
+                    RuleDecision::Allow => target.hosts.iter().all(hit),
+                    _ => target.hosts.iter().any(hit),
+                };
+            return if applies {
+                CommandMatch::Yes
+            } else {
+                CommandMatch::No
+            };
+        }
         let named = self.tool.is_match(tool)
             || (self.decision != RuleDecision::Allow
                 && command.is_some()
@@ -236,6 +257,15 @@ impl Rule {
                 }
             }
             Spec::Path(_) => yes(self.matches_paths(tool, &target.paths, workspace)),
+            Spec::Host(_) => CommandMatch::No,
+        }
+    }
+
+    /// The host pattern of a network rule (`Network(*.crates.io)`), `None` for other rules.
+    pub fn host_pattern(&self) -> Option<&crate::net_rules::HostPattern> {
+        match &self.spec {
+            Spec::Host(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -282,6 +312,7 @@ impl Rule {
                 let name = self.tool.glob().glob().replace('*', "x");
                 self.matches(&name, &serde_json::json!({ "path": example }), ws)
             }
+            Spec::Host(p) => crate::net_rules::ascii_host(example).is_some_and(|h| p.matches(&h)),
         }
     }
 }
@@ -316,7 +347,19 @@ impl RuleSet {
         untrusted: bool,
         project: Option<&str>,
     ) -> Result<(), RuleError> {
-        let text = match std::fs::read_to_string(path) {
+        self.load_read_for(path, std::fs::read_to_string(path), untrusted, project)
+    }
+
+    /// [`RuleSet::load_file_for`] with what reading the file at `path` gave (a project's
+    /// file is read refusing links by the caller); `NotFound` is an empty set.
+    pub fn load_read_for(
+        &mut self,
+        path: &Path,
+        read: std::io::Result<String>,
+        untrusted: bool,
+        project: Option<&str>,
+    ) -> Result<(), RuleError> {
+        let text = match read {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => {
@@ -452,6 +495,24 @@ impl RuleSet {
         self.decide_target(tool, &target, workspace)
     }
 
+    /// The strongest network rule on `host` (in [`crate::net_rules::ascii_host`] form):
+    /// deny > ask > allow. Nothing is resolved: rules match names (and addresses as written).
+    pub fn decide_host(&self, host: &str) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .filter(|r| r.host_pattern().is_some_and(|p| p.matches(host)))
+            .max_by_key(|r| r.decision)
+    }
+
+    /// Whether an allow rule names the address `ip` itself (`Network(127.0.0.1)`): what lets
+    /// a sandboxed command reach an address on this machine or its network.
+    pub fn names_address(&self, ip: std::net::IpAddr) -> bool {
+        self.rules.iter().any(|r| {
+            r.decision == RuleDecision::Allow
+                && r.host_pattern().is_some_and(|p| p.names_address(ip))
+        })
+    }
+
     /// All rules, in load order.
     pub fn rules(&self) -> &[Rule] {
         &self.rules
@@ -476,6 +537,8 @@ fn is_exec_tool(tool: &str) -> bool {
 struct Target<'a> {
     command: Option<&'a str>,
     paths: Vec<String>,
+    /// The hosts of the URLs the call reaches (ASCII form).
+    hosts: Vec<String>,
 }
 
 impl<'a> Target<'a> {
@@ -489,6 +552,12 @@ impl<'a> Target<'a> {
                 .map(str::to_string)
                 .into_iter()
                 .collect(),
+            hosts: args
+                .get("url")
+                .and_then(|u| u.as_str())
+                .and_then(url_host)
+                .into_iter()
+                .collect(),
         }
     }
 
@@ -497,8 +566,15 @@ impl<'a> Target<'a> {
         Target {
             command: subject.rule_command(),
             paths: subject.rule_paths(),
+            hosts: subject.urls().filter_map(url_host).collect(),
         }
     }
+}
+
+/// The host of a URL in ASCII form.
+fn url_host(u: &str) -> Option<String> {
+    let parsed = url::Url::parse(u.trim()).ok()?;
+    crate::net_rules::ascii_host(&parsed.host()?.to_string())
 }
 
 /// How a command rule relates to a command.

@@ -366,3 +366,49 @@ fn the_project_field_round_trips_and_is_omitted_when_none() {
     let back: File = toml::from_str(&text).unwrap();
     assert_eq!(back.rule, vec![global, limited]);
 }
+
+/// `Network(...)` rules: one home for the hosts sandboxed commands reach through the proxy
+/// and the URLs `web_fetch` reaches; deny wins; an address is named only by a literal rule.
+#[test]
+fn network_rules_match_hosts_for_the_proxy_and_web_fetch() {
+    let s = set(&[
+        ("Network(*.crates.io)", RuleDecision::Allow),
+        ("Network(evil.crates.io)", RuleDecision::Deny),
+        ("Network(127.0.0.1)", RuleDecision::Allow),
+    ]);
+    let d = |h: &str| s.decide_host(h).map(|r| r.decision);
+    assert_eq!(d("index.crates.io"), Some(RuleDecision::Allow));
+    assert_eq!(d("evil.crates.io"), Some(RuleDecision::Deny));
+    assert_eq!(d("crates.io"), None);
+    assert!(s.names_address("127.0.0.1".parse().unwrap()));
+    assert!(!s.names_address("169.254.169.254".parse().unwrap()));
+    let ws = Path::new("/w");
+    let fetch = |u: &str| {
+        s.decide("web_fetch", &json!({ "url": u }), ws)
+            .map(|r| r.decision)
+    };
+    assert_eq!(fetch("https://EVIL.crates.io./x"), Some(RuleDecision::Deny));
+    assert_eq!(
+        fetch("https://static.crates.io/x"),
+        Some(RuleDecision::Allow)
+    );
+    assert_eq!(fetch("https://example.com/"), None);
+    // A network rule says nothing about commands or paths.
+    assert!(s
+        .decide("run_shell", &json!({"command": "curl index.crates.io"}), ws)
+        .is_none());
+    let bad = Rule::parse("Network(a b)", RuleDecision::Allow, "t");
+    assert!(bad.is_err());
+    let mut ex = RuleSet::new();
+    ex.add_spec(
+        &RuleSpec {
+            rule: "Network(*.pypi.org)".into(),
+            decision: RuleDecision::Deny,
+            matches: vec!["upload.pypi.org".into()],
+            not_match: vec!["pypi.org".into()],
+            project: None,
+        },
+        "t",
+    )
+    .unwrap();
+}

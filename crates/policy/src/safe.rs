@@ -91,6 +91,16 @@ pub fn is_read_only_form(words: &[String]) -> bool {
                 || long_is(a, "compress-program")
                 || long_is(a, "files0-from")
         }),
+        // Checksums: `-c`/`--check` reads the names of the files to open from a file.
+        "sha256sum" | "sha1sum" | "sha224sum" | "sha384sum" | "sha512sum" | "md5sum" | "b2sum" => {
+            none(&|a| short_cluster_has(a, 'c') || long_is(a, "check"))
+        }
+        // Filters that only read their files and write to standard output (issue 35's
+        // friction list; `uniq IN OUT` and `xxd IN OUT` write, so they are not here).
+        "tac" | "numfmt" | "rev" | "od" | "paste" | "fold" | "expand" | "unexpand" | "cksum"
+        | "comm" | "nproc" => true,
+        // BSD's `base64 -o FILE` writes.
+        "base64" | "base32" => none(&|a| short_cluster_has(a, 'o') || long_is(a, "output")),
         "sed" => {
             // Only `sed -n <Np|N,Mp> file...`: printing lines, never editing.
             args.first().map(String::as_str) == Some("-n")
@@ -159,6 +169,8 @@ fn is_safe_git(args: &[String]) -> bool {
             .any(|a| short_cluster_has(a, 'O') || long_is(a, "open-files-in-pager")),
         "status" | "log" | "diff" | "show" | "blame" | "shortlog" | "describe" | "rev-parse"
         | "ls-files" => true,
+        // Only names the current branch.
+        "branch" if rest.len() == 1 && rest[0] == "--show-current" => true,
         // Listing only: any argument could create, delete or rename.
         "branch" | "tag" | "remote" | "stash" => {
             rest.iter().all(|a| {
@@ -207,6 +219,12 @@ mod tests {
             "git log --no-textconv",
             "git diff --text",
             "git diff --exit-code",
+            "git branch --show-current",
+            "git rev-parse --abbrev-ref HEAD",
+            "base64 a.bin",
+            "tac log.txt",
+            "numfmt --to=iec 1048576",
+            "sha256sum a b",
         ] {
             assert!(is_known_safe(&w(ok)), "{ok}");
         }
@@ -238,6 +256,11 @@ mod tests {
             "./ls",
             "/tmp/cat x",
             "python3 -c x",
+            "sha256sum -c sums.txt",
+            "sha256sum --check sums.txt",
+            "md5sum -bc sums",
+            "uniq in out",
+            "git branch --show-current -D x",
             "npm test",
             "cargo build",
             &format!("grep -{} x", "n/".repeat(200)),

@@ -63,7 +63,28 @@ pub struct SandboxSpec {
     /// The seccomp filter file (see [`crate::sandbox_seccomp`]) bubblewrap installs, when
     /// one was written.
     pub seccomp: Option<PathBuf>,
+    /// The network through Cairn's proxy (`--sandbox-network proxy`): a network namespace of
+    /// its own whose only way out is the proxy's socket, reached through the bridge.
+    pub proxy: Option<ProxyMounts>,
+    /// Why the network is not what was asked for (the proxy could not be set up), for
+    /// `cairn sandbox status`.
+    pub network_why: Option<String>,
 }
+
+/// Where the bridge program and the proxy's socket are on the host; both are bound under
+/// [`PROXY_DIR_INSIDE`] inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyMounts {
+    /// The executable with the bridge mode (Cairn's own).
+    pub bridge: PathBuf,
+    /// The proxy's unix socket for this command (empty in a session's spec, set per
+    /// command).
+    pub socket: PathBuf,
+}
+
+/// The folder inside the sandbox holding the bridge program and the proxy's socket (in the
+/// private `/tmp`).
+pub const PROXY_DIR_INSIDE: &str = "/tmp/.cairn-net";
 
 impl SandboxSpec {
     /// The default spec for a workspace: the [`crate::PROTECTED_FOLDERS`] read-only, a
@@ -85,6 +106,8 @@ impl SandboxSpec {
             pass_env: Vec::new(),
             allow_list: None,
             seccomp: None,
+            proxy: None,
+            network_why: None,
         }
     }
 }
@@ -192,7 +215,17 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     for (k, v) in &spec.env {
         a.extend(["--setenv".to_string(), k.clone(), v.clone()]);
     }
-    if !spec.network {
+    if let Some(p) = &spec.proxy {
+        a.extend([
+            "--ro-bind".to_string(),
+            p.bridge.display().to_string(),
+            format!("{PROXY_DIR_INSIDE}/bridge"),
+            "--bind".to_string(),
+            p.socket.display().to_string(),
+            format!("{PROXY_DIR_INSIDE}/proxy.sock"),
+        ]);
+    }
+    if !spec.network || spec.proxy.is_some() {
         a.push("--unshare-net".into());
     }
     // Own PID namespace: when the command ends, whatever it left running in the background
@@ -210,9 +243,35 @@ pub fn bwrap_argv(bwrap: &Path, spec: &SandboxSpec, argv: &[String]) -> Vec<Stri
     a.extend(["--die-with-parent".to_string(), "--chdir".to_string()]);
     a.push(spec.workspace.display().to_string());
     a.push("--".into());
+    match &spec.proxy {
+        Some(_) => a.extend(cairn_bridge_argv(argv)),
+        None => a.extend(argv.iter().cloned()),
+    }
+    a
+}
+
+/// `argv` behind the bridge inside the sandbox (see `cairn_netproxy::bridge`): it listens
+/// on the loopback port the proxy variables name and forwards to the proxy's socket.
+fn cairn_bridge_argv(argv: &[String]) -> Vec<String> {
+    let mut a = vec![
+        format!("{PROXY_DIR_INSIDE}/bridge"),
+        BRIDGE_ARG.to_string(),
+        "--port".into(),
+        BRIDGE_PORT.to_string(),
+        "--socket".into(),
+        format!("{PROXY_DIR_INSIDE}/proxy.sock"),
+        "--".into(),
+    ];
     a.extend(argv.iter().cloned());
     a
 }
+
+/// The argument that runs a Cairn binary as the network bridge (kept equal to
+/// `cairn_netproxy::BRIDGE_ARG`, which a test checks).
+pub const BRIDGE_ARG: &str = "__net-bridge";
+
+/// The loopback port of the bridge inside (kept equal to `cairn_netproxy::BRIDGE_PORT`).
+pub const BRIDGE_PORT: u16 = 3128;
 
 /// What a sandboxed command leaves to clean up once it is gone: the host mount points of
 /// missing protected folders, and protected links it may have replaced.

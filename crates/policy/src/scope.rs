@@ -63,6 +63,10 @@ pub struct ReadScope {
     search_path: Option<OsString>,
     /// Deny path rules that bind the command's reads.
     denials: ReadDenials,
+    /// Whether the command runs inside the OS sandbox, whose boundary confines what a link
+    /// leads to (the home is empty, denied paths are mounted away): following links inside
+    /// folders is then no reason to ask.
+    confined: bool,
 }
 
 impl ReadScope {
@@ -77,7 +81,15 @@ impl ReadScope {
             forbidden: Vec::new(),
             search_path: std::env::var_os("PATH"),
             denials: ReadDenials::default(),
+            confined: false,
         }
+    }
+
+    /// The command runs inside the OS sandbox (issue 35): `grep -R`, `rg -L`, `find -L` and
+    /// `diff` of folders, which follow links, pass; every other check stays.
+    pub fn confined(mut self, confined: bool) -> Self {
+        self.confined = confined;
+        self
     }
 
     /// Also lets commands read under `dir` (a folder the user granted).
@@ -153,7 +165,7 @@ impl ReadScope {
         if !is_read_only_form(words) {
             return Err(NotKnownSafe::NotReadOnly(program.to_string()));
         }
-        if reads_through_links(words) {
+        if reads_through_links(words) && !self.confined {
             return Err(NotKnownSafe::FollowsLinks(program.to_string()));
         }
         let candidates = path_candidates(words);
@@ -163,6 +175,7 @@ impl ReadScope {
         self.check_denials(program, words, &candidates)?;
         // diff follows the links it meets in the folders it compares.
         if program == "diff"
+            && !self.confined
             && !words.iter().any(|a| a == "--no-dereference")
             && candidates
                 .iter()

@@ -1,10 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The cost of one sandboxed command (issue 35), in the same run: no sandbox, the sandbox as
 //! it was (read-only root with credentials hidden, the inherited environment, no seccomp),
-//! and the allow-list sandbox (empty tmpfs home with toolchains bound back, emptied system
-//! folders, explicit environment, seccomp filter, own session). Each round starts
+//! the allow-list sandbox (empty tmpfs home with toolchains bound back, emptied system
+//! folders, explicit environment, seccomp filter, own session; the desktop's network), and
+//! the allow-list sandbox with the network proxy (`--sandbox-network proxy`, the default: a
+//! network namespace of its own, a proxy listener started for the command, the bridge run
+//! inside — this bench binary has the bridge mode, as `cairn` does). Each round starts
 //! `sh -c true` once per variant, interleaved; prints p50 / p95 per variant and the p50 the
-//! allow-list adds over the old sandbox (target: at most 15 ms).
+//! allow-list and the proxy add over the old sandbox (target: at most 15 ms).
 //!
 //! `cargo bench -p cairn-runtime --bench sandbox_cost` measures 100 rounds (or
 //! `CAIRN_BENCH_N`). Under `cargo test` (no `--bench` argument) it runs 3 as a smoke check.
@@ -13,10 +16,16 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cairn_policy::sandbox::{bwrap_guarded, bwrap_path, bwrap_works, SandboxSpec};
+use std::sync::Arc;
+
+use cairn_netproxy::gate::ListGate;
+use cairn_netproxy::resolve::SystemResolver;
+use cairn_policy::sandbox::{bwrap_guarded, bwrap_path, bwrap_works, ProxyMounts, SandboxSpec};
 use cairn_runtime::sandbox::{explicit_env, session_spec, SandboxOptions};
 
 fn main() {
+    // Inside the proxy variant's sandbox this binary runs as the bridge.
+    cairn_netproxy::bridge::main_if_bridge();
     let measuring = std::env::args().any(|a| a == "--bench");
     let rounds: usize = std::env::var("CAIRN_BENCH_N")
         .ok()
@@ -28,18 +37,47 @@ fn main() {
     };
     let ws = tempfile::tempdir_in("/var/tmp").unwrap();
     let state = tempfile::tempdir_in("/var/tmp").unwrap();
-    let new = session_spec(ws.path(), state.path(), &SandboxOptions::default()).unwrap();
+    let mut new = session_spec(ws.path(), state.path(), &SandboxOptions::default()).unwrap();
+    new.network = true;
     let mut old = new.clone();
     old.allow_list = None;
     old.seccomp = None;
+    let mut proxied = new.clone();
+    proxied.network = false;
+    let sockets = tempfile::tempdir().unwrap();
+    proxied.proxy = Some(ProxyMounts {
+        bridge: std::env::current_exe().unwrap(),
+        socket: sockets.path().join("p.sock"),
+    });
+    let rt = tokio::runtime::Runtime::new().unwrap();
     let argv = vec!["sh".to_string(), "-c".to_string(), "true".to_string()];
-    let mut times: [Vec<Duration>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut times: [Vec<Duration>; 4] = Default::default();
     for _ in 0..rounds {
         times[0].push(time(&argv, None, false));
         times[1].push(time_in(&bwrap, &old, &argv, false));
         times[2].push(time_in(&bwrap, &new, &argv, true));
+        let start = Instant::now();
+        let handle = {
+            let _in = rt.enter();
+            let socket = proxied.proxy.as_ref().unwrap().socket.clone();
+            cairn_netproxy::proxy::start(
+                &socket,
+                Arc::new(ListGate::default()),
+                Arc::new(SystemResolver),
+            )
+            .unwrap()
+        };
+        let _ = time_in(&bwrap, &proxied, &argv, true);
+        // The proxy's start counts: it is part of every proxied command.
+        times[3].push(start.elapsed());
+        drop(handle);
     }
-    let names = ["no sandbox", "old sandbox", "allow-list sandbox"];
+    let names = [
+        "no sandbox",
+        "old sandbox",
+        "allow-list sandbox",
+        "allow-list + proxy",
+    ];
     let mut p50s = Vec::new();
     for (name, t) in names.iter().zip(times.iter_mut()) {
         t.sort();
@@ -57,6 +95,13 @@ fn main() {
         "allow-list sandbox adds {:.2} ms p50 over the old sandbox, {:.2} ms over none",
         ms(p50s[2]) - ms(p50s[1]),
         ms(p50s[2]) - ms(p50s[0])
+    );
+    println!(
+        "allow-list + proxy adds {:.2} ms p50 over the old sandbox ({:.2} ms for the network \
+         namespace, proxy and bridge), {:.2} ms over none",
+        ms(p50s[3]) - ms(p50s[1]),
+        ms(p50s[3]) - ms(p50s[2]),
+        ms(p50s[3]) - ms(p50s[0])
     );
 }
 

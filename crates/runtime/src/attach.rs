@@ -7,13 +7,15 @@
 use std::path::{Path, PathBuf};
 
 use cairn_engine::attachments::{
-    self, data_url, mime_from_name, normalize_attachments, save_attachments, AttachmentError,
-    ContextFile, MessageAttachment, TurnAttachments, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
+    self, data_url, normalize_attachments, save_attachments, AttachmentError, ContextFile,
+    MessageAttachment, TurnAttachments, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
 use serde::Deserialize;
 
 /// A `data:` URL of `bytes` of type `mime` (how images travel to and from the page).
 pub use cairn_engine::attachments::data_url as to_data_url;
+/// The media type an attachable file's name says (`None`: not an attachment).
+pub use cairn_engine::attachments::mime_from_name;
 use ts_rs::TS;
 
 /// An image pasted or dropped into the prompt.
@@ -146,7 +148,11 @@ pub fn read_files(files: &[PathBuf]) -> Result<Vec<MessageAttachment>, AttachErr
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
         let mime = mime_from_name(&name).ok_or_else(|| AttachError::UnsupportedFile(f.clone()))?;
-        let meta = std::fs::metadata(f).map_err(io)?;
+        // The path the user gave is resolved once (links in it are theirs); the file is then
+        // opened refusing any link along the resolved path (issue 35: one swapped in since
+        // is never followed).
+        let real = std::fs::canonicalize(f).map_err(io)?;
+        let meta = std::fs::metadata(&real).map_err(io)?;
         if !meta.is_file() {
             return Err(AttachError::NotAFile(f.clone()));
         }
@@ -156,7 +162,14 @@ pub fn read_files(files: &[PathBuf]) -> Result<Vec<MessageAttachment>, AttachErr
                 size: meta.len(),
             });
         }
-        let bytes = std::fs::read(f).map_err(io)?;
+        let bytes = cairn_tools::read_bytes_no_links(&real, MAX_ATTACHMENT_BYTES + 1)
+            .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+        if bytes.len() as u64 > MAX_ATTACHMENT_BYTES {
+            return Err(AttachError::FileTooLarge {
+                path: f.clone(),
+                size: bytes.len() as u64,
+            });
+        }
         raw.push(MessageAttachment {
             name,
             mime_type: mime.to_string(),

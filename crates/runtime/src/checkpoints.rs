@@ -83,3 +83,25 @@ pub fn open_session_vcs(state_dir: &Path, session_id: &str) -> Result<(Vcs, u32)
         Err(e) => Err(e.into()),
     }
 }
+
+/// One row of `cairn turns --json` (and the server's `GET …/turns`).
+pub fn turn_json(t: &cairn_vcs::TurnRecord) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "turn": t.turn,
+        "sessionTurn": t.session_turn,
+        "files": t.files,
+        "summary": t.summary,
+        "at": t.at,
+        "kind": t.kind,
+    });
+    if !t.excluded.is_empty() {
+        v["excluded"] = serde_json::json!(t.excluded);
+    }
+    if !t.excluded_before.is_empty() {
+        v["excludedBefore"] = serde_json::json!(t.excluded_before);
+    }
+    if !t.others.is_empty() {
+        v["others"] = serde_json::json!(t.others);
+    }
+    v
+}

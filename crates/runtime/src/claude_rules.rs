@@ -82,7 +82,7 @@ pub fn load_into(rules: &mut RuleSet, workspace: &Path) -> Vec<String> {
         workspace.join(".claude").join("settings.json"),
         workspace.join(".claude").join("settings.local.json"),
     ] {
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = crate::project_file::read(workspace, &path) else {
             continue;
         };
         let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {

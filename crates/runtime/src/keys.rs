@@ -77,6 +77,85 @@ pub fn key_status(provider: &str, needs_key: bool, keys: &dyn KeyStore, env: &En
     }
 }
 
+/// One provider in the settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct ProviderView {
+    /// Name (also the keyring entry).
+    pub id: String,
+    /// Shown name.
+    pub label: String,
+    /// `cloud`, `compatible` (any OpenAI-compatible endpoint) or `local`.
+    pub kind: String,
+    /// Default endpoint ("" when the user must give one).
+    pub default_base_url: String,
+    /// Whether requests need a key.
+    pub needs_key: bool,
+    /// Key state.
+    pub key: KeyStatus,
+}
+
+/// Provider `name` as the settings list it; its key read from `keys` (a keyring round trip)
+/// only `with_key`, else `unchecked`.
+pub fn provider_view(name: &str, with_key: bool, keys: &dyn KeyStore, env: &EnvFn) -> ProviderView {
+    let p = cairn_providers::preset(name);
+    let needs_key = p.map(|p| p.needs_key).unwrap_or(false);
+    let kind = match (name, p.map(|p| p.needs_key)) {
+        ("compatible", _) => "compatible",
+        (_, Some(false)) => "local",
+        _ => "cloud",
+    };
+    ProviderView {
+        id: name.to_string(),
+        label: crate::llm_setup::provider_label(name),
+        kind: kind.to_string(),
+        // The endpoint in effect when the field is left empty: the environment's, else the preset's.
+        default_base_url: p
+            .and_then(|p| p.base_url_env)
+            .and_then(env)
+            .filter(|u| !u.trim().is_empty())
+            .or_else(|| p.map(|p| p.base_url.to_string()))
+            .unwrap_or_default(),
+        needs_key,
+        key: if with_key {
+            key_status(name, needs_key, keys, env)
+        } else if needs_key {
+            KeyStatus::Unchecked
+        } else {
+            KeyStatus::NotNeeded
+        },
+    }
+}
+
+/// Every provider as the settings list them, the keys looked up in parallel (each is a
+/// D-Bus round trip); a lookup that fails shows as unavailable.
+pub fn provider_views(with_keys: bool, keys: &dyn KeyStore, env: &EnvFn) -> Vec<ProviderView> {
+    let names = crate::llm_setup::provider_names();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = names
+            .iter()
+            .map(|n| scope.spawn(move || provider_view(n, with_keys, keys, env)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(&names)
+            .map(|(h, n)| {
+                h.join().unwrap_or_else(|_| ProviderView {
+                    id: n.clone(),
+                    label: crate::llm_setup::provider_label(n),
+                    kind: "cloud".into(),
+                    default_base_url: String::new(),
+                    needs_key: true,
+                    key: KeyStatus::Unavailable {
+                        reason: "the keyring lookup failed".into(),
+                    },
+                })
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -5,6 +5,8 @@ pub mod agents;
 pub mod attach;
 /// Secrets sealed away from child processes at start (read back by name only).
 pub use cairn_engine::secret_env;
+/// The sandbox's network proxy and bridge (binaries call `netproxy::bridge::main_if_bridge`).
+pub use cairn_netproxy as netproxy;
 mod assemble;
 pub mod bench;
 pub mod checkpoints;
@@ -29,10 +31,13 @@ pub mod mcp_view;
 pub mod mentions;
 pub mod naming;
 pub mod permissions;
+pub mod problem;
+pub mod project_file;
 pub mod rebuild;
 pub mod reserve;
 pub mod reserved;
 pub mod sandbox;
+pub mod sandbox_net;
 pub mod sandbox_settings;
 pub mod schema;
 pub mod skills;

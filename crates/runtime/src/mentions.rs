@@ -7,7 +7,6 @@
 //! and its content is never read into the prompt.
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use cairn_engine::attachments::ContextFile;
@@ -185,18 +184,18 @@ fn looks_like_path(token: &str) -> bool {
     token.contains('/') || token.contains('.')
 }
 
-/// Reads a mentioned file's text: refused when binary or over the cap (the size is checked
-/// before anything is read).
+/// Reads a mentioned file's text (`abs` resolved, inside the workspace): opened refusing
+/// any link along the path (one a command swapped in since it was resolved is refused, never
+/// followed); refused when binary or over the cap (the size is checked before anything is
+/// read).
 fn read_text(abs: &Path) -> Result<String, Refusal> {
     let unreadable = |e: std::io::Error| Refusal::Unreadable(e.to_string());
-    let size = std::fs::metadata(abs).map_err(unreadable)?.len();
+    let size = std::fs::symlink_metadata(abs).map_err(unreadable)?.len();
     if size > MAX_MENTION_BYTES {
         return Err(Refusal::TooBig { size });
     }
-    let mut bytes = Vec::with_capacity(size as usize);
-    std::fs::File::open(abs)
-        .and_then(|f| f.take(MAX_MENTION_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(unreadable)?;
+    let bytes = cairn_tools::read_bytes_no_links(abs, MAX_MENTION_BYTES + 1)
+        .map_err(|e| Refusal::Unreadable(e.to_string()))?;
     if bytes.len() as u64 > MAX_MENTION_BYTES {
         return Err(Refusal::TooBig {
             size: bytes.len() as u64,
@@ -334,6 +333,27 @@ mod tests {
 
     fn none() -> ReadDenials {
         ReadDenials::default()
+    }
+
+    /// Issue 35: a mention's file is opened refusing any link along its resolved path, so a
+    /// link a command swaps in between resolving and reading is never followed.
+    #[test]
+    fn a_link_swapped_in_after_resolving_is_not_followed() {
+        let ws = ws();
+        let root = std::fs::canonicalize(ws.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("id_rsa"), "PRIVATE-KEY").unwrap();
+        std::fs::create_dir(root.join("notes")).unwrap();
+        std::fs::write(root.join("notes/id_rsa"), "harmless").unwrap();
+        let abs = root.join("notes/id_rsa");
+        assert_eq!(read_text(&abs).unwrap(), "harmless");
+        // The folder becomes a link to the outside one, after resolution.
+        std::fs::remove_dir_all(root.join("notes")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("notes")).unwrap();
+        match read_text(&abs) {
+            Err(Refusal::Unreadable(e)) => assert!(!e.contains("PRIVATE-KEY"), "{e}"),
+            other => panic!("read through a swapped link: {:?}", other.map(|t| t.len())),
+        }
     }
 
     #[test]

@@ -55,8 +55,10 @@ pub fn load_rules(workspace: &Path) -> Result<RuleSet, RuntimeError> {
             .load_file_for(&user, false, Some(&key))
             .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
     }
+    let project = project_rules_path(workspace);
+    let read = crate::project_file::read(workspace, &project);
     rules
-        .load_file_for(&project_rules_path(workspace), true, Some(&key))
+        .load_read_for(&project, read, true, Some(&key))
         .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
     // Claude Code's project permissions, once the workspace trust covers their files.
     if crate::hooks::project_files_trusted(workspace) {
@@ -79,7 +81,8 @@ pub enum ProjectRuleError {
 }
 
 /// The user-level allow rule that keeps `allow` (offered for a call of tool `tool`) for the
-/// project `key`: `tool` for a tool allowance, `tool(program:*)` for a command allowance
+/// project `key`: `tool` for a tool allowance (`Network(host)` for a host a sandboxed
+/// command asked for), `tool(program:*)` for a command allowance
 /// (the program's plain runs without a risky option, as the session allowance, for this
 /// tool only).
 pub fn project_rule(
@@ -92,8 +95,17 @@ pub fn project_rule(
             && s.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c) || extra.contains(c))
     };
+    let network = |name: &str| {
+        tool == cairn_policy::net_rules::NETWORK_RULE_TOOL
+            && cairn_policy::Rule::parse(name, RuleDecision::Allow, "new rule")
+                .ok()
+                .and_then(|r| r.host_pattern().cloned())
+                .is_some_and(|p| matches!(p, cairn_policy::net_rules::HostPattern::Exact(_)))
+    };
     let rule = match allow {
         AlwaysAllow::Tool { name } if plain(name, "") => name.clone(),
+        // A host a sandboxed command asked for: `Network(host)`.
+        AlwaysAllow::Tool { name } if network(name) => name.clone(),
         AlwaysAllow::Tool { name } => return Err(ProjectRuleError::Unkeepable(name.clone())),
         AlwaysAllow::Command { program } if plain(tool, "") && plain(program, ".+") => {
             format!("{tool}({program}:*)")

@@ -8,7 +8,7 @@
 //! hidden = ["~/work/secrets"]        # paths commands cannot read, besides the built-in list
 //! extraReadable = ["~/.config/tool"] # folders of the home commands may read (read-only)
 //! env = ["JAVA_HOME", "GOPATH"]      # variables passed in besides PATH, HOME, LANG, LC_*, …
-//! network = "open"                   # open | none (--sandbox-network wins)
+//! network = "proxy"                  # proxy | none | open (--sandbox-network wins)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -38,7 +38,8 @@ pub struct SandboxSettings {
     /// ones (non-secret build variables: `JAVA_HOME`, `GOPATH`, `CC`, …).
     #[serde(default)]
     pub env: Vec<String>,
-    /// `open` (the desktop's network, the default) or `none` (no network inside).
+    /// `proxy` (only through Cairn's asking proxy, the default), `none` (no network inside)
+    /// or `open` (the desktop's network).
     #[serde(default)]
     pub network: Option<String>,
 }
@@ -83,10 +84,10 @@ impl SandboxSettings {
         if let Some(n) = s
             .network
             .as_deref()
-            .filter(|n| !matches!(*n, "open" | "none"))
+            .filter(|n| crate::sandbox_net::SandboxNetwork::parse(n).is_none())
         {
             return Err(RuntimeError::Config(format!(
-                "{}: network = `{n}`: expected open or none",
+                "{}: network = `{n}`: expected proxy, none or open",
                 path.display()
             )));
         }
@@ -111,9 +112,12 @@ impl SandboxSettings {
         self.extra_writable.iter().map(|p| expand_home(p)).collect()
     }
 
-    /// Whether the settings leave sandboxed commands the network (`network` is not `none`).
-    pub fn network_open(&self) -> bool {
-        self.network.as_deref() != Some("none")
+    /// The network the settings give sandboxed commands (`proxy` unless they say).
+    pub fn network(&self) -> crate::sandbox_net::SandboxNetwork {
+        self.network
+            .as_deref()
+            .and_then(crate::sandbox_net::SandboxNetwork::parse)
+            .unwrap_or_default()
     }
 
     /// The extra readable folders, `~` expanded.
@@ -184,11 +188,15 @@ mod tests {
         assert_eq!(s.writable(), vec![PathBuf::from("/data")]);
         assert!(s.hidden()[0].ends_with("x") && s.hidden()[0].is_absolute());
         std::fs::write(&p, "network = \"none\"\n").unwrap();
-        assert!(!SandboxSettings::load_from(&p).unwrap().network_open());
-        std::fs::write(&p, "network = \"proxy\"\n").unwrap();
+        use crate::sandbox_net::SandboxNetwork;
+        assert_eq!(
+            SandboxSettings::load_from(&p).unwrap().network(),
+            SandboxNetwork::None
+        );
+        std::fs::write(&p, "network = \"closed\"\n").unwrap();
         let e = SandboxSettings::load_from(&p).unwrap_err().to_string();
-        assert!(e.contains("expected open or none"), "{e}");
-        assert!(SandboxSettings::default().network_open());
+        assert!(e.contains("expected proxy, none or open"), "{e}");
+        assert_eq!(SandboxSettings::default().network(), SandboxNetwork::Proxy);
         std::fs::write(&p, "env = [\"JAVA_HOME\"]\n").unwrap();
         assert_eq!(SandboxSettings::load_from(&p).unwrap().env, ["JAVA_HOME"]);
         for bad in ["SSH_AUTH_SOCK", "NPM_TOKEN", "A B"] {

@@ -222,8 +222,16 @@ pub(crate) fn open_read(path: &Path) -> Result<(File, FileStat), AtError> {
 /// Reads the regular file at the resolved path `path` (absolute, resolved once by the
 /// caller, so no link is left in it) as UTF-8 text, at most `max` bytes: a link anywhere
 /// along it — one swapped in since it was resolved — is refused, never followed, and so is
-/// anything but a regular file. For reading paths outside the file tools (skills).
+/// anything but a regular file. For reading paths outside the file tools (skills, commands,
+/// project configuration files).
 pub fn read_text_no_links(path: &Path, max: u64) -> Result<String, ToolError> {
+    let bytes = read_bytes_no_links(path, max)?;
+    String::from_utf8(bytes)
+        .map_err(|_| ToolError::Failed(format!("cannot read {}: not UTF-8 text", path.display())))
+}
+
+/// [`read_text_no_links`] as bytes (`@path` mentions tell binary files themselves).
+pub fn read_bytes_no_links(path: &Path, max: u64) -> Result<Vec<u8>, ToolError> {
     use std::io::Read;
     let context = || format!("cannot read {}", path.display());
     let (file, st) = open_read(path).map_err(|e| e.into_tool(context()))?;
@@ -233,11 +241,11 @@ pub fn read_text_no_links(path: &Path, max: u64) -> Result<String, ToolError> {
             path.display()
         )));
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     file.take(max)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(context(), e))?;
-    Ok(text)
+    Ok(bytes)
 }
 
 /// Removes the resolved file `path`, refusing links along it (and a link in its place).

@@ -52,7 +52,7 @@ use std::sync::Arc;
 use cairn_engine::ToolHandle;
 
 pub use describe::{disable_call_descriptions, without_call_description};
-pub use fsat::read_text_no_links;
+pub use fsat::{read_bytes_no_links, read_text_no_links};
 pub use git::{GitDiff, GitLog, GitStatus};
 pub use guard::ConflictGuard;
 pub use image::{describe_image_tool, DescribeImage, ReadImage, VisionConfig};

@@ -19,7 +19,8 @@ async fn rewinding_the_conversation_refuses_bad_turns_and_running_turns_and_keep
     let server = MockLlmServer::with_script(vec![
         Reply::text("Answer ONE."),
         Reply::text("Answer TWO."),
-        Reply::tool_call("call_s1", "run_shell", json!({"command": "echo hi"})),
+        // A command that writes: read-only ones run unasked inside the sandbox.
+        Reply::tool_call("call_s1", "run_shell", json!({"command": "touch hi.txt"})),
         Reply::text("Answer THREE."),
         Reply::text("Answer FOUR."),
     ])

@@ -48,7 +48,7 @@ type Action =
   | { type: "events"; events: Event[]; view: SessionView | null }
   | { type: "older"; events: Event[]; first: number }
   | { type: "answered"; id: string; state: AskState | "rejected" }
-  | { type: "notice"; text: string; tone?: "info" | "error" }
+  | { type: "notice"; text: string; tone?: "info" | "error"; action?: "settings" }
   | { type: "steer"; text: string }
   | { type: "unsteer"; text: string };
 
@@ -81,7 +81,7 @@ function reduce(state: ChatState, action: Action): ChatState {
     case "answered":
       return markAnswered(state, action.id, action.state);
     case "notice":
-      return withNotice(state, action.text, action.tone);
+      return withNotice(state, action.text, action.tone, action.action);
     case "steer":
       return { ...state, steering: [...state.steering, { text: action.text, state: "queued" }] };
     case "unsteer": {
@@ -184,7 +184,12 @@ export function Workbench(p: Props) {
     [],
   );
 
-  const fail = useCallback((e: unknown) => dispatch({ type: "notice", text: ipc.describeError(e) }), [dispatch]);
+  // A failure that a setting fixes (no key, no model) offers Settings on its notice.
+  const fail = useCallback(
+    (e: unknown) =>
+      dispatch({ type: "notice", text: ipc.describeError(e), action: ipc.errorAction(e) === "open_settings" ? "settings" : undefined }),
+    [dispatch],
+  );
   // Set once `show` exists: a conversation rewind rebuilds the transcript from its view.
   const showRewound = useRef<(view: SessionView) => void>(() => undefined);
   const timeline = useTimeline(session?.id ?? null, fail, (view) => showRewound.current(view));

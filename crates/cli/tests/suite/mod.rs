@@ -16,6 +16,7 @@ mod own_session;
 mod permissions;
 mod resume;
 mod sandbox_flag;
+mod serve;
 mod session_lock;
 mod sessions_index;
 mod skills;

@@ -198,6 +198,15 @@ impl PermissionEngine {
                     Ok(()) => return Decision::Allow(AllowReason::KnownSafe),
                     Err(why) => not_safe = Some(why),
                 },
+                // Inside the sandbox (issue 35: reads confined by the boundary, denied paths
+                // mounted away) known-safe read-only commands run unasked under the default
+                // policy too.
+                ShellPolicy::Approve if self.sandbox_enforced => {
+                    match self.known_safe(name, cmd, cwd) {
+                        Ok(()) => return Decision::Allow(AllowReason::KnownSafe),
+                        Err(why) => not_safe = Some(why),
+                    }
+                }
                 _ => {}
             }
         }
@@ -275,8 +284,9 @@ impl PermissionEngine {
         command: &str,
         cwd: Option<&str>,
     ) -> Result<(), NotKnownSafe> {
-        let mut scope =
-            cairn_policy::ReadScope::new(&self.workspace).with_denials(self.read_denials(name));
+        let mut scope = cairn_policy::ReadScope::new(&self.workspace)
+            .with_denials(self.read_denials(name))
+            .confined(self.sandbox_enforced);
         if let Some(cwd) = cwd {
             scope = scope.with_cwd(Path::new(cwd));
         }

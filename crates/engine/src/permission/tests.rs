@@ -285,6 +285,85 @@ fn workspace_shell_policy_passes_only_known_safe_commands() {
     assert!(!ask(&p, "bash -lc 'git status'"));
 }
 
+/// `Network(...)` rules are one home for the proxy and `web_fetch` (issue 35): a deny rule
+/// refuses the fetch, an allow rule lets it run unasked.
+#[test]
+fn network_rules_bind_web_fetch() {
+    let web = ToolMeta {
+        capabilities: vec!["network".into(), "read".into()],
+        ..ToolMeta::mutating("web", RiskLevel::Medium, &["network"])
+    };
+    let mut p = PermissionEngine::new(PathBuf::from("/w"), Mode::Interactive, vec![]);
+    let mut rules = cairn_policy::RuleSet::new();
+    for (rule, decision) in [
+        ("Network(*.evil.example)", cairn_policy::RuleDecision::Deny),
+        ("Network(docs.example)", cairn_policy::RuleDecision::Allow),
+    ] {
+        let spec = cairn_policy::RuleSpec {
+            rule: rule.into(),
+            decision,
+            matches: vec![],
+            not_match: vec![],
+            project: None,
+        };
+        assert!(rules.add_spec(&spec, "test").is_ok());
+    }
+    p.set_rules(rules);
+    let fetch =
+        |p: &PermissionEngine, url: &str| p.evaluate("web_fetch", &web, &json!({ "url": url }));
+    let d = fetch(&p, "https://a.EVIL.example/x");
+    assert!(matches!(d, Decision::Deny(_)), "{d:?}");
+    let d = fetch(&p, "https://docs.example/page");
+    assert!(d.is_allow() && !d.is_ask(), "{d:?}");
+    assert!(fetch(&p, "https://other.example/").is_ask());
+}
+
+/// Issue 35's friction list: inside the sandbox (reads confined by the boundary, denied
+/// paths mounted away) known-safe read-only commands run unasked in interactive mode under
+/// the default policy, those that follow links too; without the sandbox they still ask.
+#[test]
+fn inside_the_sandbox_read_only_commands_run_unasked_in_interactive_mode() {
+    let ws = std::env::temp_dir().join("cairn-perm-friction");
+    let mut p = PermissionEngine::new(ws, Mode::Interactive, vec![]);
+    let ask = |p: &PermissionEngine, c: &str| {
+        p.evaluate("run_shell", &shell_meta(), &json!({"command": c}))
+            .is_ask()
+    };
+    let read_only = [
+        "grep -R todo .",
+        "rg -L todo",
+        "find -L . -name x",
+        "git branch --show-current",
+        "git rev-parse HEAD",
+        "base64 a.bin",
+        "tac log.txt",
+        "numfmt --to=iec 2048",
+        "sha256sum a b",
+    ];
+    p.set_shell_policy(ShellPolicy::Approve, false);
+    for c in read_only {
+        assert!(ask(&p, c), "{c} runs unasked without a sandbox");
+    }
+    p.set_shell_policy(ShellPolicy::Approve, true);
+    for c in read_only {
+        assert!(!ask(&p, c), "{c} still asks inside the sandbox");
+    }
+    for c in [
+        "sha256sum -c sums",
+        "cat /etc/hosts",
+        "rm x",
+        "make",
+        "uniq a b",
+    ] {
+        assert!(ask(&p, c), "{c} must ask");
+    }
+    // Following links is no reason to ask inside the sandbox; the rest of the check holds.
+    p.set_shell_policy(ShellPolicy::Workspace, true);
+    assert!(!ask(&p, "grep -R todo ."));
+    p.set_shell_policy(ShellPolicy::Workspace, false);
+    assert!(ask(&p, "grep -R todo ."));
+}
+
 #[test]
 #[allow(clippy::unwrap_used)]
 fn symlinks_and_patch_targets_cannot_carry_a_write_past_the_boundary() {

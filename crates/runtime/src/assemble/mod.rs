@@ -6,17 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use cairn_engine::agents::{AgentDef, AgentRegistry};
-use cairn_engine::prompt::{Environment, Lang, ProjectNote};
 use cairn_engine::{Approver, EngineConfig, LlmClient, ResultBudget, RetryPolicy, Session};
-use cairn_protocol::{Mode, PROTOCOL_VERSION};
+use cairn_protocol::Mode;
 
-use crate::agents;
 use crate::checkpoints;
 use crate::checkpoints::VcsMode;
 use crate::error::RuntimeError;
-use crate::git_dir;
 use crate::hooks;
-use crate::instructions;
 use crate::llm_setup::build_llm;
 use crate::mcp;
 use crate::naming;
@@ -30,7 +26,14 @@ use crate::store::{SavedSession, SessionPersister, SessionStore, StoreError};
 use crate::tooling::tools_with_agents;
 use crate::worktrees;
 
+mod defaults;
+mod prompt;
 mod sandbox_options;
+mod steps;
+pub use defaults::{
+    agent_type_from_env, compaction_config, default_state_dir, lang_from_env, resolve_model,
+    resolve_workspace,
+};
 use sandbox_options::sandbox_options;
 pub use sandbox_options::sandbox_report;
 
@@ -66,9 +69,12 @@ pub struct RunOptions {
     pub sandbox_writable: Vec<PathBuf>,
     /// Extra paths hidden inside the sandbox (`--sandbox-hide`), besides the settings'.
     pub sandbox_hidden: Vec<PathBuf>,
-    /// Whether sandboxed commands have the network (`--sandbox-network open|none`); `None`
-    /// = the settings' `network`, else open.
-    pub sandbox_network: Option<bool>,
+    /// The network of sandboxed commands (`--sandbox-network proxy|none|open`); `None` =
+    /// the settings' `network`, else `proxy`.
+    pub sandbox_network: Option<crate::sandbox_net::SandboxNetwork>,
+    /// Hosts sandboxed commands reach without asking (`--allow-domain`), besides the
+    /// defaults and the `Network(...)` rules.
+    pub allow_domains: Vec<String>,
     /// Shell policy; `None` = `CAIRN_SHELL_POLICY`, then `approve`.
     pub shell_policy: Option<cairn_engine::ShellPolicy>,
     /// Agent role (`code`, `cowork` or a user role from `agents.json`); `None` = `CAIRN_AGENT`,
@@ -95,10 +101,8 @@ pub struct Assembled {
     pub agents: Arc<RwLock<AgentRegistry>>,
     /// Whether the session's commands run sandboxed.
     pub sandbox: sandbox::SandboxState,
-    /// Language, environment block and project notes the system prompts are built from.
-    prompt_context: (Lang, Environment, Vec<ProjectNote>),
-    /// The system prompt's Agent Skills section (kept across role switches).
-    skills_prompt: String,
+    /// What the system prompts are built from (kept for role switches).
+    prompt: prompt::SystemPrompt,
     /// What the user must be told about how the session was opened (e.g. rebuilt from its
     /// event log, permissions reset): stderr in the CLI, a notice in the app.
     pub notice: Option<String>,
@@ -151,15 +155,15 @@ impl Assembled {
         if let (Some(provider), Some(_)) = (&def.provider, &def.model) {
             self.session.set_llm(build_llm(provider, None)?);
         }
-        let (lang, env, notes) = &self.prompt_context;
-        let def =
-            cairn_engine::agents::switch_role(&self.session, &mut agents, name, *lang, env, notes)
-                .await
-                .map_err(|e| RuntimeError::Config(e.to_string()))?;
-        // The role's prompt replaced the whole system prompt: the skills stay listed.
-        if !self.skills_prompt.is_empty() {
-            let prompt = format!("{}{}", self.session.system_prompt(), self.skills_prompt);
-            self.session.set_system_prompt(prompt).await;
+        // The role's prompt (skills still listed) replaces the whole system prompt.
+        let prompt = self.prompt.for_role(&agents, name)?;
+        let def = agents
+            .switch(name)
+            .map_err(|e| RuntimeError::Config(e.to_string()))?
+            .clone();
+        self.session.set_system_prompt(prompt).await;
+        if let Some(model) = &def.model {
+            self.session.set_model(model.clone());
         }
         *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
         Ok(def)
@@ -195,61 +199,6 @@ impl Assembled {
     }
 }
 
-/// The state dir shared by the CLI and the desktop app: `CAIRN_STATE_DIR`, else the
-/// platform data dir's `dev.cairn.app`.
-pub fn default_state_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("CAIRN_STATE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    dirs::data_dir()
-        .map(|d| d.join("dev.cairn.app"))
-        .unwrap_or_else(reserved::fallback_state_dir)
-}
-
-/// Checks a workspace folder: it must exist, be a directory, and not be `/`, nor contain the
-/// home folder, Cairn's config folder or the default state folder ([`reserved`]), nor be or
-/// lie inside a repository's git directory ([`git_dir`]).
-pub fn resolve_workspace(path: &Path) -> Result<PathBuf, RuntimeError> {
-    let canon = path.canonicalize().map_err(|e| {
-        RuntimeError::Config(format!("workspace {} is not usable: {e}", path.display()))
-    })?;
-    if !canon.is_dir() {
-        return Err(RuntimeError::Config(format!(
-            "workspace {} is not a directory",
-            canon.display()
-        )));
-    }
-    if canon.parent().is_none() {
-        return Err(RuntimeError::Config(
-            "refusing `/` as the workspace: the agent may change every file in it; pick a project folder"
-                .into(),
-        ));
-    }
-    if let Some(home) = dirs::home_dir().and_then(|h| h.canonicalize().ok()) {
-        if canon == home {
-            return Err(RuntimeError::Config(format!(
-                "refusing your home folder {} as the workspace: it holds keys and settings; pick a project folder",
-                canon.display()
-            )));
-        }
-    }
-    reserved::refuse_reserved(&canon, &default_state_dir()).map_err(RuntimeError::Config)?;
-    git_dir::refuse_git_dir(&canon)?;
-    Ok(canon)
-}
-
-/// The model: explicit, else `CAIRN_MODEL`, else `OPENAI_MODEL`.
-pub fn resolve_model(explicit: Option<String>) -> Option<String> {
-    explicit
-        .filter(|m| !m.trim().is_empty())
-        .or_else(|| env_nonempty("CAIRN_MODEL"))
-        .or_else(|| env_nonempty("OPENAI_MODEL"))
-}
-
-fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
 /// Creates or restores a session according to `opts`, with its event log attached.
 pub fn open_session(
     opts: RunOptions,
@@ -258,88 +207,15 @@ pub fn open_session(
 ) -> Result<Assembled, RuntimeError> {
     let state_dir = opts.state_dir.clone().unwrap_or_else(default_state_dir);
     let store = SessionStore::new(&state_dir);
-    // Held from before loading until the session is dropped: no other process writes it.
-    let mut lock = None;
-    let mut notice = None;
-    let mut restored = match &opts.session_id {
-        Some(id) => {
-            lock = Some(store.lock(id)?);
-            let (saved, rebuilt) = store.load_or_rebuild(id)?;
-            notice = rebuilt;
-            Some(saved)
-        }
-        None => None,
-    };
-    let workspace = match (&opts.workspace, &restored) {
-        (None, Some(r)) if r.workspace.is_empty() => {
-            return Err(RuntimeError::Config(format!(
-                "session {} was rebuilt from its event log, but nothing records its                  workspace: pass --workspace DIR",
-                r.session_id
-            )))
-        }
-        // A rebuilt session whose workspace nothing recorded takes the one given.
-        (Some(w), Some(r)) if r.workspace.is_empty() => resolve_workspace(w)?,
-        (Some(w), Some(r)) => {
-            let w = resolve_workspace(w)?;
-            if Path::new(&r.workspace) != w {
-                return Err(RuntimeError::Config(format!(
-                    "session {} belongs to workspace {}, not {}",
-                    r.session_id,
-                    r.workspace,
-                    w.display()
-                )));
-            }
-            w
-        }
-        (Some(w), None) => resolve_workspace(w)?,
-        (None, Some(r)) => resolve_workspace(Path::new(&r.workspace))?,
-        (None, None) => {
-            let cwd = std::env::current_dir()
-                .map_err(|e| RuntimeError::Config(format!("cannot read the current dir: {e}")))?;
-            resolve_workspace(&cwd)?
-        }
-    };
+    let steps::Restored {
+        saved: mut restored,
+        lock,
+        notice,
+    } = steps::restore(&store, &opts)?;
+    let workspace = steps::workspace(&opts, restored.as_ref())?;
     reserved::refuse_reserved(&workspace, &state_dir).map_err(RuntimeError::Config)?;
-    // A damaged roles file only matters to a run that asks for a role.
-    let mut agents = match agents::load_agents(&state_dir) {
-        Ok(a) => a,
-        Err(e) if opts.agent.is_none() => {
-            tracing::warn!("{e}; using the built-in roles");
-            cairn_engine::agents::AgentRegistry::new()
-        }
-        Err(e) => return Err(e),
-    };
-    agents::add_project_agents(&mut agents, &workspace, opts.provider.as_deref());
-    let role_name = opts.agent.clone().unwrap_or_else(|| {
-        match agent_type_from_env() {
-            cairn_engine::prompt::AgentType::Code => "code",
-            cairn_engine::prompt::AgentType::Cowork => "cowork",
-        }
-        .to_string()
-    });
-    let role = agents
-        .switch(role_name.trim())
-        .map_err(|e| RuntimeError::Config(e.to_string()))?
-        .clone();
-    let role_model = role.model.clone().filter(|_| opts.model.is_none());
-    let model = resolve_model(opts.model.clone().or(role_model.clone()))
-        .or_else(|| restored.as_ref().map(|r| r.model.clone()))
-        .ok_or_else(|| {
-            RuntimeError::Config(
-                "no model: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
-            )
-        })?;
-    let provider = opts
-        .provider
-        .clone()
-        .or_else(|| role_model.as_ref().and(role.provider.clone()))
-        .or_else(|| {
-            restored
-                .as_ref()
-                .map(|r| r.provider.clone())
-                .filter(|p| !p.is_empty())
-        })
-        .unwrap_or_else(|| "openai".to_string());
+    let (agents, role) = steps::roles(&state_dir, &workspace, &opts)?;
+    let (model, provider) = steps::model_and_provider(&opts, &role, restored.as_ref())?;
     let llm = match llm {
         Some(l) => l,
         None => build_llm(&provider, opts.base_url.clone())?,
@@ -348,8 +224,13 @@ pub fn open_session(
         .as_ref()
         .map(|r| r.session_id.clone())
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let session_dir = store.session_dir(&session_id)?;
-    let mut config = EngineConfig::new(workspace.clone(), session_dir, model.clone());
+
+    // The engine's settings.
+    let mut config = EngineConfig::new(
+        workspace.clone(),
+        store.session_dir(&session_id)?,
+        model.clone(),
+    );
     config.session_id = session_id.clone();
     config.allowed_commands = opts.allowed_commands.clone();
     config.private_dirs = reserved::private_dirs(&state_dir);
@@ -362,114 +243,56 @@ pub fn open_session(
     let (worktree, worktree_writable) =
         worktree_of(&opts, restored.as_ref(), &workspace, &state_dir)?;
     config.worktree = worktree;
-    // Saved permissions count only when they carry Cairn's seal.
-    let mut permissions = match &restored {
-        Some(r) => {
-            let (p, dropped) =
-                store::permission_seal::restored_permissions(r, &store.session_dir(&r.session_id)?);
-            if let Some(why) = dropped {
-                tracing::warn!("{why}");
-            }
-            p
-        }
-        None => Default::default(),
-    };
-    if let Some(mode) = opts.mode {
-        permissions.mode = mode;
-    }
+    let permissions = steps::permissions(&store, restored.as_ref(), &opts)?;
     config.mode = permissions.mode;
     let rules = permissions::load_rules(&workspace)?;
     let shell_policy = match opts.shell_policy {
         Some(p) => p,
         None => permissions::shell_policy_from_env()?,
     };
+
+    // The sandbox, then the system prompt that describes it.
     let mut sandbox_opts = sandbox_options(&opts)?;
     sandbox_opts.writable.extend(worktree_writable);
     let (exec, sandbox_state) =
         sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
     let sandbox_enforced = exec.wrapper.is_some();
-    let hook_sandbox = exec.wrapper.clone();
-    let mcp_sandbox = exec.wrapper.clone();
-    let sandbox_text = match &exec.wrapper {
-        Some(w) => format!(
-            "commands run inside {}. A command that fails because of the sandbox (read-only \
-             file system, permission denied outside the workspace) may be retried with \
-             `sandbox: false`, which the user must approve",
-            w.describe()
-        ),
-        None => "commands are not sandboxed; each side effect is approved per the permission mode"
-            .to_string(),
-    };
-    let prompt_context = (
-        lang_from_env(),
-        instructions::environment(&workspace, &sandbox_text),
-        instructions::notes_for(&workspace),
-    );
-    config.instructions = agents
-        .build_system_prompt(
-            &role.name,
-            prompt_context.0,
-            &prompt_context.1,
-            &prompt_context.2,
-        )
-        .map_err(|e| RuntimeError::Config(e.to_string()))?;
-    let (skills, skill_warnings) = skills::discover(&workspace);
-    for w in &skill_warnings {
-        tracing::warn!("skills: {w}");
-    }
-    let skills_prompt = skills::prompt_section(&skills);
-    config.instructions.push_str(&skills_prompt);
+    let wrapper = exec.wrapper.clone();
+    let prompt = prompt::SystemPrompt::of(&workspace, &steps::sandbox_line(wrapper.as_deref()));
+    config.instructions = prompt.for_role(&agents, &role.name)?;
+
+    // The record, saved at once when it was rebuilt (the damaged copies are kept aside).
     if let (Some(r), Some(_)) = (restored.as_mut(), &notice) {
-        // The rebuilt session replaces the damaged copies (kept aside) at once.
         r.workspace = workspace.display().to_string();
         store.keep_corrupt(&r.session_id)?;
         store.save(r)?;
     }
-    let created = now();
-    let saved = match &restored {
-        // What is saved next carries only the permissions this run really has.
-        Some(r) => SavedSession {
-            permissions: permissions.clone(),
-            ..r.clone()
-        },
-        None => SavedSession {
-            session_id: session_id.clone(),
-            name: String::new(),
-            name_source: String::new(),
-            workspace: workspace.display().to_string(),
-            model,
-            provider: provider.clone(),
-            messages: Vec::new(),
-            permissions: permissions.clone(),
-            turns: 0,
-            todos: Vec::new(),
-            usage: Default::default(),
-            cost_usd: 0.0,
-            created_at: created.clone(),
-            updated_at: created,
-            protocol_version: PROTOCOL_VERSION,
-            turn_marks: Vec::new(),
-            worktree: opts.worktree.as_ref().map(|w| w.name.clone()),
-        },
+    let record = steps::NewRecord {
+        session_id: &session_id,
+        workspace: &workspace,
+        model: &model,
+        provider: &provider,
     };
+    let saved = steps::record(restored.as_ref(), record, &permissions, &opts);
     let lock = match lock {
         Some(l) => l,
         None => store.lock(&session_id)?,
     };
     let persister = Arc::new(store.persister(saved, lock)?);
+
+    // The tools, the engine session with its history, hooks and MCP servers.
     let agents = Arc::new(RwLock::new(agents));
-    let tools = tools_with_agents(
+    let mut tools = tools_with_agents(
         llm.clone(),
         &config,
         &provider,
         agents.clone(),
-        prompt_context.clone(),
+        prompt.context(),
     );
-    let config_instructions = config.instructions.clone();
-    let mut tools = tools;
-    if skills.iter().any(|s| !s.user_only) {
-        tools.register(Arc::new(skills::SkillTool::new(skills.clone())));
+    if prompt.skills().iter().any(|s| !s.user_only) {
+        tools.register(Arc::new(skills::SkillTool::new(prompt.skills().to_vec())));
     }
+    let role_prompt = opts.agent.is_some().then(|| config.instructions.clone());
     let mut builder = Session::builder(config, llm.clone())
         .tools(tools)
         .approver(approver)
@@ -479,23 +302,7 @@ pub fn open_session(
         .exec_environment(exec)
         .pricing(Arc::new(CatalogPricing));
     if let Some(r) = restored {
-        let mut messages = r.messages;
-        // An explicit role replaces the restored system prompt (switching roles).
-        if opts.agent.is_some() {
-            if let Some(first @ cairn_protocol::Message::System { .. }) = messages.first_mut() {
-                *first = cairn_protocol::Message::system(config_instructions.clone());
-            }
-        }
-        // Calls left open (e.g. an approval pending when the process died) stay open for
-        // `Session::resume`; those that had started are closed, never run twice.
-        if cairn_engine::resume::has_pending_calls(&messages) {
-            builder = builder.resume_pending(store.started_calls(&r.session_id)?);
-        }
-        builder = builder
-            .messages(messages)
-            .turns(r.turns)
-            .todos(r.todos)
-            .turn_marks(r.turn_marks);
+        builder = steps::with_history(builder, r, &store, role_prompt.as_deref())?;
     }
     if let Some(c) = checkpoints::checkpointer(opts.vcs, &state_dir, &workspace, &session_id) {
         builder = builder.checkpointer(c);
@@ -504,11 +311,11 @@ pub fn open_session(
     for w in &hooks.warnings {
         tracing::warn!("hooks: {w}");
     }
-    if let Some(gate) = hooks.gate_in(&session_id, &workspace, hook_sandbox) {
+    if let Some(gate) = hooks.gate_in(&session_id, &workspace, wrapper.clone()) {
         builder = builder.gate(gate);
     }
     let session = builder.build();
-    let mcp = mcp::attach(&session, &workspace, llm, mcp_sandbox);
+    let mcp = mcp::attach(&session, &workspace, llm, wrapper);
     let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
     untrusted.extend(mcp.untrusted().iter().cloned());
     let mut skipped: Vec<skipped::SkippedView> = hooks.skipped(&workspace).into_iter().collect();
@@ -521,8 +328,7 @@ pub fn open_session(
         mcp,
         agents,
         sandbox: sandbox_state,
-        prompt_context,
-        skills_prompt,
+        prompt,
         notice,
         untrusted,
         skipped,
@@ -564,8 +370,6 @@ fn worktree_of(
     Ok((Some(reference), worktrees::sandbox_writable(&record)))
 }
 
-use crate::store::now;
-
 /// Prices usage from the providers' model table.
 struct CatalogPricing;
 
@@ -573,50 +377,4 @@ impl cairn_engine::Pricing for CatalogPricing {
     fn cost_usd(&self, model: &str, usage: &cairn_protocol::TokenUsage) -> Option<f64> {
         cairn_providers::cost_usd(model, usage)
     }
-}
-
-/// Compaction settings: window from the override, else the model table, else 128K; thresholds
-/// from `COMPACTION_THRESHOLD_PCT`, `COMPACTION_SOFT_THRESHOLD_PCT`, `COMPACTION_CAP_TOKENS`.
-pub fn compaction_config(
-    model: &str,
-    override_window: Option<u64>,
-) -> cairn_engine::CompactionConfig {
-    let mut c = cairn_engine::CompactionConfig::default();
-    if let Some(w) = override_window
-        .or_else(|| env_parse("CONTEXT_WINDOW"))
-        .or_else(|| cairn_providers::context_window_for(model))
-    {
-        c.context_window = w.max(1_000);
-    }
-    if let Some(p) = env_parse::<f64>("COMPACTION_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0)
-    {
-        c.threshold_pct = p;
-    }
-    if let Some(p) =
-        env_parse::<f64>("COMPACTION_SOFT_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0)
-    {
-        c.soft_threshold_pct = Some(p);
-    }
-    c.cap_tokens = env_parse("COMPACTION_CAP_TOKENS");
-    c
-}
-
-/// The agent type from `CAIRN_AGENT` (`code` or `cowork`; default code).
-pub fn agent_type_from_env() -> cairn_engine::prompt::AgentType {
-    match std::env::var("CAIRN_AGENT").ok().as_deref().map(str::trim) {
-        Some("cowork") => cairn_engine::prompt::AgentType::Cowork,
-        _ => cairn_engine::prompt::AgentType::Code,
-    }
-}
-
-/// The prompt language from `CAIRN_LANG` (zh, en, zh-TW, ja, ko, es; default en).
-pub fn lang_from_env() -> cairn_engine::prompt::Lang {
-    std::env::var("CAIRN_LANG")
-        .ok()
-        .and_then(|l| cairn_engine::prompt::Lang::parse(&l))
-        .unwrap_or_default()
-}
-
-fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok()?.trim().parse().ok()
 }

@@ -58,6 +58,10 @@ pub(super) fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptio
         hidden,
         pass_env: settings.env.clone(),
         readable: settings.readable(),
-        no_network: !opts.sandbox_network.unwrap_or(settings.network_open()),
+        network: opts.sandbox_network.unwrap_or(settings.network()),
+        allowed_hosts: cairn_policy::net_rules::HostList::defaults().with(
+            &cairn_policy::net_rules::HostList::parse(&opts.allow_domains)
+                .map_err(|e| RuntimeError::Config(format!("--allow-domain {e}")))?,
+        ),
     })
 }

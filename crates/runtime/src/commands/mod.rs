@@ -128,6 +128,9 @@ pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
     out
 }
 
+/// Largest command file read.
+const MAX_COMMAND_BYTES: u64 = 1024 * 1024;
+
 /// How deep command subfolders are searched.
 const MAX_DEPTH: usize = 8;
 
@@ -161,6 +164,11 @@ fn command_files(root: &Path) -> Vec<(Vec<String>, PathBuf)> {
 pub fn load(workspace: &Path) -> Commands {
     let mut user: Vec<UserCommand> = Vec::new();
     for (root, source) in roots(workspace) {
+        // The folder is resolved once here (a linked commands folder is fine); below it no
+        // link is followed, and each file is opened refusing a link swapped in since.
+        let Ok(root) = std::fs::canonicalize(&root) else {
+            continue;
+        };
         for (folders, path) in command_files(&root) {
             let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
                 continue;
@@ -172,7 +180,7 @@ pub fn load(workspace: &Path) -> Commands {
                 Some(ns) if !taken(ns) => ns.clone(),
                 _ => continue,
             };
-            let Ok(text) = std::fs::read_to_string(&path) else {
+            let Ok(text) = cairn_tools::read_text_no_links(&path, MAX_COMMAND_BYTES) else {
                 continue;
             };
             let (front, body) = crate::front_matter::parse_lenient(&text);
@@ -366,7 +374,9 @@ pub fn parse(input: &str, commands: &Commands) -> Parsed {
         };
     }
     if let Some(s) = commands.skills.iter().find(|s| s.name == name) {
-        let body = std::fs::read_to_string(s.dir.join("SKILL.md")).unwrap_or_default();
+        let body = crate::skills::skill_contents(&s.dir)
+            .map(|(text, _)| text)
+            .unwrap_or_default();
         let (_, body) = crate::skills::front_matter(&body);
         return Parsed::Expanded {
             name: name.to_string(),

@@ -260,7 +260,17 @@ pub fn parse(text: &str, source: &HookSource) -> (Vec<HookDef>, Vec<String>) {
 
 /// Reads and parses the file at `path` when it exists.
 pub fn load(path: &Path, source: HookSource) -> (Vec<HookDef>, Vec<String>, Option<String>) {
-    match std::fs::read_to_string(path) {
+    load_read(path, source, std::fs::read_to_string(path))
+}
+
+/// Parses what reading the file at `path` gave (a project's files are read refusing links,
+/// see [`crate::project_file`]).
+pub fn load_read(
+    path: &Path,
+    source: HookSource,
+    read: std::io::Result<String>,
+) -> (Vec<HookDef>, Vec<String>, Option<String>) {
+    match read {
         Ok(text) => {
             let (defs, warnings) = parse(&text, &source);
             (defs, warnings, Some(text))

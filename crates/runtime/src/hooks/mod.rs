@@ -91,7 +91,8 @@ pub fn load(workspace: &Path) -> LoadedHooks {
     let mut defs = Vec::new();
     let mut texts = Vec::new();
     for path in config::project_paths(workspace) {
-        let (d, warnings, text) = config::load(&path, HookSource::Project(path.clone()));
+        let read = crate::project_file::read(workspace, &path);
+        let (d, warnings, text) = config::load_read(&path, HookSource::Project(path.clone()), read);
         out.warnings.extend(warnings);
         if let Some(text) = text {
             out.warnings.extend(config::not_honoured(&path, &text));
@@ -114,7 +115,7 @@ pub fn load(workspace: &Path) -> LoadedHooks {
 fn project_texts(workspace: &Path) -> Result<Vec<(std::path::PathBuf, String)>, String> {
     let mut texts = Vec::new();
     for path in config::project_paths(workspace) {
-        match std::fs::read_to_string(&path) {
+        match crate::project_file::read(workspace, &path) {
             Ok(t) => texts.push((path, t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(format!("reading {}: {e}", path.display())),

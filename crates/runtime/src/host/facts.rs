@@ -27,6 +27,30 @@ impl SessionHandle {
         self.session().model()
     }
 
+    /// Sets the model the next turn uses.
+    pub fn set_model(&self, model: &str) {
+        self.session().set_model(model);
+    }
+
+    /// Whether a turn of this session runs now.
+    pub fn is_running(&self) -> bool {
+        self.session().is_busy()
+    }
+
+    /// What protects the session's commands, layer by layer (`None` without a sandbox).
+    pub fn sandbox_report(&self) -> Option<cairn_protocol::SandboxReport> {
+        self.session().sandbox_report()
+    }
+
+    /// Rewinds the conversation to right after session turn `turn` (refused while a turn
+    /// runs); the later turns are kept in an archive file of the session.
+    pub fn rewind_to_turn(
+        &self,
+        turn: u32,
+    ) -> Result<cairn_engine::rewind::Rewound, cairn_engine::rewind::RewindError> {
+        self.session().rewind_to_turn(turn)
+    }
+
     /// Whether the session's commands run inside the OS sandbox, and why not.
     pub fn sandbox(&self) -> &SandboxState {
         &self.assembled().sandbox

@@ -41,18 +41,24 @@ pub struct SlottedStream {
     _mode_back: Option<ModeBack>,
 }
 
+/// What a running turn holds until it ended: its turn slot, and the mode a command changed
+/// for it (put back when this is dropped).
+pub struct TurnHold {
+    _slot: Option<TurnSlot>,
+    _mode_back: Option<ModeBack>,
+}
+
 impl SlottedStream {
-    /// The stream, for [`EventStream::end`]; the mode a command changed comes back when the
-    /// slot is dropped.
-    pub fn into_inner(self) -> (EventStream, Option<TurnSlot>) {
-        let SlottedStream {
-            stream,
-            _slot,
-            _mode_back,
-        } = self;
-        // The slot outlives the mode change: both end with the run.
-        drop(_mode_back);
-        (stream, _slot)
+    /// The stream, for [`EventStream::end`], and what the turn holds: drop it once the turn
+    /// ended (the slot is freed, a `/review`'s mode comes back).
+    pub fn into_inner(self) -> (EventStream, TurnHold) {
+        (
+            self.stream,
+            TurnHold {
+                _slot: self._slot,
+                _mode_back: self._mode_back,
+            },
+        )
     }
 }
 
@@ -233,12 +239,12 @@ impl SessionHandle {
     }
 
     /// The engine session (for reads the host has no call for: mode, todos, rules…).
-    pub fn session(&self) -> &Session {
+    pub(crate) fn session(&self) -> &Session {
         &self.assembled.session
     }
 
     /// The assembled session: store, persister, sandbox, MCP servers, roles.
-    pub fn assembled(&self) -> &Assembled {
+    pub(crate) fn assembled(&self) -> &Assembled {
         &self.assembled
     }
 

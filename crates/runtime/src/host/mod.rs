@@ -4,11 +4,13 @@
 
 pub mod attention;
 mod batch;
+pub mod board;
 mod dispatch;
 mod facts;
 mod handle;
 mod pending;
 pub mod prompt;
+pub mod rules_view;
 mod submit;
 #[cfg(test)]
 mod tests;
@@ -25,7 +27,7 @@ use ts_rs::TS;
 pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
 pub use dispatch::{CommandEffect, CommandError, CommandOutcome};
 pub use handle::SessionHandle;
-pub use handle::SlottedStream;
+pub use handle::{SlottedStream, TurnHold};
 pub use pending::{
     Answerer, ApprovalPresenter, Pending, PendingApprover, RequestAnswer, Waiting, CLOSED_REASON,
 };

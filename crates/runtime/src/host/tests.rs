@@ -84,7 +84,7 @@ async fn with_one_slot_the_second_session_waits_queued_until_the_first_ends() {
             ws.path(),
             state.path(),
             vec![
-                FakeReply::tool("c1", "run_shell", json!({"command": "true"})),
+                FakeReply::tool("c1", "run_shell", json!({"command": "touch made.txt"})),
                 FakeReply::text("a done"),
             ],
         ))

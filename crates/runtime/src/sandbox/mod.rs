@@ -20,6 +20,8 @@ pub struct BwrapWrapper {
     /// Where mount-point markers go (under the state dir, which the sandbox cannot write
     /// unless it was placed inside a writable folder).
     markers: PathBuf,
+    /// The asking proxy of `--sandbox-network proxy`, when set up.
+    net: Option<crate::sandbox_net::NetProxy>,
 }
 
 impl CommandWrapper for BwrapWrapper {
@@ -37,6 +39,16 @@ impl CommandWrapper for BwrapWrapper {
         extra_writable: &[PathBuf],
         hidden: &[PathBuf],
     ) -> WrappedCommand {
+        self.wrap_call(argv, extra_writable, hidden, None)
+    }
+
+    fn wrap_call(
+        &self,
+        argv: Vec<String>,
+        extra_writable: &[PathBuf],
+        hidden: &[PathBuf],
+        gate: Option<Arc<dyn cairn_netproxy::gate::NetGate>>,
+    ) -> WrappedCommand {
         let mut spec = std::borrow::Cow::Borrowed(&self.spec);
         if !hidden.is_empty() {
             let more = cairn_policy::sandbox_home::hidden_paths(Path::new("/nonexistent"), hidden);
@@ -47,6 +59,26 @@ impl CommandWrapper for BwrapWrapper {
                 }
             }
         }
+        let mut env = explicit_env(&self.spec);
+        let proxy = match &self.net {
+            Some(net) => match net.start_for(spec.to_mut(), gate) {
+                Ok(handle) => {
+                    env.retain(|(k, _)| !k.to_ascii_lowercase().ends_with("_proxy"));
+                    env.extend(cairn_netproxy::proxy_env());
+                    Some(handle)
+                }
+                Err(e) => {
+                    // No proxy: the command still runs in its own network namespace, with
+                    // no network at all.
+                    tracing::warn!("sandbox network: the proxy did not start: {e}");
+                    let spec = spec.to_mut();
+                    spec.proxy = None;
+                    spec.network = false;
+                    None
+                }
+            },
+            None => None,
+        };
         let (argv, guard) = bwrap_guarded(
             &self.bwrap,
             &spec,
@@ -56,8 +88,8 @@ impl CommandWrapper for BwrapWrapper {
         );
         WrappedCommand {
             argv,
-            guard: Some(Box::new(guard)),
-            env: Some(explicit_env(&self.spec)),
+            guard: Some(Box::new((guard, proxy))),
+            env: Some(env),
         }
     }
 
@@ -157,9 +189,11 @@ pub struct SandboxOptions {
     /// Folders bound read-only into the allow-list filesystem (the settings'
     /// `extraReadable`).
     pub readable: Vec<PathBuf>,
-    /// A network namespace of their own with no network (`--sandbox-network none`): no
-    /// outside hosts, no loopback services or abstract unix sockets of the desktop.
-    pub no_network: bool,
+    /// The network of sandboxed commands (`--sandbox-network`, the settings' `network`).
+    pub network: crate::sandbox_net::SandboxNetwork,
+    /// Hosts commands reach without asking besides the rules: the defaults and
+    /// `--allow-domain`.
+    pub allowed_hosts: cairn_policy::net_rules::HostList,
 }
 
 /// The execution environment for a workspace with no extra folders. `_policy` no longer
@@ -206,11 +240,31 @@ pub fn exec_environment_with(
             }
         };
     };
-    let spec = session_spec(workspace, state_dir, opts)?;
+    let mut spec = session_spec(workspace, state_dir, opts)?;
+    // Commands no tool call asks for (hooks, MCP servers) go by the rules as they were.
+    let rules = crate::permissions::load_rules(workspace).unwrap_or_default();
+    let net = crate::sandbox_net::configure(&mut spec, opts.network, &opts.allowed_hosts, rules);
+    if net.is_some() {
+        env.net_allowed = opts.allowed_hosts.clone();
+        let ws = workspace.to_path_buf();
+        env.net_keep = Some(Arc::new(move |host: &str| {
+            let allow = cairn_protocol::AlwaysAllow::Tool {
+                name: cairn_engine::net_gate::host_allowance(host),
+            };
+            crate::permissions::add_project_rule(
+                &ws,
+                cairn_policy::net_rules::NETWORK_RULE_TOOL,
+                &allow,
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        }));
+    }
     let wrapper = BwrapWrapper {
         bwrap,
         spec,
         markers: state_dir.join("sandbox-mounts"),
+        net,
     };
     let state = SandboxState::On(wrapper.describe());
     env.sandbox = Some(crate::sandbox::status::report(&state, Some(&wrapper.spec)));
@@ -229,7 +283,7 @@ pub fn session_spec(
     let mut spec = SandboxSpec::for_workspace(workspace);
     spec.extra_writable = opts.writable.clone();
     spec.pass_env = opts.pass_env.clone();
-    spec.network = !opts.no_network;
+    spec.network = opts.network == crate::sandbox_net::SandboxNetwork::Open;
     // Saved sessions (their permissions) and user settings stay read-only (and are hidden
     // below as well).
     spec.read_only = crate::reserved::private_dirs(state_dir);

@@ -49,21 +49,14 @@ pub fn report(state: &SandboxState, spec: Option<&SandboxSpec>) -> SandboxReport
          terminal (PTY commands on their own terminal); prompts discard input typed before \
          them",
     );
-    let shared = layer(
-        "network",
-        false,
-        "shared with the desktop (--sandbox-network open, the default): the network, \
-         loopback services and abstract unix sockets (an X server's) stay reachable; no \
-         asking proxy yet",
-    );
     let network = match spec {
-        Some(s) if !s.network && matches!(state, SandboxState::On(_)) => layer(
-            "network",
-            true,
-            "none (--sandbox-network none): a network namespace of its own with only \
-             loopback; no outside hosts, no desktop services or abstract sockets",
+        Some(s) if matches!(state, SandboxState::On(_)) => network_layer(s),
+        _ => layer(
+            "network proxy",
+            false,
+            "no sandbox: commands share the desktop's network, loopback services and \
+             abstract unix sockets (an X server's)",
         ),
-        _ => shared,
     };
     let (name, why) = match (state, spec) {
         (SandboxState::On(_), Some(spec)) => {
@@ -146,6 +139,37 @@ pub fn report(state: &SandboxState, spec: Option<&SandboxSpec>) -> SandboxReport
     }
 }
 
+/// The network layer of an enforced sandbox.
+fn network_layer(s: &SandboxSpec) -> SandboxLayer {
+    if s.proxy.is_some() {
+        return layer(
+            "network proxy",
+            true,
+            "proxy (--sandbox-network proxy, the default): a network namespace of its own \
+             whose only way out is Cairn's HTTP/SOCKS5 proxy, one per command; the \
+             download-only hosts of the package ecosystems, --allow-domain and \
+             Network(...) rules pass, other hosts ask; names are decided before they are \
+             resolved; addresses of this machine, its network and cloud metadata are \
+             refused unless a rule names them",
+        );
+    }
+    if !s.network {
+        let detail = match &s.network_why {
+            Some(why) => format!("none: {why}"),
+            None => "none (--sandbox-network none): a network namespace of its own with only \
+                     loopback; no outside hosts, no desktop services or abstract sockets"
+                .to_string(),
+        };
+        return layer("network proxy", s.network_why.is_none(), detail);
+    }
+    layer(
+        "network proxy",
+        false,
+        "open (--sandbox-network open): commands share the desktop's network, loopback \
+         services and abstract unix sockets (an X server's); nothing asks",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,7 +187,7 @@ mod tests {
                 "explicit environment",
                 "seccomp",
                 "new session",
-                "network"
+                "network proxy"
             ]
         );
         assert!(r.layers[0].detail.contains("--sandbox off"));

@@ -3,6 +3,7 @@
 //! their sessions, and applying one back to the folder as a change-turn of a folder session.
 
 mod apply;
+pub mod faces;
 mod handoff;
 mod message;
 mod usage;

@@ -4,6 +4,7 @@
 
 mod denied_mounts;
 mod escalation;
+mod network_keep;
 mod projects;
 mod pty_interrupt;
 

@@ -279,6 +279,10 @@ async fn finish(
         return Err(ToolError::Interrupted);
     };
     let mut text = render_output(&collected);
+    // What the sandbox's network proxy refused the session's program since the last call.
+    for r in session.net.take_network_refusals() {
+        text.push_str(&format!("[sandbox network: refused {r}]\n"));
+    }
     if collected.state.exit.is_some() {
         sessions.remove(id);
         text.push_str(&format!("[{}]", status_line(session)));

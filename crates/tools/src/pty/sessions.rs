@@ -52,8 +52,11 @@ pub(crate) struct Session {
     cursor: tokio::sync::Mutex<u64>,
     /// Started outside the session's sandbox (an approved `sandbox: false` call).
     pub unsandboxed: bool,
-    /// Kept while the session is known (sandbox mount points on the host).
+    /// Kept while the session is known (sandbox mount points on the host, its network
+    /// proxy).
     _sandbox: Option<Box<dyn std::any::Any + Send + Sync>>,
+    /// The host of the call that started it: where its network proxy's refusals land.
+    pub net: cairn_engine::ToolHost,
 }
 
 /// What one call saw.
@@ -181,6 +184,7 @@ impl CommandSessions {
             cursor: tokio::sync::Mutex::new(0),
             unsandboxed: !sandboxed && host.sandboxed(),
             _sandbox: wrapped.guard,
+            net: host.clone(),
         });
         self.lock().insert(n, session.clone());
         Ok((format!("cmd-{n}"), session))

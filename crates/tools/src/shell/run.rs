@@ -211,6 +211,11 @@ async fn run_foreground(
         text.push_str(note);
         text.push('\n');
     }
+    // What the sandbox's network proxy refused, in the command's own output (a tool that
+    // got a 403 from the proxy may not print its body).
+    for r in ctx.host.take_network_refusals() {
+        text.push_str(&format!("[sandbox network: refused {r}]\n"));
+    }
     let failed = !matches!(proc_exit, Some(super::process::Exit::Code(0)));
     if sandboxed && failed {
         let code = match proc_exit {

@@ -17,6 +17,16 @@ const SIGNS: &[&str] = &[
     "eperm",
 ];
 
+/// What a tool that ignores the proxy prints when it tries to resolve a name itself.
+const DNS_SIGNS: &[&str] = &[
+    "could not resolve host",
+    "enotfound",
+    "eai_again",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "no address associated with hostname",
+];
+
 /// A note for a failed sandboxed command whose output shows a sandbox refusal, or `None`.
 /// Output that begins with bubblewrap's own error and exit code 1 means the sandbox could not
 /// start the command at all, which the note says instead.
@@ -35,6 +45,16 @@ pub(crate) fn hint(output: &str, exit_code: Option<i32>) -> Option<String> {
         ));
     }
     let lower = output.to_lowercase();
+    if let Some(sign) = DNS_SIGNS.iter().find(|s| lower.contains(*s)) {
+        return Some(format!(
+            "[sandbox: this command ran inside Cairn's sandbox, and its output shows \"{sign}\": \
+             inside the sandbox names are not resolved at all; the only way out is Cairn's \
+             proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at it), which asks the user \
+             about hosts no rule allows. A tool that ignores those variables cannot reach the \
+             network: configure it to use the proxy, or ask the user to allow the host \
+             (a rule `Network(host)`, --allow-domain) if the proxy refused it.]"
+        ));
+    }
     let sign = SIGNS.iter().find(|s| lower.contains(*s))?;
     Some(format!(
         "[sandbox: this command ran inside Cairn's sandbox, and its output shows \"{sign}\": \
@@ -49,6 +69,18 @@ pub(crate) fn hint(output: &str, exit_code: Option<i32>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_resolution_failures_are_told_as_the_sandbox_network() {
+        for out in [
+            "curl: (6) Could not resolve host: example.com",
+            "npm ERR! getaddrinfo ENOTFOUND registry.npmjs.org",
+            "Error: getaddrinfo EAI_AGAIN example.com",
+        ] {
+            let h = hint(out, Some(6)).unwrap_or_default();
+            assert!(h.contains("names are not resolved"), "{out}: {h}");
+        }
+    }
 
     #[test]
     fn sandbox_refusals_get_a_hint_other_failures_do_not() {

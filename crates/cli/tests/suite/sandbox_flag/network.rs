@@ -1,8 +1,10 @@
-//! `--sandbox-network none` (issue 35, the first network step): a sandboxed command gets a
-//! network namespace of its own, so neither a loopback service of the desktop (a TCP
-//! server on 127.0.0.1) nor an abstract unix socket (where an X server listens) is
-//! reachable; with the default (`open`, as before) both are, so the probes prove what they
-//! claim. `cairn sandbox status` names the layer active.
+//! The network of sandboxed commands (issue 35). `--sandbox-network none`: a network
+//! namespace of its own, so neither a loopback service of the desktop (a TCP server on
+//! 127.0.0.1) nor an abstract unix socket (where an X server listens) is reachable; with
+//! `open` both are, so the probes prove what they claim. `proxy` (the default): see
+//! [`proxy`]. `cairn sandbox status` names the layer.
+
+mod proxy;
 
 use std::os::linux::net::SocketAddrExt;
 
@@ -55,6 +57,12 @@ async fn no_network_reaches_neither_loopback_services_nor_abstract_sockets() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         assert_eq!(finished_status(&out), ["ok"], "{stderr}");
+        // An open network is said on every run, even with --json.
+        assert_eq!(
+            stderr.contains("sandbox network: open (--sandbox-network open)"),
+            net == "open",
+            "{stderr}"
+        );
     }
     let read = |f: &str| std::fs::read_to_string(w.ws.join(f)).unwrap();
     assert_eq!(
@@ -73,6 +81,11 @@ async fn no_network_reaches_neither_loopback_services_nor_abstract_sockets() {
         .await
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["layers"][5]["name"], "network");
-    assert_eq!(report["layers"][5]["active"], false, "open is the default");
+    assert_eq!(report["layers"][5]["name"], "network proxy");
+    assert_eq!(report["layers"][5]["active"], true, "proxy is the default");
+    let detail = report["layers"][5]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("proxy (--sandbox-network proxy, the default)"),
+        "{detail}"
+    );
 }

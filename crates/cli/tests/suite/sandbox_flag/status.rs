@@ -12,7 +12,7 @@ const LAYERS: [&str; 6] = [
     "explicit environment",
     "seccomp",
     "new session",
-    "network",
+    "network proxy",
 ];
 
 fn layers(report: &Value) -> Vec<(String, bool)> {
@@ -70,7 +70,8 @@ async fn status_and_turn_start_name_each_layer() {
     let on: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(on["state"], "enforced");
     let active: Vec<bool> = layers(&on).into_iter().map(|(_, a)| a).collect();
-    assert_eq!(active, [true, true, true, true, true, false]);
+    // The network proxy is the default (issue 35).
+    assert_eq!(active, [true, true, true, true, true, true]);
 
     let server = MockLlmServer::with_script(vec![Reply::text("hi")])
         .await

@@ -1,0 +1,263 @@
+//! `cairn serve` as a process: the one stdout line, the socket's and token's permissions,
+//! usage errors (exit 2), and SIGTERM ending runs cleanly (exit 0, socket removed). The
+//! routes themselves are tested in `cairn-serve`'s own suite.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use cairn_testkit::MockLlmServer;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+fn serve_cmd(dir: &Path, mock: &MockLlmServer, extra: &[&str]) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    c.arg("serve")
+        .arg("--token-file")
+        .arg(dir.join("serve.token"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .args([
+            "--model",
+            "m",
+            "--base-url",
+            &mock.base_url(),
+            "--sandbox",
+            "off",
+        ])
+        .args(extra)
+        .env("OPENAI_API_KEY", "k")
+        .env_remove("OPENAI_FORCE_API_MODE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    c
+}
+
+/// Sends one raw HTTP/1.1 request over the socket; returns the connection after writing.
+async fn send(
+    sock: &Path,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: &str,
+) -> tokio::net::UnixStream {
+    let mut c = tokio::net::UnixStream::connect(sock).await.unwrap();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    c.write_all(req.as_bytes()).await.unwrap();
+    c
+}
+
+async fn call(sock: &Path, method: &str, path: &str, token: &str, body: &str) -> String {
+    let mut c = send(sock, method, path, token, body).await;
+    let mut out = String::new();
+    c.read_to_string(&mut out).await.unwrap();
+    out
+}
+
+#[tokio::test]
+async fn serve_prints_one_line_and_sigterm_ends_runs_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = cairn_testkit::temp_workspace().unwrap();
+    let mock = MockLlmServer::start().await.unwrap();
+    mock.hold_when_empty(true);
+    let sock = dir.path().join("run").join("serve.sock");
+    let listen = format!("unix:{}", sock.display());
+    let mut child = serve_cmd(dir.path(), &mock, &["--listen", &listen])
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the start line in time")
+        .unwrap()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["listen"], listen.as_str());
+    let token_file = dir.path().join("serve.token");
+    assert_eq!(v["tokenFile"], token_file.display().to_string());
+    assert_eq!(v["pid"], child.id().unwrap());
+    assert!(v["version"].is_string());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&sock), 0o600);
+    assert_eq!(mode(sock.parent().unwrap()), 0o700);
+    assert_eq!(mode(&token_file), 0o600);
+    let token = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(token.len() >= 32);
+
+    let created = call(
+        &sock,
+        "POST",
+        "/v1/sessions",
+        &token,
+        &format!("{{\"workspace\": {:?}, \"mode\": \"auto\"}}", ws.path()),
+    )
+    .await;
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    let body = created.split("\r\n\r\n").nth(1).unwrap();
+    let body = body.lines().find(|l| l.starts_with('{')).unwrap_or(body);
+    let id = serde_json::from_str::<serde_json::Value>(body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A run waits on the model; the server is told to stop.
+    let mut run = send(
+        &sock,
+        "POST",
+        &format!("/v1/sessions/{id}/messages"),
+        &token,
+        "{\"text\": \"go\"}",
+    )
+    .await;
+    mock.wait_for_requests(1, Duration::from_secs(20)).await;
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    let asked = Instant::now();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let mut streamed = String::new();
+    tokio::time::timeout(Duration::from_secs(10), run.read_to_string(&mut streamed))
+        .await
+        .expect("the stream ended")
+        .unwrap();
+    for kind in ["event: interrupted", "event: turn_end", "event: run_end"] {
+        assert!(streamed.contains(kind), "{kind} missing:\n{streamed}");
+    }
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("exited within 10 s")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(asked.elapsed() < Duration::from_secs(10));
+    assert!(!sock.exists(), "the socket is removed");
+    // Nothing else went to stdout.
+    assert_eq!(lines.next_line().await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn serve_refuses_what_it_cannot_do_safely_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockLlmServer::start().await.unwrap();
+    let cases: [&[&str]; 4] = [
+        &["--listen", "0.0.0.0:0"],
+        &["--listen", "127.0.0.1:0", "--approve", "allow"],
+        &["--listen", "127.0.0.1:0", "--approval-timeout", "0"],
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--tenants",
+            "/nonexistent.json",
+            "--state-dir",
+            "/tmp/x",
+        ],
+    ];
+    for extra in cases {
+        let out = serve_cmd(dir.path(), &mock, extra).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(out.stdout.is_empty(), "{extra:?}");
+    }
+    // A token file others can read.
+    let token = dir.path().join("serve.token");
+    std::fs::write(&token, "a".repeat(43)).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = serve_cmd(dir.path(), &mock, &["--listen", "127.0.0.1:0"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn reads_over_the_api_leave_the_session_to_cairn_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = cairn_testkit::temp_workspace().unwrap();
+    let mock = MockLlmServer::start().await.unwrap();
+    mock.push(cairn_testkit::Reply::text("served answer"));
+    let sock = dir.path().join("run").join("serve.sock");
+    let listen = format!("unix:{}", sock.display());
+    let mut child = serve_cmd(dir.path(), &mock, &["--listen", &listen])
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the start line in time")
+        .unwrap()
+        .unwrap();
+    let token = std::fs::read_to_string(dir.path().join("serve.token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let created = call(
+        &sock,
+        "POST",
+        "/v1/sessions",
+        &token,
+        &format!("{{\"workspace\": {:?}, \"mode\": \"auto\"}}", ws.path()),
+    )
+    .await;
+    let body = created.split("\r\n\r\n").nth(1).unwrap();
+    let body = body.lines().find(|l| l.starts_with('{')).unwrap_or(body);
+    let id = serde_json::from_str::<serde_json::Value>(body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let streamed = call(
+        &sock,
+        "POST",
+        &format!("/v1/sessions/{id}/messages"),
+        &token,
+        "{\"text\": \"first\"}",
+    )
+    .await;
+    assert!(streamed.contains("event: run_end"), "{streamed}");
+    let closed = call(
+        &sock,
+        "POST",
+        &format!("/v1/sessions/{id}/close"),
+        &token,
+        "",
+    )
+    .await;
+    assert!(closed.starts_with("HTTP/1.1 200"), "{closed}");
+    // Read-only routes read the store: the session stays closed and unlocked.
+    for path in [
+        format!("/v1/sessions/{id}"),
+        format!("/v1/sessions/{id}/messages"),
+        format!("/v1/sessions/{id}/turns"),
+    ] {
+        let r = call(&sock, "GET", &path, &token, "").await;
+        assert!(r.starts_with("HTTP/1.1 200"), "{path}: {r}");
+    }
+    // So `cairn run --session` can use it while the server runs.
+    mock.push(cairn_testkit::Reply::text("cli answer"));
+    let out = crate::common::run_auto(
+        &mock.base_url(),
+        ws.path(),
+        &dir.path().join("state"),
+        "k",
+        &["--session", &id, "--json"],
+        "second",
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cli answer"));
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("exited within 10 s")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}

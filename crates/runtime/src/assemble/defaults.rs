@@ -1,0 +1,109 @@
+//! What a session falls back to when a face decides nothing: the state dir, the workspace
+//! checks, the model and the environment's settings (compaction, role type, prompt language).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::RuntimeError;
+use crate::git_dir;
+use crate::reserved;
+
+/// The state dir shared by the CLI and the desktop app: `CAIRN_STATE_DIR`, else the
+/// platform data dir's `dev.cairn.app`.
+pub fn default_state_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CAIRN_STATE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    dirs::data_dir()
+        .map(|d| d.join("dev.cairn.app"))
+        .unwrap_or_else(reserved::fallback_state_dir)
+}
+
+/// Checks a workspace folder: it must exist, be a directory, and not be `/`, nor contain the
+/// home folder, Cairn's config folder or the default state folder ([`reserved`]), nor be or
+/// lie inside a repository's git directory ([`git_dir`]).
+pub fn resolve_workspace(path: &Path) -> Result<PathBuf, RuntimeError> {
+    let canon = path.canonicalize().map_err(|e| {
+        RuntimeError::Config(format!("workspace {} is not usable: {e}", path.display()))
+    })?;
+    if !canon.is_dir() {
+        return Err(RuntimeError::Config(format!(
+            "workspace {} is not a directory",
+            canon.display()
+        )));
+    }
+    if canon.parent().is_none() {
+        return Err(RuntimeError::Config(
+            "refusing `/` as the workspace: the agent may change every file in it; pick a project folder"
+                .into(),
+        ));
+    }
+    if let Some(home) = dirs::home_dir().and_then(|h| h.canonicalize().ok()) {
+        if canon == home {
+            return Err(RuntimeError::Config(format!(
+                "refusing your home folder {} as the workspace: it holds keys and settings; pick a project folder",
+                canon.display()
+            )));
+        }
+    }
+    reserved::refuse_reserved(&canon, &default_state_dir()).map_err(RuntimeError::Config)?;
+    git_dir::refuse_git_dir(&canon)?;
+    Ok(canon)
+}
+
+/// The model: explicit, else `CAIRN_MODEL`, else `OPENAI_MODEL`.
+pub fn resolve_model(explicit: Option<String>) -> Option<String> {
+    explicit
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| env_nonempty("CAIRN_MODEL"))
+        .or_else(|| env_nonempty("OPENAI_MODEL"))
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Compaction settings: window from the override, else the model table, else 128K; thresholds
+/// from `COMPACTION_THRESHOLD_PCT`, `COMPACTION_SOFT_THRESHOLD_PCT`, `COMPACTION_CAP_TOKENS`.
+pub fn compaction_config(
+    model: &str,
+    override_window: Option<u64>,
+) -> cairn_engine::CompactionConfig {
+    let mut c = cairn_engine::CompactionConfig::default();
+    if let Some(w) = override_window
+        .or_else(|| env_parse("CONTEXT_WINDOW"))
+        .or_else(|| cairn_providers::context_window_for(model))
+    {
+        c.context_window = w.max(1_000);
+    }
+    if let Some(p) = env_parse::<f64>("COMPACTION_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0)
+    {
+        c.threshold_pct = p;
+    }
+    if let Some(p) =
+        env_parse::<f64>("COMPACTION_SOFT_THRESHOLD_PCT").filter(|p| *p > 0.0 && *p <= 1.0)
+    {
+        c.soft_threshold_pct = Some(p);
+    }
+    c.cap_tokens = env_parse("COMPACTION_CAP_TOKENS");
+    c
+}
+
+/// The agent type from `CAIRN_AGENT` (`code` or `cowork`; default code).
+pub fn agent_type_from_env() -> cairn_engine::prompt::AgentType {
+    match std::env::var("CAIRN_AGENT").ok().as_deref().map(str::trim) {
+        Some("cowork") => cairn_engine::prompt::AgentType::Cowork,
+        _ => cairn_engine::prompt::AgentType::Code,
+    }
+}
+
+/// The prompt language from `CAIRN_LANG` (zh, en, zh-TW, ja, ko, es; default en).
+pub fn lang_from_env() -> cairn_engine::prompt::Lang {
+    std::env::var("CAIRN_LANG")
+        .ok()
+        .and_then(|l| cairn_engine::prompt::Lang::parse(&l))
+        .unwrap_or_default()
+}
+
+fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}

@@ -1,0 +1,7 @@
+mod auth;
+mod harness;
+mod openapi;
+mod requests;
+mod rollback;
+mod runs;
+mod tenants;
