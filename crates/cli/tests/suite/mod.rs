@@ -12,6 +12,7 @@ mod git_dir;
 mod hooks;
 mod human_output;
 mod mcp;
+mod mcp_login;
 mod own_session;
 mod permissions;
 mod resume;
