@@ -79,7 +79,8 @@ fn authenticator() -> Result<cairn_mcp::auth::Authenticator, String> {
 pub async fn login(a: LoginArgs) -> Result<ExitCode, String> {
     let url = server_url(&a.name, &a.ws)?;
     let secret = match &a.client_secret_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| {
+        // The sealed copy: a name like `*_SECRET` is no longer in the environment block.
+        Some(var) => Some(cairn_runtime::tooling::process_env(var).ok_or_else(|| {
             format!("the environment variable {var} (the client secret) is not set")
         })?),
         None => None,

@@ -364,12 +364,35 @@ impl From<ClientInitializeError> for StartFailure {
 
 impl From<ListError> for StartFailure {
     fn from(e: ListError) -> Self {
+        if auth_refused(&e) {
+            return StartFailure {
+                reason: "the server needs a login".into(),
+                closed: false,
+                login: true,
+            };
+        }
         StartFailure {
             closed: e.is_closed(),
             reason: e.to_string(),
             login: false,
         }
     }
+}
+
+/// Whether an HTTP 401 or 403 (a Bearer challenge) is among `e`'s causes: servers may let
+/// `initialize` through and guard only what follows.
+fn auth_refused(e: &(dyn std::error::Error + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if c.downcast_ref::<AuthRequiredError>().is_some()
+            || c.downcast_ref::<InsufficientScopeError>().is_some()
+        {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
 }
 
 /// `initialize` + `tools/list` before `deadline`; a stdio child's exit ends the wait at once.

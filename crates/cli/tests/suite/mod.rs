@@ -5,6 +5,7 @@ mod always_allow;
 mod checkpoints;
 mod cli_run;
 mod conflict_guard;
+mod conformance;
 mod context;
 mod crash;
 mod credentials;

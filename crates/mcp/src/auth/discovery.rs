@@ -74,6 +74,18 @@ pub async fn discover(
     let meta = authorization_server(http, server, &issuer_url).await?;
     let scope = challenge.scope.clone().or(scopes_supported);
     match meta {
+        // 2025-03-26 (no resource metadata): the metadata at the origin may name an issuer
+        // with a path there (`https://host/oauth`); the same origin is all that spec ties.
+        Some(m) if prm.is_none() => {
+            let said = m.get("issuer").and_then(Value::as_str).unwrap_or("");
+            let same_origin = Url::parse(said).is_ok_and(|u| u.origin() == issuer_url.origin());
+            let issuer = if same_origin {
+                said.to_string()
+            } else {
+                issuer
+            };
+            from_metadata(&m, &issuer, resource, scope)
+        }
         Some(m) => from_metadata(&m, &issuer, resource, scope),
         None if prm.is_none() => {
             // 2025-03-26 default endpoints at the origin.

@@ -48,37 +48,58 @@ pub struct Pending {
     pub authorize_url: Url,
 }
 
-/// What an MCP server says to a request: fine, or a challenge (401, or 403
-/// `insufficient_scope`).
+/// What an MCP server says to a client starting up (`initialize`, `notifications/initialized`,
+/// `tools/list`, each with `token`): fine, or the first challenge (401, or 403
+/// `insufficient_scope`). Servers may let `initialize` through and guard only what follows.
 pub async fn probe(
     http: &dyn AuthHttp,
     server: &Url,
     token: Option<&str>,
 ) -> Result<Option<Challenge>, AuthError> {
-    let body = json!({
+    let init = json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {
-            "protocolVersion": "2025-11-25",
+            "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {},
             "clientInfo": {"name": "cairn", "version": env!("CARGO_PKG_VERSION")}
         }
     });
-    let mut req = AuthRequest::json(server.clone(), &body);
-    if let Some(t) = token {
-        req = req.header("Authorization", &format!("Bearer {t}"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    let mut session: Option<String> = None;
+    for (i, body) in [init, initialized, list].iter().enumerate() {
+        let mut req = AuthRequest::json(server.clone(), body);
+        if let Some(t) = token {
+            req = req.header("Authorization", &format!("Bearer {t}"));
+        }
+        if i > 0 {
+            req = req.header("MCP-Protocol-Version", PROTOCOL_VERSION);
+        }
+        if let Some(id) = &session {
+            req = req.header("Mcp-Session-Id", id);
+        }
+        let reply = http.send(req, server).await?;
+        let challenge = reply
+            .www_authenticate
+            .as_deref()
+            .and_then(Challenge::parse)
+            .unwrap_or_default();
+        match reply.status {
+            401 => return Ok(Some(challenge)),
+            403 if challenge.is_insufficient_scope() => return Ok(Some(challenge)),
+            // Another failure is the connection's to report, not the login's.
+            s if !(200..300).contains(&s) => return Ok(None),
+            _ => {}
+        }
+        if i == 0 {
+            session = reply.session_id;
+        }
     }
-    let reply = http.send(req, server).await?;
-    let challenge = reply
-        .www_authenticate
-        .as_deref()
-        .and_then(Challenge::parse)
-        .unwrap_or_default();
-    match reply.status {
-        401 => Ok(Some(challenge)),
-        403 if challenge.is_insufficient_scope() => Ok(Some(challenge)),
-        _ => Ok(None),
-    }
+    Ok(None)
 }
+
+/// The MCP protocol version the probe speaks.
+const PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// Discovers, identifies the client and builds the authorization URL for `redirect_uri`.
 pub async fn prepare(

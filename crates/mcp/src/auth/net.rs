@@ -94,6 +94,8 @@ pub struct AuthReply {
     pub www_authenticate: Option<String>,
     /// `Location`, when present.
     pub location: Option<String>,
+    /// `Mcp-Session-Id`, when present.
+    pub session_id: Option<String>,
     /// The body.
     pub body: Vec<u8>,
 }
@@ -220,6 +222,7 @@ impl AuthHttp for ReqwestAuthHttp {
         let status = resp.status().as_u16();
         let www_authenticate = header(reqwest::header::WWW_AUTHENTICATE);
         let location = header(reqwest::header::LOCATION);
+        let session_id = header(reqwest::header::HeaderName::from_static("mcp-session-id"));
         let mut body = Vec::new();
         let mut resp = resp;
         while let Some(chunk) = resp
@@ -239,6 +242,7 @@ impl AuthHttp for ReqwestAuthHttp {
             status,
             www_authenticate,
             location,
+            session_id,
             body,
         })
     }
