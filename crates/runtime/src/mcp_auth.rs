@@ -51,3 +51,56 @@ pub fn authenticator(env: &EnvFn) -> Result<(Authenticator, Option<String>), Str
         note,
     ))
 }
+
+/// The words every "needs a login" failure of a server ends with (before the name).
+pub const LOGIN_HINT: &str = "run `cairn mcp login ";
+
+/// Logs in to HTTP server `name` of session `h` through `step` (a face's browser step), then
+/// reconnects it so its tools appear. The error is in words.
+pub async fn connect(
+    h: &crate::host::SessionHandle,
+    name: &str,
+    step: &dyn cairn_mcp::auth::login::UserStep,
+) -> Result<(), String> {
+    let manager = h
+        .assembled()
+        .mcp
+        .manager()
+        .ok_or_else(|| "no MCP servers run in this chat".to_string())?;
+    let url = match crate::mcp::load_config(h.workspace())
+        .get(name)
+        .and_then(|s| s.transport.clone())
+    {
+        Some(cairn_mcp::TransportConfig::Http { url, .. }) => url,
+        Some(_) => return Err(format!("`{name}` is not an HTTP server: it needs no login")),
+        None => return Err(format!("no MCP server named `{name}` is configured")),
+    };
+    let (auth, _) = authenticator(&crate::tooling::process_env)?;
+    auth.login(&url, &cairn_mcp::auth::flow::ClientChoice::default(), step)
+        .await
+        .map_err(|e| format!("the login to `{name}` failed: {e}"))?;
+    manager
+        .refresh(name)
+        .await
+        .map_err(|e| format!("logged in, but `{name}` did not start: {e}"))
+}
+
+/// [`connect`] with the system browser opening the authorization page (a face's "Connect");
+/// development builds take `CAIRN_TEST_BROWSER=http`: the page is followed over HTTP at the
+/// OS-open boundary (E2E tests, no browser).
+pub async fn connect_in_browser(h: &crate::host::SessionHandle, name: &str) -> Result<(), String> {
+    use cairn_mcp::auth::redirect::{Browser, BrowserStep, HttpBrowser, SystemBrowser};
+    let test_http = cfg!(debug_assertions)
+        && crate::tooling::process_env("CAIRN_TEST_BROWSER").is_some_and(|v| v == "http");
+    let browser: Box<dyn Browser> = if test_http {
+        Box::new(HttpBrowser)
+    } else {
+        Box::new(SystemBrowser)
+    };
+    let step = BrowserStep {
+        browser,
+        announce: Box::new(|url| tracing::info!(%url, "MCP login: opening the authorization page")),
+        within: std::time::Duration::from_secs(300),
+    };
+    connect(h, name, &step).await
+}

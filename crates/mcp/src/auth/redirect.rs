@@ -245,3 +245,10 @@ impl<B: Browser> super::login::UserStep for BrowserStep<B> {
         got
     }
 }
+
+#[async_trait]
+impl Browser for Box<dyn Browser> {
+    async fn open(&self, url: &Url) -> Result<(), String> {
+        (**self).open(url).await
+    }
+}
