@@ -289,6 +289,11 @@ fn failure(e: ServiceError, limits: CallTimeouts) -> CallFailure {
             after: timeout,
             total: timeout == limits.max && limits.max != limits.idle,
         },
+        ref e @ ServiceError::TransportSend(_) if auth_refused(e) => CallFailure::Protocol(
+            "the server refused this call: the login lacks a scope it needs, or it expired; log \
+             in again (`cairn mcp login <server> --scope \"…\"` with the scopes it names)"
+                .into(),
+        ),
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallFailure::Closed,
         ServiceError::McpError(e) => {
             CallFailure::Protocol(format!("error {}: {}", e.code.0, e.message))

@@ -40,6 +40,8 @@ pub struct OAuthFaults {
     pub secret_method: Option<String>,
     /// The resource demands this scope beyond the first login's (a step-up).
     pub step_up_scope: Option<String>,
+    /// `tools/call` (only) demands this scope: 403 `insufficient_scope` without it.
+    pub call_scope: Option<String>,
 }
 
 #[derive(Default)]
@@ -152,6 +154,16 @@ fn oauth_error(status: StatusCode, code: &str) -> Response {
 }
 
 async fn guard(State(s): State<Shared>, req: Request, next: Next) -> Response {
+    // The JSON-RPC method, for the faults that guard one method only.
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, 4 * 1024 * 1024)
+        .await
+        .unwrap_or_default();
+    let is_call = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_string))
+        .is_some_and(|m| m == "tools/call");
+    let req = Request::from_parts(parts, Body::from(bytes));
     let token = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -169,15 +181,22 @@ async fn guard(State(s): State<Shared>, req: Request, next: Next) -> Response {
         let scope = token.as_ref().and_then(|t| g.access.get(t).cloned());
         let verdict = match (&token, scope) {
             (None, _) | (Some(_), None) => Some(StatusCode::UNAUTHORIZED),
-            (Some(_), Some(have)) => match &g.faults.step_up_scope {
-                Some(need) if !have.split(' ').any(|x| x == need) => Some(StatusCode::FORBIDDEN),
-                _ => None,
-            },
+            (Some(_), Some(have)) => {
+                let lacks = |need: &Option<String>| {
+                    need.as_ref()
+                        .is_some_and(|n| !have.split(' ').any(|x| x == n))
+                };
+                let call_lacks = is_call && lacks(&g.faults.call_scope);
+                (lacks(&g.faults.step_up_scope) || call_lacks).then_some(StatusCode::FORBIDDEN)
+            }
+        };
+        let wanted = match (is_call, &g.faults.call_scope) {
+            (true, Some(c)) => c.clone(),
+            _ => g.faults.step_up_scope.clone().unwrap_or_default(),
         };
         let challenge = match verdict {
             Some(StatusCode::FORBIDDEN) => format!(
-                "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{prm}\"",
-                g.faults.step_up_scope.clone().unwrap_or_default()
+                "Bearer error=\"insufficient_scope\", scope=\"{wanted}\", resource_metadata=\"{prm}\""
             ),
             _ => format!("Bearer resource_metadata=\"{prm}\", scope=\"mcp:read\""),
         };

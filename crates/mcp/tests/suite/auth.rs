@@ -304,3 +304,29 @@ async fn a_wrong_state_or_issuer_is_refused() {
         assert!(!s.log().iter().any(|l| l == "POST /token"), "{:?}", s.log());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_refused_for_a_missing_scope_is_said_in_words() {
+    let s = server(OAuthFaults {
+        call_scope: Some("mcp:write".into()),
+        ..OAuthFaults::default()
+    })
+    .await;
+    let a = auth(Arc::new(MemoryTokens::default()));
+    a.login(&s.mcp_url(), &ClientChoice::default(), &browser())
+        .await
+        .unwrap();
+    let h = Harness::new(vec![remote("hosted", &s.mcp_url())], |o| {
+        o.auth = Some(Arc::new(a.clone()))
+    });
+    let (ok, failed) = h.manager.connect_all().await;
+    assert_eq!(ok, ["hosted"], "{failed:?}");
+    let err = h
+        .call("mcp__hosted__echo", json!({"text": "needs write"}))
+        .await
+        .unwrap_err();
+    let text = format!("{err}");
+    assert!(text.contains("the login lacks a scope it needs"), "{text}");
+    assert!(!text.contains("rmcp::"), "{text}");
+    h.manager.close_all().await;
+}
