@@ -152,7 +152,7 @@ pub fn attach(
             inner: llm,
             manager: manager.downgrade(),
             waited: Arc::new(AtomicBool::new(false)),
-            grace: grace(),
+            grace: startup_grace(),
         }));
     }
     manager.attach(Arc::new(session.clone()));
@@ -205,7 +205,9 @@ pub fn load_config(workspace: &Path) -> cairn_mcp::LoadedConfig {
     loaded
 }
 
-fn grace() -> Duration {
+/// How long the first model request waits for the MCP servers to start
+/// (`CAIRN_MCP_STARTUP_GRACE_MS`).
+pub fn startup_grace() -> Duration {
     let ms = std::env::var("CAIRN_MCP_STARTUP_GRACE_MS")
         .ok()
         .and_then(|v| v.trim().parse().ok())

@@ -104,3 +104,27 @@ pub async fn connect_in_browser(h: &crate::host::SessionHandle, name: &str) -> R
     };
     connect(h, name, &step).await
 }
+
+/// Session `h`'s HTTP servers that failed for want of a login (name, reason in words), once
+/// every server started or failed (waiting at most the startup grace the first model request
+/// waits anyway); empty when no server runs.
+pub async fn logins_needed(h: &crate::host::SessionHandle) -> Vec<(String, String)> {
+    let Some(manager) = h.assembled().mcp.manager() else {
+        return Vec::new();
+    };
+    // Only Streamable HTTP servers log in: without one there is nothing to wait for.
+    if !manager.status().iter().any(|i| i.transport == "http") {
+        return Vec::new();
+    }
+    manager.wait_settled(crate::mcp::startup_grace()).await;
+    manager
+        .status()
+        .into_iter()
+        .filter_map(|info| match info.status {
+            cairn_mcp::ServerStatus::Failed { reason } if reason.contains(LOGIN_HINT) => {
+                Some((info.name, reason))
+            }
+            _ => None,
+        })
+        .collect()
+}

@@ -219,3 +219,41 @@ async fn the_redirect_url_pasted_on_stdin_completes_the_login() {
     let o = run(cairn(h, w, &["test", "hosted"])).await;
     assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_whose_server_needs_a_login_emits_mcp_login_needed() {
+    let s = protected(OAuthFaults::default()).await;
+    let llm = cairn_testkit::MockLlmServer::with_script(vec![cairn_testkit::Reply::text("ok")])
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let user_mcp = home.path().join("user-mcp.json");
+    std::fs::write(
+        &user_mcp,
+        serde_json::json!({"mcpServers": {"hosted": {"type": "http", "url": s.mcp_url()}}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut c = crate::common::json_run::cmd(ws.path(), state.path(), &llm, &["--json"]);
+    c.arg("hello")
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("CAIRN_MCP_CONFIG", &user_mcp)
+        .env("CAIRN_MCP_NO_KEYRING", "1")
+        .env("CAIRN_KEYSTORE", "memory")
+        .env("CAIRN_SANDBOX", "off");
+    let r = crate::common::json_run::run(c).await;
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let needed = crate::common::json_run::of_type(&r.events, "mcp_login_needed");
+    assert_eq!(needed.len(), 1, "{}", r.stdout);
+    assert_eq!(needed[0]["data"]["server"], "hosted");
+    assert_eq!(
+        needed[0]["data"]["message"],
+        "the server needs a login: run `cairn mcp login hosted`"
+    );
+    // Before the turn's events.
+    assert_eq!(r.events[0]["type"], "mcp_login_needed", "{}", r.stdout);
+}
