@@ -113,7 +113,7 @@ pub async fn connect_mcp_server<R: Runtime>(
         .session
         .as_deref()
         .ok_or_else(|| IpcError::invalid("Open a chat first: its MCP servers connect there."))?;
-    cairn_runtime::mcp_auth::connect_in_browser(session, &name)
+    cairn_runtime::mcp_connect::connect_in_browser(session, &name)
         .await
         .map_err(|e| IpcError::new(crate::error::ErrorCode::Config, e))?;
     settings_view(&state, slot.workspace.as_deref(), Some(session), true).await

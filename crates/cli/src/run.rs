@@ -393,7 +393,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
     }
     // HTTP MCP servers that need a login: one `mcp_login_needed` event each with --json (before
     // the turn's events), else a note on stderr.
-    for (server, message) in cairn_runtime::mcp_auth::logins_needed(&handle).await {
+    for (server, message) in cairn_runtime::mcp_connect::logins_needed(&handle).await {
         if args.json {
             let event = serde_json::json!({
                 "type": "mcp_login_needed",
