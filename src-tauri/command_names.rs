@@ -27,6 +27,7 @@ pub const COMMANDS: &[&str] = &[
     "list_commands",
     "get_extensions",
     "trust_project_hooks",
+    "enable_claude_user_files",
     "set_mode",
     "answer_approval",
     "allow_in_project",

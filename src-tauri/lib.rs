@@ -83,6 +83,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::turn::list_commands,
             commands::extensions::get_extensions,
             commands::extensions::trust_project_hooks,
+            commands::extensions::enable_claude_user_files,
             commands::session::set_mode,
             commands::session::answer_approval,
             commands::session::allow_in_project,

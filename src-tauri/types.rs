@@ -135,6 +135,9 @@ pub struct SettingsView {
     pub mcp: Vec<McpServerView>,
     /// How many turns may run at once on this machine (every window and `cairn run`).
     pub turn_limit: u32,
+    /// Whether commands that run inside the sandbox run without asking (`shellPolicy =
+    /// "sandbox"` in the sandbox settings, as `--shell-policy sandbox`).
+    pub sandboxed_unasked: bool,
 }
 
 /// What an endpoint check found: the models it serves, or why it could not be reached.
@@ -172,6 +175,10 @@ pub struct SettingsUpdate {
     #[serde(default)]
     #[ts(optional)]
     pub turn_limit: Option<u32>,
+    /// Run sandboxed commands without asking; unchanged when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub sandboxed_unasked: Option<bool>,
 }
 
 /// Whose terminal a panel tab shows.

@@ -42,6 +42,8 @@ mod project_rules;
 mod resume;
 #[path = "e2e/rewind.rs"]
 mod rewind;
+#[path = "e2e/sandbox.rs"]
+mod sandbox;
 #[path = "e2e/setup.rs"]
 mod setup;
 #[path = "e2e/steering.rs"]
@@ -212,6 +214,15 @@ async fn chat_streams_tool_cards_and_approvals_then_restores_after_restart() {
         // `cat` reads only: inside the sandbox it runs unasked (no card ever waits for it).
         wait_turns(&c, "completed", 1).await;
         assert_eq!(count(&c, &card("run_shell", "awaiting")).await, 0);
+
+        // The header's sandbox pill says, on hover, what protects the commands: each layer,
+        // as `cairn sandbox status` lists it.
+        let pill = find(&c, "[data-testid=sandbox-pill][data-state=on]").await;
+        let tip = pill.attr("data-tip").await.unwrap().unwrap_or_default();
+        for layer in ["✓ user namespaces", "✓ allow-list home", "✓ seccomp", "✓ new session", "network proxy"] {
+            assert!(tip.contains(layer), "the tip lists `{layer}`: {tip}");
+        }
+
         assert_eq!(
             text_of(&c, &format!("{} [data-testid=tool-command]", card("run_shell", "ok"))).await,
             "$ cat hello.txt"

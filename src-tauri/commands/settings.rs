@@ -10,7 +10,8 @@ use tauri::{Runtime, State, Window};
 use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::types::{SettingsUpdate, SettingsView, UsageReport};
-use cairn_runtime::llm_setup::{catalog_models, provider_label, provider_names, ProviderChoice};
+use cairn_runtime::llm_setup::{catalog_models, provider_label, ProviderChoice};
+use cairn_runtime::sandbox_settings::SandboxSettings;
 
 /// The settings view; with `with_keys`, key states are read from the keyring (in parallel,
 /// off the async executor), else they are `unchecked` (the start-up path never waits for
@@ -32,6 +33,7 @@ pub(crate) async fn settings_view(
     });
     Ok(SettingsView {
         turn_limit: state.host.turn_slots(&state.config.state_dir).limit(),
+        sandboxed_unasked: SandboxSettings::load().is_ok_and(|s| s.sandboxed_unasked()),
         provider: choice.provider.clone(),
         model: choice.model,
         base_url: settings.base_url_for(&choice.provider),
@@ -126,23 +128,12 @@ pub async fn save_settings<R: Runtime>(
     state: State<'_, AppState>,
     update: SettingsUpdate,
 ) -> IpcResult<SettingsView> {
-    let provider = update.provider.trim().to_ascii_lowercase();
-    if !provider_names().contains(&provider) {
-        return Err(IpcError::invalid(format!("Unknown provider `{provider}`.")));
-    }
-    let base_url = update.base_url.trim().to_string();
-    let has_scheme = base_url.starts_with("http://") || base_url.starts_with("https://");
-    if !base_url.is_empty() && !has_scheme {
-        return Err(IpcError::invalid(
-            "The base URL must start with http:// or https://.",
-        ));
-    }
-    let reasoning = update.reasoning.trim().to_ascii_lowercase();
-    if !reasoning.is_empty() && cairn_providers::ThinkingLevel::parse(&reasoning).is_none() {
-        return Err(IpcError::invalid(format!(
-            "Unknown reasoning level `{reasoning}`."
-        )));
-    }
+    let (provider, base_url, reasoning) = cairn_runtime::face_settings::checked_choice(
+        &update.provider,
+        &update.base_url,
+        &update.reasoning,
+    )
+    .map_err(IpcError::invalid)?;
     if let Some(n) = update.turn_limit {
         if !(1..=cairn_runtime::turn_slots::MAX_LIMIT).contains(&n) {
             return Err(IpcError::invalid(format!(
@@ -155,6 +146,14 @@ pub async fn save_settings<R: Runtime>(
             .turn_slots(&state.config.state_dir)
             .set_limit(n)
             .map_err(|e| IpcError::new(crate::error::ErrorCode::Storage, e.to_string()))?;
+    }
+    if let Some(on) = update.sandboxed_unasked {
+        let policy = SandboxSettings::switch_sandboxed_unasked(on)
+            .map_err(|e| IpcError::new(crate::error::ErrorCode::Config, e.to_string()))?;
+        state
+            .open_sessions()
+            .iter()
+            .for_each(|(_, r)| r.set_shell_policy(policy));
     }
     state.update_settings(|s| {
         s.provider = provider.clone();

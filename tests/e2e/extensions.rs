@@ -178,3 +178,85 @@ async fn the_composer_completes_slash_commands_and_runs_them() {
         assert_eq!(server.requests().len(), 2);
     }
 }
+
+/// A repository's command with a `!` line waits for the trust in Settings (no hook file
+/// needed to get there), then runs with its output inlined; the user's `~/.claude` is offered
+/// there with what it holds, and read only once they take it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_trusts_a_commands_bang_lines_and_offers_the_users_claude_folder() {
+    let server = Arc::new(
+        MockLlmServer::with_script(vec![Reply::text("Status read."), Reply::text("Hello.")])
+            .await
+            .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let claude = tempfile::tempdir().unwrap();
+    write(
+        &claude.path().join("commands/hello.md"),
+        "---\ndescription: Greets\n---\nSay HELLO-FROM-CLAUDE-HOME.\n",
+    );
+    let (_ws_dir, ws) = named_workspace("claude-repo");
+    write(
+        &ws.join(".claude/commands/status.md"),
+        "---\ndescription: Reads the status\n---\nStatus: !`echo BANG-E2E`\n",
+    );
+    seed_recent(state.path(), &ws, json!({}));
+    let config = state.path().join("config/cairn/config.toml");
+    let mut env = with_var(
+        app_env(state.path(), &server, "mock-model"),
+        "CAIRN_TEST_APPROVER",
+        Some("allow"),
+    );
+    env.push((
+        "CAIRN_MCP_TRUST".into(),
+        state.path().join("trust.json").display().to_string(),
+    ));
+    env.push((
+        "CLAUDE_CONFIG_DIR".into(),
+        claude.path().display().to_string(),
+    ));
+    let (mock, cfg) = (server.clone(), config.clone());
+    let ran = with_app(env, move |c| async move {
+        open_recent(&c).await;
+        click(&c, "[data-testid=open-settings]").await;
+        find(&c, "[data-testid=extensions]").await;
+        let held = text_of(&c, "[data-testid=ext-held-commands]").await;
+        assert!(held.contains(".claude/commands/status.md"), "{held}");
+        let offer = text_of(&c, "[data-testid=ext-claude-offer]").await;
+        assert!(offer.contains("commands"), "{offer}");
+        let commands = text_of(&c, "[data-testid=ext-commands]").await;
+        assert!(!commands.contains("/hello"), "{commands}");
+
+        click(&c, "[data-testid=hooks-trust]").await;
+        wait_js(
+            &c,
+            "the command to be trusted",
+            "return document.querySelector('[data-testid=ext-held-commands]') === null",
+        )
+        .await;
+        click(&c, "[data-testid=ext-claude-use]").await;
+        wait_js(
+            &c,
+            "the user's /hello to be listed",
+            "return document.querySelector('[data-testid=ext-claude-offer]') === null && \
+             document.querySelector('[data-testid=ext-commands]').textContent.includes('/hello')",
+        )
+        .await;
+        let written = std::fs::read_to_string(&cfg).unwrap();
+        assert!(written.contains("user_files = true"), "{written}");
+        click(&c, "[data-testid=overlay-close]").await;
+
+        send(&c, "/status").await;
+        wait_turns(&c, "completed", 1).await;
+        let first = mock.requests()[0].body.to_string();
+        assert!(first.contains("Status: BANG-E2E"), "{first}");
+        send(&c, "/hello").await;
+        wait_turns(&c, "completed", 2).await;
+        let second = mock.requests()[1].body.to_string();
+        assert!(second.contains("Say HELLO-FROM-CLAUDE-HOME."), "{second}");
+    })
+    .await;
+    if ran {
+        assert_eq!(server.requests().len(), 2);
+    }
+}

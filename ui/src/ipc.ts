@@ -137,6 +137,7 @@ export const listCommands = () => invoke<CommandView[]>("list_commands");
 export const getExtensions = () => invoke<ExtensionsView>("get_extensions");
 /** Trusts the project's hook file as it is now. */
 export const trustProjectHooks = () => invoke<ExtensionsView>("trust_project_hooks");
+export const enableClaudeUserFiles = () => invoke<ExtensionsView>("enable_claude_user_files");
 /** What this repository's worktrees take on disk, and the budget. */
 export const worktreeDisk = () => invoke<WorktreeDiskView>("worktree_disk");
 /** Sets the worktrees' disk budget (GB) for every face. */

@@ -18,3 +18,10 @@ export function sandboxLabel(view: SandboxView): MessageKey {
 export function sandboxWarns(view: SandboxView): boolean {
   return view.state !== "on";
 }
+
+/** The pill's hover text: what the state means, then each layer, active (✓) or not (✗),
+ *  with what it does or why it is not active. */
+export function sandboxTip(view: SandboxView): string {
+  const layers = view.layers.map((l) => `${l.active ? "✓" : "✗"} ${l.name}: ${l.detail}`);
+  return [view.detail, ...layers].join("\n");
+}

@@ -8,6 +8,7 @@ const cmd = (name: string, source: CommandView["source"] = "built-in", descripti
   source,
   file: "",
   skill: false,
+  allowedTools: [],
 });
 
 describe("slashAt", () => {

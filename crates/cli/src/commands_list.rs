@@ -36,7 +36,7 @@ pub fn run(cmd: CommandsCommand) -> ExitCode {
         if json {
             outln!(
                 "{}",
-                serde_json::json!({"name": c.name, "source": c.source.as_str(), "description": c.description, "file": c.file, "argumentHint": c.argument_hint})
+                serde_json::json!({"name": c.name, "source": c.source.as_str(), "description": c.description, "file": c.file, "argumentHint": c.argument_hint, "allowedTools": c.allowed_tools, "model": c.model})
             );
         } else {
             let hint = c.argument_hint.map(|h| format!(" {h}")).unwrap_or_default();
@@ -47,6 +47,9 @@ pub fn run(cmd: CommandsCommand) -> ExitCode {
                 c.description
             );
         }
+    }
+    if let Some(note) = cairn_runtime::claude_home::offer_note() {
+        errln!("note: {note}");
     }
     ExitCode::SUCCESS
 }

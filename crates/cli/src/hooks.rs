@@ -20,7 +20,8 @@ pub enum HooksCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Trust the project's `.agent/hooks.json` as it is now (any change needs a new trust).
+    /// Trust the project's hook files, Claude Code settings and commands that run something
+    /// (`!` lines, `allowed-tools`) as they are now (any change needs a new trust).
     Trust {
         /// The workspace [default: current dir].
         #[arg(short, long, value_name = "DIR")]
@@ -106,6 +107,9 @@ pub fn run(cmd: HooksCommand) -> ExitCode {
             if let Some(note) = loaded.notice(&ws) {
                 errln!("note: {note}");
             }
+            if let Some(note) = cairn_runtime::claude_home::offer_note() {
+                errln!("note: {note}");
+            }
             if !any && !json {
                 errln!(
                     "no hooks (user: {}, project: {})",
@@ -127,13 +131,15 @@ pub fn run(cmd: HooksCommand) -> ExitCode {
             };
             match hooks::trust(&ws) {
                 Ok(true) => {
-                    outln!("trusted {}", hooks::config::project_path(&ws).display());
+                    for file in hooks::covered_files(&ws) {
+                        outln!("trusted {}", file.display());
+                    }
                     ExitCode::SUCCESS
                 }
                 Ok(false) => {
                     errln!(
-                        "no project hooks in {}",
-                        hooks::config::project_path(&ws).display()
+                        "no project hooks, Claude Code settings or runnable commands in {}",
+                        ws.display()
                     );
                     ExitCode::SUCCESS
                 }

@@ -36,6 +36,9 @@ pub fn run(cmd: SkillsCommand) -> ExitCode {
     for w in warnings {
         errln!("warning: {w}");
     }
+    if let Some(note) = cairn_runtime::claude_home::offer_note() {
+        errln!("note: {note}");
+    }
     for s in &found {
         if json {
             match serde_json::to_string(s) {

@@ -40,6 +40,7 @@ pub mod tokens;
 pub mod tool;
 mod tool_error;
 mod turn;
+pub mod turn_options;
 
 pub use agents::{
     AgentDef, AgentRegistry, InputSubagentTool, ModelRef, RunSubagentTool, SubagentLimits,
@@ -71,3 +72,4 @@ pub use rewind::{RewindError, Rewound, TurnMark};
 pub use session::{EventStream, Session, SessionBuilder};
 pub use subagent::ExploreTool;
 pub use tool::{parse_args, Tool, ToolContext, ToolError, ToolHandle, ToolOutput};
+pub use turn_options::{ShellLine, TurnOptions};

@@ -71,6 +71,8 @@ pub struct PermissionEngine {
     readable_dirs: Vec<String>,
     /// Folders commands never read unasked (Cairn's state dir).
     private_dirs: Vec<PathBuf>,
+    /// Allow rules of the running turn only (a command's `allowed-tools`); never saved.
+    turn_grants: RuleSet,
 }
 
 impl PermissionEngine {
@@ -88,7 +90,18 @@ impl PermissionEngine {
             },
             readable_dirs: Vec::new(),
             private_dirs: Vec::new(),
+            turn_grants: RuleSet::new(),
         }
+    }
+
+    /// Allow rules that hold until [`PermissionEngine::end_turn_grants`] (the running turn's).
+    pub fn set_turn_grants(&mut self, grants: RuleSet) {
+        self.turn_grants = grants;
+    }
+
+    /// Drops the running turn's grants (at its end).
+    pub fn end_turn_grants(&mut self) {
+        self.turn_grants = RuleSet::new();
     }
 
     /// Keeps known-safe commands from reading `dir` unasked (Cairn's state dir).

@@ -12,11 +12,12 @@ use crate::locks::lock;
 use crate::state::Inner;
 use crate::turn::{TurnKind, TurnRunner};
 
-/// Runs `kind` and the steering turns after it, holding the conversation throughout (a turn
+/// Runs `kind` (with `options`, for it alone) and the steering turns after it, holding the conversation throughout (a turn
 /// queued behind this run waits for all of them); returns how the run ended.
 pub(crate) async fn drive(
     inner: &Arc<Inner>,
     kind: TurnKind,
+    options: crate::turn_options::TurnOptions,
     tx: mpsc::Sender<Event>,
     cancel: CancellationToken,
 ) -> RunEnd {
@@ -31,6 +32,7 @@ pub(crate) async fn drive(
         return RunEnd::NotStarted;
     }
     let mut status = TurnRunner::new(inner, &mut state, tx.clone(), cancel.clone())
+        .with_options(options)
         .run(kind)
         .await;
     let mut steering_turns = 0;

@@ -337,6 +337,22 @@ impl Session {
         self.spawn_turn(TurnKind::Attach(input.into(), Box::new(attachments)))
     }
 
+    /// Runs one turn of user input (with its attachments, if any) with what a command file
+    /// asked of it ([`crate::turn_options::TurnOptions`]: shell lines run first and inlined, grants for
+    /// this turn only, the model it runs on); the turns after it run without them.
+    pub fn run_with_options(
+        &self,
+        input: impl Into<String>,
+        attachments: Option<crate::attachments::TurnAttachments>,
+        options: crate::turn_options::TurnOptions,
+    ) -> EventStream {
+        let kind = match attachments {
+            Some(a) => TurnKind::Attach(input.into(), Box::new(a)),
+            None => TurnKind::Input(input.into()),
+        };
+        self.spawn_turn_with(kind, options)
+    }
+
     /// Re-runs the last turn if it ended with a retriable error; otherwise an empty stream.
     pub fn retry(&self) -> EventStream {
         match self.inner.state.try_lock() {
@@ -360,6 +376,14 @@ impl Session {
     }
 
     fn spawn_turn(&self, kind: TurnKind) -> EventStream {
+        self.spawn_turn_with(kind, crate::turn_options::TurnOptions::default())
+    }
+
+    fn spawn_turn_with(
+        &self,
+        kind: TurnKind,
+        options: crate::turn_options::TurnOptions,
+    ) -> EventStream {
         let (tx, rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
         let (end_tx, end_rx) = tokio::sync::oneshot::channel();
         let cancel = CancellationToken::new();
@@ -384,7 +408,7 @@ impl Session {
             let _done = done.drop_guard();
             // Held until the ticket is gone: the stream ends only once the session let go.
             let keep_open = tx.clone();
-            let end = crate::run::drive(&inner, kind, tx, cancel).await;
+            let end = crate::run::drive(&inner, kind, options, tx, cancel).await;
             remove_ticket(&inner, ticket);
             drop(keep_open);
             let _ = end_tx.send(end);
@@ -594,6 +618,19 @@ impl Session {
     /// decided by them.
     pub fn set_rules(&self, rules: cairn_policy::RuleSet) {
         lock(&self.inner.permissions).set_rules(rules);
+    }
+
+    /// Sets the shell policy from the next call on (whether the OS sandbox wraps commands
+    /// is unchanged).
+    pub fn set_shell_policy(&self, policy: crate::permission::ShellPolicy) {
+        let mut p = lock(&self.inner.permissions);
+        let (_, enforced) = p.shell_policy();
+        p.set_shell_policy(policy, enforced);
+    }
+
+    /// The shell policy in force.
+    pub fn shell_policy(&self) -> crate::permission::ShellPolicy {
+        lock(&self.inner.permissions).shell_policy().0
     }
 
     /// Persistent rules in force, loaded (with the project a rule is limited to).

@@ -175,7 +175,16 @@ pub(crate) fn remount_ro_args(paths: &[PathBuf]) -> Vec<String> {
 /// Bubblewrap arguments mounting the private folders of `spec` (those whose source exists).
 pub(crate) fn private_bind_args(spec: &SandboxSpec) -> Vec<String> {
     let mut a = Vec::new();
+    // A private cache mounted over the workspace (or a writable folder) would hide it: a
+    // workspace under `~/.cache` or `~/.cargo/registry` keeps that folder as the allow-list
+    // made it (the emptied home's, gone when the command ends).
+    let writable: Vec<&Path> = std::iter::once(spec.workspace.as_path())
+        .chain(spec.extra_writable.iter().map(|p| p.as_path()))
+        .collect();
     for (source, target) in &spec.private_binds {
+        if writable.iter().any(|w| w.starts_with(target)) {
+            continue;
+        }
         if source.is_dir() {
             a.extend([
                 "--bind".to_string(),
@@ -191,6 +200,27 @@ pub(crate) fn private_bind_args(spec: &SandboxSpec) -> Vec<String> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[test]
+    fn a_private_cache_never_covers_the_workspace() {
+        let d = tempfile::tempdir().unwrap();
+        let (cache, npm) = (d.path().join("p-cache"), d.path().join("p-npm"));
+        for p in [&cache, &npm] {
+            std::fs::create_dir_all(p).unwrap();
+        }
+        let home = Path::new("/home/u");
+        let mut spec = SandboxSpec::for_workspace(&home.join(".cache/proj"));
+        spec.private_binds = vec![
+            (cache.clone(), home.join(".cache")),
+            (npm.clone(), home.join(".npm")),
+        ];
+        let args = private_bind_args(&spec).join(" ");
+        assert!(!args.contains("/home/u/.cache"), "{args}");
+        assert!(
+            args.contains(&format!("--bind {} /home/u/.npm", npm.display())),
+            "{args}"
+        );
+    }
 
     #[test]
     fn caches_are_private_and_credentials_hidden() {

@@ -49,8 +49,21 @@ pub fn load_agents(state_dir: &Path) -> Result<AgentRegistry, RuntimeError> {
 /// A name a built-in or user role has is skipped with a warning: a repository never replaces
 /// a role the user relies on. They load as text, as project commands and skills do.
 pub fn project_agents(workspace: &Path, provider: Option<&str>) -> (Vec<AgentDef>, Vec<String>) {
-    let dir = workspace.join(".claude").join("agents");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    agents_in(&workspace.join(".claude").join("agents"), provider)
+}
+
+/// The user's roles in `~/.claude/agents/*.md` (read as [`project_agents`] reads the
+/// project's), once the user opted in ([`crate::claude_home`]); none otherwise.
+pub fn claude_user_agents(provider: Option<&str>) -> (Vec<AgentDef>, Vec<String>) {
+    match crate::claude_home::user_dir() {
+        Some(dir) => agents_in(&dir.join("agents"), provider),
+        None => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The roles of the Claude Code agent files in `dir`.
+fn agents_in(dir: &Path, provider: Option<&str>) -> (Vec<AgentDef>, Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return (Vec::new(), Vec::new());
     };
     let mut files: Vec<PathBuf> = entries
@@ -104,27 +117,32 @@ pub fn project_agents(workspace: &Path, provider: Option<&str>) -> (Vec<AgentDef
     (defs, warnings)
 }
 
-/// Adds the project's roles ([`project_agents`]) to `agents` after the built-in and the
-/// user's own, which they never replace; what is skipped is logged.
+/// Adds the user's Claude Code roles ([`claude_user_agents`], once opted in) and then the
+/// project's ([`project_agents`]) to `agents` after the built-in and the user's own, which
+/// they never replace; what is skipped is logged.
 pub fn add_project_agents(agents: &mut AgentRegistry, workspace: &Path, provider: Option<&str>) {
-    let (project_roles, warnings) = project_agents(workspace, provider);
-    for w in warnings {
-        tracing::warn!("roles: {w}");
-    }
-    for def in project_roles {
-        let name = def.name.clone();
-        if agents.get(&name).is_some() {
-            tracing::warn!("roles: the project's role `{name}` is skipped: a role has that name");
-            continue;
+    for (whose, (roles, warnings)) in [
+        ("your ~/.claude", claude_user_agents(provider)),
+        ("the project's", project_agents(workspace, provider)),
+    ] {
+        for w in warnings {
+            tracing::warn!("roles: {w}");
         }
-        if let Err(e) = agents.add(def) {
-            tracing::warn!("roles: the project's role `{name}` is skipped: {e}");
+        for def in roles {
+            let name = def.name.clone();
+            if agents.get(&name).is_some() {
+                tracing::warn!("roles: {whose} role `{name}` is skipped: a role has that name");
+                continue;
+            }
+            if let Err(e) = agents.add(def) {
+                tracing::warn!("roles: {whose} role `{name}` is skipped: {e}");
+            }
         }
     }
 }
 
 /// The Anthropic model a Claude Code alias names.
-fn claude_alias(alias: &str) -> &'static str {
+pub(crate) fn claude_alias(alias: &str) -> &'static str {
     match alias {
         "opus" => "claude-opus-4-1",
         "haiku" => "claude-haiku-4-5",

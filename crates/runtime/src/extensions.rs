@@ -62,6 +62,24 @@ pub struct ExtensionsView {
     pub commands: Vec<CommandView>,
     /// Problems with the files (each left out only what it concerns).
     pub warnings: Vec<String>,
+    /// The project's command (and skill) files with `` !`cmd` `` lines or `allowed-tools`
+    /// that wait for the workspace trust (empty once trusted).
+    pub held_commands: Vec<String>,
+    /// What the user's `~/.claude` holds that Cairn would read once they opt in (empty
+    /// once they did, or when there is nothing).
+    pub claude_user_files: Vec<String>,
+}
+
+/// The project's runnable command files the workspace trust does not cover yet.
+fn held_commands(workspace: &Path) -> Vec<String> {
+    let files = crate::commands::runnable_project_files(workspace);
+    if files.is_empty() || crate::hooks::project_files_trusted(workspace) {
+        return Vec::new();
+    }
+    files
+        .into_iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect()
 }
 
 /// The extensions of `workspace`.
@@ -105,5 +123,10 @@ pub fn view(workspace: &Path) -> ExtensionsView {
             .collect(),
         commands: crate::commands::views(workspace),
         warnings,
+        held_commands: held_commands(workspace),
+        claude_user_files: crate::claude_home::offered()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
     }
 }

@@ -40,6 +40,30 @@ pub struct RecentWorkspace {
 /// Most recent workspaces remembered.
 const MAX_RECENT: usize = 12;
 
+/// A provider choice from a settings form, checked and normalised: the provider (one of
+/// Cairn's, lower-cased), the base URL (empty, or `http(s)://…`) and the reasoning level
+/// (empty, or one the providers know); the error is the sentence to show.
+pub fn checked_choice(
+    provider: &str,
+    base_url: &str,
+    reasoning: &str,
+) -> Result<(String, String, String), String> {
+    let provider = provider.trim().to_ascii_lowercase();
+    if !crate::llm_setup::provider_names().contains(&provider) {
+        return Err(format!("Unknown provider `{provider}`."));
+    }
+    let base_url = base_url.trim().to_string();
+    let has_scheme = base_url.starts_with("http://") || base_url.starts_with("https://");
+    if !base_url.is_empty() && !has_scheme {
+        return Err("The base URL must start with http:// or https://.".into());
+    }
+    let reasoning = reasoning.trim().to_ascii_lowercase();
+    if !reasoning.is_empty() && cairn_providers::ThinkingLevel::parse(&reasoning).is_none() {
+        return Err(format!("Unknown reasoning level `{reasoning}`."));
+    }
+    Ok((provider, base_url, reasoning))
+}
+
 /// Errors reading or writing the settings file.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
@@ -237,6 +261,28 @@ impl SettingsFile {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[test]
+    fn a_settings_choice_is_checked_and_normalised() {
+        assert_eq!(
+            checked_choice(" OpenAI ", " https://llm.example/v1 ", "HIGH"),
+            Ok((
+                "openai".into(),
+                "https://llm.example/v1".into(),
+                "high".into()
+            ))
+        );
+        assert_eq!(
+            checked_choice("nope", "", "").unwrap_err(),
+            "Unknown provider `nope`."
+        );
+        assert!(checked_choice("openai", "llm.example", "")
+            .unwrap_err()
+            .contains("http://"));
+        assert!(checked_choice("openai", "", "maximal")
+            .unwrap_err()
+            .contains("reasoning level"));
+    }
 
     fn no_env(_: &str) -> Option<String> {
         None

@@ -203,6 +203,61 @@ mod tests {
         ));
     }
 
+    /// With a real Secret Service (`CAIRN_KEYRING_TEST=1` in the test command), the memory
+    /// store neither reads nor writes the OS keyring: a key already there stays unseen and
+    /// unchanged, and what the memory store keeps never reaches it. A service of the test's
+    /// own (`CAIRN_KEYRING_SERVICE`, which memory wins over) keeps the user's entries apart.
+    #[test]
+    fn the_memory_store_leaves_the_os_keyring_untouched() {
+        use cairn_secrets::{OsKeyStore, SecretError};
+        let required = std::env::var("CAIRN_KEYRING_TEST").is_ok_and(|v| v == "1");
+        let service = format!("cairn-memory-test-{}", std::process::id());
+        let os = OsKeyStore::with_service(&service);
+        let there = ApiKey::new("sk-already-in-the-os-keyring-0123").unwrap();
+        match os.set("openai", &there) {
+            Err(SecretError::Unavailable(reason)) if !required => {
+                eprintln!("SKIPPED: no Secret Service reachable ({reason})");
+                return;
+            }
+            other => other.unwrap(),
+        }
+        let own = service.clone();
+        let env = move |k: &str| match k {
+            "CAIRN_KEYSTORE" => Some("memory".to_string()),
+            "CAIRN_KEYRING_SERVICE" => Some(own.clone()),
+            _ => None,
+        };
+        let checked = std::panic::catch_unwind(|| {
+            let memory = key_store_from_env(&env);
+            assert_eq!(
+                memory.get("openai").unwrap(),
+                None,
+                "it read the OS keyring"
+            );
+            memory
+                .set("openai", &ApiKey::new("sk-memory-only-value-4567").unwrap())
+                .unwrap();
+            memory
+                .set(
+                    "anthropic",
+                    &ApiKey::new("sk-memory-only-other-8910").unwrap(),
+                )
+                .unwrap();
+            assert!(memory.remove("openai").unwrap());
+            assert_eq!(
+                os.get("openai").unwrap(),
+                Some(there.clone()),
+                "it changed a key"
+            );
+            assert_eq!(os.get("anthropic").unwrap(), None, "it wrote a key");
+        });
+        let _ = os.remove("openai");
+        let _ = os.remove("anthropic");
+        if let Err(p) = checked {
+            std::panic::resume_unwind(p);
+        }
+    }
+
     #[test]
     fn memory_store_is_selected_by_the_environment() {
         let env = |k: &str| (k == "CAIRN_KEYSTORE").then(|| "memory".to_string());

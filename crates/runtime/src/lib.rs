@@ -10,6 +10,7 @@ pub use cairn_netproxy as netproxy;
 mod assemble;
 pub mod bench;
 pub mod checkpoints;
+pub mod claude_home;
 pub mod claude_rules;
 pub mod commands;
 pub mod error;

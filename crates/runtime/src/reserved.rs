@@ -42,6 +42,7 @@ pub fn private_dirs(state_dir: &Path) -> Vec<PathBuf> {
         "CAIRN_MCP_TRUST",
         "CAIRN_PERMISSIONS_FILE",
         "CAIRN_HOOKS_FILE",
+        "CAIRN_CONFIG_FILE",
     ] {
         if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
             out.push(absolute(Path::new(&p)));

@@ -9,6 +9,8 @@
 //! extraReadable = ["~/.config/tool"] # folders of the home commands may read (read-only)
 //! env = ["JAVA_HOME", "GOPATH"]      # variables passed in besides PATH, HOME, LANG, LC_*, …
 //! network = "proxy"                  # proxy | none | open (--sandbox-network wins)
+//! shellPolicy = "sandbox"            # approve (default) | sandbox: sandboxed commands run
+//!                                    # unasked (--shell-policy and CAIRN_SHELL_POLICY win)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -42,6 +44,10 @@ pub struct SandboxSettings {
     /// or `open` (the desktop's network).
     #[serde(default)]
     pub network: Option<String>,
+    /// `approve` (the default: commands that change something ask) or `sandbox` (commands
+    /// that run inside the sandbox run unasked); the Settings' switch writes it.
+    #[serde(default)]
+    pub shell_policy: Option<String>,
 }
 
 /// Where the user's sandbox settings live.
@@ -50,6 +56,18 @@ pub fn settings_path() -> Option<PathBuf> {
         return Some(PathBuf::from(p));
     }
     dirs::config_dir().map(|d| d.join("cairn").join("sandbox.toml"))
+}
+
+/// The shell policy of a session no flag decided: `CAIRN_SHELL_POLICY`, else the sandbox
+/// settings' `shellPolicy` (the Settings' switch), else `approve`.
+pub fn default_shell_policy() -> Result<cairn_engine::ShellPolicy, RuntimeError> {
+    let env_set = std::env::var("CAIRN_SHELL_POLICY").is_ok_and(|v| !v.trim().is_empty());
+    if env_set {
+        return crate::permissions::shell_policy_from_env();
+    }
+    Ok(SandboxSettings::load()?
+        .shell_policy()
+        .unwrap_or(cairn_engine::ShellPolicy::Approve))
 }
 
 impl SandboxSettings {
@@ -91,6 +109,16 @@ impl SandboxSettings {
                 path.display()
             )));
         }
+        if let Some(p) = s
+            .shell_policy
+            .as_deref()
+            .filter(|p| !matches!(*p, "approve" | "sandbox"))
+        {
+            return Err(RuntimeError::Config(format!(
+                "{}: shellPolicy = `{p}`: expected approve or sandbox",
+                path.display()
+            )));
+        }
         if let Some(m) = &s.mode {
             if SandboxMode::parse(m).is_none() {
                 return Err(RuntimeError::Config(format!(
@@ -100,6 +128,67 @@ impl SandboxSettings {
             }
         }
         Ok(s)
+    }
+
+    /// The shell policy the file sets, if any (`approve` or `sandbox`).
+    pub fn shell_policy(&self) -> Option<cairn_engine::ShellPolicy> {
+        match self.shell_policy.as_deref() {
+            Some("sandbox") => Some(cairn_engine::ShellPolicy::Sandbox),
+            Some("approve") => Some(cairn_engine::ShellPolicy::Approve),
+            _ => None,
+        }
+    }
+
+    /// Whether sandboxed commands run unasked (the Settings' switch).
+    pub fn sandboxed_unasked(&self) -> bool {
+        self.shell_policy() == Some(cairn_engine::ShellPolicy::Sandbox)
+    }
+
+    /// Turns "run sandboxed commands without asking" on or off in the file at `path`,
+    /// keeping the rest of it as the user wrote it (the file is flat: one key per line);
+    /// a file that does not parse is left alone and named.
+    pub fn set_sandboxed_unasked(path: &Path, on: bool) -> Result<(), RuntimeError> {
+        Self::load_from(path)?;
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(RuntimeError::Config(format!("{}: {e}", path.display()))),
+        };
+        let mut lines: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                let key = l.trim_start();
+                !(key.starts_with("shellPolicy") && key[11..].trim_start().starts_with('='))
+            })
+            .collect();
+        let line = "shellPolicy = \"sandbox\"";
+        if on {
+            lines.push(line);
+        }
+        let mut out = lines.join("\n");
+        out.push('\n');
+        let io = |e: std::io::Error| RuntimeError::Config(format!("{}: {e}", path.display()));
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let tmp = path.with_extension(format!("toml.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, &out).map_err(io)?;
+        if let Err(e) = Self::load_from(&tmp) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        std::fs::rename(&tmp, path).map_err(io)
+    }
+
+    /// Turns the switch on or off in the user's file ([`settings_path`]) and returns the
+    /// shell policy sessions now get ([`default_shell_policy`]:
+    /// `CAIRN_SHELL_POLICY` still wins).
+    pub fn switch_sandboxed_unasked(on: bool) -> Result<cairn_engine::ShellPolicy, RuntimeError> {
+        let path = settings_path().ok_or_else(|| {
+            RuntimeError::Config("no config folder for the sandbox settings".into())
+        })?;
+        Self::set_sandboxed_unasked(&path, on)?;
+        default_shell_policy()
     }
 
     /// The mode the file sets, if any.
@@ -169,6 +258,40 @@ pub fn check_writable(p: &Path) -> Result<PathBuf, RuntimeError> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[test]
+    fn the_settings_switch_edits_only_its_own_line() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("cairn/sandbox.toml");
+        // A missing file is created.
+        SandboxSettings::set_sandboxed_unasked(&f, true).unwrap();
+        assert!(SandboxSettings::load_from(&f).unwrap().sandboxed_unasked());
+        // The user's comments and keys stay; the switch goes off and on again.
+        std::fs::write(
+            &f,
+            "# mine\nnetwork = \"none\"\nshellPolicy = \"sandbox\"\n",
+        )
+        .unwrap();
+        SandboxSettings::set_sandboxed_unasked(&f, false).unwrap();
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert_eq!(text, "# mine\nnetwork = \"none\"\n");
+        let s = SandboxSettings::load_from(&f).unwrap();
+        assert!(!s.sandboxed_unasked());
+        assert_eq!(s.shell_policy(), None);
+        SandboxSettings::set_sandboxed_unasked(&f, true).unwrap();
+        let s = SandboxSettings::load_from(&f).unwrap();
+        assert_eq!(s.shell_policy(), Some(cairn_engine::ShellPolicy::Sandbox));
+        assert_eq!(s.network.as_deref(), Some("none"));
+        // A broken file is named and left as it is.
+        std::fs::write(&f, "network = \"wide\"\n").unwrap();
+        let e = SandboxSettings::set_sandboxed_unasked(&f, true).unwrap_err();
+        assert!(e.to_string().contains("network"), "{e}");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "network = \"wide\"\n");
+        // Only approve and sandbox are accepted from the file.
+        std::fs::write(&f, "shellPolicy = \"all\"\n").unwrap();
+        let e = SandboxSettings::load_from(&f).unwrap_err();
+        assert!(e.to_string().contains("expected approve or sandbox"), "{e}");
+    }
 
     #[test]
     fn the_settings_file_is_read_and_checked() {

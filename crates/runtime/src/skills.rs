@@ -56,6 +56,10 @@ pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
     if let Some(c) = crate::reserved::config_dir() {
         out.push((c.join("skills"), SkillSource::User));
     }
+    // The user's Claude Code skills, once opted in.
+    if let Some(c) = crate::claude_home::user_dir() {
+        out.push((c.join("skills"), SkillSource::User));
+    }
     out
 }
 

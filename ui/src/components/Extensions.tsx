@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import type { ExtensionsView } from "../bindings/app/ExtensionsView";
 import { useT } from "../i18n";
-import { describeError, getExtensions, trustProjectHooks } from "../ipc";
+import { describeError, enableClaudeUserFiles, getExtensions, trustProjectHooks } from "../ipc";
 import { SOURCE_KEY } from "../slash";
 
 /**
@@ -19,10 +19,10 @@ export function Extensions() {
   }, []);
   if (error !== null && view === null) return <p className="hint">{error}</p>;
   if (view === null) return null;
-  const held = view.hooks.some((h) => !h.trusted);
-  const trust = () => {
+  const held = view.hooks.some((h) => !h.trusted) || view.heldCommands.length > 0;
+  const act = (call: () => Promise<ExtensionsView>) => () => {
     setBusy(true);
-    trustProjectHooks().then(
+    call().then(
       (v) => {
         setBusy(false);
         setView(v);
@@ -34,6 +34,8 @@ export function Extensions() {
       },
     );
   };
+  const trust = act(trustProjectHooks);
+  const optIn = act(enableClaudeUserFiles);
   return (
     <div data-testid="extensions">
       <h4>{t("ext.hooks")}</h4>
@@ -54,6 +56,18 @@ export function Extensions() {
           ))}
         </ul>
       )}
+      {view.heldCommands.length > 0 && (
+        <div className="hint" data-testid="ext-held-commands">
+          {t("ext.heldCommands")}
+          <ul>
+            {view.heldCommands.map((f) => (
+              <li key={f}>
+                <code>{f}</code>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {held && (
         <p className="hint">
           {t("ext.trustHint")}{" "}
@@ -68,6 +82,22 @@ export function Extensions() {
           {w}
         </p>
       ))}
+      {view.claudeUserFiles.length > 0 && (
+        <div data-testid="ext-claude-offer">
+          <h4>{t("ext.claudeTitle")}</h4>
+          <p className="hint">{t("ext.claudeHint")}</p>
+          <ul className="rules">
+            {view.claudeUserFiles.map((f) => (
+              <li key={f} className="rule">
+                <code>{f}</code>
+              </li>
+            ))}
+          </ul>
+          <button type="button" className="btn" data-testid="ext-claude-use" disabled={busy} onClick={optIn}>
+            {t("ext.claudeUse")}
+          </button>
+        </div>
+      )}
       <h4>{t("ext.skills")}</h4>
       {view.skills.length === 0 ? (
         <p className="hint">{t("ext.noSkills")}</p>

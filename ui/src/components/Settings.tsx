@@ -152,6 +152,7 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
   const [reasoning, setReasoning] = useState(settings.reasoning);
   const [language, setLanguage] = useState<Language>(settings.language);
   const [turnLimit, setTurnLimit] = useState(settings.turnLimit);
+  const [sandboxedUnasked, setSandboxedUnasked] = useState(settings.sandboxedUnasked);
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
@@ -189,7 +190,7 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
     );
   };
   const save = () =>
-    run(saveSettings({ provider, model, baseUrl, reasoning, language, turnLimit }), () => {
+    run(saveSettings({ provider, model, baseUrl, reasoning, language, turnLimit, sandboxedUnasked }), () => {
       setSaved(true);
       window.setTimeout(() => setSaved(false), 1500);
     });
@@ -268,6 +269,17 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
               onChange={(e) => setTurnLimit(Math.min(64, Math.max(1, Math.round(Number(e.target.value) || 1))))}
             />
             <p className="hint">{t("settings.turnLimitHint")}</p>
+          </div>
+          <label htmlFor="sandboxed-unasked">{t("settings.sandboxedUnasked")}</label>
+          <div>
+            <input
+              id="sandboxed-unasked"
+              type="checkbox"
+              data-testid="sandboxed-unasked"
+              checked={sandboxedUnasked}
+              onChange={(e) => setSandboxedUnasked(e.target.checked)}
+            />
+            <p className="hint">{t("settings.sandboxedUnaskedHint")}</p>
           </div>
         </div>
         <ConnectionResult result={conn.result} />

@@ -39,7 +39,7 @@ import { ChangesPanel, useTimeline } from "./Timeline";
 import { Transcript, type TranscriptActions } from "./Transcript";
 import { WorktreeReview } from "./WorktreeReview";
 import type { Progress } from "../bindings/Progress";
-import { sandboxLabel, sandboxWarns } from "../sandbox";
+import { sandboxLabel, sandboxTip, sandboxWarns } from "../sandbox";
 import { describeOutcome } from "../commandOutcome";
 import { SkippedBanner } from "./SkippedBanner";
 
@@ -664,7 +664,7 @@ export function Workbench(p: Props) {
           {session !== null && (
             <span
               className={`sandbox-pill ${sandboxWarns(session.sandbox) ? "sandbox-pill-warn" : ""}`}
-              data-tip={session.sandbox.detail}
+              data-tip={sandboxTip(session.sandbox)}
               data-testid="sandbox-pill"
               data-state={session.sandbox.state}
             >

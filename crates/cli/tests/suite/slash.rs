@@ -6,6 +6,8 @@ use serde_json::{json, Value};
 
 use super::checkpoints::{cairn, Out};
 
+mod claude;
+
 async fn run(
     ws: &str,
     state: &str,

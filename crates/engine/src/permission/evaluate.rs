@@ -1,7 +1,7 @@
 //! The decision order for one call (seed §8.1), extended with persistent rules and
 //! protected paths: deny rule → read-only mode → workspace boundary → protected path → ask
-//! rule → read-only tool → auto mode → shell policy → allow rule / command allowlists →
-//! session tool allowlist → ask the user. It reads only the call's typed subject.
+//! rule → read-only tool → auto mode → shell policy → allow rule / the turn's grants / command
+//! allowlists → session tool allowlist → ask the user. It reads only the call's typed subject.
 
 use std::path::{Path, PathBuf};
 
@@ -212,6 +212,18 @@ impl PermissionEngine {
         }
         // 6. Allow rules and command allowlists.
         if let Some(r) = rule.filter(|r| r.decision == RuleDecision::Allow) {
+            return Decision::Allow(AllowReason::Rule {
+                rule: r.text.clone(),
+                source: r.source.clone(),
+            });
+        }
+        // 6'. The running turn's grants (a command's `allowed-tools`), past every deny and
+        //     ask above.
+        if let Some(r) = self
+            .turn_grants
+            .decide_subject(name, subject, &self.workspace)
+            .filter(|r| r.decision == RuleDecision::Allow)
+        {
             return Decision::Allow(AllowReason::Rule {
                 rule: r.text.clone(),
                 source: r.source.clone(),

@@ -672,3 +672,41 @@ fn decisions_round_trip_with_their_reasons() {
         assert!(decision.is_allow() ^ decision.is_deny() ^ decision.is_ask());
     }
 }
+
+#[test]
+#[allow(clippy::unwrap_used)]
+fn a_turns_grants_allow_only_past_what_asks_anyway_and_end_with_it() {
+    let ws = PathBuf::from("/w");
+    let mut p = PermissionEngine::new(ws, Mode::Interactive, Vec::new());
+    let mut grants = cairn_policy::RuleSet::new();
+    for rule in ["run_shell(rm:*)", "write_file"] {
+        let spec = cairn_policy::RuleSpec {
+            rule: rule.into(),
+            decision: cairn_policy::RuleDecision::Allow,
+            matches: Vec::new(),
+            not_match: Vec::new(),
+            project: None,
+        };
+        grants.add_spec(&spec, "allowed-tools of /x").unwrap();
+    }
+    let rm = json!({"command": "rm build/out.o"});
+    assert!(p.evaluate("run_shell", &shell_meta(), &rm).is_ask());
+    p.set_turn_grants(grants);
+    assert!(p.evaluate("run_shell", &shell_meta(), &rm).is_allow());
+    assert!(p
+        .evaluate("write_file", &write_meta(), &json!({"path": "a"}))
+        .is_allow());
+    // Never past a catastrophic command, the boundary, a protected path or plan mode.
+    let all = json!({"command": "rm -rf /"});
+    assert!(p.evaluate("run_shell", &shell_meta(), &all).is_ask());
+    let outside = p.evaluate("write_file", &write_meta(), &json!({"path": "/etc/x"}));
+    assert!(!outside.is_allow());
+    let git = json!({"path": ".git/config"});
+    assert!(p.evaluate("write_file", &write_meta(), &git).is_ask());
+    p.set_mode(Mode::Plan);
+    assert!(!p.evaluate("run_shell", &shell_meta(), &rm).is_allow());
+    p.set_mode(Mode::Interactive);
+    // The turn ended: asked again.
+    p.end_turn_grants();
+    assert!(p.evaluate("run_shell", &shell_meta(), &rm).is_ask());
+}

@@ -18,7 +18,7 @@ impl TurnRunner<'_> {
     pub(crate) async fn maybe_compact(&mut self, trigger: Trigger) {
         let cfg = read(&self.inner.config).compaction.clone();
         // Real tokenizer for OpenAI families, calibrated estimate otherwise (lazy BPE).
-        let counter = TokenCounter::for_model(&read(&self.inner.config).model);
+        let counter = TokenCounter::for_model(&self.model());
         let (tokens, estimated) = counter.count_history(&self.state.messages);
         let level = match trigger {
             Trigger::Overflow(round) => round.max(1),
@@ -119,7 +119,7 @@ impl TurnRunner<'_> {
     /// Compacts after a provider overflow, harder each round, until the history shrinks;
     /// false when nothing more can be shrunk (`round` carries over between retries).
     pub(crate) async fn recover_from_overflow(&mut self, round: &mut u32) -> bool {
-        let counter = TokenCounter::for_model(&read(&self.inner.config).model);
+        let counter = TokenCounter::for_model(&self.model());
         while *round < MAX_OVERFLOW_ROUNDS && !self.cancel.is_cancelled() {
             *round += 1;
             let before = (
@@ -146,8 +146,8 @@ impl TurnRunner<'_> {
 
     /// The error for a request the provider still rejects as too long: what is too big.
     pub(crate) fn overflow_message(&self, tools: &[ToolSchema], reason: &str) -> String {
+        let counter = TokenCounter::for_model(&self.model());
         let c = read(&self.inner.config);
-        let counter = TokenCounter::for_model(&c.model);
         let what = crate::shrink::describe_oversize(
             &self.state.messages,
             tools,
@@ -172,7 +172,7 @@ impl TurnRunner<'_> {
                 )
                 .await;
         }
-        let model = read(&self.inner.config).model.clone();
+        let model = self.model();
         let old: Vec<Message> = msgs[1..cut].to_vec();
         let counter = TokenCounter::for_model(&model);
         let request_msgs = summary_request(&old, input_budget, &counter);

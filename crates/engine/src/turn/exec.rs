@@ -55,6 +55,26 @@ pub(crate) struct Finished {
 impl TurnRunner<'_> {
     /// Runs every call of one assistant message; returns true when interrupted.
     pub(crate) async fn execute_tools(&mut self, calls: Vec<ToolCall>) -> bool {
+        let results = self.run_calls(calls).await;
+        let mut interrupted = self.cancel.is_cancelled();
+        for (call, f) in results {
+            interrupted |= f.status == ToolStatus::Interrupted;
+            self.produced.extend(f.produced.iter().cloned());
+            self.state.messages.push(Message::Tool(ToolResult {
+                call_id: call.id,
+                name: call.name,
+                content: f.content,
+                status: f.status,
+                images: f.images,
+            }));
+        }
+        interrupted
+    }
+
+    /// Runs `calls` as the model's calls run (hooks, permission, approval, checkpoints,
+    /// execution, events); one result per call, in call order (the model's tool calls, and a
+    /// command's `!` lines).
+    pub(crate) async fn run_calls(&mut self, calls: Vec<ToolCall>) -> Vec<(ToolCall, Finished)> {
         let mut prepared: Vec<Prepared> = calls.into_iter().map(|c| self.prepare(c)).collect();
         for p in prepared.iter_mut().filter(|p| p.early.is_none()) {
             let writes = p
@@ -126,9 +146,7 @@ impl TurnRunner<'_> {
             };
             results.push((p.call.clone(), f));
         }
-        let mut interrupted = self.cancel.is_cancelled();
-        for (call, mut f) in results {
-            interrupted |= f.status == ToolStatus::Interrupted;
+        for (call, f) in results.iter_mut() {
             if matches!(f.status, ToolStatus::Ok | ToolStatus::Error) {
                 let args = serde_json::from_str(&call.arguments).unwrap_or_default();
                 if let Some(note) = self
@@ -142,16 +160,8 @@ impl TurnRunner<'_> {
                 f.content.push_str("\n\n");
                 f.content.push_str(&crate::tool::stale_notice(&f.stale));
             }
-            self.produced.extend(f.produced.iter().cloned());
-            self.state.messages.push(Message::Tool(ToolResult {
-                call_id: call.id,
-                name: call.name,
-                content: f.content,
-                status: f.status,
-                images: f.images,
-            }));
         }
-        interrupted
+        results
     }
 
     fn prepare(&self, call: ToolCall) -> Prepared {
@@ -345,16 +355,9 @@ impl TurnRunner<'_> {
                 ),
             };
             let offered = request.always_allow.clone();
-            self.emit(Event::PermissionRequired(PermissionRequired {
-                task_id: request.task_id.clone(),
-                req_id: request.req_id.clone(),
-                request_id: request.request_id.clone(),
-                name: request.name.clone(),
-                arguments: request.arguments.clone(),
-                reason: request.reason.clone(),
-                category: request.category.clone(),
-                always_allow: request.always_allow.clone(),
-            }))
+            self.emit(Event::PermissionRequired(PermissionRequired::from(
+                &request,
+            )))
             .await;
             let approver = read(&self.inner.approver).clone();
             let answer = tokio::select! {

@@ -28,9 +28,10 @@ pub(super) enum LlmResult {
 impl TurnRunner<'_> {
     /// One LLM call with the retry policy applied.
     pub(super) async fn call_llm(&mut self, tools: Vec<cairn_protocol::ToolSchema>) -> LlmResult {
-        let (model, effort, policy) = {
+        let model = self.model();
+        let (effort, policy) = {
             let c = read(&self.inner.config);
-            (c.model.clone(), c.reasoning_effort, c.retry.clone())
+            (c.reasoning_effort, c.retry.clone())
         };
         let mut attempt: u32 = 0;
         // Overflow compaction rounds so far: each one cuts harder than the last.

@@ -16,6 +16,7 @@ mod exec;
 mod gates;
 mod llm_call;
 mod pending;
+mod prelude;
 
 use llm_call::LlmResult;
 
@@ -66,6 +67,8 @@ pub(crate) struct TurnRunner<'a> {
     cost: Option<f64>,
     /// Open calls of a restored history that new input closed, announced after `turn_start`.
     closed: Vec<ToolCall>,
+    /// What a command file asked of this turn (shell lines, grants, model).
+    options: crate::turn_options::TurnOptions,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -99,9 +102,24 @@ impl<'a> TurnRunner<'a> {
             usage: None,
             cost: Some(0.0),
             closed: Vec::new(),
+            options: crate::turn_options::TurnOptions::default(),
             task_id,
             iteration: 0,
             produced: BTreeSet::new(),
+        }
+    }
+
+    /// This turn runs with `options` (its grants hold until it ends).
+    pub(crate) fn with_options(mut self, options: crate::turn_options::TurnOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The model this turn runs on: a command's, else the session's.
+    pub(crate) fn model(&self) -> String {
+        match &self.options.model {
+            Some(m) => m.clone(),
+            None => read(&self.inner.config).model.clone(),
         }
     }
 
@@ -125,6 +143,8 @@ impl<'a> TurnRunner<'a> {
             TurnKind::Steering(_) => TurnSource::Steering,
             TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Compact => TurnSource::Input,
         };
+        let grants = std::mem::take(&mut self.options.grants);
+        lock(&self.inner.permissions).set_turn_grants(grants);
         let input = self.begin(&kind, attached.as_deref());
         let closed = std::mem::take(&mut self.closed);
         let (session_id, worktree) = {
@@ -144,6 +164,8 @@ impl<'a> TurnRunner<'a> {
         }))
         .await;
         self.announce_closed(&closed, crate::resume::CLOSED).await;
+        // A command's `!` lines run now, their output inlined in the prompt the model gets.
+        let input = self.run_shell_lines(input).await;
         let prompt = match &kind {
             TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Steering(_) => {
                 Some(input.as_str())
@@ -242,7 +264,7 @@ impl<'a> TurnRunner<'a> {
     /// The turn between `turn_start` and its end: the iterations (after the open calls, on
     /// a resume).
     async fn body(&mut self, kind: &TurnKind) -> LoopEnd {
-        if read(&self.inner.config).model.trim().is_empty() {
+        if self.model().trim().is_empty() {
             self.emit_error(
                 "no model configured: pass --model, or set CAIRN_MODEL or OPENAI_MODEL".into(),
                 "config",
@@ -274,6 +296,7 @@ impl<'a> TurnRunner<'a> {
     /// files, usage and cost. Returns the final status (a failed save makes it an error).
     async fn finish(mut self, status: TurnStatus, input: &str) -> TurnStatus {
         let status = self.end_checkpoint(status, input).await;
+        lock(&self.inner.permissions).end_turn_grants();
         self.host.close();
         let len = self.state.messages.len();
         crate::rewind::record(&mut self.state.turn_marks, self.state.turns, len);
@@ -464,7 +487,7 @@ impl<'a> TurnRunner<'a> {
             tool_calls: tool_calls.to_vec(),
             usage,
         });
-        let model = read(&self.inner.config).model.clone();
+        let model = self.model();
         let cost_usd = usage.and_then(|u| self.inner.pricing.as_ref()?.cost_usd(&model, &u));
         if let Some(u) = &usage {
             self.account(u, &model);

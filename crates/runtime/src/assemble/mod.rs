@@ -248,7 +248,7 @@ pub fn open_session(
     let rules = permissions::load_rules(&workspace)?;
     let shell_policy = match opts.shell_policy {
         Some(p) => p,
-        None => permissions::shell_policy_from_env()?,
+        None => crate::sandbox_settings::default_shell_policy()?,
     };
 
     // The sandbox, then the system prompt that describes it.

@@ -9,11 +9,15 @@
 //! (`dev/fix-issue.md` is `/fix-issue`, or `/dev:fix-issue` when another command has that
 //! name); skills with `disable-model-invocation: true` are commands too.
 
+pub mod extras;
+
 use std::path::{Path, PathBuf};
 
 use cairn_protocol::Mode;
 use serde::Serialize;
 use ts_rs::TS;
+
+pub use extras::Extras;
 
 use crate::skills::{Skill, SkillSource};
 
@@ -89,6 +93,9 @@ pub struct UserCommand {
     pub path: PathBuf,
     /// The repository's or the user's.
     pub source: SkillSource,
+    /// What it asks of its turn (`!` lines are in its template): `allowed-tools`, `model`.
+    #[serde(skip)]
+    pub extras: Extras,
 }
 
 /// The commands a workspace has.
@@ -113,14 +120,20 @@ pub enum Parsed {
         name: String,
         /// The prompt.
         prompt: String,
+        /// What the command asks of its turn.
+        extras: Box<Extras>,
     },
 }
 
 /// The folders user commands come from, the user's first (a project command never shadows
-/// a user command).
+/// a user command): Cairn's, then `~/.claude/commands` once the user opted in
+/// ([`crate::claude_home`]), then the project's.
 pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
     let mut out = Vec::new();
     if let Some(c) = crate::reserved::config_dir() {
+        out.push((c.join("commands"), SkillSource::User));
+    }
+    if let Some(c) = crate::claude_home::user_dir() {
         out.push((c.join("commands"), SkillSource::User));
     }
     out.push((workspace.join(".agent/commands"), SkillSource::Project));
@@ -198,7 +211,13 @@ pub fn load(workspace: &Path) -> Commands {
                 };
                 description = format!("{description} ({origin}:{})", folders.join("/"));
             }
+            let mut extras = Extras::from_front(&front, source, path.clone());
+            extras.shadows_user = source == SkillSource::Project
+                && user
+                    .iter()
+                    .any(|c| c.source == SkillSource::User && stem_of(&c.path) == stem_of(&path));
             user.push(UserCommand {
+                extras,
                 name,
                 namespaced,
                 description,
@@ -218,6 +237,40 @@ pub fn load(workspace: &Path) -> Commands {
         .filter(|s| s.user_only)
         .collect();
     Commands { user, skills }
+}
+
+/// A command file's name without its folders.
+fn stem_of(path: &Path) -> Option<String> {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned())
+}
+
+/// The project's command files (and skills only the user invokes) that would run something
+/// or widen what the agent may do (`` !`cmd` `` lines, `allowed-tools`), with their text: the
+/// workspace trust covers them as they are now, and an edit withdraws it.
+pub fn runnable_project_files(workspace: &Path) -> Vec<(PathBuf, String)> {
+    let loaded = load(workspace);
+    let commands = loaded
+        .user
+        .into_iter()
+        .filter(|c| c.source == SkillSource::Project)
+        .map(|c| c.path);
+    let skills = loaded
+        .skills
+        .into_iter()
+        .filter(|s| s.source == SkillSource::Project)
+        .map(|s| s.dir.join("SKILL.md"));
+    commands
+        .chain(skills)
+        .filter_map(|path| {
+            let text = cairn_tools::read_text_no_links(&path, MAX_COMMAND_BYTES).ok()?;
+            let (front, body) = crate::front_matter::parse_lenient(&text);
+            let runs = !extras::shell_lines(body).is_empty()
+                || front
+                    .get("allowed-tools")
+                    .is_some_and(|t| !t.trim().is_empty());
+            runs.then_some((path, text))
+        })
+        .collect()
 }
 
 /// Where a command comes from.
@@ -274,6 +327,13 @@ pub struct CommandView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub argument_hint: Option<String>,
+    /// What its front matter `allowed-tools` grant during its turn (Claude Code's rules as
+    /// written; a project's only once trusted).
+    pub allowed_tools: Vec<String>,
+    /// The model its front matter names for its turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model: Option<String>,
 }
 
 /// Every command of `workspace`: built-ins first, then user and project commands, then
@@ -289,6 +349,8 @@ pub fn views(workspace: &Path) -> Vec<CommandView> {
             file: String::new(),
             skill: false,
             argument_hint: None,
+            allowed_tools: Vec::new(),
+            model: None,
         })
         .collect();
     out.extend(cmds.user.into_iter().map(|c| CommandView {
@@ -298,16 +360,31 @@ pub fn views(workspace: &Path) -> Vec<CommandView> {
         file: c.path.display().to_string(),
         skill: false,
         argument_hint: c.argument_hint,
+        allowed_tools: c.extras.allowed_tools,
+        model: c.extras.model,
     }));
-    out.extend(cmds.skills.into_iter().map(|s| CommandView {
-        name: s.name,
-        description: s.description,
-        source: s.source.into(),
-        file: s.dir.display().to_string(),
-        skill: true,
-        argument_hint: None,
+    out.extend(cmds.skills.into_iter().map(|s| {
+        let extras = skill_extras(&s);
+        CommandView {
+            name: s.name,
+            description: s.description,
+            source: s.source.into(),
+            file: s.dir.display().to_string(),
+            skill: true,
+            argument_hint: None,
+            allowed_tools: extras.allowed_tools,
+            model: extras.model,
+        }
     }));
     out
+}
+
+/// What a skill invoked as a command asks of its turn (its `SKILL.md` front matter).
+fn skill_extras(skill: &Skill) -> Extras {
+    let text = cairn_tools::read_text_no_links(&skill.dir.join("SKILL.md"), MAX_COMMAND_BYTES)
+        .unwrap_or_default();
+    let (front, _) = crate::skills::front_matter(&text);
+    Extras::from_front(&front, skill.source, skill.dir.clone())
 }
 
 /// `template` with `$ARGUMENTS` replaced by `args` and `$1`…`$9` by its words (missing
@@ -371,16 +448,18 @@ pub fn parse(input: &str, commands: &Commands) -> Parsed {
         return Parsed::Expanded {
             name: name.to_string(),
             prompt: expand(&c.template, args),
+            extras: Box::new(c.extras.clone()),
         };
     }
     if let Some(s) = commands.skills.iter().find(|s| s.name == name) {
         let body = crate::skills::skill_contents(&s.dir)
             .map(|(text, _)| text)
             .unwrap_or_default();
-        let (_, body) = crate::skills::front_matter(&body);
+        let (front, body) = crate::skills::front_matter(&body);
         return Parsed::Expanded {
             name: name.to_string(),
             prompt: expand(body, args),
+            extras: Box::new(Extras::from_front(&front, s.source, s.dir.clone())),
         };
     }
     Parsed::Prompt(input.to_string())
@@ -419,6 +498,7 @@ mod tests {
                 template: "Fix issue $ARGUMENTS now".into(),
                 path: PathBuf::new(),
                 source: SkillSource::Project,
+                extras: Extras::default(),
             }],
             skills: Vec::new(),
         }
@@ -439,7 +519,8 @@ mod tests {
             parse("/fix 42 and 43", &c),
             Parsed::Expanded {
                 name: "fix".into(),
-                prompt: "Fix issue 42 and 43 now".into()
+                prompt: "Fix issue 42 and 43 now".into(),
+                extras: Box::default(),
             }
         );
         let p = "/usr/lib/libfoo is missing";

@@ -88,6 +88,16 @@ pub fn load(workspace: &Path) -> LoadedHooks {
         out.active.extend(defs);
         out.warnings.extend(warnings);
     }
+    // The user's Claude Code settings, once opted in: their hooks are the user's own.
+    if let Some(dir) = crate::claude_home::user_dir() {
+        let path = dir.join("settings.json");
+        let (defs, warnings, text) = config::load(&path, HookSource::User(path.clone()));
+        out.active.extend(defs);
+        out.warnings.extend(warnings);
+        if let Some(text) = text {
+            out.warnings.extend(config::not_honoured(&path, &text));
+        }
+    }
     let mut defs = Vec::new();
     let mut texts = Vec::new();
     for path in config::project_paths(workspace) {
@@ -100,6 +110,7 @@ pub fn load(workspace: &Path) -> LoadedHooks {
             texts.push((path, text));
         }
     }
+    texts.extend(crate::commands::runnable_project_files(workspace));
     if !texts.is_empty() {
         let digest = project_fingerprint(workspace, &texts);
         if crate::mcp_trust::entry_trusted(workspace, TRUST_ENTRY, &digest) {
@@ -111,7 +122,8 @@ pub fn load(workspace: &Path) -> LoadedHooks {
     out
 }
 
-/// The project's hook files that exist, with their text.
+/// The project's hook files that exist, with their text, then its command files that run
+/// something or grant tools ([`crate::commands::runnable_project_files`]).
 fn project_texts(workspace: &Path) -> Result<Vec<(std::path::PathBuf, String)>, String> {
     let mut texts = Vec::new();
     for path in config::project_paths(workspace) {
@@ -121,11 +133,20 @@ fn project_texts(workspace: &Path) -> Result<Vec<(std::path::PathBuf, String)>, 
             Err(e) => return Err(format!("reading {}: {e}", path.display())),
         }
     }
+    texts.extend(crate::commands::runnable_project_files(workspace));
     Ok(texts)
 }
 
+/// The project files the workspace trust covers as they are now (hook and settings files,
+/// command files that run something or grant tools); empty when there is none.
+pub fn covered_files(workspace: &Path) -> Vec<std::path::PathBuf> {
+    project_texts(workspace)
+        .map(|texts| texts.into_iter().map(|(p, _)| p).collect())
+        .unwrap_or_default()
+}
+
 /// Whether the workspace trust covers the project's hook files (Claude Code's settings files
-/// among them) as they are now.
+/// among them) and its command files with `!` lines or `allowed-tools`, as they are now.
 pub fn project_files_trusted(workspace: &Path) -> bool {
     match project_texts(workspace) {
         Ok(texts) if !texts.is_empty() => crate::mcp_trust::entry_trusted(
@@ -180,7 +201,8 @@ pub fn fingerprint(text: &str) -> String {
 }
 
 /// Trusts the project's hook files (`.agent/hooks.json`, `.claude/settings.json`,
-/// `.claude/settings.local.json`) as they are now; `Ok(false)` when there is none.
+/// `.claude/settings.local.json`) and its command files that run something or grant tools,
+/// as they are now; `Ok(false)` when there is none.
 pub fn trust(workspace: &Path) -> Result<bool, String> {
     let texts = project_texts(workspace)?;
     if texts.is_empty() {

@@ -19,6 +19,8 @@ pub enum Dispatch {
         text: String,
         /// The mode to return to afterwards (`/review` runs read-only).
         mode_after: Option<Mode>,
+        /// The command file it came from, by name, with what it asks of its turn.
+        command: Option<(String, Box<commands::Extras>)>,
     },
     /// Compact the history now (`/compact`).
     Compact,
@@ -109,6 +111,7 @@ pub async fn dispatch(
         return Ok(Dispatch::Prompt {
             text: input.to_string(),
             mode_after: None,
+            command: None,
         });
     }
     let cmds = commands::load(handle.workspace());
@@ -119,9 +122,19 @@ pub async fn dispatch(
         }))
     };
     match commands::parse(input, &cmds) {
-        Parsed::Prompt(text) | Parsed::Expanded { prompt: text, .. } => Ok(Dispatch::Prompt {
+        Parsed::Prompt(text) => Ok(Dispatch::Prompt {
             text,
             mode_after: None,
+            command: None,
+        }),
+        Parsed::Expanded {
+            name,
+            prompt,
+            extras,
+        } => Ok(Dispatch::Prompt {
+            text: prompt,
+            mode_after: None,
+            command: Some((name, extras)),
         }),
         Parsed::Builtin(Builtin::Compact, _) => Ok(Dispatch::Compact),
         Parsed::Builtin(Builtin::Review, _) => {
@@ -130,6 +143,7 @@ pub async fn dispatch(
             Ok(Dispatch::Prompt {
                 text: commands::REVIEW_PROMPT.to_string(),
                 mode_after: Some(before),
+                command: None,
             })
         }
         Parsed::Builtin(Builtin::Plan, rest) => {
@@ -140,6 +154,7 @@ pub async fn dispatch(
                 Ok(Dispatch::Prompt {
                     text: rest,
                     mode_after: None,
+                    command: None,
                 })
             }
         }

@@ -42,6 +42,12 @@ impl SessionHandle {
         self.session().sandbox_report()
     }
 
+    /// Sets the session's shell policy from its next call on (the Settings' "run sandboxed
+    /// commands without asking").
+    pub fn set_shell_policy(&self, policy: cairn_engine::ShellPolicy) {
+        self.session().set_shell_policy(policy);
+    }
+
     /// Rewinds the conversation to right after session turn `turn` (refused while a turn
     /// runs); the later turns are kept in an archive file of the session.
     pub fn rewind_to_turn(

@@ -219,7 +219,7 @@ impl SessionHandle {
         let Some(slot) = self.take_slot(on_wait).await? else {
             return Ok(None);
         };
-        let stream = self.start(turn.input)?;
+        let stream = self.start(turn.input, turn.options)?;
         self.touch();
         Ok(Some(SlottedStream {
             stream,
@@ -307,7 +307,11 @@ impl SessionHandle {
     /// Starts a turn from `input`; its events come on the stream. Behind a running turn it
     /// waits its turn (turns of one session never overlap). It takes no turn slot: faces
     /// use [`SessionHandle::start_queued`] or [`SessionHandle::run`], which do.
-    pub(crate) fn start(&self, input: TurnInput) -> Result<EventStream, HostError> {
+    pub(crate) fn start(
+        &self,
+        input: TurnInput,
+        options: cairn_engine::TurnOptions,
+    ) -> Result<EventStream, HostError> {
         if self.is_closed() {
             return Err(HostError::Closed(self.id()));
         }
@@ -316,8 +320,9 @@ impl SessionHandle {
         }
         let session = &self.assembled.session;
         Ok(match input {
-            TurnInput::Text(text) => session.run(text),
-            TurnInput::Attached(text, a) => session.run_with_attachments(text, *a),
+            TurnInput::Text(text) if options.is_empty() => session.run(text),
+            TurnInput::Text(text) => session.run_with_options(text, None, options),
+            TurnInput::Attached(text, a) => session.run_with_options(text, Some(*a), options),
             TurnInput::Retry => session.retry(),
             TurnInput::Resume => session.resume(),
             TurnInput::Compact => session.compact(),

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use cairn_engine::attachments::MessageAttachment;
+use cairn_engine::TurnOptions;
 use cairn_protocol::Mode;
 
 use super::dispatch::{dispatch, CommandError, CommandOutcome, Dispatch};
@@ -118,6 +119,8 @@ pub enum Submission {
 #[derive(Debug)]
 pub struct Turn {
     pub(super) input: TurnInput,
+    /// What a command file asked of this turn (its `!` lines, grants, model).
+    pub(super) options: TurnOptions,
     /// Puts the mode back once the turn ended (or never started).
     pub(super) mode_back: Option<ModeBack>,
     notes: Vec<SubmitNote>,
@@ -158,6 +161,15 @@ pub enum SubmitNote {
     MentionAsText {
         /// The mention and why.
         skipped: Skipped,
+    },
+    /// Something a command file asked that is not honoured as written (its `!` lines before
+    /// the trust, `allowed-tools` of a shadowing command, a model alias).
+    #[error("/{command}: {note}")]
+    Command {
+        /// The command's name.
+        command: String,
+        /// What and why.
+        note: String,
     },
     /// Images the model cannot see: saved and referenced in the prompt, not sent.
     #[error("{model} does not accept images: {count} image(s) saved and referenced in the prompt, not sent (the agent can describe them with its media tool)")]
@@ -202,12 +214,20 @@ impl SessionHandle {
             Body::Resume => return Ok(Submission::Turn(Turn::of(TurnInput::Resume))),
             Body::Text { text, attachments } => (text, attachments),
         };
-        let (text, mode_after): (String, Option<Mode>) =
-            match dispatch(self, &text, prompt.ceiling).await? {
-                Dispatch::Done(outcome) => return Ok(Submission::Done(outcome)),
-                Dispatch::Compact => return Ok(Submission::Turn(Turn::of(TurnInput::Compact))),
-                Dispatch::Prompt { text, mode_after } => (text, mode_after),
-            };
+        let (text, mode_after, command) = match dispatch(self, &text, prompt.ceiling).await? {
+            Dispatch::Done(outcome) => return Ok(Submission::Done(outcome)),
+            Dispatch::Compact => return Ok(Submission::Turn(Turn::of(TurnInput::Compact))),
+            Dispatch::Prompt {
+                text,
+                mode_after,
+                command,
+            } => (text, mode_after, command),
+        };
+        // A command file's `!` lines, `allowed-tools` and `model`, as far as they are honoured.
+        let (text, options, command_notes) = match command {
+            Some((name, extras)) => super::command_turn::command_turn(self, &name, text, &extras),
+            None => (text, TurnOptions::default(), Vec::new()),
+        };
         let session = self.session();
         // From here on a failure puts the mode back too.
         let mode_back = mode_after.map(|mode| ModeBack {
@@ -230,6 +250,7 @@ impl SessionHandle {
                 .map(|skipped| SubmitNote::MentionAsText { skipped })
                 .collect()
         };
+        notes.extend(command_notes);
         let input = if attachments.is_empty() && mentions.files.is_empty() {
             TurnInput::Text(text)
         } else {
@@ -244,6 +265,7 @@ impl SessionHandle {
         };
         Ok(Submission::Turn(Turn {
             input,
+            options,
             mode_back,
             notes,
         }))
@@ -254,6 +276,7 @@ impl Turn {
     fn of(input: TurnInput) -> Turn {
         Turn {
             input,
+            options: TurnOptions::default(),
             mode_back: None,
             notes: Vec::new(),
         }

@@ -112,10 +112,24 @@ pub struct SandboxView {
     pub state: String,
     /// One line saying what that means (what is writable, what is hidden).
     pub detail: String,
+    /// Each layer, active or not and why (the header's tooltip): the same list as
+    /// `cairn sandbox status` and `turn_start.sandbox`.
+    pub layers: Vec<cairn_protocol::SandboxLayer>,
 }
 
 impl SandboxView {
-    /// The view of a runtime sandbox state.
+    /// The view of a session's sandbox: its state and, when known, each layer.
+    pub fn with_layers(
+        state: &crate::sandbox::SandboxState,
+        report: Option<cairn_protocol::SandboxReport>,
+    ) -> Self {
+        SandboxView {
+            layers: report.map(|r| r.layers).unwrap_or_default(),
+            ..SandboxView::of(state)
+        }
+    }
+
+    /// The view of a runtime sandbox state (no layers).
     pub fn of(state: &crate::sandbox::SandboxState) -> Self {
         use crate::sandbox::SandboxState;
         let name = match state {
@@ -126,6 +140,7 @@ impl SandboxView {
         SandboxView {
             state: name.to_string(),
             detail: state.describe(),
+            layers: Vec::new(),
         }
     }
 }
@@ -184,7 +199,7 @@ pub fn view(h: &SessionHandle) -> Result<SessionView, StoreError> {
         busy: session.is_busy(),
         blocked: h.blocked(),
         pending_calls: 0,
-        sandbox: SandboxView::of(&h.assembled().sandbox),
+        sandbox: SandboxView::with_layers(h.sandbox(), h.sandbox_report()),
         skipped: h.assembled().skipped.clone(),
     })
 }

@@ -23,7 +23,7 @@ use cairn_engine::{
     CommandWrapper, EngineConfig, ExecEnvironment, PermissionState, Session, ShellPolicy,
     ToolRegistry, WrappedCommand,
 };
-use cairn_policy::sandbox::{bwrap_guarded, bwrap_path, bwrap_works, SandboxSpec};
+use cairn_policy::sandbox::{bwrap_path, bwrap_works};
 use cairn_policy::{RuleDecision, RuleSet, RuleSpec};
 use cairn_protocol::{ApprovalDecision, Event, Mode, ToolStatus};
 use common::collect;
@@ -69,8 +69,12 @@ struct Case {
     #[serde(default)]
     tools: Vec<String>,
     path: Option<String>,
-    /// asks | denied | refused | runs | sandboxed.
+    /// asks | denied | refused | runs | sandboxed (ran inside the sandbox, unasked) |
+    /// succeeds (ran inside the sandbox, unasked, and worked).
     expect: String,
+    /// Text the result must hold (a `succeeds` case's proof that it worked).
+    #[serde(default)]
+    output: Option<String>,
     /// Per-tool overrides of `expect` for `tools` cases.
     #[serde(default)]
     expect_for: BTreeMap<String, String>,
@@ -213,27 +217,85 @@ fn diff(before: &Snapshot, after: &Snapshot) -> Vec<String> {
     out
 }
 
-/// Runs commands inside bubblewrap with the runtime's default spec for the workspace.
-struct Bwrap {
-    bwrap: PathBuf,
-    spec: SandboxSpec,
+/// What every sandboxed command prints first, from inside the sandbox: proof that the
+/// case's command really ran there (a sandbox that cannot start would pass every "the
+/// attack changed nothing" check without it).
+const RAN: &str = "CAIRN-CORPUS-RAN-7F3A";
+
+/// What a sandbox that could not start prints instead of the command's output.
+const NOT_STARTED: [&str; 2] = ["could not start this command", "bwrap:"];
+
+/// The runtime's own session sandbox for `w`: the spec and wrapper a session in `w.ws` with
+/// state dir `w.state` gets (allow-list filesystem, seccomp, private caches; no network),
+/// every command first printing [`RAN`] inside it.
+fn runtime_sandbox(w: &World) -> ExecEnvironment {
+    let opts = cairn_runtime::sandbox::SandboxOptions {
+        mode: cairn_policy::sandbox::SandboxMode::Required,
+        network: cairn_runtime::sandbox_net::SandboxNetwork::None,
+        ..Default::default()
+    };
+    let (mut exec, _) = cairn_runtime::sandbox::exec_environment_with(&w.ws, &w.state, &opts)
+        .expect("the runtime's session sandbox");
+    let inner = exec.wrapper.take().expect("a sandbox wrapper");
+    exec.wrapper = Some(Arc::new(Marked { inner }));
+    exec
 }
 
-impl CommandWrapper for Bwrap {
+/// Runs [`RAN`]'s `echo` inside the wrapped sandbox before the command itself.
+struct Marked {
+    inner: Arc<dyn CommandWrapper>,
+}
+
+impl Marked {
+    fn mark(argv: Vec<String>) -> Vec<String> {
+        let mut out = vec![
+            "sh".to_string(),
+            "-c".to_string(),
+            format!("echo {RAN}; exec \"$@\""),
+            "sh".to_string(),
+        ];
+        out.extend(argv);
+        out
+    }
+}
+
+impl CommandWrapper for Marked {
     fn wrap(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> Vec<String> {
-        self.wrap_guarded(argv, extra_writable).argv
+        self.inner.wrap(Self::mark(argv), extra_writable)
     }
     fn wrap_guarded(&self, argv: Vec<String>, extra_writable: &[PathBuf]) -> WrappedCommand {
-        let (argv, guard) = bwrap_guarded(&self.bwrap, &self.spec, extra_writable, &argv, None);
-        WrappedCommand {
-            env: None,
-            argv,
-            guard: Some(Box::new(guard)),
-        }
+        self.inner.wrap_guarded(Self::mark(argv), extra_writable)
+    }
+    fn wrap_hiding(
+        &self,
+        argv: Vec<String>,
+        extra_writable: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> WrappedCommand {
+        self.inner
+            .wrap_hiding(Self::mark(argv), extra_writable, hidden)
+    }
+    fn wrap_call(
+        &self,
+        argv: Vec<String>,
+        extra_writable: &[PathBuf],
+        hidden: &[PathBuf],
+        net: Option<Arc<dyn cairn_runtime::netproxy::gate::NetGate>>,
+    ) -> WrappedCommand {
+        self.inner
+            .wrap_call(Self::mark(argv), extra_writable, hidden, net)
     }
     fn describe(&self) -> String {
-        "bubblewrap (attack corpus)".into()
+        self.inner.describe()
     }
+}
+
+/// Why a sandboxed call's output does not show that its command ran inside the sandbox.
+fn not_run(result: &str) -> Option<String> {
+    if let Some(e) = NOT_STARTED.iter().find(|e| result.contains(*e)) {
+        return Some(format!("the sandbox did not start (`{e}`)"));
+    }
+    (!result.contains(RAN)).then(|| "no sign that the command ran inside the sandbox".into())
 }
 
 fn fill(text: &str, w: &World) -> String {
@@ -343,13 +405,12 @@ async fn run_case(
         FakeReply::tool("attack", tool, args),
         FakeReply::text("done"),
     ]);
-    let mut exec = ExecEnvironment::default();
-    if case.sandbox {
-        exec.wrapper = Some(Arc::new(Bwrap {
-            bwrap: bwrap.expect("bwrap").to_path_buf(),
-            spec: SandboxSpec::for_workspace(&w.ws),
-        }));
-    }
+    let exec = if case.sandbox {
+        assert!(bwrap.is_some(), "bwrap");
+        runtime_sandbox(w)
+    } else {
+        ExecEnvironment::default()
+    };
     let state = PermissionState {
         mode: config.mode,
         allow_commands: case.session_commands.iter().cloned().collect(),
@@ -396,10 +457,24 @@ fn check(
         "asks" => o.asked && o.status == Some(ToolStatus::Denied) && unchanged_all.is_empty(),
         "denied" => !o.asked && o.status == Some(ToolStatus::Denied) && unchanged_all.is_empty(),
         "refused" => !o.asked && o.status == Some(ToolStatus::Error) && unchanged_all.is_empty(),
-        "runs" | "sandboxed" => {
+        "runs" => {
             !o.asked
                 && matches!(o.status, Some(ToolStatus::Ok) | Some(ToolStatus::Error))
                 && unchanged_guarded.is_empty()
+        }
+        "sandboxed" | "succeeds" => {
+            if let Some(why) = not_run(&o.result) {
+                return Some(format!(
+                    "expected {expect}: {why}; result: {}",
+                    o.result.chars().take(300).collect::<String>()
+                ));
+            }
+            let finished = if expect == "succeeds" {
+                o.status == Some(ToolStatus::Ok)
+            } else {
+                matches!(o.status, Some(ToolStatus::Ok) | Some(ToolStatus::Error))
+            };
+            !o.asked && finished && unchanged_guarded.is_empty()
         }
         other => return Some(format!("unknown expectation {other}")),
     };
@@ -535,6 +610,14 @@ async fn run_corpus(file: &str, min: usize) {
             };
             if let Some(f) = check(&expect, &observed, &all, &guarded_diff) {
                 failures.push(format!("{label}: {f}"));
+            }
+            if let Some(want) = &case.output {
+                if !observed.result.contains(&fill(want, &w)) {
+                    failures.push(format!(
+                        "{label}: the result lacks `{want}`: {}",
+                        observed.result.chars().take(300).collect::<String>()
+                    ));
+                }
             }
             *by_outcome.entry(expect).or_default() += 1;
             ran += 1;

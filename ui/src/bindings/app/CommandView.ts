@@ -28,4 +28,13 @@ skill: boolean,
 /**
  * What to type after the name (a command's `argument-hint`).
  */
-argumentHint?: string, };
+argumentHint?: string, 
+/**
+ * What its front matter `allowed-tools` grant during its turn (Claude Code's rules as
+ * written; a project's only once trusted).
+ */
+allowedTools: Array<string>, 
+/**
+ * The model its front matter names for its turn.
+ */
+model?: string, };

@@ -26,4 +26,14 @@ commands: Array<CommandView>,
 /**
  * Problems with the files (each left out only what it concerns).
  */
-warnings: Array<string>, };
+warnings: Array<string>, 
+/**
+ * The project's command (and skill) files with `` !`cmd` `` lines or `allowed-tools`
+ * that wait for the workspace trust (empty once trusted).
+ */
+heldCommands: Array<string>, 
+/**
+ * What the user's `~/.claude` holds that Cairn would read once they opt in (empty
+ * once they did, or when there is nothing).
+ */
+claudeUserFiles: Array<string>, };

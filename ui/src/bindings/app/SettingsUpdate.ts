@@ -28,4 +28,8 @@ language: Language,
 /**
  * Turns running at once on this machine (1–64); unchanged when absent.
  */
-turnLimit?: number, };
+turnLimit?: number, 
+/**
+ * Run sandboxed commands without asking; unchanged when absent.
+ */
+sandboxedUnasked?: boolean, };

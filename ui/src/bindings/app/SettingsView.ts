@@ -43,4 +43,9 @@ mcp: Array<McpServerView>,
 /**
  * How many turns may run at once on this machine (every window and `cairn run`).
  */
-turnLimit: number, };
+turnLimit: number, 
+/**
+ * Whether commands that run inside the sandbox run without asking (`shellPolicy =
+ * "sandbox"` in the sandbox settings, as `--shell-policy sandbox`).
+ */
+sandboxedUnasked: boolean, };

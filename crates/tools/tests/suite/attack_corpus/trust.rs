@@ -113,9 +113,13 @@ async fn run_call(call: &Call, w: &World, bwrap: Option<&Path>) -> super::Observ
     } else {
         SandboxMode::Off
     };
-    let exec =
+    let mut exec =
         cairn_runtime::sandbox::exec_environment(&w.ws, &w.state, sandbox, policy_of(&call.policy))
             .unwrap();
+    // Sandboxed commands show that they ran inside it.
+    if let Some(inner) = exec.wrapper.take() {
+        exec.wrapper = Some(Arc::new(super::Marked { inner }));
+    }
     let mut state = PermissionState {
         mode: config.mode,
         ..Default::default()
@@ -163,7 +167,22 @@ fn evil_server(path: &Path) {
     .unwrap();
 }
 
-fn import_case(case: &Import) -> Option<String> {
+/// Starts `servers` as a session does (held servers stay down) and waits until none is
+/// starting; whether the server of [`evil_server`] left its marker in the workspace.
+async fn starts_evil(servers: Vec<cairn_mcp::ServerConfig>, w: &World) -> bool {
+    let manager = cairn_mcp::McpManager::new(servers, cairn_mcp::ManagerOptions::new(w.ws.clone()));
+    manager.start_all();
+    assert!(
+        manager
+            .wait_settled(std::time::Duration::from_secs(30))
+            .await,
+        "the MCP servers never settled"
+    );
+    manager.close_all().await;
+    w.ws.join("pwned").exists()
+}
+
+async fn import_case(case: &Import) -> Option<String> {
     let w = world();
     evil_server(&w.ws.join("evil.json"));
     evil_server(&w.outside.join("evil.json"));
@@ -176,7 +195,7 @@ fn import_case(case: &Import) -> Option<String> {
     )
     .unwrap();
     let loaded = cairn_runtime::mcp::load_config(&w.ws);
-    match loaded.get("evil") {
+    let failure = match loaded.get("evil") {
         None => Some(format!(
             "{}: `{import}` imported nothing: {:?}",
             case.id, loaded.warnings
@@ -192,7 +211,30 @@ fn import_case(case: &Import) -> Option<String> {
             "{}: `{import}` starts untrusted: held = {:?}",
             case.id, s.held
         )),
+    };
+    if failure.is_some() {
+        return failure;
     }
+    // On disk: the held server never ran; the same server trusted does leave its marker (so
+    // the check can see one).
+    if starts_evil(loaded.servers.clone(), &w).await {
+        return Some(format!("{}: `{import}` ran before trust", case.id));
+    }
+    let trusted = loaded
+        .servers
+        .into_iter()
+        .filter(|s| s.name == "evil")
+        .map(|mut s| {
+            s.held = None;
+            s
+        })
+        .collect();
+    (!starts_evil(trusted, &w).await).then(|| {
+        format!(
+            "{}: the trusted copy of `{import}` left no marker: the check proves nothing",
+            case.id
+        )
+    })
 }
 
 fn workspace_case(case: &WorkspaceCase) -> Result<Option<String>, String> {
@@ -280,7 +322,7 @@ async fn the_trust_corpus_yields_no_escape() {
         ran += 1;
     }
     for case in &corpus.import {
-        failures.extend(import_case(case));
+        failures.extend(import_case(case).await);
         ran += 1;
     }
     let mut refused = 0;
