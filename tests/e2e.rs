@@ -30,6 +30,8 @@ mod handoff;
 mod history;
 #[path = "e2e/layout.rs"]
 mod layout;
+#[path = "e2e/mcp_connect.rs"]
+mod mcp_connect;
 #[path = "e2e/mcp_trust.rs"]
 mod mcp_trust;
 #[path = "e2e/notices.rs"]

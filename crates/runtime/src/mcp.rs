@@ -140,6 +140,7 @@ pub fn attach(
             }),
         }
     });
+    options.auth = auth_for(&loaded);
     let manager = McpManager::new(loaded.servers, options);
     let startable = manager
         .status()
@@ -151,7 +152,7 @@ pub fn attach(
             inner: llm,
             manager: manager.downgrade(),
             waited: Arc::new(AtomicBool::new(false)),
-            grace: grace(),
+            grace: startup_grace(),
         }));
     }
     manager.attach(Arc::new(session.clone()));
@@ -160,6 +161,26 @@ pub fn attach(
         warnings: loaded.warnings,
         held,
         skipped,
+    }
+}
+
+/// Logins for the HTTP servers, when any is configured (the keyring is not touched otherwise).
+pub fn auth_for(
+    loaded: &cairn_mcp::LoadedConfig,
+) -> Option<Arc<dyn cairn_mcp::auth::AccessTokens>> {
+    let any_http = loaded
+        .servers
+        .iter()
+        .any(|s| s.enabled && matches!(s.transport, Some(cairn_mcp::TransportConfig::Http { .. })));
+    if !any_http {
+        return None;
+    }
+    match crate::mcp_auth::authenticator(&crate::tooling::process_env) {
+        Ok((a, _)) => Some(Arc::new(a)),
+        Err(e) => {
+            tracing::warn!("MCP logins unavailable: {e}");
+            None
+        }
     }
 }
 
@@ -184,7 +205,9 @@ pub fn load_config(workspace: &Path) -> cairn_mcp::LoadedConfig {
     loaded
 }
 
-fn grace() -> Duration {
+/// How long the first model request waits for the MCP servers to start
+/// (`CAIRN_MCP_STARTUP_GRACE_MS`).
+pub fn startup_grace() -> Duration {
     let ms = std::env::var("CAIRN_MCP_STARTUP_GRACE_MS")
         .ok()
         .and_then(|v| v.trim().parse().ok())
