@@ -7,9 +7,7 @@ use ts_rs::TS;
 pub use cairn_runtime::attach::ImageUpload;
 pub use cairn_runtime::commands::CommandView;
 pub use cairn_runtime::extensions::ExtensionsView;
-pub use cairn_runtime::face_settings::{
-    EndpointCheck, Language, RecentWorkspace, SettingsUpdate, SettingsView,
-};
+pub use cairn_runtime::face_settings::{Language, RecentWorkspace};
 pub use cairn_runtime::host::board::{BoardRow, BoardView, OpenRequestView};
 pub use cairn_runtime::host::rules_view::{GrantedDirectory, PermissionRules, PersistentRule};
 pub use cairn_runtime::host::view::{SandboxView, SessionStatus, SessionView};
@@ -17,6 +15,7 @@ pub use cairn_runtime::host::RunOutcome;
 pub use cairn_runtime::keys::{KeyStatus, ProviderView};
 pub use cairn_runtime::llm_setup::{ModelView, PriceView};
 pub use cairn_runtime::mcp_view::McpServerView;
+pub use cairn_runtime::settings_view::{EndpointCheck, SettingsUpdate, SettingsView};
 pub use cairn_runtime::timeline::types::{
     CheckpointKind, CheckpointView, ConflictKind, ConflictView, FileChange, RestoreRequest,
     RestoreView, RewindArchiveView, RewoundTurnView, TimelineView,

@@ -42,6 +42,7 @@ pub mod sandbox;
 pub mod sandbox_net;
 pub mod sandbox_settings;
 pub mod schema;
+pub mod settings_view;
 pub mod skills;
 pub mod skipped;
 pub mod store;
