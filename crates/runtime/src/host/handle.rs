@@ -136,6 +136,11 @@ impl SessionHandle {
         self.is_busy() || self.queued().is_some() || self.runs.load(Ordering::SeqCst) > 0
     }
 
+    /// The configuration the session reads.
+    pub fn config(&self) -> crate::ConfigScope {
+        self.assembled.config
+    }
+
     fn touch(&self) {
         self.live.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
@@ -448,7 +453,7 @@ impl SessionHandle {
 
     /// Reloads the persistent rules (user-level and project files) of this session.
     pub fn reload_rules(&self) -> Result<(), HostError> {
-        let rules = crate::permissions::load_rules(&self.workspace)?;
+        let rules = crate::permissions::load_rules_in(&self.workspace, &self.assembled.config)?;
         self.assembled.session.set_rules(rules);
         Ok(())
     }
