@@ -509,6 +509,34 @@ impl SessionHandle {
         self.assembled.rename(name)
     }
 
+    /// Names the session once, after a turn, unless its name already has a source (the
+    /// user's, or an earlier automatic one): the name `cairn run` and the app show for it
+    /// (its first message, [`crate::store::derive_name`]), marked `auto`. Returns the name to
+    /// announce as `session_named` with source `auto`.
+    pub async fn name_automatically(&self) -> Option<String> {
+        if !self.saved().name_source.is_empty() {
+            return None;
+        }
+        let derived = crate::store::derive_name(&self.assembled.session.messages().await);
+        let mut named = None;
+        self.assembled
+            .persister
+            .update(|s| {
+                if !s.name_source.is_empty() {
+                    return;
+                }
+                if s.name.trim().is_empty() {
+                    s.name = derived.clone();
+                }
+                if !s.name.trim().is_empty() {
+                    s.name_source = "auto".into();
+                    named = Some(s.name.clone());
+                }
+            })
+            .ok()?;
+        named
+    }
+
     /// Saves the session now (history, permissions, todos, turn count).
     pub async fn save(&self) -> Result<(), StoreError> {
         self.assembled.checkpoint().await
