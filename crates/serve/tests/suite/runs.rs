@@ -644,3 +644,31 @@ async fn a_session_is_named_after_its_first_turn_unless_the_user_named_it() {
         "Mine"
     );
 }
+
+#[tokio::test]
+async fn an_idle_event_stream_gets_keepalive_comments() {
+    let s = Server::start(|c| c.keepalive = Duration::from_millis(200)).await;
+    let id = s.session("auto").await;
+    let r = s
+        .get(&format!("/v1/sessions/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut body = r.bytes_stream();
+    let mut seen = String::new();
+    let got = tokio::time::timeout(Duration::from_secs(10), async {
+        use futures::StreamExt;
+        while let Some(Ok(chunk)) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.matches(": keepalive\n\n").count() >= 2 {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(got, Ok(true), "{seen:?}");
+    // Only comments: no event was sent on the idle stream.
+    assert!(!seen.contains("event:"), "{seen:?}");
+}
