@@ -64,6 +64,10 @@ log "npm ci (ui/)"
 # The reference MCP server the MCP tests run against (pinned by its lock file).
 log "npm ci (crates/mcp/tests/npm)"
 (cd "$ROOT/crates/mcp/tests/npm" && npm ci --no-audit --no-fund)
+# The official MCP conformance suite, with cairn as the client (pinned by its lock file; on
+# Node 20 it runs through tests/conformance/register.mjs, which supplies fs.globSync).
+log "npm ci (crates/cli/tests/conformance)"
+(cd "$ROOT/crates/cli/tests/conformance" && npm ci --no-audit --no-fund)
 
 # tauri-driver for the E2E test, pinned (a 3.0 alpha exists).
 # (tauri-driver has no --version flag; cargo's install list knows what it installed.)

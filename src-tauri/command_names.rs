@@ -45,6 +45,7 @@ pub const COMMANDS: &[&str] = &[
     "set_api_key",
     "remove_api_key",
     "trust_mcp_server",
+    "connect_mcp_server",
     "usage_report",
     "check_endpoint",
     "session_timeline",

@@ -101,6 +101,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::settings::set_api_key,
             commands::settings::remove_api_key,
             commands::settings::trust_mcp_server,
+            commands::settings::connect_mcp_server,
             commands::settings::usage_report,
             commands::endpoint::check_endpoint,
             commands::timeline::session_timeline,

@@ -30,6 +30,8 @@ mod handoff;
 mod history;
 #[path = "e2e/layout.rs"]
 mod layout;
+#[path = "e2e/mcp_connect.rs"]
+mod mcp_connect;
 #[path = "e2e/mcp_trust.rs"]
 mod mcp_trust;
 #[path = "e2e/notices.rs"]
@@ -40,8 +42,8 @@ mod project_rules;
 mod resume;
 #[path = "e2e/rewind.rs"]
 mod rewind;
-#[path = "e2e/sandbox_settings.rs"]
-mod sandbox_settings;
+#[path = "e2e/sandbox.rs"]
+mod sandbox;
 #[path = "e2e/setup.rs"]
 mod setup;
 #[path = "e2e/steering.rs"]

@@ -101,6 +101,26 @@ pub async fn trust_mcp_server<R: Runtime>(
     settings_view(&state, Some(&ws), slot.session.as_deref(), true).await
 }
 
+/// Logs in to an HTTP MCP server of the window's session that needs one (OAuth): the system
+/// browser opens the authorization page, the redirect comes back to 127.0.0.1, then the
+/// server reconnects and its tools appear.
+#[tauri::command]
+pub async fn connect_mcp_server<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    name: String,
+) -> IpcResult<SettingsView> {
+    let slot = state.slot(window.label());
+    let session = slot
+        .session
+        .as_deref()
+        .ok_or_else(|| IpcError::invalid("Open a chat first: its MCP servers connect there."))?;
+    cairn_runtime::mcp_connect::connect_in_browser(session, &name)
+        .await
+        .map_err(|e| IpcError::new(crate::error::ErrorCode::Config, e))?;
+    settings_view(&state, slot.workspace.as_deref(), Some(session), true).await
+}
+
 /// Saves the settings; the window's session switches to the chosen provider and model.
 #[tauri::command]
 pub async fn save_settings<R: Runtime>(

@@ -197,6 +197,8 @@ export const setApiKey = (provider: string, key: string) => invoke<SettingsView>
 export const removeApiKey = (provider: string) => invoke<SettingsView>("remove_api_key", { provider });
 /** Trusts a project MCP server as defined now (it starts with the next chat). */
 export const trustMcpServer = (name: string) => invoke<SettingsView>("trust_mcp_server", { name });
+/** Logs in to an HTTP MCP server that needs one (the system browser), then reconnects it. */
+export const connectMcpServer = (name: string) => invoke<SettingsView>("connect_mcp_server", { name });
 /** The usage center's report. */
 export const usageReport = () => invoke<UsageReport>("usage_report");
 export const checkEndpoint = (provider: string, baseUrl: string, key: string | null) =>

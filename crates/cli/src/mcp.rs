@@ -46,6 +46,16 @@ pub enum McpCommand {
         #[command(flatten)]
         ws: WorkspaceArg,
     },
+    /// Log in to an HTTP server that needs one (OAuth 2.1): prints the URL, opens the
+    /// browser and waits for the redirect (or a pasted redirect URL).
+    Login(crate::mcp_login::LoginArgs),
+    /// Forget an HTTP server's login, revoking it where the server offers revocation.
+    Logout {
+        /// Server name.
+        name: String,
+        #[command(flatten)]
+        ws: WorkspaceArg,
+    },
     /// Start one server, list its tools and report how long each step took.
     Test {
         /// Server name.
@@ -63,7 +73,7 @@ pub enum McpCommand {
 pub struct WorkspaceArg {
     /// The workspace whose `.agent/mcp.json` applies [default: current dir].
     #[arg(short, long, value_name = "DIR")]
-    workspace: Option<PathBuf>,
+    pub workspace: Option<PathBuf>,
 }
 
 /// Remote transport of `--url`.
@@ -110,7 +120,9 @@ pub async fn run(cmd: McpCommand) -> ExitCode {
     let result = match cmd {
         McpCommand::List { ws, no_start, json } => list(&ws, no_start, json).await,
         McpCommand::Add(args) => add(args),
-        McpCommand::Remove { name, ws, user } => remove(&name, &ws, user),
+        McpCommand::Remove { name, ws, user } => remove(&name, &ws, user).await,
+        McpCommand::Login(args) => crate::mcp_login::login(args).await,
+        McpCommand::Logout { name, ws } => crate::mcp_login::logout(&name, &ws).await,
         McpCommand::Test { name, ws, json } => test(&name, &ws, json).await,
         McpCommand::Trust { names, ws } => trust(&names, &ws),
     };
@@ -123,7 +135,8 @@ pub async fn run(cmd: McpCommand) -> ExitCode {
     }
 }
 
-fn workspace(ws: &WorkspaceArg) -> Result<PathBuf, String> {
+/// The workspace `ws` names (or the current dir's), resolved.
+pub fn workspace(ws: &WorkspaceArg) -> Result<PathBuf, String> {
     let dir = match &ws.workspace {
         Some(w) => w.clone(),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current dir: {e}"))?,
@@ -150,7 +163,9 @@ fn load(ws: &Path) -> cairn_mcp::LoadedConfig {
 async fn list(ws: &WorkspaceArg, no_start: bool, json: bool) -> Result<ExitCode, String> {
     let ws = workspace(ws)?;
     let loaded = load(&ws);
-    let manager = McpManager::new(loaded.servers, ManagerOptions::from_env(ws.clone()));
+    let mut options = ManagerOptions::from_env(ws.clone());
+    options.auth = cairn_runtime::mcp::auth_for(&loaded);
+    let manager = McpManager::new(loaded.servers, options);
     if !no_start {
         manager.connect_all().await;
     }
@@ -215,7 +230,9 @@ async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, Str
             }
         ));
     };
-    let manager = McpManager::new(vec![cfg], ManagerOptions::from_env(ws.clone()));
+    let mut options = ManagerOptions::from_env(ws.clone());
+    options.auth = cairn_runtime::mcp::auth_for(&loaded);
+    let manager = McpManager::new(vec![cfg], options);
     let started = Instant::now();
     let result = manager.connect_server(name).await;
     let total = started.elapsed();
@@ -380,10 +397,24 @@ fn trust(names: &[String], ws: &WorkspaceArg) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn remove(name: &str, ws: &WorkspaceArg, user: bool) -> Result<ExitCode, String> {
+async fn remove(name: &str, ws: &WorkspaceArg, user: bool) -> Result<ExitCode, String> {
     let path = config_file(ws, user)?;
+    // The URL of an HTTP server, read before the entry goes: its login goes with it.
+    let url = workspace(ws).ok().and_then(|w| {
+        match cairn_runtime::mcp::load_config(&w)
+            .get(name)?
+            .transport
+            .as_ref()?
+        {
+            cairn_mcp::TransportConfig::Http { url, .. } => Some(url.clone()),
+            _ => None,
+        }
+    });
     if remove_server(&path, name).map_err(|e| e.to_string())? {
         outln!("removed `{name}` from {}", path.display());
+        if let Some(url) = url {
+            crate::mcp_login::forget(name, &url).await;
+        }
         Ok(ExitCode::SUCCESS)
     } else {
         Err(format!("no server named `{name}` in {}", path.display()))

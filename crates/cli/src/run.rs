@@ -392,6 +392,19 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Some(layer) = open_network(&handle) {
         errln!("sandbox network: {layer}");
     }
+    // HTTP MCP servers that need a login: one `mcp_login_needed` event each with --json (before
+    // the turn's events), else a note on stderr.
+    for (server, message) in cairn_runtime::mcp_connect::logins_needed(&handle).await {
+        if args.json {
+            let event = serde_json::json!({
+                "type": "mcp_login_needed",
+                "data": {"server": server, "message": message},
+            });
+            outln!("{event}");
+        } else {
+            errln!("note: MCP server `{server}`: {message}");
+        }
+    }
     let mut renderer = Renderer::new(args.json);
     let pending = handle.pending_calls().await;
     let mut status = None;

@@ -108,16 +108,9 @@ impl NetGate for CallGate {
                 name: host_allowance(host),
             }),
         };
-        s.emit(Event::PermissionRequired(PermissionRequired {
-            task_id: request.task_id.clone(),
-            req_id: request.req_id.clone(),
-            request_id: request.request_id.clone(),
-            name: request.name.clone(),
-            arguments: request.arguments.clone(),
-            reason: request.reason.clone(),
-            category: request.category.clone(),
-            always_allow: request.always_allow.clone(),
-        }))
+        s.emit(Event::PermissionRequired(PermissionRequired::from(
+            &request,
+        )))
         .await;
         let answer = s.approver().approve(request).await;
         match answer {

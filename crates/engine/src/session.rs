@@ -622,14 +622,14 @@ impl Session {
 
     /// Sets the shell policy from the next call on (whether the OS sandbox wraps commands
     /// is unchanged).
-    pub fn set_shell_policy(&self, policy: crate::ShellPolicy) {
+    pub fn set_shell_policy(&self, policy: crate::permission::ShellPolicy) {
         let mut p = lock(&self.inner.permissions);
         let (_, enforced) = p.shell_policy();
         p.set_shell_policy(policy, enforced);
     }
 
     /// The shell policy in force.
-    pub fn shell_policy(&self) -> crate::ShellPolicy {
+    pub fn shell_policy(&self) -> crate::permission::ShellPolicy {
         lock(&self.inner.permissions).shell_policy().0
     }
 

@@ -84,6 +84,7 @@ impl Connection {
         stderr_cap: usize,
         handler: Handler,
         sandbox: Option<&dyn cairn_engine::CommandWrapper>,
+        auth: Option<&dyn crate::auth::AccessTokens>,
     ) -> Result<Started, ServerError> {
         let deadline = Instant::now() + startup;
         let progress = handler.progress();
@@ -131,8 +132,22 @@ impl Connection {
                 }
             }
             TransportConfig::Http { url, headers } => {
-                let t = crate::http::streamable_http(url, headers)?;
-                finish(handler, t, deadline, startup, progress).await
+                let login = |e: crate::auth::AuthError| ServerError::LoginNeeded(e.to_string());
+                let bearer = match auth {
+                    Some(a) => a.bearer(url).await.map_err(login)?,
+                    None => None,
+                };
+                let t = crate::http::streamable_http(url, headers, bearer.as_deref())?;
+                let first = finish(handler.clone(), t, deadline, startup, progress.clone()).await;
+                match (first, auth) {
+                    // The token was refused though it had not expired: refresh once, retry.
+                    (Err(ServerError::LoginNeeded(_)), Some(a)) if bearer.is_some() => {
+                        let fresh = a.rejected(url).await.map_err(login)?;
+                        let t = crate::http::streamable_http(url, headers, Some(&fresh))?;
+                        finish(handler, t, deadline, startup, progress).await
+                    }
+                    (r, _) => r,
+                }
             }
             TransportConfig::Sse { url, headers } => {
                 let t = crate::sse::SseTransport::connect(url, headers, deadline).await?;
@@ -274,6 +289,11 @@ fn failure(e: ServiceError, limits: CallTimeouts) -> CallFailure {
             after: timeout,
             total: timeout == limits.max && limits.max != limits.idle,
         },
+        ref e @ ServiceError::TransportSend(_) if auth_refused(e) => CallFailure::Protocol(
+            "the server refused this call: the login lacks a scope it needs, or it expired; log \
+             in again (`cairn mcp login <server> --scope \"…\"` with the scopes it names)"
+                .into(),
+        ),
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallFailure::Closed,
         ServiceError::McpError(e) => {
             CallFailure::Protocol(format!("error {}: {}", e.code.0, e.message))
@@ -320,6 +340,8 @@ where
 struct StartFailure {
     reason: String,
     closed: bool,
+    /// The server answered 401/403 with a Bearer challenge: a login is needed.
+    login: bool,
 }
 
 impl From<ClientInitializeError> for StartFailure {
@@ -330,20 +352,52 @@ impl From<ClientInitializeError> for StartFailure {
                 | ClientInitializeError::TransportError { .. }
                 | ClientInitializeError::ExpectedInitResponse(None)
         );
+        if e.auth_challenge().is_some() || e.is_authorization_required() {
+            return StartFailure {
+                reason: "the server needs a login".into(),
+                closed: false,
+                login: true,
+            };
+        }
         StartFailure {
             reason: format!("initialize failed: {e}"),
             closed,
+            login: false,
         }
     }
 }
 
 impl From<ListError> for StartFailure {
     fn from(e: ListError) -> Self {
+        if auth_refused(&e) {
+            return StartFailure {
+                reason: "the server needs a login".into(),
+                closed: false,
+                login: true,
+            };
+        }
         StartFailure {
             closed: e.is_closed(),
             reason: e.to_string(),
+            login: false,
         }
     }
+}
+
+/// Whether an HTTP 401 or 403 (a Bearer challenge) is among `e`'s causes: servers may let
+/// `initialize` through and guard only what follows.
+fn auth_refused(e: &(dyn std::error::Error + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if c.downcast_ref::<AuthRequiredError>().is_some()
+            || c.downcast_ref::<InsufficientScopeError>().is_some()
+        {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
 }
 
 /// `initialize` + `tools/list` before `deadline`; a stdio child's exit ends the wait at once.
@@ -377,11 +431,13 @@ where
             Err(_) => Err(StartFailure {
                 reason: format!("did not finish starting (initialize + tools/list) within {}; stopped", secs(startup)),
                 closed: false,
+                login: false,
             }),
         },
         Some(exit) = exited => Err(StartFailure {
             reason: format!("exited during startup ({})", exit.description),
             closed: false,
+            login: false,
         }),
     };
     match outcome {
@@ -406,6 +462,9 @@ where
                         exit.description
                     )));
                 }
+            }
+            if failure.login {
+                return Err(ServerError::LoginNeeded(failure.reason));
             }
             Err(ServerError::Start(failure.reason))
         }

@@ -22,6 +22,9 @@ pub enum ServerError {
     /// The manager or the server was closed.
     #[error("{0}")]
     Closed(String),
+    /// The HTTP server wants a login (OAuth) that Cairn does not have or that expired.
+    #[error("{0}")]
+    LoginNeeded(String),
 }
 
 impl ServerError {
@@ -34,6 +37,7 @@ impl ServerError {
             ServerError::Config(r) => ServerError::Config(f(r)),
             ServerError::Unavailable(r) => ServerError::Unavailable(f(r)),
             ServerError::Closed(r) => ServerError::Closed(f(r)),
+            ServerError::LoginNeeded(r) => ServerError::LoginNeeded(f(r)),
         }
     }
 }

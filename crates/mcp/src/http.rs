@@ -9,12 +9,18 @@ use rmcp::transport::StreamableHttpClientTransport;
 use crate::ServerError;
 
 /// Builds the transport; header problems (already reported at config load) are errors here.
+/// `bearer`: the access token of a login, sent as `Authorization: Bearer …`.
 pub fn streamable_http(
     url: &str,
     headers: &BTreeMap<String, String>,
+    bearer: Option<&str>,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, ServerError> {
     let map = header_map(headers)?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(map);
+    let mut config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(map);
+    if let Some(t) = bearer {
+        config = config.auth_header(t.to_string());
+    }
     // rmcp's default client: same-origin redirects only, no idle pooling stalls.
     Ok(StreamableHttpClientTransport::from_config(config))
 }

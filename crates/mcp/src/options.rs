@@ -74,6 +74,8 @@ pub struct ManagerOptions {
     /// The session's sandbox, for the stdio servers it applies to (a project's); `None`:
     /// every server runs outside.
     pub sandbox: Option<McpSandbox>,
+    /// Logins for HTTP servers that need one (bearer tokens, refreshed); `None`: no logins.
+    pub auth: Option<std::sync::Arc<dyn crate::auth::AccessTokens>>,
 }
 
 /// Which stdio servers run inside the session's sandbox, and the sandbox.
@@ -110,6 +112,7 @@ impl ManagerOptions {
             tesseract: None,
             ocr_model: None,
             sandbox: None,
+            auth: None,
         }
     }
 

@@ -189,8 +189,16 @@ impl Slot {
             self.opts.stderr_log_bytes,
             handler,
             sandbox.as_deref(),
+            self.opts.auth.as_deref(),
         )
         .await;
+        let name = &self.config.name;
+        let result = result.map_err(|e| match e {
+            ServerError::LoginNeeded(r) => {
+                ServerError::LoginNeeded(format!("{r}: run `cairn mcp login {name}`"))
+            }
+            other => other,
+        });
         match result {
             Ok(s) => {
                 let conn = Arc::new(s.conn);

@@ -349,3 +349,18 @@ pub async fn serve_stdio(server: TestServer) -> Result<(), Box<dyn std::error::E
     running.waiting().await?;
     Ok(())
 }
+
+/// The server over Streamable HTTP, as a service to mount in a router (one [`TestServer`]
+/// with `faults` per session).
+pub fn http_service(
+    faults: Faults,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    TestServer,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    rmcp::transport::streamable_http_server::StreamableHttpService::new(
+        move || Ok(TestServer::new(faults.clone())),
+        std::sync::Arc::new(Default::default()),
+        Default::default(),
+    )
+}

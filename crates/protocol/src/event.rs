@@ -183,6 +183,22 @@ pub struct PermissionRequired {
     pub always_allow: Option<crate::AlwaysAllow>,
 }
 
+impl From<&crate::ApprovalRequest> for PermissionRequired {
+    /// The event announcing `request`, emitted right before the approver is asked.
+    fn from(request: &crate::ApprovalRequest) -> Self {
+        PermissionRequired {
+            task_id: request.task_id.clone(),
+            req_id: request.req_id.clone(),
+            request_id: request.request_id.clone(),
+            name: request.name.clone(),
+            arguments: request.arguments.clone(),
+            reason: request.reason.clone(),
+            category: request.category.clone(),
+            always_allow: request.always_allow.clone(),
+        }
+    }
+}
+
 /// `tool_started`: a tool begins executing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[ts(export)]

@@ -121,7 +121,12 @@ fn agents_in(dir: &Path, provider: Option<&str>) -> (Vec<AgentDef>, Vec<String>)
 /// project's ([`project_agents`]) to `agents` after the built-in and the user's own, which
 /// they never replace; what is skipped is logged.
 pub fn add_project_agents(agents: &mut AgentRegistry, workspace: &Path, provider: Option<&str>) {
-    add_project_agents_in(agents, workspace, provider, &crate::ConfigScope::default())
+    add_project_agents_in(
+        agents,
+        workspace,
+        provider,
+        &crate::config_scope::ConfigScope::default(),
+    )
 }
 
 /// [`add_project_agents`] within `scope`: `~/.claude`'s roles only when its user config
@@ -130,7 +135,7 @@ pub fn add_project_agents_in(
     agents: &mut AgentRegistry,
     workspace: &Path,
     provider: Option<&str>,
-    scope: &crate::ConfigScope,
+    scope: &crate::config_scope::ConfigScope,
 ) {
     let none = || (Vec::new(), Vec::new());
     for (whose, (roles, warnings)) in [

@@ -27,6 +27,8 @@ pub mod instructions;
 pub mod keys;
 pub mod llm_setup;
 pub mod mcp;
+pub mod mcp_auth;
+pub mod mcp_connect;
 pub mod mcp_trust;
 pub mod mcp_view;
 pub mod mentions;

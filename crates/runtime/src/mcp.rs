@@ -86,7 +86,7 @@ pub fn attach(
         workspace,
         llm,
         sandbox,
-        &crate::ConfigScope::default(),
+        &crate::config_scope::ConfigScope::default(),
     )
 }
 
@@ -96,7 +96,7 @@ pub fn attach_in(
     workspace: &Path,
     llm: Arc<dyn LlmClient>,
     sandbox: Option<Arc<dyn cairn_engine::CommandWrapper>>,
-    scope: &crate::ConfigScope,
+    scope: &crate::config_scope::ConfigScope,
 ) -> McpSession {
     if std::env::var("CAIRN_MCP").is_ok_and(|v| v.trim() == "0") {
         return McpSession::default();
@@ -157,6 +157,7 @@ pub fn attach_in(
             }),
         }
     });
+    options.auth = auth_for(&loaded);
     let manager = McpManager::new(loaded.servers, options);
     let startable = manager
         .status()
@@ -168,7 +169,7 @@ pub fn attach_in(
             inner: llm,
             manager: manager.downgrade(),
             waited: Arc::new(AtomicBool::new(false)),
-            grace: grace(),
+            grace: startup_grace(),
         }));
     }
     manager.attach(Arc::new(session.clone()));
@@ -180,17 +181,40 @@ pub fn attach_in(
     }
 }
 
+/// Logins for the HTTP servers, when any is configured (the keyring is not touched otherwise).
+pub fn auth_for(
+    loaded: &cairn_mcp::LoadedConfig,
+) -> Option<Arc<dyn cairn_mcp::auth::AccessTokens>> {
+    let any_http = loaded
+        .servers
+        .iter()
+        .any(|s| s.enabled && matches!(s.transport, Some(cairn_mcp::TransportConfig::Http { .. })));
+    if !any_http {
+        return None;
+    }
+    match crate::mcp_auth::authenticator(&crate::tooling::process_env) {
+        Ok((a, _)) => Some(Arc::new(a)),
+        Err(e) => {
+            tracing::warn!("MCP logins unavailable: {e}");
+            None
+        }
+    }
+}
+
 /// The user-level file, the project file (with its imports) and the built-in defaults, with
 /// `${VAR}`, `${env:VAR}`, `${keyring:NAME}` and `${workspaceFolder}` expanded; project
 /// servers the user has not trusted are held back ([`crate::mcp_trust`]).
 pub fn load_config(workspace: &Path) -> cairn_mcp::LoadedConfig {
-    load_config_in(workspace, &crate::ConfigScope::default())
+    load_config_in(workspace, &crate::config_scope::ConfigScope::default())
 }
 
 /// [`load_config`] within `scope`. Without the user config: no user file, no imports from
 /// other tools' (user-level) files, no keyring and no environment in `${…}`; the project's
 /// servers not read under `Never`, started without the trust store under `Always`.
-pub fn load_config_in(workspace: &Path, scope: &crate::ConfigScope) -> cairn_mcp::LoadedConfig {
+pub fn load_config_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> cairn_mcp::LoadedConfig {
     if !scope.user_config {
         let env = std::collections::BTreeMap::<String, String>::new();
         let vars = VarContext {
@@ -237,7 +261,9 @@ pub fn load_config_in(workspace: &Path, scope: &crate::ConfigScope) -> cairn_mcp
     loaded
 }
 
-fn grace() -> Duration {
+/// How long the first model request waits for the MCP servers to start
+/// (`CAIRN_MCP_STARTUP_GRACE_MS`).
+pub fn startup_grace() -> Duration {
     let ms = std::env::var("CAIRN_MCP_STARTUP_GRACE_MS")
         .ok()
         .and_then(|v| v.trim().parse().ok())

@@ -23,6 +23,8 @@ pub struct McpServerView {
     /// Defined by the project and not trusted yet: the user may trust it (it then starts with
     /// the next chat).
     pub untrusted: bool,
+    /// An HTTP server that needs a login (OAuth): the face offers "Connect".
+    pub login_needed: bool,
 }
 
 /// The state shown for a configured server while no session runs it.
@@ -57,6 +59,7 @@ fn problem(path: &Path, reason: &str) -> McpServerView {
         target: path.display().to_string(),
         status: format!("unreadable: {reason}"),
         untrusted: false,
+        login_needed: false,
     }
 }
 
@@ -83,6 +86,7 @@ fn entry(name: &str, v: &Value) -> McpServerView {
         target: target(v),
         status: NOT_CONNECTED.to_string(),
         untrusted: false,
+        login_needed: false,
     }
 }
 
@@ -135,11 +139,17 @@ pub fn session_servers(h: &crate::host::SessionHandle) -> Option<Vec<McpServerVi
             if held && !untrusted {
                 status = NOT_CONNECTED.to_string();
             }
+            // The manager says "…: run `cairn mcp login NAME`" for every login-needed failure.
+            let login_needed = state == "failed"
+                && st["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains(crate::mcp_auth::LOGIN_HINT));
             McpServerView {
                 name: text("name"),
                 target: text("target"),
                 untrusted,
                 status,
+                login_needed,
             }
         })
         .collect();

@@ -48,14 +48,14 @@ pub fn project_key(workspace: &Path) -> String {
 /// Loads every rule that applies in `workspace` (the user's global rules, those limited to
 /// its project, and the project file's); a bad file is a clear configuration error.
 pub fn load_rules(workspace: &Path) -> Result<RuleSet, RuntimeError> {
-    load_rules_in(workspace, &crate::ConfigScope::default())
+    load_rules_in(workspace, &crate::config_scope::ConfigScope::default())
 }
 
 /// [`load_rules`] within `scope`: the user's file only when its user config applies, the
 /// project's files only when its project files do.
 pub fn load_rules_in(
     workspace: &Path,
-    scope: &crate::ConfigScope,
+    scope: &crate::config_scope::ConfigScope,
 ) -> Result<RuleSet, RuntimeError> {
     let key = project_key(workspace);
     let mut rules = RuleSet::new();
@@ -159,27 +159,6 @@ pub fn add_project_rule(
         write_specs(&path, &specs)?;
     }
     Ok(spec)
-}
-
-/// The shell policy of a session no flag decided: `CAIRN_SHELL_POLICY`, else the sandbox
-/// settings' `shellPolicy` (the Settings' switch), else `approve`.
-pub fn default_shell_policy() -> Result<ShellPolicy, RuntimeError> {
-    default_shell_policy_in(&crate::ConfigScope::default())
-}
-
-/// [`default_shell_policy`] within `scope`: without the user config neither the variable nor
-/// the settings apply (`approve`).
-pub fn default_shell_policy_in(scope: &crate::ConfigScope) -> Result<ShellPolicy, RuntimeError> {
-    if !scope.user_config {
-        return Ok(ShellPolicy::Approve);
-    }
-    let env_set = std::env::var("CAIRN_SHELL_POLICY").is_ok_and(|v| !v.trim().is_empty());
-    if env_set {
-        return shell_policy_from_env();
-    }
-    Ok(crate::sandbox_settings::SandboxSettings::load()?
-        .shell_policy()
-        .unwrap_or(ShellPolicy::Approve))
 }
 
 /// The shell policy from `CAIRN_SHELL_POLICY` (approve, sandbox, workspace, all).

@@ -58,6 +58,18 @@ pub fn settings_path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("cairn").join("sandbox.toml"))
 }
 
+/// The shell policy of a session no flag decided: `CAIRN_SHELL_POLICY`, else the sandbox
+/// settings' `shellPolicy` (the Settings' switch), else `approve`.
+pub fn default_shell_policy() -> Result<cairn_engine::ShellPolicy, RuntimeError> {
+    let env_set = std::env::var("CAIRN_SHELL_POLICY").is_ok_and(|v| !v.trim().is_empty());
+    if env_set {
+        return crate::permissions::shell_policy_from_env();
+    }
+    Ok(SandboxSettings::load()?
+        .shell_policy()
+        .unwrap_or(cairn_engine::ShellPolicy::Approve))
+}
+
 impl SandboxSettings {
     /// Reads the user's file; a missing file is empty settings, a bad one a clear error.
     pub fn load() -> Result<SandboxSettings, RuntimeError> {
@@ -169,14 +181,14 @@ impl SandboxSettings {
     }
 
     /// Turns the switch on or off in the user's file ([`settings_path`]) and returns the
-    /// shell policy sessions now get ([`crate::permissions::default_shell_policy`]:
+    /// shell policy sessions now get ([`default_shell_policy`]:
     /// `CAIRN_SHELL_POLICY` still wins).
     pub fn switch_sandboxed_unasked(on: bool) -> Result<cairn_engine::ShellPolicy, RuntimeError> {
         let path = settings_path().ok_or_else(|| {
             RuntimeError::Config("no config folder for the sandbox settings".into())
         })?;
         Self::set_sandboxed_unasked(&path, on)?;
-        crate::permissions::default_shell_policy()
+        default_shell_policy()
     }
 
     /// The mode the file sets, if any.

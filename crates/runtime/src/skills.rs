@@ -46,12 +46,15 @@ pub struct Skill {
 
 /// The folders searched, project first.
 pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
-    roots_in(workspace, &crate::ConfigScope::default())
+    roots_in(workspace, &crate::config_scope::ConfigScope::default())
 }
 
 /// [`roots`] within `scope` (the project's only when its project files are read, the user's
 /// only when its user config applies).
-pub fn roots_in(workspace: &Path, scope: &crate::ConfigScope) -> Vec<(PathBuf, SkillSource)> {
+pub fn roots_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> Vec<(PathBuf, SkillSource)> {
     let mut out = Vec::new();
     if scope.project_files() {
         out.push((workspace.join(".agents/skills"), SkillSource::Project));
@@ -72,11 +75,14 @@ pub fn roots_in(workspace: &Path, scope: &crate::ConfigScope) -> Vec<(PathBuf, S
 
 /// The skills of `workspace` (a name found twice: the first wins) and problems found.
 pub fn discover(workspace: &Path) -> (Vec<Skill>, Vec<String>) {
-    discover_in(workspace, &crate::ConfigScope::default())
+    discover_in(workspace, &crate::config_scope::ConfigScope::default())
 }
 
 /// [`discover`] within `scope`.
-pub fn discover_in(workspace: &Path, scope: &crate::ConfigScope) -> (Vec<Skill>, Vec<String>) {
+pub fn discover_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> (Vec<Skill>, Vec<String>) {
     let mut skills: Vec<Skill> = Vec::new();
     let mut warnings = Vec::new();
     for (root, source) in roots_in(workspace, scope) {

@@ -31,6 +31,22 @@ impl ApiKey {
         Ok(ApiKey(key.to_string()))
     }
 
+    /// A longer stored secret (an MCP login: tokens and client identity as one base64 text):
+    /// up to 64 KiB, no whitespace or control characters.
+    pub fn stored(text: &str) -> Result<ApiKey, SecretError> {
+        if text.len() > 64 * 1024 || text.is_empty() {
+            return Err(SecretError::InvalidKey(
+                "the stored value is empty or too long".into(),
+            ));
+        }
+        if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(SecretError::InvalidKey(
+                "the stored value contains spaces or control characters".into(),
+            ));
+        }
+        Ok(ApiKey(text.to_string()))
+    }
+
     /// The key text, for the one place that must send it.
     pub fn expose(&self) -> &str {
         &self.0

@@ -89,7 +89,9 @@ impl KeyStore for OsKeyStore {
     fn get(&self, provider: &str) -> Result<Option<ApiKey>, SecretError> {
         let entry = self.entry(provider)?;
         match entry.get_password() {
-            Ok(text) => ApiKey::new(&text).map(Some),
+            Ok(text) => ApiKey::new(&text)
+                .or_else(|_| ApiKey::stored(&text))
+                .map(Some),
             Err(keyring::Error::NoEntry) => Ok(None),
             Err(e) => Err(map_err(e)),
         }

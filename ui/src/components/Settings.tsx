@@ -15,6 +15,8 @@ import {
   saveSettings,
   setApiKey,
   trustMcpServer,
+  connectMcpServer,
+  getSettings,
 } from "../ipc";
 import { ConnectionResult, useConnectionTest } from "./Connection";
 import { Extensions } from "./Extensions";
@@ -164,6 +166,13 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
     [settings.models, model],
   );
   const levels = modelView !== null && modelView.efforts.length > 0 ? modelView.efforts : GENERIC_LEVELS;
+
+  // The MCP servers' live state (a chat started since the settings were read): read again
+  // when Settings opens.
+  useEffect(() => {
+    getSettings().then(onChanged, () => undefined);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
 
   const run = (p: Promise<SettingsView>, after?: () => void) => {
     setBusy(true);
@@ -344,6 +353,11 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
                 {m.untrusted && (
                   <button type="button" className="btn" data-testid="mcp-trust" disabled={busy} data-tip={t("settings.mcpTrustHint")} onClick={() => run(trustMcpServer(m.name))}>
                     {t("settings.mcpTrust")}
+                  </button>
+                )}
+                {m.loginNeeded && (
+                  <button type="button" className="btn" data-testid="mcp-connect" disabled={busy} data-tip={t("settings.mcpConnectHint")} onClick={() => run(connectMcpServer(m.name))}>
+                    {t("settings.mcpConnect")}
                   </button>
                 )}
               </li>

@@ -261,6 +261,8 @@ export const en = {
   "settings.noMcp": "No MCP servers in .agent/mcp.json.",
   "settings.mcpTrust": "Trust",
   "settings.mcpTrustHint": "This server is defined by the project and runs the command shown on your machine. Trust it only if you have checked it; it starts with the next chat.",
+  "settings.mcpConnect": "Connect",
+  "settings.mcpConnectHint": "This server needs a login: your browser opens its sign-in page, then its tools appear here.",
   "settings.paths": "Data",
   "usage.title": "Usage",
   "usage.total": "All sessions",

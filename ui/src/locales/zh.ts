@@ -261,6 +261,8 @@ export const zh: Record<MessageKey, string> = {
   "settings.noMcp": ".agent/mcp.json 中没有 MCP 服务器。",
   "settings.mcpTrust": "信任",
   "settings.mcpTrustHint": "此服务器由项目定义，会在你的电脑上运行所示命令。仅在检查后信任；它会在下一次对话时启动。",
+  "settings.mcpConnect": "连接",
+  "settings.mcpConnectHint": "此服务器需要登录：浏览器会打开其登录页面，完成后其工具会显示在这里。",
   "settings.paths": "数据",
   "usage.title": "用量",
   "usage.total": "所有会话",

@@ -61,6 +61,48 @@ pub(super) struct Out {
     pub(super) stderr: String,
 }
 
+impl Out {
+    /// The JSON events of a `--json` run's stdout.
+    pub(super) fn events(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+/// The arguments of `cairn run -w WS --state-dir STATE --base-url BASE --model m --mode MODE
+/// --json EXTRA… PROMPT`.
+pub(super) fn run_json_args(
+    ws: &std::path::Path,
+    state: &std::path::Path,
+    base: &str,
+    mode: &str,
+    extra: &[&str],
+    prompt: &str,
+) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "run",
+        "-w",
+        &ws.display().to_string(),
+        "--state-dir",
+        &state.display().to_string(),
+        "--base-url",
+        base,
+        "--model",
+        "m",
+        "--mode",
+        mode,
+        "--json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push(prompt.to_string());
+    args
+}
+
 pub(super) async fn cairn(args: &[&str], envs: &[(&str, &str)]) -> Out {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
     c.args(args)

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::{json, Value};
 
-use super::checkpoints::{cairn, Out};
+use super::checkpoints::{cairn, run_json_args, Out};
 
 mod claude;
 
@@ -69,33 +69,18 @@ impl Env {
         extra: &[&str],
         prompt: &str,
     ) -> (Out, Vec<Value>) {
-        let base = server.base_url();
-        let (ws, state) = (
-            self.ws.display().to_string(),
-            self.state.display().to_string(),
-        );
-        let mut args = vec![
-            "run",
-            "-w",
-            &ws,
-            "--state-dir",
-            &state,
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "--mode",
+        let args = run_json_args(
+            &self.ws,
+            &self.state,
+            &server.base_url(),
             mode,
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        args.push(prompt);
-        let out = self.cli(&args).await;
-        let events = out
-            .stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
+            extra,
+            prompt,
+        );
+        let out = self
+            .cli(&args.iter().map(String::as_str).collect::<Vec<_>>())
+            .await;
+        let events = out.events();
         (out, events)
     }
 }

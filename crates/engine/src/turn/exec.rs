@@ -355,16 +355,9 @@ impl TurnRunner<'_> {
                 ),
             };
             let offered = request.always_allow.clone();
-            self.emit(Event::PermissionRequired(PermissionRequired {
-                task_id: request.task_id.clone(),
-                req_id: request.req_id.clone(),
-                request_id: request.request_id.clone(),
-                name: request.name.clone(),
-                arguments: request.arguments.clone(),
-                reason: request.reason.clone(),
-                category: request.category.clone(),
-                always_allow: request.always_allow.clone(),
-            }))
+            self.emit(Event::PermissionRequired(PermissionRequired::from(
+                &request,
+            )))
             .await;
             let approver = read(&self.inner.approver).clone();
             let answer = tokio::select! {

@@ -1,5 +1,6 @@
 //! The former integration-test files, one module each.
 
+mod auth;
 mod builtin;
 mod everything;
 mod faults;

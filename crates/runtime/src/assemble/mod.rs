@@ -86,7 +86,7 @@ pub struct RunOptions {
     /// The configuration the session reads (hooks, MCP servers, skills, commands, rules,
     /// instructions, sandbox settings, roles); the default is the user's, as the CLI and the
     /// app read it.
-    pub config: crate::ConfigScope,
+    pub config: crate::config_scope::ConfigScope,
 }
 
 /// A session ready to run, with what is needed to persist it.
@@ -116,7 +116,7 @@ pub struct Assembled {
     /// The same, as typed facts (the app's banner).
     pub skipped: Vec<skipped::SkippedView>,
     /// The configuration the session reads (commands are read again at each submit).
-    pub config: crate::ConfigScope,
+    pub config: crate::config_scope::ConfigScope,
 }
 
 impl Assembled {
@@ -255,7 +255,9 @@ pub fn open_session(
     let rules = permissions::load_rules_in(&workspace, &scope)?;
     let shell_policy = match opts.shell_policy {
         Some(p) => p,
-        None => permissions::default_shell_policy_in(&scope)?,
+        // Without the user config neither `CAIRN_SHELL_POLICY` nor the settings apply.
+        None if !scope.user_config => cairn_engine::ShellPolicy::Approve,
+        None => crate::sandbox_settings::default_shell_policy()?,
     };
 
     // The sandbox, then the system prompt that describes it.

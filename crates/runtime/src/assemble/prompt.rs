@@ -27,7 +27,7 @@ impl SystemPrompt {
     pub(crate) fn of(
         workspace: &std::path::Path,
         sandbox_text: &str,
-        scope: &crate::ConfigScope,
+        scope: &crate::config_scope::ConfigScope,
     ) -> SystemPrompt {
         let (found, warnings) = skills::discover_in(workspace, scope);
         for w in &warnings {

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use cairn_engine::agents::{AgentDef, AgentRegistry};
 use cairn_engine::{CommandWrapper, PermissionState, SessionBuilder};
-use cairn_protocol::PROTOCOL_VERSION;
 
 use super::defaults::{agent_type_from_env, resolve_model, resolve_workspace};
 use super::RunOptions;
@@ -207,25 +206,16 @@ pub(super) fn record(
             ..r.clone()
         };
     }
-    let created = now();
     SavedSession {
-        session_id: new.session_id.to_string(),
-        name: String::new(),
-        name_source: String::new(),
-        workspace: new.workspace.display().to_string(),
-        model: new.model.to_string(),
-        provider: new.provider.to_string(),
-        messages: Vec::new(),
         permissions: permissions.clone(),
-        turns: 0,
-        todos: Vec::new(),
-        usage: Default::default(),
-        cost_usd: 0.0,
-        created_at: created.clone(),
-        updated_at: created,
-        protocol_version: PROTOCOL_VERSION,
-        turn_marks: Vec::new(),
         worktree: opts.worktree.as_ref().map(|w| w.name.clone()),
+        ..SavedSession::new(
+            new.session_id,
+            &new.workspace.display().to_string(),
+            new.model,
+            new.provider,
+            &now(),
+        )
     }
 }
 

@@ -129,11 +129,14 @@ pub enum Parsed {
 /// a user command): Cairn's, then `~/.claude/commands` once the user opted in
 /// ([`crate::claude_home`]), then the project's.
 pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
-    roots_in(workspace, &crate::ConfigScope::default())
+    roots_in(workspace, &crate::config_scope::ConfigScope::default())
 }
 
 /// [`roots`] within `scope`.
-pub fn roots_in(workspace: &Path, scope: &crate::ConfigScope) -> Vec<(PathBuf, SkillSource)> {
+pub fn roots_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> Vec<(PathBuf, SkillSource)> {
     let mut out = Vec::new();
     if let Some(c) = scope.user(crate::reserved::config_dir()) {
         out.push((c.join("commands"), SkillSource::User));
@@ -182,11 +185,11 @@ fn command_files(root: &Path) -> Vec<(Vec<String>, PathBuf)> {
 
 /// The commands of `workspace` (skills only the user invokes included).
 pub fn load(workspace: &Path) -> Commands {
-    load_in(workspace, &crate::ConfigScope::default())
+    load_in(workspace, &crate::config_scope::ConfigScope::default())
 }
 
 /// [`load`] within `scope` (a session's commands, read at submit time).
-pub fn load_in(workspace: &Path, scope: &crate::ConfigScope) -> Commands {
+pub fn load_in(workspace: &Path, scope: &crate::config_scope::ConfigScope) -> Commands {
     let mut user: Vec<UserCommand> = Vec::new();
     for (root, source) in roots_in(workspace, scope) {
         // The folder is resolved once here (a linked commands folder is fine); below it no

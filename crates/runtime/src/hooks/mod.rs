@@ -82,12 +82,12 @@ impl LoadedHooks {
 /// The hooks of `workspace`: the user's file, then the project's (active only when its
 /// current content is trusted for this repository).
 pub fn load(workspace: &Path) -> LoadedHooks {
-    load_in(workspace, &crate::ConfigScope::default())
+    load_in(workspace, &crate::config_scope::ConfigScope::default())
 }
 
 /// [`load`] within `scope`: the user's files only when its user config applies, the
 /// project's as its project trust says (not read at all under `Never`).
-pub fn load_in(workspace: &Path, scope: &crate::ConfigScope) -> LoadedHooks {
+pub fn load_in(workspace: &Path, scope: &crate::config_scope::ConfigScope) -> LoadedHooks {
     let mut out = LoadedHooks::default();
     if let Some(user) = scope.user(config::user_path()) {
         let (defs, warnings, _) = config::load(&user, HookSource::User(user.clone()));

@@ -137,7 +137,7 @@ impl SessionHandle {
     }
 
     /// The configuration the session reads.
-    pub fn config(&self) -> crate::ConfigScope {
+    pub fn config(&self) -> crate::config_scope::ConfigScope {
         self.assembled.config
     }
 

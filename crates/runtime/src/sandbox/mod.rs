@@ -196,7 +196,7 @@ pub struct SandboxOptions {
     pub allowed_hosts: cairn_policy::net_rules::HostList,
     /// The configuration the session reads (which rules its hooks' and MCP servers' network
     /// goes by).
-    pub config: crate::ConfigScope,
+    pub config: crate::config_scope::ConfigScope,
 }
 
 /// The execution environment for a workspace with no extra folders. `_policy` no longer

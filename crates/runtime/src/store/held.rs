@@ -60,23 +60,11 @@ mod tests {
     #[test]
     fn unchanged_messages_are_shared_and_changed_ones_copied() {
         let saved = SavedSession {
-            session_id: "h".into(),
             name: "n".into(),
-            name_source: String::new(),
-            workspace: "/w".into(),
-            model: "m".into(),
-            provider: String::new(),
             messages: vec![Message::user("a"), Message::user("b")],
-            permissions: Default::default(),
             turns: 1,
-            todos: Vec::new(),
-            usage: Default::default(),
-            cost_usd: 0.0,
-            created_at: String::new(),
-            updated_at: String::new(),
             protocol_version: 1,
-            turn_marks: Vec::new(),
-            worktree: None,
+            ..SavedSession::new("h", "/w", "m", "", "")
         };
         let held = HeldState::new(saved.clone());
         assert!(held.meta.messages.is_empty());

@@ -149,6 +149,31 @@ pub struct SavedSession {
     pub worktree: Option<String>,
 }
 
+impl SavedSession {
+    /// A new, empty session record: no messages, no turns, created and saved at `at`.
+    pub fn new(session_id: &str, workspace: &str, model: &str, provider: &str, at: &str) -> Self {
+        SavedSession {
+            session_id: session_id.to_string(),
+            name: String::new(),
+            name_source: String::new(),
+            workspace: workspace.to_string(),
+            model: model.to_string(),
+            provider: provider.to_string(),
+            messages: Vec::new(),
+            permissions: PermissionState::default(),
+            turns: 0,
+            todos: Vec::new(),
+            usage: Default::default(),
+            cost_usd: 0.0,
+            created_at: at.to_string(),
+            updated_at: at.to_string(),
+            protocol_version: cairn_protocol::PROTOCOL_VERSION,
+            turn_marks: Vec::new(),
+            worktree: None,
+        }
+    }
+}
+
 /// One line of `cairn sessions --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -583,23 +608,10 @@ mod tests {
 
     fn saved(id: &str, updated: &str) -> SavedSession {
         SavedSession {
-            session_id: id.into(),
-            name: String::new(),
-            name_source: String::new(),
-            workspace: "/w".into(),
-            model: "m".into(),
-            provider: "openai".into(),
             messages: vec![Message::user("hi")],
-            permissions: PermissionState::default(),
             turns: 1,
-            todos: Vec::new(),
-            usage: Default::default(),
-            cost_usd: 0.0,
-            created_at: updated.into(),
-            updated_at: updated.into(),
             protocol_version: 1,
-            turn_marks: Vec::new(),
-            worktree: None,
+            ..SavedSession::new(id, "/w", "m", "openai", updated)
         }
     }
 

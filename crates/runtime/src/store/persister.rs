@@ -266,23 +266,8 @@ mod tests {
 
     fn fresh(id: &str) -> SavedSession {
         SavedSession {
-            session_id: id.into(),
-            name: String::new(),
-            name_source: String::new(),
-            workspace: "/w".into(),
-            model: "m".into(),
-            provider: "openai".into(),
-            messages: Vec::new(),
-            permissions: PermissionState::default(),
-            turns: 0,
-            todos: Vec::new(),
-            usage: Default::default(),
-            cost_usd: 0.0,
-            created_at: now(),
-            updated_at: now(),
             protocol_version: 1,
-            turn_marks: Vec::new(),
-            worktree: None,
+            ..SavedSession::new(id, "/w", "m", "openai", &now())
         }
     }
 

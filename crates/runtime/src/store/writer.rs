@@ -205,23 +205,9 @@ mod tests {
 
     fn session(turns: u32) -> Arc<HeldState> {
         Arc::new(HeldState::new(crate::store::SavedSession {
-            session_id: "w".into(),
-            name: String::new(),
-            name_source: String::new(),
-            workspace: "/w".into(),
-            model: "m".into(),
-            provider: String::new(),
-            messages: Vec::new(),
-            permissions: Default::default(),
             turns,
-            todos: Vec::new(),
-            usage: Default::default(),
-            cost_usd: 0.0,
-            created_at: String::new(),
-            updated_at: String::new(),
             protocol_version: 1,
-            turn_marks: Vec::new(),
-            worktree: None,
+            ..crate::store::SavedSession::new("w", "/w", "m", "", "")
         }))
     }
 

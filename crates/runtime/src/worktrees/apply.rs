@@ -171,24 +171,11 @@ fn folder_session(
     let id = uuid::Uuid::new_v4().to_string();
     let now = chrono::Utc::now().to_rfc3339();
     let saved = SavedSession {
-        session_id: id.clone(),
         name: format!("Applied from worktree {name}"),
         name_source: "auto".into(),
-        workspace: folder.display().to_string(),
-        model: String::new(),
-        provider: String::new(),
-        messages: Vec::new(),
-        permissions: Default::default(),
-        turns: 0,
-        todos: Vec::new(),
-        usage: Default::default(),
-        cost_usd: 0.0,
-        created_at: now.clone(),
-        updated_at: now,
-        protocol_version: cairn_protocol::PROTOCOL_VERSION,
-        turn_marks: Vec::new(),
-        worktree: None,
+        ..SavedSession::new(&id, &folder.display().to_string(), "", "", &now)
     };
+
     let lock = sessions.lock(&id).map_err(usage)?;
     sessions.save(&saved).map_err(usage)?;
     Ok((id, lock, 0))

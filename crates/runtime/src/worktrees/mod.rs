@@ -372,24 +372,18 @@ mod tests {
         let store = crate::store::SessionStore::new(&state);
         let now = chrono::Utc::now().to_rfc3339();
         let saved = crate::store::SavedSession {
-            session_id: "s1".into(),
-            name: String::new(),
             name_source: "auto".into(),
-            workspace: p.workspace.display().to_string(),
-            model: String::new(),
-            provider: String::new(),
-            messages: Vec::new(),
-            permissions: Default::default(),
             turns: 1,
-            todos: Vec::new(),
-            usage: Default::default(),
-            cost_usd: 0.0,
-            created_at: now.clone(),
-            updated_at: now,
-            protocol_version: cairn_protocol::PROTOCOL_VERSION,
-            turn_marks: Vec::new(),
             worktree: Some("w".into()),
+            ..crate::store::SavedSession::new(
+                "s1",
+                &p.workspace.display().to_string(),
+                "",
+                "",
+                &now,
+            )
         };
+
         store.save(&saved).unwrap();
         let lock = store.lock("s1").unwrap();
         let busy = remove(&folder, &state, "w", true, &[]).unwrap_err();

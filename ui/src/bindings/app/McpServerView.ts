@@ -20,4 +20,8 @@ status: string,
  * Defined by the project and not trusted yet: the user may trust it (it then starts with
  * the next chat).
  */
-untrusted: boolean, };
+untrusted: boolean, 
+/**
+ * An HTTP server that needs a login (OAuth): the face offers "Connect".
+ */
+loginNeeded: boolean, };

@@ -1,0 +1,27 @@
+#!/bin/sh
+# The conformance suite's client: `cairn` (the binary in $CAIRN_BIN) with a private home, given
+# the scenario's server URL ($1). It adds the server, logs in with the browser step driven over
+# HTTP (`--browser http`), then starts it and lists its tools (`cairn mcp test`). A
+# pre-registered client comes from $MCP_CONFORMANCE_CONTEXT, as a user gives one on the command
+# line (`--client-id`, the secret through an environment variable).
+set -u
+URL="$1"
+D=$(mktemp -d)
+mkdir -p "$D/ws"
+export HOME="$D" XDG_CONFIG_HOME="$D/config" XDG_DATA_HOME="$D/data" CAIRN_KEYSTORE=memory \
+  CAIRN_MCP_CONFIG="$D/mcp.json"
+set --
+if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
+  field() { node -e "process.stdout.write(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT)['$1'] || '')"; }
+  ID=$(field client_id)
+  CONFORMANCE_CLIENT_SECRET=$(field client_secret)
+  export CONFORMANCE_CLIENT_SECRET
+  [ -n "$ID" ] && set -- --client-id "$ID"
+  [ -n "$ID" ] && [ -n "$CONFORMANCE_CLIENT_SECRET" ] && set -- "$@" --client-secret-env CONFORMANCE_CLIENT_SECRET
+fi
+"$CAIRN_BIN" mcp add --user conformance --url "$URL" -w "$D/ws" >&2 || exit 1
+"$CAIRN_BIN" mcp login conformance --browser http -w "$D/ws" "$@" || exit 1
+"$CAIRN_BIN" mcp test conformance -w "$D/ws"
+status=$?
+rm -rf "$D"
+exit $status
