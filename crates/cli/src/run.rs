@@ -285,6 +285,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         allow_domains: args.allow_domain.clone(),
         shell_policy: args.shell_policy.map(Into::into),
         worktree: None,
+        config: Default::default(),
     };
     let mut opts = opts;
     if let Some(id) = &args.session {

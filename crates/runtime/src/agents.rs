@@ -121,9 +121,40 @@ fn agents_in(dir: &Path, provider: Option<&str>) -> (Vec<AgentDef>, Vec<String>)
 /// project's ([`project_agents`]) to `agents` after the built-in and the user's own, which
 /// they never replace; what is skipped is logged.
 pub fn add_project_agents(agents: &mut AgentRegistry, workspace: &Path, provider: Option<&str>) {
+    add_project_agents_in(
+        agents,
+        workspace,
+        provider,
+        &crate::config_scope::ConfigScope::default(),
+    )
+}
+
+/// [`add_project_agents`] within `scope`: `~/.claude`'s roles only when its user config
+/// applies, the project's only when its project files are read.
+pub fn add_project_agents_in(
+    agents: &mut AgentRegistry,
+    workspace: &Path,
+    provider: Option<&str>,
+    scope: &crate::config_scope::ConfigScope,
+) {
+    let none = || (Vec::new(), Vec::new());
     for (whose, (roles, warnings)) in [
-        ("your ~/.claude", claude_user_agents(provider)),
-        ("the project's", project_agents(workspace, provider)),
+        (
+            "your ~/.claude",
+            if scope.user_config {
+                claude_user_agents(provider)
+            } else {
+                none()
+            },
+        ),
+        (
+            "the project's",
+            if scope.project_files() {
+                project_agents(workspace, provider)
+            } else {
+                none()
+            },
+        ),
     ] {
         for w in warnings {
             tracing::warn!("roles: {w}");

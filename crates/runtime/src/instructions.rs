@@ -97,7 +97,20 @@ fn git_state(workspace: &Path) -> String {
 
 /// The user-level note (first) and the project instruction files of `workspace`.
 pub fn notes_for(workspace: &Path) -> Vec<ProjectNote> {
-    let mut notes: Vec<ProjectNote> = user_note().into_iter().collect();
+    notes_for_in(workspace, &crate::config_scope::ConfigScope::default())
+}
+
+/// [`notes_for`] within `scope`: the user-level note only when its user config applies (the
+/// project's instruction files are text the model could read anyway: always).
+pub fn notes_for_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> Vec<ProjectNote> {
+    let mut notes: Vec<ProjectNote> = if scope.user_config {
+        user_note().into_iter().collect()
+    } else {
+        Vec::new()
+    };
     notes.extend(project_notes(workspace));
     notes
 }

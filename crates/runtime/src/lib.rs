@@ -13,6 +13,7 @@ pub mod checkpoints;
 pub mod claude_home;
 pub mod claude_rules;
 pub mod commands;
+pub mod config_scope;
 pub mod error;
 pub mod extensions;
 pub mod face_settings;
@@ -60,6 +61,7 @@ pub use assemble::{
     resolve_model, resolve_workspace, sandbox_report, Assembled, RunOptions,
 };
 pub use checkpoints::VcsMode;
+pub use config_scope::{ConfigScope, ProjectTrust};
 pub use error::RuntimeError;
 pub use index::{SessionIndex, SessionQuery};
 pub use llm_setup::build_llm;

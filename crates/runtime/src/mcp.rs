@@ -81,10 +81,27 @@ pub fn attach(
     llm: Arc<dyn LlmClient>,
     sandbox: Option<Arc<dyn cairn_engine::CommandWrapper>>,
 ) -> McpSession {
+    attach_in(
+        session,
+        workspace,
+        llm,
+        sandbox,
+        &crate::config_scope::ConfigScope::default(),
+    )
+}
+
+/// [`attach`] within `scope` ([`load_config_in`]).
+pub fn attach_in(
+    session: &Session,
+    workspace: &Path,
+    llm: Arc<dyn LlmClient>,
+    sandbox: Option<Arc<dyn cairn_engine::CommandWrapper>>,
+    scope: &crate::config_scope::ConfigScope,
+) -> McpSession {
     if std::env::var("CAIRN_MCP").is_ok_and(|v| v.trim() == "0") {
         return McpSession::default();
     }
-    let loaded = load_config(workspace);
+    let loaded = load_config_in(workspace, scope);
     for w in &loaded.warnings {
         tracing::warn!("MCP config: {w}");
     }
@@ -132,7 +149,7 @@ pub fn attach(
             },
         );
     options.sandbox = sandbox.map(|wrapper| {
-        let user_file = cairn_mcp::user_config_path();
+        let user_file = scope.user(cairn_mcp::user_config_path());
         cairn_mcp::McpSandbox {
             wrapper,
             applies: Arc::new(move |source: &Path| {
@@ -188,6 +205,37 @@ pub fn auth_for(
 /// `${VAR}`, `${env:VAR}`, `${keyring:NAME}` and `${workspaceFolder}` expanded; project
 /// servers the user has not trusted are held back ([`crate::mcp_trust`]).
 pub fn load_config(workspace: &Path) -> cairn_mcp::LoadedConfig {
+    load_config_in(workspace, &crate::config_scope::ConfigScope::default())
+}
+
+/// [`load_config`] within `scope`. Without the user config: no user file, no imports from
+/// other tools' (user-level) files, no keyring and no environment in `${…}`; the project's
+/// servers not read under `Never`, started without the trust store under `Always`.
+pub fn load_config_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> cairn_mcp::LoadedConfig {
+    if !scope.user_config {
+        let env = std::collections::BTreeMap::<String, String>::new();
+        let vars = VarContext {
+            env: &env,
+            secrets: &NoSecrets,
+            workspace: Some(workspace),
+        };
+        let mut loaded = cairn_mcp::LoadedConfig::default();
+        if scope.project_files() {
+            loaded = cairn_mcp::load_config_file(&cairn_mcp::project_config_path(workspace), &vars);
+            loaded.fill(cairn_mcp::load_config_file(
+                &cairn_mcp::config::claude_project_config_path(workspace),
+                &vars,
+            ));
+        }
+        let mut loaded = cairn_mcp::with_builtin_defaults(loaded);
+        if !scope.project_trusted(|| false) {
+            crate::mcp_trust::hold_untrusted(&mut loaded, workspace);
+        }
+        return loaded;
+    }
     let secrets: &dyn SecretLookup = if std::env::var("CAIRN_MCP_NO_KEYRING").is_ok() {
         &NoSecrets
     } else {
@@ -201,7 +249,15 @@ pub fn load_config(workspace: &Path) -> cairn_mcp::LoadedConfig {
     let user = cairn_mcp::user_config_path();
     let mut loaded =
         cairn_mcp::with_builtin_defaults(cairn_mcp::load_all(workspace, user.as_deref(), &vars));
-    crate::mcp_trust::hold_untrusted(&mut loaded, workspace);
+    if !scope.project_trusted(|| false) {
+        crate::mcp_trust::hold_untrusted(&mut loaded, workspace);
+    }
+    if !scope.project_files() {
+        let user = cairn_mcp::user_config_path();
+        loaded
+            .servers
+            .retain(|s| !crate::mcp_trust::is_project_server_with(s, user.as_deref()));
+    }
     loaded
 }
 

@@ -45,7 +45,7 @@ pub fn is_project_source(source: &Path, user_file: Option<&Path>) -> bool {
     source != Path::new(BUILTIN_SOURCE) && user_file != Some(source)
 }
 
-fn is_project_server_with(server: &ServerConfig, user_file: Option<&Path>) -> bool {
+pub(crate) fn is_project_server_with(server: &ServerConfig, user_file: Option<&Path>) -> bool {
     let builtin = matches!(
         server.transport,
         Some(cairn_mcp::TransportConfig::Builtin { .. })

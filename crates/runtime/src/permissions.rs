@@ -48,12 +48,24 @@ pub fn project_key(workspace: &Path) -> String {
 /// Loads every rule that applies in `workspace` (the user's global rules, those limited to
 /// its project, and the project file's); a bad file is a clear configuration error.
 pub fn load_rules(workspace: &Path) -> Result<RuleSet, RuntimeError> {
+    load_rules_in(workspace, &crate::config_scope::ConfigScope::default())
+}
+
+/// [`load_rules`] within `scope`: the user's file only when its user config applies, the
+/// project's files only when its project files do.
+pub fn load_rules_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> Result<RuleSet, RuntimeError> {
     let key = project_key(workspace);
     let mut rules = RuleSet::new();
-    if let Some(user) = user_rules_path() {
+    if let Some(user) = scope.user(user_rules_path()) {
         rules
             .load_file_for(&user, false, Some(&key))
             .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
+    }
+    if !scope.project_files() {
+        return Ok(rules);
     }
     let project = project_rules_path(workspace);
     let read = crate::project_file::read(workspace, &project);
@@ -61,7 +73,7 @@ pub fn load_rules(workspace: &Path) -> Result<RuleSet, RuntimeError> {
         .load_read_for(&project, read, true, Some(&key))
         .map_err(|e| RuntimeError::Config(format!("permission rules: {e}")))?;
     // Claude Code's project permissions, once the workspace trust covers their files.
-    if crate::hooks::project_files_trusted(workspace) {
+    if scope.project_trusted(|| crate::hooks::project_files_trusted(workspace)) {
         for note in crate::claude_rules::load_into(&mut rules, workspace) {
             tracing::warn!("permission rules: {note}");
         }

@@ -46,18 +46,28 @@ pub struct Skill {
 
 /// The folders searched, project first.
 pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
-    let mut out = vec![
-        (workspace.join(".agents/skills"), SkillSource::Project),
-        (workspace.join(".claude/skills"), SkillSource::Project),
-    ];
-    if let Some(home) = dirs::home_dir() {
+    roots_in(workspace, &crate::config_scope::ConfigScope::default())
+}
+
+/// [`roots`] within `scope` (the project's only when its project files are read, the user's
+/// only when its user config applies).
+pub fn roots_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> Vec<(PathBuf, SkillSource)> {
+    let mut out = Vec::new();
+    if scope.project_files() {
+        out.push((workspace.join(".agents/skills"), SkillSource::Project));
+        out.push((workspace.join(".claude/skills"), SkillSource::Project));
+    }
+    if let Some(home) = scope.user(dirs::home_dir()) {
         out.push((home.join(".agents/skills"), SkillSource::User));
     }
-    if let Some(c) = crate::reserved::config_dir() {
+    if let Some(c) = scope.user(crate::reserved::config_dir()) {
         out.push((c.join("skills"), SkillSource::User));
     }
     // The user's Claude Code skills, once opted in.
-    if let Some(c) = crate::claude_home::user_dir() {
+    if let Some(c) = scope.claude_user_dir() {
         out.push((c.join("skills"), SkillSource::User));
     }
     out
@@ -65,9 +75,17 @@ pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
 
 /// The skills of `workspace` (a name found twice: the first wins) and problems found.
 pub fn discover(workspace: &Path) -> (Vec<Skill>, Vec<String>) {
+    discover_in(workspace, &crate::config_scope::ConfigScope::default())
+}
+
+/// [`discover`] within `scope`.
+pub fn discover_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> (Vec<Skill>, Vec<String>) {
     let mut skills: Vec<Skill> = Vec::new();
     let mut warnings = Vec::new();
-    for (root, source) in roots(workspace) {
+    for (root, source) in roots_in(workspace, scope) {
         let Ok(entries) = std::fs::read_dir(&root) else {
             continue;
         };

@@ -80,6 +80,9 @@ pub struct ServeConfig {
     pub max_turns: Option<usize>,
     /// How long a session may sit idle before it is closed.
     pub idle_close: Duration,
+    /// How often an idle `GET …/events` stream gets a `: keepalive` comment (serve.md: 15 s;
+    /// no option, tests shorten it).
+    pub keepalive: Duration,
     /// Builds sessions' LLMs (tests); `None`: as `cairn run`.
     pub llm: Option<Arc<dyn LlmSource>>,
     /// Sessions' sandbox settings besides the mode (tests turn it off via `sandbox`).
@@ -103,6 +106,7 @@ impl Default for ServeConfig {
             max_sessions: 64,
             max_turns: None,
             idle_close: Duration::from_secs(600),
+            keepalive: crate::sse::KEEPALIVE,
             llm: None,
             sandbox_network: None,
         }

@@ -209,6 +209,16 @@ async fn run_one(
         }
     };
     run_end(&mut out, &outcome);
+    // After its first turn (not one interrupted, e.g. by closing) a session is named unless
+    // the user named it (serve.md: the session's stream carries `session_named`).
+    let ran = matches!(outcome, RunOutcome::Ended { turns, status, .. }
+        if turns > 0 && status != cairn_protocol::TurnStatus::Interrupted);
+    if ran && !live.closed.is_cancelled() {
+        if let Some(name) = live.handle.name_automatically().await {
+            let named = json!({"type": "session_named", "data": {"name": name, "source": "auto"}});
+            live.hub.publish("session_named", &named.to_string());
+        }
+    }
 }
 
 fn run_end(out: &mut Emitter<'_>, outcome: &RunOutcome) {

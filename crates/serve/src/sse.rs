@@ -19,7 +19,8 @@ use crate::hub::Inlet;
 
 /// How often an attached run's stream is pinged.
 pub const PING: Duration = Duration::from_secs(1);
-/// How often an idle events stream gets a keepalive comment.
+/// How often an idle events stream gets a keepalive comment by default
+/// ([`crate::ServeConfig::keepalive`]).
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// Called once when the body is dropped.

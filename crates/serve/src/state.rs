@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use cairn_engine::{Approver, FixedApprover};
 use cairn_protocol::{ApprovalDecision, Mode};
 use cairn_runtime::host::{Answerer, Host, HostError, OpenSession, Pending};
-use cairn_runtime::{RunOptions, RuntimeError, SavedSession, VcsMode};
+use cairn_runtime::{ConfigScope, RunOptions, RuntimeError, SavedSession, VcsMode};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -204,6 +204,11 @@ impl App {
         let mut base_url = req.base_url.clone().or_else(|| cfg.base_url.clone());
         let mut sandbox = cfg.sandbox;
         let mut hidden = Vec::new();
+        // A tenant's session reads no configuration of the server's account, and the
+        // workspace's own only with trustProjectConfig (serve.md, Tenants).
+        let config = ctx.tenant.as_ref().map_or(ConfigScope::default(), |t| {
+            ConfigScope::tenant(t.trust_project_config)
+        });
         let llm = match (&ctx.tenant, &model) {
             (Some(t), Some(m)) => {
                 let name = req.provider.clone().unwrap_or_else(|| "openai".into());
@@ -242,6 +247,7 @@ impl App {
             sandbox,
             sandbox_hidden: hidden,
             sandbox_network: cfg.sandbox_network,
+            config,
             ..RunOptions::default()
         };
         let handle = self

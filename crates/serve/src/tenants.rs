@@ -167,9 +167,6 @@ pub fn load(path: &Path) -> Result<Vec<Arc<Tenant>>, ServeError> {
                 }
             }
         }
-        if t.trust_project_config {
-            tracing::warn!(tenant = %t.id, "trustProjectConfig: the workspace's own hooks, MCP servers and skills still need the usual workspace trust");
-        }
         tenants.push(t);
     }
     Ok(tenants.into_iter().map(Arc::new).collect())

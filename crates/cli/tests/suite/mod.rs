@@ -19,6 +19,7 @@ mod permissions;
 mod resume;
 mod sandbox_flag;
 mod serve;
+mod serve_tenants;
 mod session_lock;
 mod sessions_index;
 mod skills;

@@ -36,7 +36,7 @@ fn serve_cmd(dir: &Path, mock: &MockLlmServer, extra: &[&str]) -> tokio::process
 }
 
 /// Sends one raw HTTP/1.1 request over the socket; returns the connection after writing.
-async fn send(
+pub(super) async fn send(
     sock: &Path,
     method: &str,
     path: &str,
@@ -53,7 +53,7 @@ async fn send(
     c
 }
 
-async fn call(sock: &Path, method: &str, path: &str, token: &str, body: &str) -> String {
+pub(super) async fn call(sock: &Path, method: &str, path: &str, token: &str, body: &str) -> String {
     let mut c = send(sock, method, path, token, body).await;
     let mut out = String::new();
     c.read_to_string(&mut out).await.unwrap();

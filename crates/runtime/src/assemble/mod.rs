@@ -83,6 +83,10 @@ pub struct RunOptions {
     /// The Cairn-made git worktree `workspace` is in ([`worktrees::prepare`]); `None` = a
     /// folder session, or the restored session's worktree.
     pub worktree: Option<cairn_protocol::WorktreeRef>,
+    /// The configuration the session reads (hooks, MCP servers, skills, commands, rules,
+    /// instructions, sandbox settings, roles); the default is the user's, as the CLI and the
+    /// app read it.
+    pub config: crate::config_scope::ConfigScope,
 }
 
 /// A session ready to run, with what is needed to persist it.
@@ -111,6 +115,8 @@ pub struct Assembled {
     pub untrusted: Vec<String>,
     /// The same, as typed facts (the app's banner).
     pub skipped: Vec<skipped::SkippedView>,
+    /// The configuration the session reads (commands are read again at each submit).
+    pub config: crate::config_scope::ConfigScope,
 }
 
 impl Assembled {
@@ -245,9 +251,12 @@ pub fn open_session(
     config.worktree = worktree;
     let permissions = steps::permissions(&store, restored.as_ref(), &opts)?;
     config.mode = permissions.mode;
-    let rules = permissions::load_rules(&workspace)?;
+    let scope = opts.config;
+    let rules = permissions::load_rules_in(&workspace, &scope)?;
     let shell_policy = match opts.shell_policy {
         Some(p) => p,
+        // Without the user config neither `CAIRN_SHELL_POLICY` nor the settings apply.
+        None if !scope.user_config => cairn_engine::ShellPolicy::Approve,
         None => crate::sandbox_settings::default_shell_policy()?,
     };
 
@@ -258,7 +267,8 @@ pub fn open_session(
         sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
     let sandbox_enforced = exec.wrapper.is_some();
     let wrapper = exec.wrapper.clone();
-    let prompt = prompt::SystemPrompt::of(&workspace, &steps::sandbox_line(wrapper.as_deref()));
+    let prompt =
+        prompt::SystemPrompt::of(&workspace, &steps::sandbox_line(wrapper.as_deref()), &scope);
     config.instructions = prompt.for_role(&agents, &role.name)?;
 
     // The record, saved at once when it was rebuilt (the damaged copies are kept aside).
@@ -307,7 +317,7 @@ pub fn open_session(
     if let Some(c) = checkpoints::checkpointer(opts.vcs, &state_dir, &workspace, &session_id) {
         builder = builder.checkpointer(c);
     }
-    let hooks = hooks::load(&workspace);
+    let hooks = hooks::load_in(&workspace, &scope);
     for w in &hooks.warnings {
         tracing::warn!("hooks: {w}");
     }
@@ -315,7 +325,7 @@ pub fn open_session(
         builder = builder.gate(gate);
     }
     let session = builder.build();
-    let mcp = mcp::attach(&session, &workspace, llm, wrapper);
+    let mcp = mcp::attach_in(&session, &workspace, llm, wrapper, &scope);
     let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
     untrusted.extend(mcp.untrusted().iter().cloned());
     let mut skipped: Vec<skipped::SkippedView> = hooks.skipped(&workspace).into_iter().collect();
@@ -332,6 +342,7 @@ pub fn open_session(
         notice,
         untrusted,
         skipped,
+        config: scope,
     })
 }
 

@@ -24,15 +24,19 @@ pub(crate) struct SystemPrompt {
 impl SystemPrompt {
     /// The prompt parts of `workspace` (its sandbox described by `sandbox_text`); the skills'
     /// warnings are logged.
-    pub(crate) fn of(workspace: &std::path::Path, sandbox_text: &str) -> SystemPrompt {
-        let (found, warnings) = skills::discover(workspace);
+    pub(crate) fn of(
+        workspace: &std::path::Path,
+        sandbox_text: &str,
+        scope: &crate::config_scope::ConfigScope,
+    ) -> SystemPrompt {
+        let (found, warnings) = skills::discover_in(workspace, scope);
         for w in &warnings {
             tracing::warn!("skills: {w}");
         }
         SystemPrompt {
             lang: super::lang_from_env(),
             env: instructions::environment(workspace, sandbox_text),
-            notes: instructions::notes_for(workspace),
+            notes: instructions::notes_for_in(workspace, scope),
             skills: skills::prompt_section(&found),
             found,
         }

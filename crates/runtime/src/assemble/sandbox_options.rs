@@ -30,10 +30,15 @@ pub fn sandbox_report(
 /// The session's sandbox: the mode from the option, else `CAIRN_SANDBOX`, else the user's
 /// sandbox settings, else `auto`; the extra folders from the options and the settings.
 pub(super) fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptions, RuntimeError> {
-    let settings = sandbox_settings::SandboxSettings::load()?;
+    let user = opts.config.user_config;
+    let settings = if user {
+        sandbox_settings::SandboxSettings::load()?
+    } else {
+        sandbox_settings::SandboxSettings::default()
+    };
     let mode = match opts.sandbox {
         Some(m) => m,
-        None if std::env::var("CAIRN_SANDBOX").is_ok_and(|v| !v.trim().is_empty()) => {
+        None if user && std::env::var("CAIRN_SANDBOX").is_ok_and(|v| !v.trim().is_empty()) => {
             sandbox::sandbox_mode_from_env()?
         }
         None => settings.mode().unwrap_or_default(),
@@ -63,5 +68,6 @@ pub(super) fn sandbox_options(opts: &RunOptions) -> Result<sandbox::SandboxOptio
             &cairn_policy::net_rules::HostList::parse(&opts.allow_domains)
                 .map_err(|e| RuntimeError::Config(format!("--allow-domain {e}")))?,
         ),
+        config: opts.config,
     })
 }

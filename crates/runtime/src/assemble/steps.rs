@@ -94,7 +94,12 @@ pub(super) fn roles(
         }
         Err(e) => return Err(e),
     };
-    agents::add_project_agents(&mut agents, workspace, opts.provider.as_deref());
+    agents::add_project_agents_in(
+        &mut agents,
+        workspace,
+        opts.provider.as_deref(),
+        &opts.config,
+    );
     let role_name = opts.agent.clone().unwrap_or_else(|| {
         match agent_type_from_env() {
             cairn_engine::prompt::AgentType::Code => "code",

@@ -129,15 +129,25 @@ pub enum Parsed {
 /// a user command): Cairn's, then `~/.claude/commands` once the user opted in
 /// ([`crate::claude_home`]), then the project's.
 pub fn roots(workspace: &Path) -> Vec<(PathBuf, SkillSource)> {
+    roots_in(workspace, &crate::config_scope::ConfigScope::default())
+}
+
+/// [`roots`] within `scope`.
+pub fn roots_in(
+    workspace: &Path,
+    scope: &crate::config_scope::ConfigScope,
+) -> Vec<(PathBuf, SkillSource)> {
     let mut out = Vec::new();
-    if let Some(c) = crate::reserved::config_dir() {
+    if let Some(c) = scope.user(crate::reserved::config_dir()) {
         out.push((c.join("commands"), SkillSource::User));
     }
-    if let Some(c) = crate::claude_home::user_dir() {
+    if let Some(c) = scope.claude_user_dir() {
         out.push((c.join("commands"), SkillSource::User));
     }
-    out.push((workspace.join(".agent/commands"), SkillSource::Project));
-    out.push((workspace.join(".claude/commands"), SkillSource::Project));
+    if scope.project_files() {
+        out.push((workspace.join(".agent/commands"), SkillSource::Project));
+        out.push((workspace.join(".claude/commands"), SkillSource::Project));
+    }
     out
 }
 
@@ -175,8 +185,13 @@ fn command_files(root: &Path) -> Vec<(Vec<String>, PathBuf)> {
 
 /// The commands of `workspace` (skills only the user invokes included).
 pub fn load(workspace: &Path) -> Commands {
+    load_in(workspace, &crate::config_scope::ConfigScope::default())
+}
+
+/// [`load`] within `scope` (a session's commands, read at submit time).
+pub fn load_in(workspace: &Path, scope: &crate::config_scope::ConfigScope) -> Commands {
     let mut user: Vec<UserCommand> = Vec::new();
-    for (root, source) in roots(workspace) {
+    for (root, source) in roots_in(workspace, scope) {
         // The folder is resolved once here (a linked commands folder is fine); below it no
         // link is followed, and each file is opened refusing a link swapped in since.
         let Ok(root) = std::fs::canonicalize(&root) else {
@@ -231,7 +246,7 @@ pub fn load(workspace: &Path) -> Commands {
             });
         }
     }
-    let skills = crate::skills::discover(workspace)
+    let skills = crate::skills::discover_in(workspace, scope)
         .0
         .into_iter()
         .filter(|s| s.user_only)

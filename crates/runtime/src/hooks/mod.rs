@@ -82,14 +82,20 @@ impl LoadedHooks {
 /// The hooks of `workspace`: the user's file, then the project's (active only when its
 /// current content is trusted for this repository).
 pub fn load(workspace: &Path) -> LoadedHooks {
+    load_in(workspace, &crate::config_scope::ConfigScope::default())
+}
+
+/// [`load`] within `scope`: the user's files only when its user config applies, the
+/// project's as its project trust says (not read at all under `Never`).
+pub fn load_in(workspace: &Path, scope: &crate::config_scope::ConfigScope) -> LoadedHooks {
     let mut out = LoadedHooks::default();
-    if let Some(user) = config::user_path() {
+    if let Some(user) = scope.user(config::user_path()) {
         let (defs, warnings, _) = config::load(&user, HookSource::User(user.clone()));
         out.active.extend(defs);
         out.warnings.extend(warnings);
     }
     // The user's Claude Code settings, once opted in: their hooks are the user's own.
-    if let Some(dir) = crate::claude_home::user_dir() {
+    if let Some(dir) = scope.claude_user_dir() {
         let path = dir.join("settings.json");
         let (defs, warnings, text) = config::load(&path, HookSource::User(path.clone()));
         out.active.extend(defs);
@@ -97,6 +103,9 @@ pub fn load(workspace: &Path) -> LoadedHooks {
         if let Some(text) = text {
             out.warnings.extend(config::not_honoured(&path, &text));
         }
+    }
+    if !scope.project_files() {
+        return out;
     }
     let mut defs = Vec::new();
     let mut texts = Vec::new();
@@ -113,7 +122,9 @@ pub fn load(workspace: &Path) -> LoadedHooks {
     texts.extend(crate::commands::runnable_project_files(workspace));
     if !texts.is_empty() {
         let digest = project_fingerprint(workspace, &texts);
-        if crate::mcp_trust::entry_trusted(workspace, TRUST_ENTRY, &digest) {
+        if scope
+            .project_trusted(|| crate::mcp_trust::entry_trusted(workspace, TRUST_ENTRY, &digest))
+        {
             out.active.extend(defs);
         } else {
             out.held.extend(defs);

@@ -33,7 +33,11 @@ pub(super) fn command_turn(
     let lines = shell_lines(&text);
     let project = extras.source == Some(SkillSource::Project);
     let runnable = !lines.is_empty() || !extras.allowed_tools.is_empty();
-    let trusted = !project || !runnable || crate::hooks::project_files_trusted(handle.workspace());
+    let trusted = !project
+        || !runnable
+        || handle
+            .config()
+            .project_trusted(|| crate::hooks::project_files_trusted(handle.workspace()));
     let mut text = text;
     if trusted {
         options.shell = lines

@@ -114,7 +114,7 @@ pub async fn dispatch(
             command: None,
         });
     }
-    let cmds = commands::load(handle.workspace());
+    let cmds = commands::load_in(handle.workspace(), &handle.config());
     let done = |effect| {
         Ok(Dispatch::Done(CommandOutcome {
             input: input.to_string(),

@@ -136,6 +136,11 @@ impl SessionHandle {
         self.is_busy() || self.queued().is_some() || self.runs.load(Ordering::SeqCst) > 0
     }
 
+    /// The configuration the session reads.
+    pub fn config(&self) -> crate::config_scope::ConfigScope {
+        self.assembled.config
+    }
+
     fn touch(&self) {
         self.live.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
@@ -448,7 +453,7 @@ impl SessionHandle {
 
     /// Reloads the persistent rules (user-level and project files) of this session.
     pub fn reload_rules(&self) -> Result<(), HostError> {
-        let rules = crate::permissions::load_rules(&self.workspace)?;
+        let rules = crate::permissions::load_rules_in(&self.workspace, &self.assembled.config)?;
         self.assembled.session.set_rules(rules);
         Ok(())
     }
@@ -502,6 +507,34 @@ impl SessionHandle {
     /// Renames the session on the user's behalf.
     pub fn rename(&self, name: &str) -> Result<(), StoreError> {
         self.assembled.rename(name)
+    }
+
+    /// Names the session once, after a turn, unless its name already has a source (the
+    /// user's, or an earlier automatic one): the name `cairn run` and the app show for it
+    /// (its first message, [`crate::store::derive_name`]), marked `auto`. Returns the name to
+    /// announce as `session_named` with source `auto`.
+    pub async fn name_automatically(&self) -> Option<String> {
+        if !self.saved().name_source.is_empty() {
+            return None;
+        }
+        let derived = crate::store::derive_name(&self.assembled.session.messages().await);
+        let mut named = None;
+        self.assembled
+            .persister
+            .update(|s| {
+                if !s.name_source.is_empty() {
+                    return;
+                }
+                if s.name.trim().is_empty() {
+                    s.name = derived.clone();
+                }
+                if !s.name.trim().is_empty() {
+                    s.name_source = "auto".into();
+                    named = Some(s.name.clone());
+                }
+            })
+            .ok()?;
+        named
     }
 
     /// Saves the session now (history, permissions, todos, turn count).

@@ -194,6 +194,9 @@ pub struct SandboxOptions {
     /// Hosts commands reach without asking besides the rules: the defaults and
     /// `--allow-domain`.
     pub allowed_hosts: cairn_policy::net_rules::HostList,
+    /// The configuration the session reads (which rules its hooks' and MCP servers' network
+    /// goes by).
+    pub config: crate::config_scope::ConfigScope,
 }
 
 /// The execution environment for a workspace with no extra folders. `_policy` no longer
@@ -242,7 +245,7 @@ pub fn exec_environment_with(
     };
     let mut spec = session_spec(workspace, state_dir, opts)?;
     // Commands no tool call asks for (hooks, MCP servers) go by the rules as they were.
-    let rules = crate::permissions::load_rules(workspace).unwrap_or_default();
+    let rules = crate::permissions::load_rules_in(workspace, &opts.config).unwrap_or_default();
     let net = crate::sandbox_net::configure(&mut spec, opts.network, &opts.allowed_hosts, rules);
     if net.is_some() {
         env.net_allowed = opts.allowed_hosts.clone();

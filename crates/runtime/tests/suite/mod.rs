@@ -1,6 +1,7 @@
 //! The former integration-test files, one module each.
 
 mod agents;
+mod config_scope;
 mod host;
 mod index;
 mod layering;

@@ -1,6 +1,8 @@
 //! Runs and streams: post a message (attached SSE or detached), the session's event stream,
 //! its history, steering and interrupt.
 
+use std::time::Duration;
+
 use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -14,7 +16,7 @@ use crate::error::{from_store, ApiError};
 use crate::hub::{self, From};
 use crate::live::{Attachment, Input};
 use crate::server::Conn;
-use crate::sse::{SseBody, KEEPALIVE, PING};
+use crate::sse::{SseBody, PING};
 use crate::state::{shutting_down, Ctx};
 
 /// One attachment of a message.
@@ -151,7 +153,7 @@ pub async fn events(
     let body = SseBody::new(
         first,
         sub.inlet,
-        KEEPALIVE,
+        app.cfg.keepalive.max(Duration::from_millis(10)),
         ": keepalive\n\n",
         Some(Box::new(move || {
             watched.watchers.fetch_sub(1, Ordering::SeqCst);

@@ -573,3 +573,102 @@ async fn retry_with_nothing_to_retry_and_slash_commands_end_as_the_contract_says
     let r = s.post(&path, json!({"detach": true})).send().await.unwrap();
     assert_eq!(r.status(), 400);
 }
+
+#[tokio::test]
+async fn a_session_is_named_after_its_first_turn_unless_the_user_named_it() {
+    let s = Server::start(|_| {}).await;
+    let id = s.session("auto").await;
+    let events = s
+        .get(&format!("/v1/sessions/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    s.mock.push(Reply::text("sure"));
+    s.turn(&id, "Refactor the parser module").await;
+    let got = read_until(events, |got| got.iter().any(|e| e.event == "session_named")).await;
+    let named = got.iter().find(|e| e.event == "session_named").unwrap();
+    assert_eq!(named.data["data"]["source"], "auto");
+    let name = named.data["data"]["name"].as_str().unwrap().to_string();
+    assert!(name.contains("Refactor the parser"), "{name}");
+    assert_eq!(
+        s.get_json(&format!("/v1/sessions/{id}")).await["name"],
+        name.as_str()
+    );
+    // Once: a second turn names nothing again.
+    s.mock.push(Reply::text("again"));
+    s.turn(&id, "and the lexer").await;
+    let r = s
+        .get(&format!("/v1/sessions/{id}/events?from=start"))
+        .send()
+        .await
+        .unwrap();
+    let all = read_until(r, |got| {
+        got.iter().filter(|e| e.event == "run_end").count() == 2
+    })
+    .await;
+    assert_eq!(all.iter().filter(|e| e.event == "session_named").count(), 1);
+
+    // A session the user named keeps its name; the only `session_named` is the user's.
+    let other = s.session("auto").await;
+    let r = s
+        .http
+        .patch(s.url(&format!("/v1/sessions/{other}")))
+        .bearer_auth(&s.token)
+        .json(&json!({"name": "Mine"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    s.mock.push(Reply::text("ok"));
+    s.turn(&other, "something else entirely").await;
+    // A marker after the turn: the stream is read up to it, past where a name would come.
+    s.mock.push(Reply::text("marker"));
+    s.turn(&other, "marker").await;
+    let r = s
+        .get(&format!("/v1/sessions/{other}/events?from=start"))
+        .send()
+        .await
+        .unwrap();
+    let all = read_until(r, |got| {
+        got.iter().filter(|e| e.event == "run_end").count() == 2
+    })
+    .await;
+    let sources: Vec<&Value> = all
+        .iter()
+        .filter(|e| e.event == "session_named")
+        .map(|e| &e.data["data"]["source"])
+        .collect();
+    assert_eq!(sources, [&json!("user")]);
+    assert_eq!(
+        s.get_json(&format!("/v1/sessions/{other}")).await["name"],
+        "Mine"
+    );
+}
+
+#[tokio::test]
+async fn an_idle_event_stream_gets_keepalive_comments() {
+    let s = Server::start(|c| c.keepalive = Duration::from_millis(200)).await;
+    let id = s.session("auto").await;
+    let r = s
+        .get(&format!("/v1/sessions/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut body = r.bytes_stream();
+    let mut seen = String::new();
+    let got = tokio::time::timeout(Duration::from_secs(10), async {
+        use futures::StreamExt;
+        while let Some(Ok(chunk)) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.matches(": keepalive\n\n").count() >= 2 {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(got, Ok(true), "{seen:?}");
+    // Only comments: no event was sent on the idle stream.
+    assert!(!seen.contains("event:"), "{seen:?}");
+}
