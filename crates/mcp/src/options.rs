@@ -76,6 +76,9 @@ pub struct ManagerOptions {
     pub sandbox: Option<McpSandbox>,
     /// Logins for HTTP servers that need one (bearer tokens, refreshed); `None`: no logins.
     pub auth: Option<std::sync::Arc<dyn crate::auth::AccessTokens>>,
+    /// The session's model sees images: image blocks of tool results reach it as images (as
+    /// `read_image`'s do), not only as the text placeholder.
+    pub images_to_model: bool,
 }
 
 /// Which stdio servers run inside the session's sandbox, and the sandbox.
@@ -113,6 +116,7 @@ impl ManagerOptions {
             ocr_model: None,
             sandbox: None,
             auth: None,
+            images_to_model: false,
         }
     }
 

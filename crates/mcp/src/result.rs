@@ -14,6 +14,35 @@ pub fn result_text(result: &CallToolResult) -> String {
     parts.join("\n")
 }
 
+/// Largest image (decoded bytes) handed to the model as an image; a larger one stays the text
+/// placeholder (as `read_image` refuses what it cannot scale under the providers' limits).
+pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// The image blocks of `result` the model can be shown as images: PNG, JPEG, GIF or WebP, at
+/// most [`MAX_IMAGE_BYTES`] each, valid base64; the rest stay text placeholders only.
+pub fn image_parts(result: &CallToolResult) -> Vec<cairn_protocol::ContentPart> {
+    use base64::Engine as _;
+    const SHOWN: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Image(i) if SHOWN.contains(&i.mime_type.as_str()) => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(&i.data)
+                    .ok()?;
+                (!bytes.is_empty() && bytes.len() <= MAX_IMAGE_BYTES).then(|| {
+                    cairn_protocol::ContentPart::Image {
+                        mime_type: i.mime_type.clone(),
+                        data: i.data.clone(),
+                    }
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Whether the server marked the result as an error.
 pub fn is_error(result: &CallToolResult) -> bool {
     result.is_error.unwrap_or(false)
@@ -91,6 +120,27 @@ mod tests {
     use rmcp::model::Resource;
 
     use super::*;
+
+    #[test]
+    fn only_shown_kinds_of_sound_images_become_image_parts() {
+        use base64::Engine as _;
+        let b64 = |n: usize| base64::engine::general_purpose::STANDARD.encode(vec![7u8; n]);
+        let r = CallToolResult::success(vec![
+            ContentBlock::text("t"),
+            ContentBlock::image(b64(10), "image/png"),
+            ContentBlock::image(b64(10), "image/svg+xml"),
+            ContentBlock::image("not base64!".to_string(), "image/jpeg"),
+            ContentBlock::image(b64(MAX_IMAGE_BYTES + 1), "image/webp"),
+        ]);
+        let parts = image_parts(&r);
+        assert_eq!(parts.len(), 1, "{parts:?}");
+        assert!(matches!(
+            &parts[0],
+            cairn_protocol::ContentPart::Image { mime_type, .. } if mime_type == "image/png"
+        ));
+        // Every image still has its placeholder in the text.
+        assert_eq!(result_text(&r).matches("[image: ").count(), 4);
+    }
 
     #[test]
     fn maps_every_content_kind() {

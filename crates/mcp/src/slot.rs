@@ -461,7 +461,7 @@ impl Slot {
             return match &self.builtin {
                 Some(b) => {
                     let r = b.call(tool, arguments, ctx).await?;
-                    finish(server, tool, &r)
+                    finish(server, tool, &r, self.opts.images_to_model)
                 }
                 None => Err(ToolError::Failed(format!(
                     "MCP server `{server}` has no connection"
@@ -491,7 +491,7 @@ impl Slot {
             )
             .await
         {
-            Ok(r) => finish(server, tool, &r),
+            Ok(r) => finish(server, tool, &r, self.opts.images_to_model),
             Err(CallFailure::Interrupted) => Err(ToolError::Interrupted),
             Err(CallFailure::Timeout { after, total }) => Err(ToolError::Timeout {
                 ms: after.as_millis() as u64,
@@ -609,6 +609,7 @@ fn finish(
     server: &str,
     tool: &str,
     r: &rmcp::model::CallToolResult,
+    images_to_model: bool,
 ) -> Result<ToolOutput, ToolError> {
     let text = result_text(r);
     if is_error(r) {
@@ -621,11 +622,21 @@ fn finish(
             "MCP tool `{tool}` on server `{server}` reported an error: {text}"
         )));
     }
-    Ok(ToolOutput::text(if text.is_empty() {
+    let text = if text.is_empty() {
         "(the tool returned no content)".to_string()
     } else {
         text
-    }))
+    };
+    let images = if images_to_model {
+        crate::result::image_parts(r)
+    } else {
+        Vec::new()
+    };
+    Ok(if images.is_empty() {
+        ToolOutput::text(text)
+    } else {
+        ToolOutput::with_images(text, images)
+    })
 }
 
 /// Keeps the first of tools listed twice under one name (a server bug), with a warning.

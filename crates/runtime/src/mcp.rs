@@ -148,6 +148,9 @@ pub fn attach_in(
                 model: v.model,
             },
         );
+    // Images in tool results reach a model that sees images as images (as `read_image`'s).
+    options.images_to_model =
+        crate::tooling::model_has_vision(&crate::tooling::process_env, &session.model());
     options.sandbox = sandbox.map(|wrapper| {
         let user_file = scope.user(cairn_mcp::user_config_path());
         cairn_mcp::McpSandbox {

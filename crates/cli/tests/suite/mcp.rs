@@ -566,3 +566,65 @@ async fn a_claude_code_project_mcp_json_server_starts_after_trust_and_not_before
         "the trusted .mcp.json server started: {offered}"
     );
 }
+
+/// An MCP tool's picture reaches a model that sees images as an image part of the next
+/// request, as `read_image`'s does; a text-only model gets only the text placeholder.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_tools_image_reaches_a_model_that_sees_images() {
+    for vision in ["1", "0"] {
+        let ws = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let m = marker(&format!("image{vision}"));
+        write_config(ws.path(), json!({ "probe": entry(&m, "") }));
+        let server = MockLlmServer::with_script(vec![
+            Reply::tool_call("c1", "mcp__probe__image", json!({})),
+            Reply::text("Seen."),
+        ])
+        .await
+        .unwrap();
+        let mut c = cairn(home.path());
+        c.args(["mcp", "trust", "-w"]).arg(ws.path());
+        assert_eq!(output(c).await.code, 0);
+        let mut c = cairn(home.path());
+        c.arg("run")
+            .arg("--workspace")
+            .arg(ws.path())
+            .arg("--state-dir")
+            .arg(state.path())
+            .arg("--base-url")
+            .arg(server.base_url())
+            .args([
+                "--model",
+                "mock-model",
+                "--mode",
+                "auto",
+                "--approve",
+                "allow",
+            ])
+            .args(["--vcs", "off", "--json", "show me the picture"])
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_MODEL")
+            .env_remove("CAIRN_MODEL")
+            .env("CAIRN_MODEL_VISION", vision)
+            .env("OPENAI_API_KEY", KEY);
+        let r = output(c).await;
+        assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 2, "{}", r.stdout);
+        let body = reqs[1].body["messages"].to_string();
+        assert!(
+            body.contains("[image: image/png, "),
+            "vision={vision}: {body}"
+        );
+        if vision == "1" {
+            assert!(
+                body.contains("data:image/png;base64,"),
+                "the picture is an image part: {body}"
+            );
+        } else {
+            assert!(!body.contains("image_url"), "no image part: {body}");
+        }
+        assert!(processes_with(&m).is_empty());
+    }
+}

@@ -214,3 +214,37 @@ async fn reference_everything_server_over_legacy_sse() {
     h.manager.close_all().await;
     let _ = child.kill().await;
 }
+
+/// The reference server's picture reaches a model that sees images as an image part.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reference_servers_image_reaches_a_model_that_sees_images() {
+    let entry = match everything() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!(
+                "SKIPPED the_reference_servers_image_reaches_a_model_that_sees_images: {why}"
+            );
+            return;
+        }
+    };
+    let h = Harness::new(vec![node_server("everything", &entry, "stdio")], |o| {
+        o.images_to_model = true
+    });
+    let (ok, failed) = h.manager.connect_all().await;
+    assert_eq!(ok, ["everything"], "{failed:?}");
+    let img = h
+        .call("mcp__everything__get-tiny-image", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        img.content.contains("[image: image/png, "),
+        "{}",
+        img.content
+    );
+    assert_eq!(img.images.len(), 1, "{:?}", img.images);
+    assert!(matches!(
+        &img.images[0],
+        cairn_protocol::ContentPart::Image { mime_type, data } if mime_type == "image/png" && !data.is_empty()
+    ));
+    h.manager.close_all().await;
+}
