@@ -132,6 +132,40 @@ async fn output(mut c: Command) -> Out {
     }
 }
 
+/// `cairn run --json` in auto mode, every approval allowed, no snapshots, against `server`.
+async fn run_auto(
+    home: &Path,
+    ws: &Path,
+    state: &Path,
+    server: &MockLlmServer,
+    prompt: &str,
+    envs: &[(&str, &str)],
+) -> Out {
+    let mut c = cairn(home);
+    c.arg("run")
+        .arg("--workspace")
+        .arg(ws)
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--base-url")
+        .arg(server.base_url())
+        .args([
+            "--model",
+            "mock-model",
+            "--mode",
+            "auto",
+            "--approve",
+            "allow",
+        ])
+        .args(["--vcs", "off", "--json", prompt])
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_MODEL")
+        .env_remove("CAIRN_MODEL")
+        .env("OPENAI_API_KEY", KEY)
+        .envs(envs.iter().copied());
+    output(c).await
+}
+
 fn marker(tag: &str) -> String {
     format!("marker=cairn-cli-mcp-{tag}-{}", std::process::id())
 }
@@ -159,31 +193,15 @@ async fn run_calls_a_tool_of_an_mcp_servers_config_server() {
     let r = output(c).await;
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     assert!(r.stdout.contains("trusted `probe`"), "{}", r.stdout);
-    let mut c = cairn(home.path());
-    c.arg("run")
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--state-dir")
-        .arg(state.path())
-        .arg("--base-url")
-        .arg(server.base_url())
-        .args([
-            "--model",
-            "mock-model",
-            "--mode",
-            "auto",
-            "--approve",
-            "allow",
-            "--vcs",
-            "off",
-            "--json",
-            "call the probe",
-        ])
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_MODEL")
-        .env_remove("CAIRN_MODEL")
-        .env("OPENAI_API_KEY", KEY);
-    let r = output(c).await;
+    let r = run_auto(
+        home.path(),
+        ws.path(),
+        state.path(),
+        &server,
+        "call the probe",
+        &[],
+    )
+    .await;
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     let events: Vec<Value> = r
         .stdout
@@ -586,29 +604,16 @@ async fn an_mcp_tools_image_reaches_a_model_that_sees_images() {
         let mut c = cairn(home.path());
         c.args(["mcp", "trust", "-w"]).arg(ws.path());
         assert_eq!(output(c).await.code, 0);
-        let mut c = cairn(home.path());
-        c.arg("run")
-            .arg("--workspace")
-            .arg(ws.path())
-            .arg("--state-dir")
-            .arg(state.path())
-            .arg("--base-url")
-            .arg(server.base_url())
-            .args([
-                "--model",
-                "mock-model",
-                "--mode",
-                "auto",
-                "--approve",
-                "allow",
-            ])
-            .args(["--vcs", "off", "--json", "show me the picture"])
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("OPENAI_MODEL")
-            .env_remove("CAIRN_MODEL")
-            .env("CAIRN_MODEL_VISION", vision)
-            .env("OPENAI_API_KEY", KEY);
-        let r = output(c).await;
+        let envs = [("CAIRN_MODEL_VISION", vision)];
+        let r = run_auto(
+            home.path(),
+            ws.path(),
+            state.path(),
+            &server,
+            "show me the picture",
+            &envs,
+        )
+        .await;
         assert_eq!(r.code, 0, "stderr: {}", r.stderr);
         let reqs = server.requests();
         assert_eq!(reqs.len(), 2, "{}", r.stdout);
