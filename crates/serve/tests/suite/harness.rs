@@ -116,6 +116,40 @@ impl Server {
     }
 
     /// `GET` as JSON, asserting `200`.
+    /// Posts `text` as a message to session `id` (a run, attached) and returns the response.
+    pub async fn message(&self, id: &str, text: &str) -> reqwest::Response {
+        self.post(
+            &format!("/v1/sessions/{id}/messages"),
+            json!({ "text": text }),
+        )
+        .send()
+        .await
+        .unwrap()
+    }
+
+    /// Opens session `id`'s event stream.
+    pub async fn events(&self, id: &str) -> reqwest::Response {
+        self.get(&format!("/v1/sessions/{id}/events"))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Waits until the list at `path` (`…/approvals` or `…/questions`, under `key`) holds a
+    /// request, and returns the first.
+    pub async fn first_pending(&self, path: &str, key: &str) -> Value {
+        assert!(
+            eventually(|| async {
+                self.get_json(path).await[key]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty())
+            })
+            .await,
+            "nothing pending at {path}"
+        );
+        self.get_json(path).await[key][0].clone()
+    }
+
     pub async fn get_json(&self, path: &str) -> Value {
         let r = self.get(path).send().await.unwrap();
         assert_eq!(r.status(), 200, "GET {path}");

@@ -17,14 +17,7 @@ async fn an_approval_waits_for_a_client_and_is_answered_by_its_request_id() {
     s.mock.push(shell("c1", "echo hi > made.txt"));
     s.mock.push(Reply::text("done"));
     let id = s.session("interactive").await;
-    let run = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "make it"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let run = s.message(&id, "make it").await;
     let path = format!("/v1/sessions/{id}/approvals");
     assert!(
         eventually(|| async {
@@ -148,14 +141,7 @@ async fn always_grants_only_a_session_allowance_and_deny_sessions_never_wait() {
     s.mock.push(shell("c3", "echo a && echo b"));
     s.mock.push(Reply::text("done"));
     let id = s.session("interactive").await;
-    let run = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "go"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let run = s.message(&id, "go").await;
     let path = format!("/v1/sessions/{id}/approvals");
     assert!(
         eventually(|| async {
@@ -228,25 +214,9 @@ async fn a_question_is_answered_by_its_request_id_with_its_kinds_type() {
     ));
     s.mock.push(Reply::text("thanks"));
     let id = s.session("interactive").await;
-    let run = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "ask me"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let run = s.message(&id, "ask me").await;
     let path = format!("/v1/sessions/{id}/questions");
-    assert!(
-        eventually(|| async {
-            !s.get_json(&path).await["questions"]
-                .as_array()
-                .unwrap()
-                .is_empty()
-        })
-        .await
-    );
-    let q = s.get_json(&path).await["questions"][0].clone();
+    let q = s.first_pending(&path, "questions").await;
     assert_eq!(q["kind"], "question");
     assert_eq!(q["question"], "which?");
     let rid = q["requestId"].as_str().unwrap().to_string();
@@ -297,16 +267,7 @@ async fn a_plan_review_is_a_question_of_kind_plan_and_attachments_reach_the_mode
         .unwrap();
     assert_eq!(run.status(), 200);
     let path = format!("/v1/sessions/{id}/questions");
-    assert!(
-        eventually(|| async {
-            !s.get_json(&path).await["questions"]
-                .as_array()
-                .unwrap()
-                .is_empty()
-        })
-        .await
-    );
-    let q = s.get_json(&path).await["questions"][0].clone();
+    let q = s.first_pending(&path, "questions").await;
     assert_eq!(q["kind"], "plan");
     assert_eq!(q["plan"], "1. do it");
     let rid = q["requestId"].as_str().unwrap().to_string();
@@ -340,25 +301,9 @@ async fn always_is_this_sessions_allowance_only_and_outlives_a_restart() {
     s.mock.push(shell("c1", "touch one.txt"));
     s.mock.push(Reply::text("done"));
     let id = s.session("interactive").await;
-    let run = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "one"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let run = s.message(&id, "one").await;
     let path = format!("/v1/sessions/{id}/approvals");
-    assert!(
-        eventually(|| async {
-            !s.get_json(&path).await["approvals"]
-                .as_array()
-                .unwrap()
-                .is_empty()
-        })
-        .await
-    );
-    let a = s.get_json(&path).await["approvals"][0].clone();
+    let a = s.first_pending(&path, "approvals").await;
     assert_eq!(
         a["alwaysAllow"],
         json!({"kind": "command", "program": "touch"}),

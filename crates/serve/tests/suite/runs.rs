@@ -16,14 +16,7 @@ async fn an_attached_turn_streams_the_cli_json_lines_and_ends_with_run_end() {
     let v = s.get_json(&format!("/v1/sessions/{id}")).await;
     assert_eq!(v["state"], "idle");
     assert_eq!(v["mode"], "auto");
-    let r = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "hi"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let r = s.message(&id, "hi").await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     assert_eq!(r.headers()["cache-control"], "no-store");
@@ -204,19 +197,8 @@ async fn a_client_that_goes_away_interrupts_its_run_within_two_seconds() {
     let s = Server::start(|_| {}).await;
     s.mock.hold_when_empty(true);
     let id = s.session("auto").await;
-    let events = s
-        .get(&format!("/v1/sessions/{id}/events"))
-        .send()
-        .await
-        .unwrap();
-    let r = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "long"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let events = s.events(&id).await;
+    let r = s.message(&id, "long").await;
     assert_eq!(r.status(), 200);
     s.mock.wait_for_requests(1, Duration::from_secs(10)).await;
     // No event flows now (the model holds); the client leaves.
@@ -247,14 +229,7 @@ async fn steering_reaches_the_running_turn_and_can_be_withdrawn() {
         r.json::<Value>().await.unwrap()["error"]["code"],
         "session_idle"
     );
-    let run = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "work"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let run = s.message(&id, "work").await;
     s.mock.wait_for_requests(1, Duration::from_secs(10)).await;
     let v: Value = s
         .post(
@@ -389,14 +364,7 @@ async fn a_slow_reader_is_cut_off_and_its_run_interrupted() {
     s.mock.push(Reply::text(&big).chunk_size(256 * 1024));
     let id = s.session("auto").await;
     // The attached client never reads its stream.
-    let stalled = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "talk a lot"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let stalled = s.message(&id, "talk a lot").await;
     assert_eq!(stalled.status(), 200);
     let path = format!("/v1/sessions/{id}");
     assert!(
@@ -500,19 +468,8 @@ async fn a_session_closed_ends_its_event_stream_and_its_attached_run() {
     let s = Server::start(|_| {}).await;
     s.mock.hold_when_empty(true);
     let id = s.session("auto").await;
-    let events = s
-        .get(&format!("/v1/sessions/{id}/events"))
-        .send()
-        .await
-        .unwrap();
-    let run = s
-        .post(
-            &format!("/v1/sessions/{id}/messages"),
-            json!({"text": "go"}),
-        )
-        .send()
-        .await
-        .unwrap();
+    let events = s.events(&id).await;
+    let run = s.message(&id, "go").await;
     s.mock.wait_for_requests(1, Duration::from_secs(10)).await;
     let r = s
         .post(&format!("/v1/sessions/{id}/close"), json!({}))
@@ -578,11 +535,7 @@ async fn retry_with_nothing_to_retry_and_slash_commands_end_as_the_contract_says
 async fn a_session_is_named_after_its_first_turn_unless_the_user_named_it() {
     let s = Server::start(|_| {}).await;
     let id = s.session("auto").await;
-    let events = s
-        .get(&format!("/v1/sessions/{id}/events"))
-        .send()
-        .await
-        .unwrap();
+    let events = s.events(&id).await;
     s.mock.push(Reply::text("sure"));
     s.turn(&id, "Refactor the parser module").await;
     let got = read_until(events, |got| got.iter().any(|e| e.event == "session_named")).await;
@@ -649,11 +602,7 @@ async fn a_session_is_named_after_its_first_turn_unless_the_user_named_it() {
 async fn an_idle_event_stream_gets_keepalive_comments() {
     let s = Server::start(|c| c.keepalive = Duration::from_millis(200)).await;
     let id = s.session("auto").await;
-    let r = s
-        .get(&format!("/v1/sessions/{id}/events"))
-        .send()
-        .await
-        .unwrap();
+    let r = s.events(&id).await;
     assert_eq!(r.status(), 200);
     let mut body = r.bytes_stream();
     let mut seen = String::new();
