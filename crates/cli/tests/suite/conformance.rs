@@ -23,59 +23,14 @@ const FILES: &[&str] = &[
     "expected-failures.yml",
 ];
 
-fn have(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 /// The folder with the installed suite and the shim; `Err` is the reason to skip.
 fn suite() -> Result<PathBuf, String> {
-    if std::env::var("CAIRN_SKIP_NPM_TESTS").is_ok_and(|v| v == "1") {
-        return Err("CAIRN_SKIP_NPM_TESTS=1".into());
-    }
-    if !have("node") {
-        return Err("`node` is not installed".into());
-    }
-    let pkg = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
-    if pkg.join(ENTRY).is_file() {
-        return Ok(pkg);
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-conformance");
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    for f in FILES {
-        std::fs::copy(pkg.join(f), dir.join(f)).map_err(|e| format!("copy {f}: {e}"))?;
-    }
-    if dir.join(ENTRY).is_file() {
-        return Ok(dir);
-    }
-    if !have("npm") {
-        return Err("`npm` is not installed".into());
-    }
-    let out = Command::new("npm")
-        .args([
-            "ci",
-            "--prefer-offline",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("cannot run npm: {e}"))?;
-    if !out.status.success() || !dir.join(ENTRY).is_file() {
-        return Err(format!(
-            "`npm ci` failed (offline?): {}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .take(5)
-                .collect::<Vec<_>>()
-                .join(" | ")
-        ));
-    }
-    Ok(dir)
+    cairn_testkit::npm::installed(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance"),
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-conformance"),
+        FILES,
+        ENTRY,
+    )
 }
 
 /// Runs one suite of client scenarios; returns its summary lines.

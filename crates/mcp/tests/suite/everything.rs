@@ -8,7 +8,6 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use cairn_engine::ToolError;
@@ -18,58 +17,14 @@ use serde_json::json;
 
 const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
 
-fn have(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 /// The server's entry script, installing it if needed; `Err` is the reason to skip.
 fn everything() -> Result<PathBuf, String> {
-    if std::env::var("CAIRN_SKIP_NPM_TESTS").is_ok_and(|v| v == "1") {
-        return Err("CAIRN_SKIP_NPM_TESTS=1".into());
-    }
-    if !have("node") {
-        return Err("`node` is not installed".into());
-    }
-    let pkg = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/npm");
-    if pkg.join(ENTRY).is_file() {
-        return Ok(pkg.join(ENTRY));
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-npm");
-    if dir.join(ENTRY).is_file() {
-        return Ok(dir.join(ENTRY));
-    }
-    if !have("npm") {
-        return Err("`npm` is not installed".into());
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    for f in ["package.json", "package-lock.json"] {
-        std::fs::copy(pkg.join(f), dir.join(f)).map_err(|e| format!("copy {f}: {e}"))?;
-    }
-    let out = Command::new("npm")
-        .args([
-            "ci",
-            "--prefer-offline",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("cannot run npm: {e}"))?;
-    if !out.status.success() || !dir.join(ENTRY).is_file() {
-        return Err(format!(
-            "`npm ci` failed (offline?): {}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .take(5)
-                .collect::<Vec<_>>()
-                .join(" | ")
-        ));
-    }
+    let dir = cairn_testkit::npm::installed(
+        &Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/npm"),
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-npm"),
+        &["package.json", "package-lock.json"],
+        ENTRY,
+    )?;
     Ok(dir.join(ENTRY))
 }
 
