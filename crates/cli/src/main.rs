@@ -9,6 +9,7 @@ mod checkpoints;
 mod commands_list;
 mod hooks;
 mod mcp;
+mod mcp_call;
 mod mcp_login;
 mod permissions;
 mod render;

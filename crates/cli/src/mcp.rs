@@ -56,6 +56,9 @@ pub enum McpCommand {
         #[command(flatten)]
         ws: WorkspaceArg,
     },
+    /// Start one server and call one of its tools (arguments as a JSON object); a call
+    /// refused for a missing scope logs in again for it (a step-up) when `--browser` is given.
+    Call(crate::mcp_call::CallArgs),
     /// Start one server, list its tools and report how long each step took.
     Test {
         /// Server name.
@@ -124,6 +127,7 @@ pub async fn run(cmd: McpCommand) -> ExitCode {
         McpCommand::Login(args) => crate::mcp_login::login(args).await,
         McpCommand::Logout { name, ws } => crate::mcp_login::logout(&name, &ws).await,
         McpCommand::Test { name, ws, json } => test(&name, &ws, json).await,
+        McpCommand::Call(args) => crate::mcp_call::call(args).await,
         McpCommand::Trust { names, ws } => trust(&names, &ws),
     };
     match result {
@@ -213,7 +217,8 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_string()
 }
 
-async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, String> {
+/// Server `name` of the workspace, and a manager for it alone (with logins for HTTP servers).
+pub fn one_server(name: &str, ws: &WorkspaceArg) -> Result<(PathBuf, McpManager), String> {
     let ws = workspace(ws)?;
     let loaded = load(&ws);
     if let Some(reason) = loaded.get(name).and_then(|s| s.held.clone()) {
@@ -232,7 +237,11 @@ async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, Str
     };
     let mut options = ManagerOptions::from_env(ws.clone());
     options.auth = cairn_runtime::mcp::auth_for(&loaded);
-    let manager = McpManager::new(vec![cfg], options);
+    Ok((ws, McpManager::new(vec![cfg], options)))
+}
+
+async fn test(name: &str, ws: &WorkspaceArg, json: bool) -> Result<ExitCode, String> {
+    let (_, manager) = one_server(name, ws)?;
     let started = Instant::now();
     let result = manager.connect_server(name).await;
     let total = started.elapsed();

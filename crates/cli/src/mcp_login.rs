@@ -55,7 +55,7 @@ pub struct LoginArgs {
 }
 
 /// The URL of HTTP server `name`, or why not.
-fn server_url(name: &str, ws: &WorkspaceArg) -> Result<String, String> {
+pub fn server_url(name: &str, ws: &WorkspaceArg) -> Result<String, String> {
     let ws = workspace(ws)?;
     let loaded = cairn_runtime::mcp::load_config(&ws);
     match loaded.get(name).and_then(|s| s.transport.as_ref()) {
@@ -90,33 +90,61 @@ pub async fn login(a: LoginArgs) -> Result<ExitCode, String> {
         client_secret: secret,
         scope: a.scope.clone(),
     };
+    let done = log_in(
+        &a.name,
+        &url,
+        &choice,
+        a.browser,
+        Duration::from_secs(a.timeout),
+    )
+    .await?;
+    Ok(if done {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Logs in to server `name` at `url` with the terminal's user step, saying what happened;
+/// `Ok(false)`: the login failed (said on stderr).
+pub async fn log_in(
+    name: &str,
+    url: &str,
+    choice: &ClientChoice,
+    browser: BrowserKind,
+    within: Duration,
+) -> Result<bool, String> {
     let auth = authenticator()?;
-    let step = CliStep {
-        browser: a.browser,
-        within: Duration::from_secs(a.timeout),
-    };
-    match auth.login(&url, &choice, &step).await {
+    let step = CliStep { browser, within };
+    match auth.login(url, choice, &step).await {
         Ok(done) if done.not_needed => {
-            outln!("`{}` needs no login: it answered without one", a.name);
-            Ok(ExitCode::SUCCESS)
+            outln!("`{name}` needs no login: it answered without one");
+            Ok(true)
         }
         Ok(done) => {
             outln!(
-                "logged in to `{}` at {}{} (kept in {})",
-                a.name,
+                "logged in to `{name}` at {}{} (kept in {})",
                 done.issuer,
                 done.scope
                     .map(|s| format!(", scopes: {s}"))
                     .unwrap_or_default(),
                 auth.store.describe()
             );
-            Ok(ExitCode::SUCCESS)
+            Ok(true)
         }
         Err(e) => {
-            errln!("error: the login to `{}` failed: {e}", a.name);
-            Ok(ExitCode::FAILURE)
+            errln!("error: the login to `{name}` failed: {e}");
+            Ok(false)
         }
     }
+}
+
+/// Whether server `url`'s kept login lacks scopes a refused call asked for (a step-up is due).
+pub fn step_up_due(url: &str) -> Result<bool, String> {
+    Ok(authenticator()?
+        .stored(url)
+        .map_err(|e| e.to_string())?
+        .is_some_and(|a| a.wanted_scope.is_some()))
 }
 
 /// Runs `cairn mcp logout`.

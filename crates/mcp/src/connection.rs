@@ -72,6 +72,9 @@ pub enum CallFailure {
     Interrupted,
     /// The server answered with a JSON-RPC error, or something unexpected.
     Protocol(String),
+    /// The server refused the call with 403 `insufficient_scope`: the login lacks the scopes
+    /// it names (when it names them).
+    NeedsScope(Option<String>),
 }
 
 impl Connection {
@@ -289,6 +292,9 @@ fn failure(e: ServiceError, limits: CallTimeouts) -> CallFailure {
             after: timeout,
             total: timeout == limits.max && limits.max != limits.idle,
         },
+        ref e @ ServiceError::TransportSend(_) if insufficient_scope(e).is_some() => {
+            CallFailure::NeedsScope(insufficient_scope(e).flatten())
+        }
         ref e @ ServiceError::TransportSend(_) if auth_refused(e) => CallFailure::Protocol(
             "the server refused this call: the login lacks a scope it needs, or it expired; log \
              in again (`cairn mcp login <server> --scope \"…\"` with the scopes it names)"
@@ -398,6 +404,22 @@ fn auth_refused(e: &(dyn std::error::Error + 'static)) -> bool {
         cur = c.source();
     }
     false
+}
+
+/// The scope a 403 `insufficient_scope` among `e`'s causes names (`Some(None)`: it names none).
+fn insufficient_scope(e: &(dyn std::error::Error + 'static)) -> Option<Option<String>> {
+    use rmcp::transport::streamable_http_client::InsufficientScopeError;
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(s) = c.downcast_ref::<InsufficientScopeError>() {
+            let named = s.get_required_scope().map(str::to_string).or_else(|| {
+                crate::auth::Challenge::parse(&s.www_authenticate_header).and_then(|c| c.scope)
+            });
+            return Some(named);
+        }
+        cur = c.source();
+    }
+    None
 }
 
 /// `initialize` + `tools/list` before `deadline`; a stdio child's exit ends the wait at once.

@@ -259,6 +259,20 @@ impl McpManager {
         self.inner.changed();
     }
 
+    /// Calls `tool` (the server's own name for it) of server `server` as the engine would.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: rmcp::model::JsonObject,
+        ctx: &cairn_engine::ToolContext,
+    ) -> Result<cairn_engine::ToolOutput, cairn_engine::ToolError> {
+        let slot = self
+            .slot(server)
+            .map_err(|e| cairn_engine::ToolError::Failed(e.to_string()))?;
+        slot.call(tool, arguments, ctx).await
+    }
+
     fn slot(&self, name: &str) -> Result<Arc<Slot>, McpError> {
         self.inner
             .slots()

@@ -220,6 +220,10 @@ pub struct ServerInfo {
     pub startup_ms: Option<u64>,
     /// The config file it came from.
     pub source: PathBuf,
+    /// Scopes a call was refused for since the last start: a login again (a step-up) grants
+    /// them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_scope: Option<String>,
 }
 
 #[cfg(test)]

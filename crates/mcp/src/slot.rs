@@ -37,6 +37,8 @@ struct SlotState {
     ready_at: Option<Instant>,
     startup_ms: Option<u64>,
     pid: Option<u32>,
+    /// Scopes a call was refused for (403 `insufficient_scope`) since the last start.
+    needs_scope: Option<String>,
 }
 
 /// One server.
@@ -195,7 +197,7 @@ impl Slot {
         let name = &self.config.name;
         let result = result.map_err(|e| match e {
             ServerError::LoginNeeded(r) => {
-                ServerError::LoginNeeded(format!("{r}: run `cairn mcp login {name}`"))
+                ServerError::LoginNeeded(format!("{r}: {}{name}`", crate::auth::LOGIN_HINT))
             }
             other => other,
         });
@@ -242,6 +244,7 @@ impl Slot {
             st.tools = tools;
             st.warnings = warnings;
             st.ready_at = Some(Instant::now());
+            st.needs_scope = None;
             st.startup_ms = Some(started.elapsed().as_millis() as u64);
             st.restart_pending = false;
         }
@@ -517,7 +520,30 @@ impl Slot {
             Err(CallFailure::Protocol(m)) => Err(ToolError::Failed(format!(
                 "MCP server `{server}` rejected the call to `{tool}`: {m}"
             ))),
+            Err(CallFailure::NeedsScope(scope)) => Err(self.needs_scope(tool, scope).await),
         }
+    }
+
+    /// A call refused for a missing scope: remembered with the login (the next one asks for
+    /// it: a step-up), shown in the server's status, and said in words.
+    async fn needs_scope(&self, tool: &str, scope: Option<String>) -> ToolError {
+        let server = &self.config.name;
+        if let (Some(auth), Some(TransportConfig::Http { url, .. })) =
+            (&self.opts.auth, &self.config.transport)
+        {
+            if let Err(e) = auth.wants(url, scope.as_deref()).await {
+                tracing::warn!(server = %server, "could not remember the scopes a call needs: {e}");
+            }
+        }
+        let named = scope.clone().unwrap_or_else(|| "more".into());
+        self.state().needs_scope = Some(named.clone());
+        (self.notify)();
+        ToolError::Failed(format!(
+            "MCP server `{server}` refused the call to `{tool}`: the login lacks the permission \
+             it needs (scopes: {named}). Grant it by logging in again ({}{server}` or Connect \
+             in Settings), then retry.",
+            crate::auth::LOGIN_HINT
+        ))
     }
 
     /// Disconnects and starts again (restart budget reset).
@@ -589,6 +615,7 @@ impl Slot {
             restarts: st.restarts,
             startup_ms: st.startup_ms,
             source: self.config.source.clone(),
+            needs_scope: st.needs_scope.clone(),
         }
     }
 

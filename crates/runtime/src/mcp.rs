@@ -160,7 +160,7 @@ pub fn attach_in(
             }),
         }
     });
-    options.auth = auth_for(&loaded);
+    options.auth = auth_in(&loaded, scope);
     let manager = McpManager::new(loaded.servers, options);
     let startable = manager
         .status()
@@ -182,6 +182,18 @@ pub fn attach_in(
         held,
         skipped,
     }
+}
+
+/// [`auth_for`] within `scope`: the user's logins are the user's, so a session without the user
+/// config (a `cairn serve` tenant) has none, whatever URL its project names.
+pub fn auth_in(
+    loaded: &cairn_mcp::LoadedConfig,
+    scope: &crate::config_scope::ConfigScope,
+) -> Option<Arc<dyn cairn_mcp::auth::AccessTokens>> {
+    if !scope.user_config {
+        return None;
+    }
+    auth_for(loaded)
 }
 
 /// Logins for the HTTP servers, when any is configured (the keyring is not touched otherwise).

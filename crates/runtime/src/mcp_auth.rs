@@ -53,4 +53,4 @@ pub fn authenticator(env: &EnvFn) -> Result<(Authenticator, Option<String>), Str
 }
 
 /// The words every "needs a login" failure of a server ends with (before the name).
-pub const LOGIN_HINT: &str = "run `cairn mcp login ";
+pub use cairn_mcp::auth::LOGIN_HINT;

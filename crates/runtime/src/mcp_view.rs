@@ -139,11 +139,21 @@ pub fn session_servers(h: &crate::host::SessionHandle) -> Option<Vec<McpServerVi
             if held && !untrusted {
                 status = NOT_CONNECTED.to_string();
             }
-            // The manager says "…: run `cairn mcp login NAME`" for every login-needed failure.
-            let login_needed = state == "failed"
+            // The manager says "…: run `cairn mcp login NAME`" for every login-needed failure;
+            // a call refused for a missing scope needs a login again too (a step-up).
+            let needs_scope = v["needsScope"].as_str();
+            if let Some(scope) = needs_scope {
+                status = format!("{status} · a tool needs more permissions ({scope})");
+            }
+            let failed_for_login = state == "failed"
                 && st["reason"]
                     .as_str()
                     .is_some_and(|r| r.contains(crate::mcp_auth::LOGIN_HINT));
+            if failed_for_login {
+                // Beside the row's Connect button: no command line to copy.
+                status = "needs a login: Connect to sign in".to_string();
+            }
+            let login_needed = needs_scope.is_some() || failed_for_login;
             McpServerView {
                 name: text("name"),
                 target: text("target"),

@@ -1,7 +1,9 @@
 #!/bin/sh
 # The conformance suite's client: `cairn` (the binary in $CAIRN_BIN) with a private home, given
 # the scenario's server URL ($1). It adds the server, logs in with the browser step driven over
-# HTTP (`--browser http`), then starts it and lists its tools (`cairn mcp test`). A
+# HTTP (`--browser http`), then starts it and lists its tools (`cairn mcp test`), and calls the
+# scenario server's tool (`cairn mcp call`, which logs in again for more scopes when a call is
+# refused for a missing one: a step-up). A
 # pre-registered client comes from $MCP_CONFORMANCE_CONTEXT, as a user gives one on the command
 # line (`--client-id`, the secret through an environment variable).
 set -u
@@ -21,7 +23,12 @@ if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
 fi
 "$CAIRN_BIN" mcp add --user conformance --url "$URL" -w "$D/ws" >&2 || exit 1
 "$CAIRN_BIN" mcp login conformance --browser http -w "$D/ws" "$@" || exit 1
-"$CAIRN_BIN" mcp test conformance -w "$D/ws"
+"$CAIRN_BIN" mcp test conformance -w "$D/ws" >"$D/tools.txt"
 status=$?
+cat "$D/tools.txt"
+if [ $status -eq 0 ] && grep -q '^  test-tool$' "$D/tools.txt"; then
+  "$CAIRN_BIN" mcp call conformance test-tool '{}' --browser http -w "$D/ws"
+  status=$?
+fi
 rm -rf "$D"
 exit $status

@@ -85,6 +85,7 @@ fn the_official_conformance_suites_auth_scenarios_pass() {
         "auth/scope-from-scopes-supported",
         "auth/scope-omitted-when-undefined",
         "auth/scope-retry-limit",
+        "auth/scope-step-up",
         "auth/token-endpoint-auth-basic",
         "auth/token-endpoint-auth-post",
         "auth/token-endpoint-auth-none",

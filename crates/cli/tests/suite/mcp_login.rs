@@ -257,3 +257,77 @@ async fn a_run_whose_server_needs_a_login_emits_mcp_login_needed() {
     // Before the turn's events.
     assert_eq!(r.events[0]["type"], "mcp_login_needed", "{}", r.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_refused_for_a_missing_scope_steps_up_through_mcp_call() {
+    let s = protected(OAuthFaults {
+        call_scope: Some("mcp:write".into()),
+        ..OAuthFaults::default()
+    })
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let (h, w) = (home.path(), ws.path());
+    let mut seen = String::new();
+    let mut keep = |o: &Out| seen.push_str(&format!("{}\n{}\n", o.stdout, o.stderr));
+    let o = run(cairn(h, w, &["add", "hosted", "--url", &s.mcp_url()])).await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let o = run(cairn(h, w, &["login", "hosted", "--browser", "http"])).await;
+    keep(&o);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+
+    // Without --browser the refused call is said in words, and nothing else happens.
+    let args = r#"{"text": "needs write"}"#;
+    let o = run(cairn(h, w, &["call", "hosted", "echo", args])).await;
+    keep(&o);
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stderr
+            .contains("lacks the permission it needs (scopes: mcp:write)")
+            && o.stderr.contains("run `cairn mcp login hosted`"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("Open this URL"), "{}", o.stderr);
+
+    // With it, the call logs in again for the union of the scopes and goes through.
+    let o = run(cairn(
+        h,
+        w,
+        &[
+            "call",
+            "hosted",
+            "echo",
+            args,
+            "--browser",
+            "http",
+            "--json",
+        ],
+    ))
+    .await;
+    keep(&o);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stderr.contains("wants more permissions for `echo`"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stdout.contains("scopes: mcp:read mcp:write"),
+        "{}",
+        o.stdout
+    );
+    let last: serde_json::Value =
+        serde_json::from_str(o.stdout.lines().last().unwrap_or_default()).unwrap();
+    assert_eq!(last["ok"], true, "{last}");
+    assert!(last["content"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("needs write"));
+
+    // The stepped-up login is kept: the next call needs no login.
+    let o = run(cairn(h, w, &["call", "hosted", "echo", args])).await;
+    keep(&o);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    no_token_anywhere(&s, &seen, &[h, w]);
+}

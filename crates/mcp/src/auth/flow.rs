@@ -216,5 +216,6 @@ pub async fn complete(
         revocation_endpoint: d.revocation_endpoint.as_ref().map(Url::to_string),
         client: pending.client.clone(),
         grant,
+        wanted_scope: None,
     })
 }

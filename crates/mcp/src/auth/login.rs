@@ -33,6 +33,9 @@ pub trait AccessTokens: Send + Sync + std::fmt::Debug {
     async fn bearer(&self, server: &str) -> Result<Option<String>, AuthError>;
     /// The server refused the token: refresh it now (a failure means "login needed").
     async fn rejected(&self, server: &str) -> Result<String, AuthError>;
+    /// The server refused a call for a missing scope (403 `insufficient_scope` naming
+    /// `scope`): remember it, so the next login asks for it with the granted ones.
+    async fn wants(&self, server: &str, scope: Option<&str>) -> Result<(), AuthError>;
 }
 
 /// What a login did.
@@ -90,6 +93,23 @@ impl Authenticator {
             });
         };
         let mut choice = choice.clone();
+        if choice.scope.is_none() {
+            // A step-up a refused call asked for: the granted scopes and the wanted ones.
+            if let Some(kept) = self.store.get(server)? {
+                if let Some(wanted) = kept.wanted_scope.as_deref() {
+                    if choice.client_id.is_none() {
+                        // The client the first login registered (or was given) steps up.
+                        choice.client_id = Some(kept.client.id.clone());
+                        choice.client_secret = kept.client.secret.clone();
+                    }
+                    choice.scope = union(
+                        union(kept.grant.scope.as_deref(), challenge.scope.as_deref()).as_deref(),
+                        Some(wanted),
+                    );
+                    tracing::info!(server = %url, "MCP login: asking for the scopes a call needed");
+                }
+            }
+        }
         let mut rounds = 0;
         loop {
             rounds += 1;
@@ -197,6 +217,18 @@ impl AccessTokens for Authenticator {
             Some(auth) => self.refresh_stored(server, auth).await,
             None => Err(AuthError::LoginNeeded("the server needs a login".into())),
         }
+    }
+
+    async fn wants(&self, server: &str, scope: Option<&str>) -> Result<(), AuthError> {
+        let Some(mut auth) = self.store.get(server)? else {
+            return Ok(());
+        };
+        let wanted = union(auth.wanted_scope.as_deref(), scope);
+        if wanted != auth.wanted_scope {
+            auth.wanted_scope = wanted;
+            self.store.set(server, &auth)?;
+        }
+        Ok(())
     }
 }
 

@@ -26,6 +26,10 @@ pub use tokens::{Grant, StoredAuth};
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// The words every "needs a login" message ends with (before the server's name and a
+/// backtick): faces find login-needed states by them.
+pub const LOGIN_HINT: &str = "run `cairn mcp login ";
+
 /// Why a login, a refresh or a token lookup failed; the text is meant for users.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AuthError {

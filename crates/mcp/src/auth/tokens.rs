@@ -62,6 +62,10 @@ pub struct StoredAuth {
     pub client: Client,
     /// The tokens.
     pub grant: Grant,
+    /// Scopes a call was refused for (403 `insufficient_scope`): the next login asks for
+    /// them with the granted ones (a step-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wanted_scope: Option<String>,
 }
 
 /// Picks the client authentication: what registration said, else the server's preference

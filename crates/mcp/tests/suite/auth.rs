@@ -306,7 +306,7 @@ async fn a_wrong_state_or_issuer_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_call_refused_for_a_missing_scope_is_said_in_words() {
+async fn a_call_refused_for_a_missing_scope_is_said_and_the_next_login_steps_up() {
     let s = server(OAuthFaults {
         call_scope: Some("mcp:write".into()),
         ..OAuthFaults::default()
@@ -326,7 +326,39 @@ async fn a_call_refused_for_a_missing_scope_is_said_in_words() {
         .await
         .unwrap_err();
     let text = format!("{err}");
-    assert!(text.contains("the login lacks a scope it needs"), "{text}");
+    assert!(
+        text.contains("the login lacks the permission it needs (scopes: mcp:write)"),
+        "{text}"
+    );
+    assert!(text.contains("cairn mcp login hosted"), "{text}");
     assert!(!text.contains("rmcp::"), "{text}");
+    // The step-up is remembered: the server's status says so, and the login keeps the scope.
+    let info = h.manager.status().into_iter().next().unwrap();
+    assert_eq!(info.needs_scope.as_deref(), Some("mcp:write"));
+    let kept = a.stored(&s.mcp_url()).unwrap().unwrap();
+    assert_eq!(kept.wanted_scope.as_deref(), Some("mcp:write"));
+    let first_client = kept.client.id.clone();
+
+    // The next login asks for the granted and the wanted scopes, with the same client; after
+    // a reconnect the call goes through.
+    let done = a
+        .login(&s.mcp_url(), &ClientChoice::default(), &browser())
+        .await
+        .unwrap();
+    let granted = done.scope.unwrap_or_default();
+    assert!(
+        granted.contains("mcp:read") && granted.contains("mcp:write"),
+        "{granted}"
+    );
+    let kept = a.stored(&s.mcp_url()).unwrap().unwrap();
+    assert_eq!(kept.wanted_scope, None);
+    assert_eq!(kept.client.id, first_client);
+    h.manager.refresh("hosted").await.unwrap();
+    assert_eq!(h.manager.status()[0].needs_scope, None);
+    let out = h
+        .call("mcp__hosted__echo", json!({"text": "needs write"}))
+        .await
+        .unwrap();
+    assert!(out.content.contains("needs write"), "{}", out.content);
     h.manager.close_all().await;
 }

@@ -74,3 +74,23 @@ fn a_tenant_scope_reads_project_files_only_when_trusted_and_no_trust_store() {
         (1, 0, true, true, true, true)
     );
 }
+
+#[test]
+fn a_tenant_session_never_holds_the_users_mcp_logins() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".agent")).unwrap();
+    // A project naming the URL of a server the host user may have logged in to.
+    std::fs::write(
+        ws.path().join(".agent/mcp.json"),
+        json!({"mcpServers": {"hosted": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let tenant = ConfigScope::tenant(true);
+    let loaded = cairn_runtime::mcp::load_config_in(ws.path(), &tenant);
+    assert!(
+        loaded.get("hosted").is_some_and(|s| s.held.is_none()),
+        "the trusted project's server is loaded for the tenant"
+    );
+    assert!(cairn_runtime::mcp::auth_in(&loaded, &tenant).is_none());
+}
