@@ -162,6 +162,14 @@ impl Connection {
         }
     }
 
+    /// The `instructions` the server gave in its `initialize` answer, if any.
+    pub fn instructions(&self) -> Option<String> {
+        self.peer
+            .peer_info()
+            .and_then(|i| i.instructions.clone())
+            .filter(|t| !t.trim().is_empty())
+    }
+
     /// The server process, for stdio servers.
     pub fn child(&self) -> Option<&ChildProc> {
         self.child.as_ref()

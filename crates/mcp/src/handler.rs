@@ -1,12 +1,25 @@
-//! The client side of one connection: identifies Cairn, routes progress notifications to the
-//! call waiting for them, and reports `tools/list_changed`.
+//! The client side of one connection: identifies Cairn (announcing MCP 2025-11-25, the newest
+//! version Cairn implements; the server may answer an older one), offers the workspace as the
+//! one root, routes progress notifications to the call waiting for them, and reports
+//! `tools/list_changed`.
 
 use std::sync::Arc;
 
 use rmcp::handler::client::progress::ProgressDispatcher;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
-use rmcp::service::{NotificationContext, RoleClient};
+use std::path::PathBuf;
+
+// Roots are part of 2025-11-25 (the version Cairn announces); the SDK marks them deprecated
+// for the version after it (SEP-2577).
+#[allow(deprecated)]
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ErrorData, Implementation, ListRootsResult,
+    ProgressNotificationParam, ProtocolVersion, Root,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::ClientHandler;
+
+/// The protocol version Cairn announces: the newest it implements fully.
+pub const ANNOUNCED: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// Called when the server says its tool list changed.
 pub type ToolsChanged = Arc<dyn Fn() + Send + Sync>;
@@ -17,15 +30,17 @@ pub struct Handler {
     server: String,
     progress: ProgressDispatcher,
     on_tools_changed: ToolsChanged,
+    root: PathBuf,
 }
 
 impl Handler {
-    /// A handler for `server`.
-    pub fn new(server: &str, on_tools_changed: ToolsChanged) -> Self {
+    /// A handler for `server` whose one root is `root` (the workspace, or the worktree).
+    pub fn new(server: &str, root: PathBuf, on_tools_changed: ToolsChanged) -> Self {
         Handler {
             server: server.to_string(),
             progress: ProgressDispatcher::new(),
             on_tools_changed,
+            root,
         }
     }
 
@@ -37,10 +52,34 @@ impl Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
+        let mut capabilities = ClientCapabilities::default();
+        // The root is the session's folder for the session's life: no `listChanged`.
+        capabilities.roots = Some(Default::default());
+        let mut config = ClientConfig::new(
+            capabilities,
             Implementation::new("cairn", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        config.protocol_version = ANNOUNCED;
+        config
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let uri = url::Url::from_directory_path(&self.root)
+            .map(|u| u.to_string())
+            .map_err(|()| {
+                ErrorData::internal_error("the workspace is not an absolute path", None)
+            })?;
+        let name = self
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        let mut root = Root::new(uri);
+        root.name = name;
+        Ok(ListRootsResult::new(vec![root]))
     }
 
     async fn on_progress(

@@ -259,6 +259,15 @@ impl McpManager {
         self.inner.changed();
     }
 
+    /// Each ready server's `instructions` (server name, text), in config order.
+    pub fn instructions(&self) -> Vec<(String, String)> {
+        self.inner
+            .slots()
+            .iter()
+            .filter_map(|s| Some((s.name().to_string(), s.instructions()?)))
+            .collect()
+    }
+
     /// Calls `tool` (the server's own name for it) of server `server` as the engine would.
     pub async fn call(
         &self,

@@ -39,6 +39,8 @@ struct SlotState {
     pid: Option<u32>,
     /// Scopes a call was refused for (403 `insufficient_scope`) since the last start.
     needs_scope: Option<String>,
+    /// The server's `instructions` from its last start.
+    instructions: Option<String>,
 }
 
 /// One server.
@@ -177,7 +179,7 @@ impl Slot {
                 tokio::spawn(async move { slot.reload_tools(gen).await });
             }
         });
-        let handler = Handler::new(&self.config.name, on_changed);
+        let handler = Handler::new(&self.config.name, self.opts.workspace.clone(), on_changed);
         let sandbox = self
             .opts
             .sandbox
@@ -245,6 +247,7 @@ impl Slot {
             st.warnings = warnings;
             st.ready_at = Some(Instant::now());
             st.needs_scope = None;
+            st.instructions = conn.as_ref().and_then(|c| c.instructions());
             st.startup_ms = Some(started.elapsed().as_millis() as u64);
             st.restart_pending = false;
         }
@@ -589,6 +592,13 @@ impl Slot {
         if let Some(c) = st.conn.take() {
             c.kill_now();
         }
+    }
+
+    /// The server's `instructions` while it is ready (as it gave them: callers bound them).
+    pub fn instructions(&self) -> Option<String> {
+        let st = self.state();
+        st.conn.as_ref()?;
+        st.instructions.clone()
     }
 
     /// The listing for the UI and `cairn mcp list`.

@@ -39,7 +39,13 @@ pub struct Faults {
     pub slow_start_ms: u64,
     /// Spawn a `sleep` child at start (`grandchild_pid` reports it).
     pub grandchild: bool,
+    /// Answer `initialize` with [`TEST_INSTRUCTIONS`].
+    pub instructions: bool,
 }
+
+/// The `instructions` the test server gives with the `instructions` fault.
+pub const TEST_INSTRUCTIONS: &str =
+    "Call `echo` to repeat text back. (CAIRN-TEST-SERVER-INSTRUCTIONS)";
 
 impl Faults {
     /// Parses `--fault X` arguments and the `CAIRN_TEST_MCP_FAULTS` variable.
@@ -66,6 +72,7 @@ impl Faults {
                 "flood-stderr" => f.flood_stderr = true,
                 "duplicate-tools" => f.duplicate_tools = true,
                 "grandchild" => f.grandchild = true,
+                "instructions" => f.instructions = true,
                 other => {
                     if let Some(ms) = other.strip_prefix("slow-start=") {
                         f.slow_start_ms = ms.parse().unwrap_or(0);
@@ -221,6 +228,9 @@ impl ServerHandler for TestServer {
             .build();
         let mut info = InitializeResult::new(caps);
         info.server_info = Implementation::new("cairn-mcp-test-server", env!("CARGO_PKG_VERSION"));
+        if self.faults.instructions {
+            info.instructions = Some(TEST_INSTRUCTIONS.into());
+        }
         info
     }
 

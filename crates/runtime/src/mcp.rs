@@ -168,7 +168,7 @@ pub fn attach_in(
         .any(|s| matches!(s.status, cairn_mcp::ServerStatus::Starting));
     if startable {
         manager.start_all();
-        session.set_llm(Arc::new(FirstRequestGate {
+        session.set_llm(Arc::new(McpGate {
             inner: llm,
             manager: manager.downgrade(),
             waited: Arc::new(AtomicBool::new(false)),
@@ -286,16 +286,31 @@ pub fn startup_grace() -> Duration {
     Duration::from_millis(ms)
 }
 
+/// `inner` behind the MCP gate of `manager` (when there is one): a client set after the session
+/// opened (a provider switch, a role with its own provider) keeps the servers' instructions.
+pub fn gated(inner: Arc<dyn LlmClient>, manager: Option<&McpManager>) -> Arc<dyn LlmClient> {
+    match manager {
+        Some(m) => Arc::new(McpGate {
+            inner,
+            manager: m.downgrade(),
+            waited: Arc::new(AtomicBool::new(true)),
+            grace: startup_grace(),
+        }),
+        None => inner,
+    }
+}
+
 /// Waits (once, bounded) for starting servers before the session's first LLM request, then
-/// hands the request on with the MCP tools as they are now.
-struct FirstRequestGate {
+/// hands the request on with the MCP tools as they are now; every request carries the ready
+/// servers' instructions at the end of its system message.
+struct McpGate {
     inner: Arc<dyn LlmClient>,
     manager: WeakMcpManager,
     waited: Arc<AtomicBool>,
     grace: Duration,
 }
 
-impl LlmClient for FirstRequestGate {
+impl LlmClient for McpGate {
     fn secrets(&self) -> Vec<String> {
         self.inner.secrets()
     }
@@ -306,6 +321,10 @@ impl LlmClient for FirstRequestGate {
         cancel: CancellationToken,
     ) -> BoxStream<'static, LlmChunk> {
         if self.waited.swap(true, Ordering::SeqCst) {
+            let mut request = request;
+            if let Some(m) = self.manager.upgrade() {
+                crate::mcp_instructions::append(&mut request, &m.instructions());
+            }
             return self.inner.stream(request, cancel);
         }
         let (inner, manager, grace) = (self.inner.clone(), self.manager.clone(), self.grace);
@@ -317,6 +336,7 @@ impl LlmClient for FirstRequestGate {
                     _ = cancel.cancelled() => {}
                 }
                 request.tools = with_current_mcp_tools(request.tools, &m);
+                crate::mcp_instructions::append(&mut request, &m.instructions());
             }
             inner.stream(request, cancel)
         })

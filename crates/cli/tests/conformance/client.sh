@@ -26,8 +26,14 @@ fi
 "$CAIRN_BIN" mcp test conformance -w "$D/ws" >"$D/tools.txt"
 status=$?
 cat "$D/tools.txt"
-if [ $status -eq 0 ] && grep -q '^  test-tool$' "$D/tools.txt"; then
-  "$CAIRN_BIN" mcp call conformance test-tool '{}' --browser http -w "$D/ws"
+# The tool each scenario's server expects a call of ($MCP_CONFORMANCE_SCENARIO names it).
+case "${MCP_CONFORMANCE_SCENARIO:-}" in
+  tools_call) TOOL=add_numbers ARGS='{"a": 2, "b": 3}' ;;
+  sse-retry) TOOL=test_reconnection ARGS='{}' ;;
+  *) TOOL=test-tool ARGS='{}' ;;
+esac
+if [ $status -eq 0 ] && grep -q "^  $TOOL\$" "$D/tools.txt"; then
+  "$CAIRN_BIN" mcp call conformance "$TOOL" "$ARGS" --browser http -w "$D/ws"
   status=$?
 fi
 rm -rf "$D"

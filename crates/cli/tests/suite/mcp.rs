@@ -633,3 +633,39 @@ async fn an_mcp_tools_image_reaches_a_model_that_sees_images() {
         assert!(processes_with(&m).is_empty());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trusted_servers_instructions_reach_the_system_prompt_labelled_as_its_own() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let m = marker("instructions");
+    write_config(ws.path(), json!({ "probe": entry(&m, "instructions") }));
+    let server = MockLlmServer::with_script(vec![Reply::text("Noted."), Reply::text("Again.")])
+        .await
+        .unwrap();
+    let system = |i: usize| server.requests()[i].body["messages"][0]["content"].to_string();
+    // Untrusted: the repository's server does not start, so its words are nowhere.
+    let r = run_auto(home.path(), ws.path(), state.path(), &server, "hi", &[]).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    assert!(
+        !system(0).contains("CAIRN-TEST-SERVER-INSTRUCTIONS"),
+        "{}",
+        system(0)
+    );
+    let mut c = cairn(home.path());
+    c.args(["mcp", "trust", "-w"]).arg(ws.path());
+    assert_eq!(output(c).await.code, 0);
+    let r = run_auto(home.path(), ws.path(), state.path(), &server, "hi", &[]).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let sys = system(1);
+    assert!(sys.contains("# Instructions from MCP servers"), "{sys}");
+    assert!(
+        sys.contains(&format!(
+            "## Server `probe`\\n{}",
+            cairn_mcp::testing::TEST_INSTRUCTIONS
+        )),
+        "{sys}"
+    );
+    assert!(sys.contains("not the user's"), "{sys}");
+}

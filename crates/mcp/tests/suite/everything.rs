@@ -203,3 +203,40 @@ async fn the_reference_servers_image_reaches_a_model_that_sees_images() {
     ));
     h.manager.close_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reference_server_gets_the_workspace_as_its_root_and_gives_its_instructions() {
+    let entry = match everything() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED the_reference_server_gets_the_workspace_as_its_root: {why}");
+            return;
+        }
+    };
+    let h = Harness::new(vec![node_server("every", &entry, "stdio")], |_| {});
+    let (ok, failed) = h.manager.connect_all().await;
+    assert_eq!(ok, ["every"], "{failed:?}");
+    // Its instructions, kept for the system prompt.
+    let given = h.manager.instructions();
+    assert_eq!(given.len(), 1, "{given:?}");
+    assert_eq!(given[0].0, "every");
+    assert!(given[0].1.len() > 100, "{:?}", given[0].1);
+    // The roots tool appears only for a client that declares roots (after initialization:
+    // a tools/list_changed); it shows the roots the client answered roots/list with.
+    let tool = "mcp__every__get-roots-list";
+    assert!(
+        eventually(Duration::from_secs(10), || h
+            .names()
+            .iter()
+            .any(|n| n == tool))
+        .await,
+        "{tool} never appeared: {:?}",
+        h.names()
+    );
+    let out = h.call(tool, json!({})).await.unwrap();
+    let uri = url::Url::from_directory_path(h.dir.path())
+        .unwrap()
+        .to_string();
+    assert!(out.content.contains(&uri), "{uri} not in {}", out.content);
+    h.manager.close_all().await;
+}

@@ -159,7 +159,10 @@ impl Assembled {
             .require(name)
             .map_err(|e| RuntimeError::Config(e.to_string()))?;
         if let (Some(provider), Some(_)) = (&def.provider, &def.model) {
-            self.session.set_llm(build_llm(provider, None)?);
+            self.session.set_llm(crate::mcp::gated(
+                build_llm(provider, None)?,
+                self.mcp.manager(),
+            ));
         }
         // The role's prompt (skills still listed) replaces the whole system prompt.
         let prompt = self.prompt.for_role(&agents, name)?;

@@ -301,7 +301,7 @@ impl SessionHandle {
     /// Switches the LLM (after a settings change); the next turn uses it.
     pub fn set_llm(&self, llm: LlmSetup) {
         let session = &self.assembled.session;
-        session.set_llm(llm.client);
+        session.set_llm(crate::mcp::gated(llm.client, self.assembled.mcp.manager()));
         if !llm.model.is_empty() {
             session.set_model(llm.model);
         }
