@@ -111,6 +111,9 @@ pub struct RunArgs {
     /// Continue this session (history, mode and session allowlists are restored).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Name the session (else it names itself after its first turn).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
     /// Model id [default: $CAIRN_MODEL, then $OPENAI_MODEL].
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
@@ -227,6 +230,16 @@ async fn drive(
                 let Some(ev) = ev else { break };
                 if let Event::TurnEnd(t) = &ev {
                     status = Some(t.status);
+                    // After its first completed turn an unnamed session names itself; the
+                    // name comes before `turn_end`, which stays a turn's last line.
+                    if t.status == TurnStatus::Completed {
+                        if let Some(name) = session.name_automatically().await {
+                            renderer.event(&Event::SessionNamed(cairn_protocol::SessionNamed {
+                                name,
+                                source: "auto".into(),
+                            }));
+                        }
+                    }
                 }
                 renderer.event(&ev);
             }
@@ -372,6 +385,18 @@ pub async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(name) = args
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        if let Err(e) = handle.rename(name) {
+            errln!("error: could not name the session: {e}");
+            handle.end().await;
+            return ExitCode::FAILURE;
+        }
+    }
     if let Some(note) = handle.notice() {
         errln!("note: {note}");
     }

@@ -160,6 +160,9 @@ impl ReasoningEffort {
     }
 }
 
+/// The `req_id` prefix of a session-naming request (a cheap side request, not a turn's).
+pub const NAMING_REQ_PREFIX: &str = "naming-";
+
 /// One request to the model.
 #[derive(Debug, Clone)]
 pub struct LlmRequest {

@@ -590,6 +590,11 @@ impl Session {
         read(&self.inner.config).model.clone()
     }
 
+    /// The LLM client the next request goes to.
+    pub fn llm(&self) -> Arc<dyn LlmClient> {
+        read(&self.inner.llm).clone()
+    }
+
     /// Replaces the LLM client (e.g. after the user changed provider or key).
     pub fn set_llm(&self, llm: Arc<dyn LlmClient>) {
         self.inner.exec.add_secrets(llm.secrets());

@@ -72,6 +72,8 @@ pub struct FakeLlm {
     script: Arc<Mutex<VecDeque<FakeReply>>>,
     requests: Arc<Mutex<Vec<LlmRequest>>>,
     context_limit: Arc<Mutex<Option<u64>>>,
+    /// Whether naming requests take their reply from the script too (tests of naming).
+    script_naming: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl FakeLlm {
@@ -81,7 +83,15 @@ impl FakeLlm {
             script: Arc::new(Mutex::new(script.into())),
             requests: Arc::default(),
             context_limit: Arc::default(),
+            script_naming: Arc::default(),
         }
+    }
+
+    /// Lets session-naming requests take their replies from the script and be recorded
+    /// (otherwise they are answered apart: the user text's first line).
+    pub fn script_naming(&self) {
+        self.script_naming
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Appends a reply.
@@ -117,6 +127,31 @@ impl LlmClient for FakeLlm {
         request: LlmRequest,
         cancel: CancellationToken,
     ) -> BoxStream<'static, LlmChunk> {
+        // A session-naming request is answered apart from the script (tests written before
+        // sessions named themselves need no changes): the user text's first line.
+        if request.req_id.starts_with(crate::llm::NAMING_REQ_PREFIX)
+            && !self.script_naming.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            let title = request
+                .messages
+                .iter()
+                .rev()
+                .find(|m| matches!(m, cairn_protocol::Message::User { .. }))
+                .map(|m| m.text())
+                .unwrap_or_default()
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("untitled")
+                .chars()
+                .take(60)
+                .collect::<String>();
+            return futures::stream::iter(vec![
+                LlmChunk::Text(title),
+                LlmChunk::End(LlmOutcome::completed()),
+            ])
+            .boxed();
+        }
         let limit = *lock(&self.context_limit);
         let tokens = Self::request_tokens(&request);
         lock(&self.requests).push(request);

@@ -8,6 +8,15 @@ use cairn_engine::{answer_text, LlmClient, LlmRequest};
 use cairn_protocol::Message;
 use tokio_util::sync::CancellationToken;
 
+/// Whether sessions name themselves with a model request (`CAIRN_SESSION_NAMING=off`: no;
+/// they are named after their first message instead).
+pub fn enabled(env: &crate::llm_setup::EnvFn) -> bool {
+    !matches!(
+        env("CAIRN_SESSION_NAMING").as_deref().map(str::trim),
+        Some("off" | "0" | "false")
+    )
+}
+
 /// The naming instruction in a language.
 pub fn naming_prompt(lang: Lang) -> &'static str {
     match lang {
@@ -32,8 +41,13 @@ pub async fn generate_name(
         model: model.to_string(),
         messages: vec![Message::system(naming_prompt(lang)), Message::user(excerpt)],
         tools: Vec::new(),
+        // No effort is sent: the model's default (a local model may reject the field).
         reasoning_effort: None,
-        req_id: uuid::Uuid::new_v4().to_string(),
+        req_id: format!(
+            "{}{}",
+            cairn_engine::llm::NAMING_REQ_PREFIX,
+            uuid::Uuid::new_v4()
+        ),
     };
     let cancel = CancellationToken::new();
     let answer = tokio::time::timeout(
@@ -109,6 +123,7 @@ mod tests {
             FakeReply::text("**Parser refactor**"),
             FakeReply::outcome(LlmOutcome::new(OutcomeStatus::Auth, None)),
         ]);
+        llm.script_naming();
         let name = generate_name(
             Arc::new(llm.clone()),
             "m",
@@ -124,5 +139,18 @@ mod tests {
         assert!(llm.requests()[0].tools.is_empty());
         let none = generate_name(Arc::new(llm), "m", "x", Lang::En).await;
         assert_eq!(none, None);
+    }
+
+    #[test]
+    fn the_test_kits_mock_knows_every_languages_naming_request() {
+        for lang in [Lang::En, Lang::Zh, Lang::ZhTw, Lang::Ja, Lang::Ko, Lang::Es] {
+            let prompt = naming_prompt(lang);
+            assert!(
+                cairn_testkit::naming::MARKERS
+                    .iter()
+                    .any(|m| prompt.contains(m)),
+                "no marker of the mock matches {prompt}"
+            );
+        }
     }
 }

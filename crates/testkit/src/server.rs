@@ -83,6 +83,8 @@ struct Shared {
     hold: AtomicBool,
     /// Bumped on every push (wakes held requests).
     pushed: watch::Sender<u64>,
+    /// Session-naming requests, answered apart from the script ([`crate::naming`]).
+    naming: Mutex<Vec<CapturedRequest>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -124,6 +126,7 @@ impl MockLlmServer {
             model_lists: Mutex::new(Vec::new()),
             hold: AtomicBool::new(false),
             pushed: watch::channel(0).0,
+            naming: Mutex::default(),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -178,7 +181,12 @@ impl MockLlmServer {
         lock(&self.shared.model_lists).clone()
     }
 
-    /// Every request received so far, in order.
+    /// Session-naming requests received so far (not in [`MockLlmServer::requests`]).
+    pub fn naming_requests(&self) -> Vec<CapturedRequest> {
+        lock(&self.shared.naming).clone()
+    }
+
+    /// Every request received so far, in order (session-naming requests apart).
     pub fn requests(&self) -> Vec<CapturedRequest> {
         lock(&self.shared.requests).clone()
     }
@@ -231,8 +239,15 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         let body = serde_json::json!({"object": "list", "data": data}).to_string();
         return plain(StatusCode::OK, body, None);
     }
-    lock(&shared.requests).push(captured.clone());
-    shared.count.send_modify(|c| *c += 1);
+    let naming = (parts.method == Method::POST)
+        .then(|| crate::naming::title_for(&captured.body))
+        .flatten();
+    if naming.is_none() {
+        lock(&shared.requests).push(captured.clone());
+        shared.count.send_modify(|c| *c += 1);
+    } else {
+        lock(&shared.naming).push(captured.clone());
+    }
 
     let path = captured.path.trim_end_matches('/');
     let is_chat = path.ends_with("/chat/completions");
@@ -246,6 +261,9 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     }
     let mut pushed = shared.pushed.subscribe();
     let reply = loop {
+        if let Some(title) = &naming {
+            break Reply::text(title);
+        }
         if let Some(r) = lock(&shared.script).pop_front() {
             break r;
         }

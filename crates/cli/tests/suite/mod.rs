@@ -14,6 +14,7 @@ mod hooks;
 mod human_output;
 mod mcp;
 mod mcp_login;
+mod naming;
 mod own_session;
 mod permissions;
 mod resume;

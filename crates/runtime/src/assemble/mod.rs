@@ -15,7 +15,6 @@ use crate::error::RuntimeError;
 use crate::hooks;
 use crate::llm_setup::build_llm;
 use crate::mcp;
-use crate::naming;
 use crate::permissions;
 use crate::reserved;
 use crate::sandbox;
@@ -125,28 +124,6 @@ impl Assembled {
     pub async fn close_mcp(&self) {
         self.mcp.close().await;
     }
-    /// Names the session with one cheap LLM request unless the user named it; returns the
-    /// new name (emit it as `session_named` with source `auto`).
-    pub async fn auto_name(&self, llm: Arc<dyn LlmClient>) -> Option<String> {
-        let saved = self.persister.saved();
-        if saved.name_source == "user" {
-            return None;
-        }
-        let first = saved.messages.iter().find_map(|m| match m {
-            cairn_protocol::Message::User { .. } => Some(m.text()),
-            _ => None,
-        })?;
-        let name = naming::generate_name(llm, &saved.model, &first, lang_from_env()).await?;
-        let n = name.clone();
-        self.persister
-            .update(|s| {
-                s.name = n;
-                s.name_source = "auto".into();
-            })
-            .ok()?;
-        Some(name)
-    }
-
     /// Switches the session to another role for the next turn: its system prompt, and its
     /// model (with a new client when the role names another provider).
     pub async fn switch_agent(&self, name: &str) -> Result<AgentDef, RuntimeError> {

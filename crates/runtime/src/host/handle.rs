@@ -387,6 +387,17 @@ impl SessionHandle {
         };
         drop(slot);
         drop(mode_back);
+        // After a turn ran to its end, an unnamed session names itself (`session_named`).
+        if let RunOutcome::Ended { status, turns, .. } = &outcome {
+            if *turns > 0 && *status != TurnStatus::Interrupted {
+                if let Some(name) = self.name_automatically().await {
+                    let _ = send(Event::SessionNamed(cairn_protocol::SessionNamed {
+                        name,
+                        source: "auto".into(),
+                    }));
+                }
+            }
+        }
         self.touch();
         Ok(outcome)
     }
@@ -510,14 +521,39 @@ impl SessionHandle {
     }
 
     /// Names the session once, after a turn, unless its name already has a source (the
-    /// user's, or an earlier automatic one): the name `cairn run` and the app show for it
-    /// (its first message, [`crate::store::derive_name`]), marked `auto`. Returns the name to
-    /// announce as `session_named` with source `auto`.
+    /// user's, or an earlier automatic one): a title from one cheap request to the session's
+    /// own provider and model (seed `genSessionNamePrompt`; never another provider, so a
+    /// local model's words stay local), else, when that fails or naming is off
+    /// (`CAIRN_SESSION_NAMING=off`), its first message ([`crate::store::derive_name`]).
+    /// Marked `auto`; a rename by the user meanwhile wins. Returns the name to announce as
+    /// `session_named` with source `auto`.
     pub async fn name_automatically(&self) -> Option<String> {
         if !self.saved().name_source.is_empty() {
             return None;
         }
-        let derived = crate::store::derive_name(&self.assembled.session.messages().await);
+        let session = &self.assembled.session;
+        let messages = session.messages().await;
+        let derived = crate::store::derive_name(&messages);
+        let titled = if crate::naming::enabled(&crate::tooling::process_env) {
+            let first = messages.iter().find_map(|m| match m {
+                cairn_protocol::Message::User { .. } => Some(m.text()),
+                _ => None,
+            });
+            match first {
+                Some(first) => {
+                    crate::naming::generate_name(
+                        session.llm(),
+                        &session.model(),
+                        &first,
+                        crate::assemble::lang_from_env(),
+                    )
+                    .await
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
         let mut named = None;
         self.assembled
             .persister
@@ -525,7 +561,9 @@ impl SessionHandle {
                 if !s.name_source.is_empty() {
                     return;
                 }
-                if s.name.trim().is_empty() {
+                if let Some(t) = &titled {
+                    s.name = t.clone();
+                } else if s.name.trim().is_empty() {
                     s.name = derived.clone();
                 }
                 if !s.name.trim().is_empty() {
@@ -534,6 +572,14 @@ impl SessionHandle {
                 }
             })
             .ok()?;
+        if let Some(name) = &named {
+            self.assembled
+                .persister
+                .log_event(&Event::SessionNamed(cairn_protocol::SessionNamed {
+                    name: name.clone(),
+                    source: "auto".into(),
+                }));
+        }
         named
     }
 

@@ -95,6 +95,12 @@ pub struct SessionPersister {
 }
 
 impl SessionPersister {
+    /// Appends an event a face announces outside a turn's stream (`session_named`) to the
+    /// session's event log, so what was printed is also logged.
+    pub fn log_event(&self, event: &cairn_protocol::Event) {
+        cairn_engine::EngineHook::on_event(self.log.as_ref(), event);
+    }
+
     /// The checkpoint as last saved (or about to be).
     pub fn saved(&self) -> SavedSession {
         self.current().to_saved()
