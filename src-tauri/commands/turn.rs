@@ -82,12 +82,16 @@ pub async fn run_turn<R: Runtime>(
 }
 
 /// The slash commands the composer completes: built-ins, the user's and the project's
-/// commands, and skills only the user invokes.
+/// commands, skills only the user invokes, and the open chat's MCP servers' prompts.
 #[tauri::command]
 pub fn list_commands<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
 ) -> IpcResult<Vec<CommandView>> {
+    // An open chat's list has its MCP servers' prompts too.
+    if let Ok(runtime) = current(&state, window.label()) {
+        return Ok(tokio::task::block_in_place(|| runtime.command_views()));
+    }
     let ws = super::shown_folder(&state, window.label())?;
     Ok(tokio::task::block_in_place(|| commands::views(&ws)))
 }

@@ -10,6 +10,7 @@ export const SOURCE_KEY: Record<CommandView["source"], MessageKey> = {
   "built-in": "commands.builtin",
   project: "commands.project",
   user: "commands.user",
+  mcp: "commands.mcp",
 };
 
 /** The command name being typed at `caret` (without the `/`), or null. */

@@ -170,6 +170,20 @@ impl Connection {
             .filter(|t| !t.trim().is_empty())
     }
 
+    /// The server's prompts (none when it declared none or listing failed).
+    pub async fn prompts(&self, server: &str) -> Vec<crate::prompts::PromptInfo> {
+        crate::prompts::list(server, &self.peer).await
+    }
+
+    /// Gets prompt `name` with `arguments`, rendered as a user turn's text.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: rmcp::model::JsonObject,
+    ) -> Result<String, String> {
+        crate::prompts::get(&self.peer, name, arguments).await
+    }
+
     /// The server process, for stdio servers.
     pub fn child(&self) -> Option<&ChildProc> {
         self.child.as_ref()

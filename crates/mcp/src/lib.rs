@@ -18,6 +18,7 @@ pub mod naming;
 pub mod ocr_model;
 pub mod options;
 pub mod process;
+pub mod prompts;
 pub mod result;
 pub mod slot;
 pub mod sse;

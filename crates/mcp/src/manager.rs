@@ -259,6 +259,34 @@ impl McpManager {
         self.inner.changed();
     }
 
+    /// Every ready server's prompts, in config order.
+    pub fn prompts(&self) -> Vec<crate::prompts::PromptInfo> {
+        self.inner
+            .slots()
+            .iter()
+            .flat_map(|s| s.prompts())
+            .collect()
+    }
+
+    /// Expands the prompt command `/command args` (`mcp__server__prompt`) into a user turn's
+    /// text; `None` when no ready server offers that command.
+    pub async fn expand_prompt(&self, command: &str, args: &str) -> Option<Result<String, String>> {
+        for slot in self.inner.slots() {
+            if let Some(p) = slot.prompts().into_iter().find(|p| p.command == command) {
+                let bound = match crate::prompts::bind(&p, args) {
+                    Ok(b) => b,
+                    Err(e) => return Some(Err(e)),
+                };
+                return Some(
+                    slot.get_prompt(&p.name, bound)
+                        .await
+                        .map_err(|e| format!("/{command}: {e}")),
+                );
+            }
+        }
+        None
+    }
+
     /// Each ready server's `instructions` (server name, text), in config order.
     pub fn instructions(&self) -> Vec<(String, String)> {
         self.inner

@@ -48,7 +48,7 @@ pub fn is_error(result: &CallToolResult) -> bool {
     result.is_error.unwrap_or(false)
 }
 
-fn block_text(block: &ContentBlock) -> String {
+pub(crate) fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(t) => t.text.clone(),
         ContentBlock::Image(i) => {

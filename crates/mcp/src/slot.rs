@@ -41,6 +41,8 @@ struct SlotState {
     needs_scope: Option<String>,
     /// The server's `instructions` from its last start.
     instructions: Option<String>,
+    /// The server's prompts from its last start.
+    prompts: Vec<crate::prompts::PromptInfo>,
 }
 
 /// One server.
@@ -206,6 +208,8 @@ impl Slot {
         match result {
             Ok(s) => {
                 let conn = Arc::new(s.conn);
+                let prompts = conn.prompts(name).await;
+                self.state().prompts = prompts;
                 self.became_ready(gen, Some(conn), s.listing, started)
             }
             Err(reason) => {
@@ -591,6 +595,28 @@ impl Slot {
         st.generation += 1;
         if let Some(c) = st.conn.take() {
             c.kill_now();
+        }
+    }
+
+    /// The server's prompts while it is ready.
+    pub fn prompts(&self) -> Vec<crate::prompts::PromptInfo> {
+        let st = self.state();
+        if st.conn.is_none() {
+            return Vec::new();
+        }
+        st.prompts.clone()
+    }
+
+    /// Gets prompt `name` with `arguments` as a user turn's text.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: rmcp::model::JsonObject,
+    ) -> Result<String, String> {
+        let conn = self.state().conn.clone();
+        match conn {
+            Some(c) => c.get_prompt(name, arguments).await,
+            None => Err(format!("MCP server `{}` is not running", self.config.name)),
         }
     }
 

@@ -370,6 +370,7 @@ export const en = {
   "commands.builtin": "built-in",
   "commands.project": "project",
   "commands.user": "yours",
+  "commands.mcp": "MCP server",
   "command.mode": "Mode is now {mode}.",
   "command.model": "Model is now {model}.",
   "command.nothingToUndo": "Nothing to undo: this session changed no files.",

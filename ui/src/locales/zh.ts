@@ -370,6 +370,7 @@ export const zh: Record<MessageKey, string> = {
   "commands.builtin": "内置",
   "commands.project": "项目",
   "commands.user": "你的",
+  "commands.mcp": "MCP 服务器",
   "command.mode": "模式已切换为 {mode}。",
   "command.model": "模型已切换为 {model}。",
   "command.nothingToUndo": "没有可撤销的内容：本会话没有改动文件。",

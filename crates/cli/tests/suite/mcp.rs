@@ -669,3 +669,69 @@ async fn a_trusted_servers_instructions_reach_the_system_prompt_labelled_as_its_
     );
     assert!(sys.contains("not the user's"), "{sys}");
 }
+
+/// The reference server-everything (installed from the MCP crate's pinned package); `Err` is
+/// the reason to skip.
+fn everything_entry() -> Result<std::path::PathBuf, String> {
+    const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+    let dir = cairn_testkit::npm::installed(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/npm"),
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-mcp-npm"),
+        &["package.json", "package-lock.json"],
+        ENTRY,
+    )?;
+    Ok(dir.join(ENTRY))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_servers_prompt_runs_as_a_slash_command() {
+    let entry = match everything_entry() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED an_mcp_servers_prompt_runs_as_a_slash_command: {why}");
+            return;
+        }
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // The user's own server (user-level config: no trust needed).
+    std::fs::write(
+        home.path().join("no-user-mcp.json"),
+        json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}}).to_string(),
+    )
+    .unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text("Mild, with rain.")])
+        .await
+        .unwrap();
+    let r = run_auto(
+        home.path(),
+        ws.path(),
+        state.path(),
+        &server,
+        "/mcp__every__args-prompt Paris state=France",
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("What's weather in Paris, France?"), "{sent}");
+    // A required argument missing: refused in words before any turn.
+    let r = run_auto(
+        home.path(),
+        ws.path(),
+        state.path(),
+        &server,
+        "/mcp__every__args-prompt",
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 2, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("needs city"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("/mcp__every__args-prompt <city> [state]"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(server.requests().len(), 1, "no turn ran");
+}

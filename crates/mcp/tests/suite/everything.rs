@@ -240,3 +240,47 @@ async fn the_reference_server_gets_the_workspace_as_its_root_and_gives_its_instr
     assert!(out.content.contains(&uri), "{uri} not in {}", out.content);
     h.manager.close_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reference_servers_prompts_expand_with_their_arguments() {
+    let entry = match everything() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED the_reference_servers_prompts_expand: {why}");
+            return;
+        }
+    };
+    let h = Harness::new(vec![node_server("every", &entry, "stdio")], |_| {});
+    let (ok, failed) = h.manager.connect_all().await;
+    assert_eq!(ok, ["every"], "{failed:?}");
+    let prompts = h.manager.prompts();
+    let args = prompts
+        .iter()
+        .find(|p| p.name == "args-prompt")
+        .unwrap_or_else(|| panic!("no args-prompt in {prompts:?}"));
+    assert_eq!(args.command, "mcp__every__args-prompt");
+    assert_eq!(
+        args.arguments,
+        vec![("city".to_string(), true), ("state".to_string(), false)]
+    );
+    let text = h
+        .manager
+        .expand_prompt("mcp__every__args-prompt", "state=France Paris")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(text, "What's weather in Paris, France?");
+    let missing = h
+        .manager
+        .expand_prompt("mcp__every__args-prompt", "")
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(missing.contains("needs city"), "{missing}");
+    assert!(h
+        .manager
+        .expand_prompt("mcp__every__nope", "")
+        .await
+        .is_none());
+    h.manager.close_all().await;
+}

@@ -301,6 +301,9 @@ pub enum CommandSource {
     /// The user's (`~/.config/cairn/commands`, the user's skills).
     #[serde(rename = "user")]
     User,
+    /// An MCP server's prompt (`/mcp__server__prompt`), while the server runs.
+    #[serde(rename = "mcp")]
+    Mcp,
 }
 
 impl CommandSource {
@@ -310,6 +313,7 @@ impl CommandSource {
             CommandSource::Builtin => "built-in",
             CommandSource::Project => "project",
             CommandSource::User => "user",
+            CommandSource::Mcp => "mcp",
         }
     }
 }

@@ -96,6 +96,10 @@ pub enum CommandError {
     /// `/model` without an id.
     #[error("/model needs a model id")]
     ModelNeeded,
+    /// An MCP server's prompt (`/mcp__server__prompt`) that could not be had: a missing
+    /// argument, or the server's error, in words.
+    #[error("{0}")]
+    McpPrompt(String),
 }
 
 /// Decides what `input` is for the session and carries out the commands that need no model
@@ -121,7 +125,20 @@ pub async fn dispatch(
             effect,
         }))
     };
-    match commands::parse(input, &cmds) {
+    let parsed = commands::parse(input, &cmds);
+    // Not a built-in, user or project command: an MCP server's prompt, when one is named.
+    if matches!(parsed, Parsed::Prompt(_)) {
+        if let Some(expanded) = mcp_prompt(handle, input).await {
+            return expanded
+                .map(|text| Dispatch::Prompt {
+                    text,
+                    mode_after: None,
+                    command: None,
+                })
+                .map_err(CommandError::McpPrompt);
+        }
+    }
+    match parsed {
         Parsed::Prompt(text) => Ok(Dispatch::Prompt {
             text,
             mode_after: None,
@@ -209,4 +226,20 @@ async fn undo(handle: &SessionHandle) -> CommandEffect {
             reason: e.to_string(),
         },
     }
+}
+
+/// `input` (`/mcp__server__prompt args`) expanded by the server whose prompt it names; `None`
+/// when it names none (it is then a prompt as typed).
+async fn mcp_prompt(handle: &SessionHandle, input: &str) -> Option<Result<String, String>> {
+    let rest = input.strip_prefix('/')?;
+    let (name, args) = rest
+        .split_once(char::is_whitespace)
+        .map_or((rest, ""), |(n, a)| (n, a.trim()));
+    if !name.starts_with("mcp__") {
+        return None;
+    }
+    let manager = handle.assembled().mcp.manager()?;
+    // Servers start with the session: a prompt typed at once waits for them (bounded).
+    manager.wait_settled(crate::mcp::startup_grace()).await;
+    manager.expand_prompt(name, args).await
 }

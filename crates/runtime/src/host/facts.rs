@@ -84,3 +84,45 @@ impl SessionHandle {
         self.assembled().close_mcp().await;
     }
 }
+
+impl SessionHandle {
+    /// The slash commands of this session: built-ins, the user's and the project's commands,
+    /// skills only the user invokes, then its running MCP servers' prompts.
+    pub fn command_views(&self) -> Vec<crate::commands::CommandView> {
+        let mut views = crate::commands::views(self.workspace());
+        let Some(manager) = self.assembled().mcp.manager() else {
+            return views;
+        };
+        let taken: std::collections::HashSet<String> =
+            views.iter().map(|v| v.name.clone()).collect();
+        views.extend(
+            manager
+                .prompts()
+                .into_iter()
+                .filter(|p| !taken.contains(&p.command))
+                .map(|p| crate::commands::CommandView {
+                    argument_hint: (!p.arguments.is_empty()).then(|| {
+                        p.arguments
+                            .iter()
+                            .map(|(n, required)| {
+                                if *required {
+                                    format!("<{n}>")
+                                } else {
+                                    format!("[{n}]")
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    }),
+                    name: p.command,
+                    description: p.description,
+                    source: crate::commands::CommandSource::Mcp,
+                    file: p.server,
+                    skill: false,
+                    allowed_tools: Vec::new(),
+                    model: None,
+                }),
+        );
+        views
+    }
+}

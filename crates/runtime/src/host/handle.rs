@@ -573,12 +573,12 @@ impl SessionHandle {
             })
             .ok()?;
         if let Some(name) = &named {
-            self.assembled
-                .persister
-                .log_event(&Event::SessionNamed(cairn_protocol::SessionNamed {
+            self.assembled.persister.log_event(&Event::SessionNamed(
+                cairn_protocol::SessionNamed {
                     name: name.clone(),
                     source: "auto".into(),
-                }));
+                },
+            ));
         }
         named
     }

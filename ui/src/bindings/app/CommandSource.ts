@@ -3,4 +3,4 @@
 /**
  * Where a command comes from.
  */
-export type CommandSource = "built-in" | "project" | "user";
+export type CommandSource = "built-in" | "project" | "user" | "mcp";
