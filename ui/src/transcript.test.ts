@@ -95,6 +95,18 @@ describe("applyEvents", () => {
     expect(only(s, "tool")).toMatchObject({ state: "denied", durationMs: 12, preview: "done" });
   });
 
+  it("shows an MCP server's log line in the output of the call it came during", () => {
+    const log: Event = {
+      type: "mcp_log",
+      data: { taskId: task, reqId: "c1", server: "probe", level: "warning", logger: "probe", message: "disk 93% full" },
+    };
+    const s = fold([turnStart("go"), proposed("c1"), started("c1"), log]);
+    expect(only(s, "tool").output).toBe("[probe warning] disk 93% full\n");
+    // A line for a call the chat does not show changes nothing.
+    const other: Event = { ...log, data: { ...log.data, reqId: "zz" } };
+    expect(fold([other], s)).toEqual(s);
+  });
+
   it("ends whatever still waited when the turn ends", () => {
     const s = fold([
       turnStart("q"),

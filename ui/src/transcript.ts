@@ -306,6 +306,15 @@ function apply(d: Draft, event: Event) {
       if (t !== null) d.put({ ...t, output: t.output + event.data.text });
       return;
     }
+    case "mcp_log": {
+      // A server's log line during its tool call: shown in that call's output, marked.
+      const t = d.find(event.data.reqId, "tool");
+      if (t !== null) {
+        const sep = t.output === "" || t.output.endsWith("\n") ? "" : "\n";
+        d.put({ ...t, output: `${t.output}${sep}[${event.data.server} ${event.data.level}] ${event.data.message}\n` });
+      }
+      return;
+    }
     case "tool_finished": {
       const t = d.find(event.data.reqId, "tool") ?? {
         kind: "tool" as const,

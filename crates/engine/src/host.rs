@@ -137,6 +137,32 @@ impl ToolHost {
         }
     }
 
+    /// Streams a log message an MCP server sent during this call (`mcp_log` event), bounded
+    /// and scrubbed of secrets like tool output.
+    pub async fn server_log(
+        &self,
+        server: &str,
+        level: &str,
+        logger: Option<String>,
+        message: &str,
+    ) {
+        if let Some(s) = &self.shared {
+            let mut text: String = message.chars().take(MAX_LOG_CHARS).collect();
+            if text.len() < message.len() {
+                text.push('…');
+            }
+            let ev = Event::McpLog(cairn_protocol::McpLog {
+                task_id: s.task_id.clone(),
+                req_id: self.req_id.clone(),
+                server: server.to_string(),
+                level: level.to_string(),
+                logger,
+                message: s.exec.scrub(&text),
+            });
+            s.send(ev).await;
+        }
+    }
+
     /// Asks the user (emits `ask_user_question`, then waits for the host's answer).
     pub async fn ask_user(
         &self,
@@ -382,3 +408,6 @@ impl ToolHost {
         }
     }
 }
+
+/// Characters of one server log message kept in its event.
+const MAX_LOG_CHARS: usize = 2_000;

@@ -170,6 +170,11 @@ impl Connection {
             .filter(|t| !t.trim().is_empty())
     }
 
+    /// Asks the server for log messages at `level` and above, when it declared logging.
+    pub async fn set_log_level(&self, server: &str, level: &str) {
+        crate::server_log::set_level(server, &self.peer, level).await;
+    }
+
     /// The server's prompts (none when it declared none or listing failed).
     pub async fn prompts(&self, server: &str) -> Vec<crate::prompts::PromptInfo> {
         crate::prompts::list(server, &self.peer).await

@@ -31,6 +31,7 @@ pub struct Handler {
     progress: ProgressDispatcher,
     on_tools_changed: ToolsChanged,
     root: PathBuf,
+    on_log: Option<crate::server_log::LogSink>,
 }
 
 impl Handler {
@@ -41,7 +42,14 @@ impl Handler {
             progress: ProgressDispatcher::new(),
             on_tools_changed,
             root,
+            on_log: None,
         }
+    }
+
+    /// Hands the server's log messages to `sink`.
+    pub fn with_log_sink(mut self, sink: crate::server_log::LogSink) -> Self {
+        self.on_log = Some(sink);
+        self
     }
 
     /// Where calls subscribe to their progress notifications.
@@ -88,6 +96,17 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         self.progress.handle_notification(params).await;
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(sink) = &self.on_log {
+            sink(params);
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -20,6 +20,7 @@ pub mod options;
 pub mod process;
 pub mod prompts;
 pub mod result;
+pub mod server_log;
 pub mod slot;
 pub mod sse;
 pub mod stderr_log;

@@ -79,6 +79,8 @@ pub struct ManagerOptions {
     /// The session's model sees images: image blocks of tool results reach it as images (as
     /// `read_image`'s do), not only as the text placeholder.
     pub images_to_model: bool,
+    /// The level asked of servers that log (`logging/setLevel`; `CAIRN_MCP_LOG_LEVEL`).
+    pub log_level: String,
 }
 
 /// Which stdio servers run inside the session's sandbox, and the sandbox.
@@ -116,6 +118,7 @@ impl ManagerOptions {
             ocr_model: None,
             sandbox: None,
             auth: None,
+            log_level: crate::server_log::DEFAULT_LEVEL.to_string(),
             images_to_model: false,
         }
     }
@@ -135,6 +138,12 @@ impl ManagerOptions {
         }
         o.max_call_timeout = o.max_call_timeout.max(o.call_timeout);
         o.lazy.mode = lazy_mode_from(std::env::var("CAIRN_MCP_LAZY").ok().as_deref());
+        if let Some(level) = std::env::var("CAIRN_MCP_LOG_LEVEL")
+            .ok()
+            .filter(|l| crate::server_log::parse_level(l).is_some())
+        {
+            o.log_level = level.trim().to_ascii_lowercase();
+        }
         o
     }
 }

@@ -55,6 +55,8 @@ pub struct Slot {
     notify: Notify,
     connect_lock: tokio::sync::Mutex<()>,
     builtin: Option<Arc<dyn BuiltinServer>>,
+    /// The calls running now, which hear the server's log messages.
+    log_listeners: crate::server_log::Listeners,
 }
 
 impl Slot {
@@ -99,6 +101,7 @@ impl Slot {
             notify,
             connect_lock: tokio::sync::Mutex::new(()),
             builtin,
+            log_listeners: Default::default(),
         })
     }
 
@@ -181,7 +184,14 @@ impl Slot {
                 tokio::spawn(async move { slot.reload_tools(gen).await });
             }
         });
-        let handler = Handler::new(&self.config.name, self.opts.workspace.clone(), on_changed);
+        let weak = Arc::downgrade(self);
+        let on_log: crate::server_log::LogSink = Arc::new(move |p| {
+            if let Some(slot) = weak.upgrade() {
+                slot.log_listeners.deliver(&slot.config.name, p);
+            }
+        });
+        let handler = Handler::new(&self.config.name, self.opts.workspace.clone(), on_changed)
+            .with_log_sink(on_log);
         let sandbox = self
             .opts
             .sandbox
@@ -208,6 +218,7 @@ impl Slot {
         match result {
             Ok(s) => {
                 let conn = Arc::new(s.conn);
+                conn.set_log_level(name, &self.opts.log_level).await;
                 let prompts = conn.prompts(name).await;
                 self.state().prompts = prompts;
                 self.became_ready(gen, Some(conn), s.listing, started)
@@ -491,6 +502,7 @@ impl Slot {
         };
         // Always an object: some servers read fields of `arguments` without checking it exists.
         let args = Some(arguments);
+        let _listening = self.log_listeners.listen(ctx.host.clone());
         match conn
             .call(
                 tool,

@@ -222,9 +222,11 @@ const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42
 
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
+        #[allow(deprecated)]
         let caps = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_logging()
             .build();
         let mut info = InitializeResult::new(caps);
         info.server_info = Implementation::new("cairn-mcp-test-server", env!("CARGO_PKG_VERSION"));
@@ -268,7 +270,21 @@ impl ServerHandler for TestServer {
         let string =
             |k: &str, d: &str| args.get(k).and_then(Value::as_str).unwrap_or(d).to_string();
         match request.name.as_ref() {
-            "echo" => text(string("text", "")),
+            "echo" => {
+                // `"log": "LEVEL"` sends the text as a log message at that level first.
+                if let Some(level) = args.get("log").and_then(Value::as_str) {
+                    #[allow(deprecated)]
+                    if let Some(level) = crate::server_log::parse_level(level) {
+                        let mut note = rmcp::model::LoggingMessageNotificationParam::new(
+                            level,
+                            json!(string("text", "")),
+                        );
+                        note.logger = Some("probe".into());
+                        let _ = context.peer.notify_logging_message(note).await;
+                    }
+                }
+                text(string("text", ""))
+            }
             "slow" => {
                 let steps = int("steps", 3);
                 let delay = int("delay_ms", 100);

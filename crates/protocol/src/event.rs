@@ -497,6 +497,28 @@ pub struct ToolOutput {
     pub text: String,
 }
 
+/// `mcp_log`: a log message an MCP server sent (`notifications/message`) while one of its
+/// tools ran for this turn (extension).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct McpLog {
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    /// The tool call it came during.
+    #[serde(rename = "reqId")]
+    pub req_id: String,
+    /// The server's configured name.
+    pub server: String,
+    /// `debug` … `emergency` (RFC 5424 levels).
+    pub level: String,
+    /// The server's logger name, when it gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub logger: Option<String>,
+    /// The message (JSON data as compact text), bounded and scrubbed of secrets.
+    pub message: String,
+}
+
 /// Status of one todo item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -574,6 +596,8 @@ pub enum Event {
     SubagentEvent(SubagentEvent),
     /// Extension: progress of long work (worktree creation, a first snapshot).
     Progress(Progress),
+    /// Extension: an MCP server's log message during one of its tool calls.
+    McpLog(McpLog),
 }
 
 impl Event {
@@ -605,6 +629,7 @@ impl Event {
             Event::TodosUpdated(_) => "todos_updated",
             Event::SubagentEvent(_) => "subagent_event",
             Event::Progress(_) => "progress",
+            Event::McpLog(_) => "mcp_log",
         }
     }
 }

@@ -735,3 +735,41 @@ async fn an_mcp_servers_prompt_runs_as_a_slash_command() {
     );
     assert_eq!(server.requests().len(), 1, "no turn ran");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_log_message_during_its_tool_call_is_an_mcp_log_event() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let m = marker("log");
+    write_config(ws.path(), json!({ "probe": entry(&m, "") }));
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "c1",
+            "mcp__probe__echo",
+            json!({"text": "disk almost full: 93%", "log": "warning"}),
+        ),
+        Reply::text("Noted."),
+    ])
+    .await
+    .unwrap();
+    let mut c = cairn(home.path());
+    c.args(["mcp", "trust", "-w"]).arg(ws.path());
+    assert_eq!(output(c).await.code, 0);
+    let r = run_auto(home.path(), ws.path(), state.path(), &server, "echo", &[]).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let events: Vec<Value> = r
+        .stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let logs: Vec<&Value> = events.iter().filter(|e| e["type"] == "mcp_log").collect();
+    assert_eq!(logs.len(), 1, "{events:?}");
+    let d = &logs[0]["data"];
+    assert_eq!(d["server"], "probe");
+    assert_eq!(d["level"], "warning");
+    assert_eq!(d["logger"], "probe");
+    assert_eq!(d["message"], "disk almost full: 93%");
+    assert_eq!(d["reqId"], "c1");
+}
