@@ -170,6 +170,23 @@ fn marker(tag: &str) -> String {
     format!("marker=cairn-cli-mcp-{tag}-{}", std::process::id())
 }
 
+/// The user trusts the workspace's project servers (as they are defined now).
+async fn trust_project(home: &Path, ws: &Path) {
+    let mut c = cairn(home);
+    c.args(["mcp", "trust", "-w"]).arg(ws);
+    let r = output(c).await;
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+}
+
+/// `--json` output as events.
+fn parsed(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn run_calls_a_tool_of_an_mcp_servers_config_server() {
     let ws = tempfile::tempdir().unwrap();
@@ -653,9 +670,7 @@ async fn a_trusted_servers_instructions_reach_the_system_prompt_labelled_as_its_
         "{}",
         system(0)
     );
-    let mut c = cairn(home.path());
-    c.args(["mcp", "trust", "-w"]).arg(ws.path());
-    assert_eq!(output(c).await.code, 0);
+    trust_project(home.path(), ws.path()).await;
     let r = run_auto(home.path(), ws.path(), state.path(), &server, "hi", &[]).await;
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
     let sys = system(1);
@@ -753,17 +768,10 @@ async fn a_servers_log_message_during_its_tool_call_is_an_mcp_log_event() {
     ])
     .await
     .unwrap();
-    let mut c = cairn(home.path());
-    c.args(["mcp", "trust", "-w"]).arg(ws.path());
-    assert_eq!(output(c).await.code, 0);
+    trust_project(home.path(), ws.path()).await;
     let r = run_auto(home.path(), ws.path(), state.path(), &server, "echo", &[]).await;
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    let events: Vec<Value> = r
-        .stdout
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = parsed(&r.stdout);
     let logs: Vec<&Value> = events.iter().filter(|e| e["type"] == "mcp_log").collect();
     assert_eq!(logs.len(), 1, "{events:?}");
     let d = &logs[0]["data"];

@@ -5,7 +5,6 @@
 use std::path::Path;
 
 use cairn_testkit::{MockLlmServer, Reply};
-use serde_json::Value;
 use tokio::process::Command;
 
 use crate::common::json_run::{cmd, last_is_turn_end, of_type, run_ok};
@@ -19,17 +18,10 @@ fn run_cmd(ws: &Path, state: &Path, server: &MockLlmServer, extra: &[&str]) -> C
 }
 
 async fn listed_name(state: &Path, id: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("sessions")
-        .arg("--state-dir")
-        .arg(state)
-        .arg("--json")
-        .output()
-        .await
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let (code, listed) = crate::suite::sessions_index::sessions(state, &[]).await;
+    assert_eq!(code, 0);
+    listed
+        .iter()
         .find(|s| s["id"] == id)
         .map(|s| s["name"].as_str().unwrap_or_default().to_string())
         .unwrap_or_default()

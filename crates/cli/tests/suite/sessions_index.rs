@@ -36,7 +36,8 @@ fn saved(id: &str, workspace: &str, updated: &str, said: &str) -> SavedSession {
     }
 }
 
-async fn sessions(state: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
+/// `cairn sessions --json` in `state` with `extra` flags: exit code and one object per session.
+pub(crate) async fn sessions(state: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .arg("sessions")
         .arg("--state-dir")
