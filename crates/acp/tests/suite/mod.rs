@@ -1,0 +1,5 @@
+mod harness;
+mod methods;
+mod permissions;
+mod sessions;
+mod wire;
