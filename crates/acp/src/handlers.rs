@@ -78,6 +78,12 @@ pub(crate) fn agent(
                     return responder.respond_with_error(e);
                 }
                 let h = &live.handle;
+                // Clients may start a new agent for their next request: the session is on
+                // disk before its id is given out.
+                if let Err(e) = h.save().await {
+                    let _ = s3.close(&h.id()).await;
+                    return responder.respond_with_error(Error::internal_error().data(e.to_string()));
+                }
                 responder.respond(
                     NewSessionResponse::new(h.id())
                         .modes(modes::mode_state(h))
@@ -181,7 +187,10 @@ pub(crate) fn agent(
                     Err(e) => return responder.respond_with_error(e),
                 };
                 match set_mode(&cx, &live, &req.mode_id.to_string()) {
-                    Ok(()) => responder.respond(SetSessionModeResponse::new()),
+                    Ok(()) => {
+                        saved(&live.handle).await;
+                        responder.respond(SetSessionModeResponse::new())
+                    }
                     Err(e) => responder.respond_with_error(e),
                 }
             },
@@ -206,9 +215,12 @@ pub(crate) fn agent(
                     other => Err(invalid(format!("unknown config option `{other}`"))),
                 };
                 match done {
-                    Ok(()) => responder.respond(SetSessionConfigOptionResponse::new(
+                    Ok(()) => {
+                        saved(&live.handle).await;
+                        responder.respond(SetSessionConfigOptionResponse::new(
                         modes::config_options(&live.handle),
-                    )),
+                    ))
+                    }
                     Err(e) => responder.respond_with_error(e),
                 }
             },
@@ -224,6 +236,13 @@ pub(crate) fn agent(
             },
             agent_client_protocol::on_receive_notification!(),
         )
+}
+
+/// Saves the session now (a client may end this process right after its answer).
+async fn saved(h: &SessionHandle) {
+    if let Err(e) = h.save().await {
+        tracing::warn!(session = %h.id(), error = %e, "session not saved");
+    }
 }
 
 fn initialize(req: &InitializeRequest) -> InitializeResponse {

@@ -204,7 +204,8 @@ impl Mapper {
                 content.push(text(preview));
             }
         }
-        if let Some(reason) = f.reason.as_deref().filter(|_| f.status != ToolStatus::Ok) {
+        if content.is_empty() && f.status != ToolStatus::Ok {
+            let reason = f.reason.as_deref().unwrap_or("no reason given");
             content.push(text(&format!("{}: {reason}", f.status.as_str())));
         }
         let kind = call.as_ref().map_or(f.kind, |c| c.kind);
