@@ -229,7 +229,7 @@ pub(crate) fn agent(
         .on_receive_notification(
             async move |n: CancelNotification, _cx| {
                 match s11.live(&n.session_id.to_string()) {
-                    Ok(live) => live.handle.interrupt(),
+                    Ok(live) => live.interrupt(),
                     Err(_) => tracing::debug!(session = %n.session_id, "cancel of an unknown session"),
                 }
                 Ok(())
@@ -275,12 +275,16 @@ fn auth_error(reason: &str) -> Error {
 
 /// `auth_required` when the session cannot run turns for lack of a key (it is closed again).
 async fn blocked(state: &Arc<State>, live: &Live) -> Option<Error> {
-    let reason = live.handle.blocked();
+    let reason = state.key_problem(&live.handle);
     *lock(&state.blocked) = reason.clone();
     let reason = reason?;
     let _ = state.close(&live.handle.id()).await;
     let mut e = auth_error(&reason);
-    e.message = format!("{reason}: run `cairn auth set <provider>` in a terminal");
+    e.message = format!(
+        "{} Run `cairn auth set {}` in a terminal (ACP cannot carry a key), then start a new session.",
+        reason.trim_end_matches('.').to_string() + ".",
+        live.handle.provider()
+    );
     Some(e)
 }
 

@@ -81,9 +81,7 @@ impl AcpAgent {
     /// Interrupts every running turn (what SIGINT does: the client cancels, the agent
     /// stays).
     pub fn interrupt_all(&self) {
-        for h in self.state.host.sessions() {
-            h.interrupt();
-        }
+        self.state.interrupt_all();
     }
 
     /// Closes every session (saved); what the end of input and SIGTERM do.

@@ -34,6 +34,16 @@ pub(crate) struct Live {
     pub busy: Mutex<bool>,
 }
 
+impl Live {
+    /// Interrupts the turn of the prompt being answered; nothing when none is (an
+    /// interrupt of an idle session would stop its next turn).
+    pub fn interrupt(&self) {
+        if *lock(&self.busy) {
+            self.handle.interrupt();
+        }
+    }
+}
+
 impl State {
     pub fn new(config: AcpConfig) -> State {
         State {
@@ -94,6 +104,46 @@ impl State {
         });
         lock(&self.lives).insert(handle.id(), live.clone());
         Ok(live)
+    }
+
+    /// Why session `h` cannot run turns: a blocked LLM, or (with the runtime's own client)
+    /// no key for a provider that needs one, checked as the app checks it (the CLI would
+    /// send the request without a key and let the endpoint refuse it).
+    pub fn key_problem(&self, h: &SessionHandle) -> Option<String> {
+        if let Some(reason) = h.blocked() {
+            return Some(reason);
+        }
+        if self.config.llm.is_some() {
+            return None;
+        }
+        let env = |n: &str| cairn_runtime::secret_env::var(n);
+        let keys = cairn_runtime::keys::key_store_from_env(&env);
+        let choice = cairn_runtime::llm_setup::ProviderChoice {
+            provider: h.provider(),
+            model: h.model(),
+            base_url: self.config.options.base_url.clone().unwrap_or_default(),
+            reasoning: String::new(),
+        };
+        use cairn_runtime::llm_setup::Blocked;
+        match cairn_runtime::llm_setup::client_for(
+            &choice,
+            keys.as_ref(),
+            &env,
+            cairn_runtime::llm_setup::Face::App,
+        ) {
+            Err(b @ (Blocked::NoKey { .. } | Blocked::KeyringDown { .. } | Blocked::Key(_))) => {
+                Some(b.to_string())
+            }
+            _ => None,
+        }
+    }
+
+    /// Interrupts every session whose prompt is being answered.
+    pub fn interrupt_all(&self) {
+        let all: Vec<Arc<Live>> = lock(&self.lives).values().cloned().collect();
+        for live in all {
+            live.interrupt();
+        }
     }
 
     /// Closes session `id` (saved); false when it was not open here.
