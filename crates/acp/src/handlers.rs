@@ -77,6 +77,7 @@ pub(crate) fn agent(
                 if let Some(e) = blocked(&s3, &live).await {
                     return responder.respond_with_error(e);
                 }
+                editor_buffers(&s3, &cx, &live);
                 let h = &live.handle;
                 // Clients may start a new agent for their next request: the session is on
                 // disk before its id is given out.
@@ -100,6 +101,7 @@ pub(crate) fn agent(
                     Ok(l) => l,
                     Err(e) => return responder.respond_with_error(e),
                 };
+                editor_buffers(&s4, &cx, &live);
                 let h = &live.handle;
                 replay(&cx, h);
                 responder.respond(
@@ -118,6 +120,7 @@ pub(crate) fn agent(
                     Ok(l) => l,
                     Err(e) => return responder.respond_with_error(e),
                 };
+                editor_buffers(&s5, &cx, &live);
                 let h = &live.handle;
                 responder.respond(
                     ResumeSessionResponse::new()
@@ -236,6 +239,23 @@ pub(crate) fn agent(
             },
             agent_client_protocol::on_receive_notification!(),
         )
+}
+
+/// When the client serves `fs/read_text_file`, the session's `read_file` reads its unsaved
+/// buffers through it (once per session).
+fn editor_buffers(state: &State, cx: &ConnectionTo<Client>, live: &Live) {
+    if !lock(&state.client).fs.read_text_file {
+        return;
+    }
+    let mut on = lock(&live.buffers);
+    if !*on {
+        *on = true;
+        live.handle
+            .read_buffers_through(Arc::new(crate::buffers::ClientBuffers {
+                cx: cx.clone(),
+                sid: live.handle.id(),
+            }));
+    }
 }
 
 /// Saves the session now (a client may end this process right after its answer).

@@ -9,6 +9,7 @@
 //! handlers hold that loop, so a turn runs in a task of its own and answers its
 //! `session/prompt` when it ends.
 
+mod buffers;
 mod handlers;
 mod modes;
 mod permission;

@@ -32,6 +32,8 @@ pub(crate) struct Live {
     pub handle: Arc<SessionHandle>,
     /// A `session/prompt` is being answered.
     pub busy: Mutex<bool>,
+    /// `read_file` reads the client's unsaved buffers.
+    pub buffers: Mutex<bool>,
 }
 
 impl Live {
@@ -101,6 +103,7 @@ impl State {
         let live = Arc::new(Live {
             handle: handle.clone(),
             busy: Mutex::new(false),
+            buffers: Mutex::new(false),
         });
         lock(&self.lives).insert(handle.id(), live.clone());
         Ok(live)

@@ -10,8 +10,9 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ContentBlock, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
+    PromptRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client, Error};
@@ -36,6 +37,10 @@ pub enum Answer {
 pub struct Seen {
     pub updates: Mutex<Vec<SessionNotification>>,
     pub permissions: Mutex<Vec<RequestPermissionRequest>>,
+    /// Paths the agent read through `fs/read_text_file`.
+    pub reads: Mutex<Vec<PathBuf>>,
+    /// The unsaved buffer the client serves (`None`: an error, "no buffer").
+    pub buffer: Mutex<Option<String>>,
     pub changed: Notify,
 }
 
@@ -159,7 +164,7 @@ impl Harness {
         let answer = Arc::new(Mutex::new(Answer::Select("allow_once")));
         let (cx_tx, cx_rx) = tokio::sync::oneshot::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let (s1, s2, a1) = (seen.clone(), seen.clone(), answer.clone());
+        let (s1, s2, s3, a1) = (seen.clone(), seen.clone(), seen.clone(), answer.clone());
         let client = tokio::spawn(async move {
             let transport = ByteStreams::new(client_write.compat_write(), client_read.compat());
             let _ = Client
@@ -184,6 +189,17 @@ impl Harness {
                             Answer::Cancel => RequestPermissionOutcome::Cancelled,
                         };
                         responder.respond(RequestPermissionResponse::new(outcome))
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |r: ReadTextFileRequest, responder, _cx| {
+                        s3.reads.lock().unwrap().push(r.path.clone());
+                        let buffer = s3.buffer.lock().unwrap().clone();
+                        match buffer {
+                            Some(text) => responder.respond(ReadTextFileResponse::new(text)),
+                            None => responder.respond_with_error(Error::invalid_params()),
+                        }
                     },
                     agent_client_protocol::on_receive_request!(),
                 )
@@ -214,6 +230,18 @@ impl Harness {
     pub async fn initialize(&self) -> InitializeResponse {
         self.cx
             .send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await
+            .unwrap()
+    }
+
+    /// `initialize` offering `fs/read_text_file`.
+    pub async fn initialize_with_buffers(&self) -> InitializeResponse {
+        let caps = agent_client_protocol::v1::schema::ClientCapabilities::new().fs(
+            agent_client_protocol::v1::schema::FileSystemCapabilities::new().read_text_file(true),
+        );
+        self.cx
+            .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
             .block_task()
             .await
             .unwrap()

@@ -1,3 +1,4 @@
+mod buffers;
 mod harness;
 mod methods;
 mod permissions;

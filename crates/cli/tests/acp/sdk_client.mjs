@@ -6,8 +6,12 @@
 //   node sdk_client.mjs load CWD SESSION -- cairn acp …   session/load, history replayed
 //   node sdk_client.mjs buffer CWD TEXT -- cairn acp …     new session, one prompt, the
 //                                                          client serves fs/read_text_file
-//                                                          with TEXT (an unsaved buffer)
+//                                                          with TEXT (an unsaved buffer),
+//                                                          then `/undo`; notes.txt is read
+//                                                          from disk after each
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
@@ -52,7 +56,13 @@ const result = await app.connectWith(stream, async (ctx) => {
       sessionId: session.sessionId,
       prompt: [{ type: "text", text: "edit the buffer" }],
     });
-    return { init, session, prompt };
+    const afterWrite = readFileSync(join(cwd, "notes.txt"), "utf8");
+    const undo = await ctx.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "/undo" }],
+    });
+    const afterUndo = readFileSync(join(cwd, "notes.txt"), "utf8");
+    return { init, session, prompt, afterWrite, undo, afterUndo };
   }
   throw new Error(`unknown scenario ${scenario}`);
 });

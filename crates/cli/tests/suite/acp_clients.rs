@@ -308,3 +308,32 @@ async fn the_sdk_client_loads_a_finished_session_with_its_history() {
     );
     assert_eq!(report["exitCode"], 0);
 }
+
+#[tokio::test]
+async fn the_sdk_client_serves_an_unsaved_buffer_the_model_reads_and_the_write_lands_on_disk() {
+    let Some(env) = Env::new().await else { return };
+    std::fs::write(env.ws.path().join("notes.txt"), "saved text\n").unwrap();
+    env.mock.push(Reply::tool_call(
+        "r1",
+        "read_file",
+        json!({"path": "notes.txt"}),
+    ));
+    env.write_reply("w1", "agent text\n");
+    let report = env.sdk("buffer", "unsaved editor text\n").await;
+    // The agent asked the editor for the buffer, and the model saw it.
+    let reads = report["reads"].as_array().unwrap();
+    assert!(
+        reads
+            .iter()
+            .any(|p| p.as_str().unwrap_or_default().ends_with("notes.txt")),
+        "{report}"
+    );
+    let requests = env.mock.requests();
+    let after_read = requests[1].body.to_string();
+    assert!(after_read.contains("unsaved editor text"), "{after_read}");
+    // The write landed on disk, then /undo put the saved text back (a checkpoint was kept).
+    assert_eq!(report["result"]["afterWrite"], "agent text\n", "{report}");
+    assert_eq!(report["result"]["prompt"]["stopReason"], "end_turn");
+    assert_eq!(report["result"]["afterUndo"], "saved text\n", "{report}");
+    assert_eq!(report["exitCode"], 0);
+}
