@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate, SessionNotification,
-    SessionUpdate, StopReason,
+    ConfigOptionUpdate, ContentBlock, ContentChunk, Cost, CurrentModeUpdate, SessionNotification,
+    SessionUpdate, StopReason, UsageUpdate,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
@@ -63,6 +63,7 @@ pub(crate) async fn run(
     let (mut stream, hold) = stream.into_inner();
     let mut mapper = Mapper::live(handle.workspace());
     let h = handle.clone();
+    let mut cost = 0.0;
     forward(
         &mut stream,
         BATCH_WINDOW,
@@ -115,6 +116,16 @@ pub(crate) async fn run(
                         },
                     ));
                 }
+                Event::AssistantMessage(m) => {
+                    if let Some(u) = m.usage.as_ref() {
+                        cost += m.cost_usd.unwrap_or_default();
+                        send(
+                            &cx,
+                            &sid,
+                            usage(&handle, u.input_tokens + u.output_tokens, cost),
+                        );
+                    }
+                }
                 _ => {}
             }
             for u in mapper.map(&e) {
@@ -161,6 +172,22 @@ pub(crate) fn mode_changed(
             handle,
         ))),
     );
+}
+
+/// A usage update: the context used after the last model reply, the window, the turn's cost
+/// so far, and the sandbox state (in `_meta.cairn`).
+fn usage(handle: &SessionHandle, used: u64, cost: f64) -> SessionUpdate {
+    let size = cairn_runtime::compaction_config(&handle.model(), None).context_window;
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "cairn".into(),
+        serde_json::json!({ "sandbox": handle.sandbox().describe() }),
+    );
+    let mut u = UsageUpdate::new(used, size).meta(meta);
+    if cost > 0.0 {
+        u = u.cost(Cost::new(cost, "USD"));
+    }
+    SessionUpdate::UsageUpdate(u)
 }
 
 fn say(cx: &ConnectionTo<Client>, sid: &str, text: &str) {

@@ -159,8 +159,11 @@ async fn project_commands_are_offered_too() {
 async fn a_prompt_streams_its_reply_and_thoughts() {
     let h = Harness::start().await;
     let sid = h.session().await.session_id.to_string();
-    h.mock
-        .push(Reply::text("Hello from Cairn").with_reasoning("thinking it over"));
+    h.mock.push(
+        Reply::text("Hello from Cairn")
+            .with_reasoning("thinking it over")
+            .with_usage(100, 20),
+    );
     let r = h.prompt(&sid, "hi").await.unwrap();
     assert_eq!(r.stop_reason, StopReason::EndTurn);
     assert_eq!(h.seen.text(), "Hello from Cairn");
@@ -169,6 +172,20 @@ async fn a_prompt_streams_its_reply_and_thoughts() {
         .updates()
         .iter()
         .any(|u| matches!(u, SessionUpdate::AgentThoughtChunk(_))));
+    // Usage: the context used after the reply, the window, and the sandbox state.
+    let usage = h
+        .seen
+        .updates()
+        .iter()
+        .find_map(|u| match u {
+            SessionUpdate::UsageUpdate(u) => Some(u.clone()),
+            _ => None,
+        })
+        .expect("a usage update");
+    assert_eq!(usage.used, 120);
+    assert!(usage.size > 0);
+    let sandbox = usage.meta.as_ref().unwrap()["cairn"]["sandbox"].to_string();
+    assert!(sandbox.contains("sandbox"), "{sandbox}");
     // The model saw the prompt.
     let req = h.mock.requests();
     assert!(req.last().unwrap().body.to_string().contains("hi"));
@@ -361,5 +378,38 @@ async fn the_todo_list_is_a_plan_with_priorities() {
     // On the wire each entry carries its priority (clients drop entries without one).
     let wire = serde_json::to_value(&plan).unwrap();
     assert_eq!(wire["entries"][0]["priority"], "medium");
+    h.finish().await.unwrap();
+}
+
+#[tokio::test]
+async fn resource_links_become_mentions_and_embedded_resources_context() {
+    use agent_client_protocol::v1::schema::{
+        ContentBlock, EmbeddedResource, EmbeddedResourceResource, PromptRequest, ResourceLink,
+        TextResourceContents,
+    };
+    let h = Harness::start().await;
+    std::fs::write(h.ws.path().join("notes.txt"), "linked file body\n").unwrap();
+    let sid = h.session().await.session_id.to_string();
+    h.mock.push(Reply::text("seen"));
+    let uri = format!("file://{}", h.ws.path().join("notes.txt").display());
+    let blocks = vec![
+        ContentBlock::from("look at".to_string()),
+        ContentBlock::ResourceLink(ResourceLink::new("notes.txt", uri)),
+        ContentBlock::Resource(EmbeddedResource::new(
+            EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                "embedded selection",
+                "file:///elsewhere/sel.rs",
+            )),
+        )),
+    ];
+    let r =
+        h.cx.send_request(PromptRequest::new(sid.clone(), blocks))
+            .block_task()
+            .await
+            .unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    let body = h.mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains("linked file body"), "{body}");
+    assert!(body.contains("embedded selection"), "{body}");
     h.finish().await.unwrap();
 }
