@@ -456,4 +456,19 @@ mod tests {
             "{shown}"
         );
     }
+
+    #[test]
+    fn a_buffer_window_is_numbered_marked_and_paged() {
+        let w = text_window("a\nb\nc\n", "f.txt", 2, 1).unwrap();
+        assert!(w.starts_with("     2\tb\n"), "{w}");
+        assert!(w.contains("unsaved changes included"), "{w}");
+        assert!(
+            w.contains("Showing lines 2-2 of 3") && w.contains("offset=3"),
+            "{w}"
+        );
+        assert!(text_window("a\n", "f.txt", 5, 10).is_err());
+        assert!(text_window("", "f.txt", 1, 10)
+            .unwrap()
+            .contains("is empty"));
+    }
 }

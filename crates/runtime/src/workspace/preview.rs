@@ -197,4 +197,33 @@ mod tests {
             Some("P".to_string())
         );
     }
+
+    #[test]
+    fn edit_texts_give_the_whole_old_and_new_text() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let t = edit_texts(
+            dir.path(),
+            "replace_in_file",
+            &serde_json::json!({"path": "a.txt", "old_string": "two", "new_string": "2"}),
+        )
+        .unwrap();
+        assert_eq!(t.old.as_deref(), Some("one\ntwo\n"));
+        assert_eq!(t.new, "one\n2\n");
+        let t = edit_texts(
+            dir.path(),
+            "write_file",
+            &serde_json::json!({"path": "new.txt", "content": "hi\n"}),
+        )
+        .unwrap();
+        assert_eq!((t.old, t.new.as_str()), (None, "hi\n"));
+        assert!(edit_texts(
+            dir.path(),
+            "write_file",
+            &serde_json::json!({"path": "../x", "content": "x"})
+        )
+        .is_none());
+        assert_eq!(text_now(dir.path(), "a.txt").as_deref(), Some("one\ntwo\n"));
+        assert_eq!(text_now(dir.path(), "missing.txt"), None);
+    }
 }
