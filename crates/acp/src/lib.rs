@@ -54,6 +54,8 @@ pub enum AcpError {
 #[derive(Clone)]
 pub struct AcpAgent {
     state: Arc<State>,
+    /// Ends serving as the end of input does ([`AcpAgent::stop`]).
+    stop: tokio_util::sync::CancellationToken,
 }
 
 impl AcpAgent {
@@ -61,6 +63,7 @@ impl AcpAgent {
     pub fn new(config: AcpConfig) -> AcpAgent {
         AcpAgent {
             state: Arc::new(State::new(config)),
+            stop: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -72,9 +75,12 @@ impl AcpAgent {
         W: tokio::io::AsyncWrite + Send + 'static,
     {
         let transport = ByteStreams::new(output.compat_write(), input.compat());
-        let served = handlers::agent(self.state.clone())
-            .connect_to(transport)
-            .await;
+        let connection = handlers::agent(self.state.clone()).connect_to(transport);
+        let served = tokio::select! {
+            served = connection => served,
+            _ = self.stop.cancelled() => Ok(()),
+        };
+        // Every session is closed (saved) before serving ends, also after a stop.
         self.shutdown().await;
         served.map_err(|e| AcpError::Connection(e.to_string()))
     }
@@ -83,6 +89,13 @@ impl AcpAgent {
     /// stays).
     pub fn interrupt_all(&self) {
         self.state.interrupt_all();
+    }
+
+    /// Makes [`AcpAgent::serve`] end as if its input had ended: running turns are
+    /// interrupted, every session is closed and saved, then `serve` returns (SIGTERM).
+    pub fn stop(&self) {
+        self.interrupt_all();
+        self.stop.cancel();
     }
 
     /// Closes every session (saved); what the end of input and SIGTERM do.

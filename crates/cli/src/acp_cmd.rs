@@ -106,11 +106,9 @@ pub async fn run(args: AcpArgs) -> ExitCode {
                 tracing::info!("SIGINT: running turns interrupted");
                 agent.interrupt_all();
             }
-            _ = sigterm.recv() => {
-                agent.interrupt_all();
-                agent.shutdown().await;
-                return ExitCode::SUCCESS;
-            }
+            // Clients close stdin, then send SIGTERM about 100 ms later: serving ends as at
+            // the end of input, and `serve` returns once every session is closed and saved.
+            _ = sigterm.recv() => agent.stop(),
         }
     }
 }

@@ -182,3 +182,40 @@ async fn without_a_key_session_new_is_auth_required_pointing_to_cairn_auth_set()
         .await;
     assert_eq!(r["error"]["code"], -32000, "{r}");
 }
+
+#[tokio::test]
+async fn stdin_end_then_sigterm_at_once_ends_cleanly_with_the_session_saved() {
+    let mock = MockLlmServer::start().await.unwrap();
+    let ws = cairn_testkit::temp_workspace().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut a = Agent::start(state.path(), Some(&mock), true);
+    let s = a.session(ws.path()).await;
+    let sid = s["result"]["sessionId"].as_str().unwrap().to_string();
+    mock.push(Reply::text("one"));
+    let r = a
+        .request(
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    a.request(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "plan"}),
+    )
+    .await;
+    // As terminal clients close: stdin ends, SIGTERM follows right away.
+    drop(a.stdin.take());
+    let pid = nix::unistd::Pid::from_raw(a.child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), a.child.wait())
+        .await
+        .expect("exits")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let saved = cairn_runtime::SessionStore::new(state.path())
+        .load(&sid)
+        .unwrap();
+    assert_eq!(saved.turns, 1);
+    assert_eq!(saved.permissions.mode, cairn_protocol::Mode::Plan);
+}
