@@ -98,7 +98,9 @@ impl Env {
             .arg(self.agent().join(" "))
             .arg("--cwd")
             .arg(self.ws.path())
-            .args(["--ttl", "1", "--timeout", "60"])
+            // The queue owner acpx keeps between commands lives 10 s after the last one: long
+            // enough that no command of a test meets it shutting down (it then ends the agent).
+            .args(["--ttl", "10", "--timeout", "60"])
             .args(args);
         c
     }
