@@ -215,3 +215,78 @@ async fn undo_from_the_client_puts_the_file_back() {
     assert!(h.seen.text().contains("Restored"), "{}", h.seen.text());
     h.finish().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_plan_and_a_question_are_asked_as_permission_requests() {
+    let h = Harness::start().await;
+    let sid = h.session().await.session_id.to_string();
+    // A plan: "accept" goes back as an accepted review.
+    h.answer_with(Answer::Select("accept"));
+    h.mock.push(Reply::tool_call(
+        "p1",
+        "propose_plan",
+        json!({"plan": "1. read\n2. fix"}),
+    ));
+    h.mock.push(Reply::text("ok"));
+    h.prompt(&sid, "plan").await.unwrap();
+    let p = h.seen.permissions.lock().unwrap()[0].clone();
+    assert_eq!(p.tool_call.fields.kind, Some(ToolKind::Think));
+    assert!(p
+        .tool_call
+        .fields
+        .title
+        .as_deref()
+        .unwrap_or_default()
+        .contains("2. fix"));
+    let body = h.mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains("The user accepted the plan"), "{body}");
+    // A question with options: the chosen option is the answer.
+    h.seen.clear();
+    h.answer_with(Answer::Select("answer_1"));
+    h.mock.push(Reply::tool_call(
+        "q1",
+        "ask_user",
+        json!({"question": "Which one?", "options": ["red", "blue"]}),
+    ));
+    h.mock.push(Reply::text("ok"));
+    h.prompt(&sid, "ask").await.unwrap();
+    let p = h.seen.permissions.lock().unwrap()[0].clone();
+    let names: Vec<&str> = p.options.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["red", "blue", "Decline"]);
+    let body = h.mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains("blue"), "{body}");
+    h.finish().await.unwrap();
+}
+
+#[tokio::test]
+async fn reads_and_searches_carry_their_read_kinds() {
+    let h = Harness::start().await;
+    std::fs::write(h.ws.path().join("notes.txt"), "x\n").unwrap();
+    let sid = h.session().await.session_id.to_string();
+    h.mock.push(
+        Reply::tool_call("r1", "read_file", json!({"path": "notes.txt"})).with_tool_call(
+            "g1",
+            "grep",
+            json!({"pattern": "x"}),
+        ),
+    );
+    h.mock.push(Reply::text("ok"));
+    h.prompt(&sid, "look").await.unwrap();
+    let kinds: Vec<(String, ToolKind)> = h
+        .seen
+        .updates()
+        .iter()
+        .filter_map(|u| match u {
+            SessionUpdate::ToolCall(c) => Some((c.tool_call_id.to_string(), c.kind)),
+            _ => None,
+        })
+        .collect();
+    assert!(kinds.contains(&("r1".into(), ToolKind::Read)), "{kinds:?}");
+    assert!(
+        kinds.contains(&("g1".into(), ToolKind::Search)),
+        "{kinds:?}"
+    );
+    // Neither asked for permission.
+    assert!(h.seen.permissions.lock().unwrap().is_empty());
+    h.finish().await.unwrap();
+}
