@@ -68,6 +68,10 @@ log "npm ci (crates/mcp/tests/npm)"
 # Node 20 it runs through tests/conformance/register.mjs, which supplies fs.globSync).
 log "npm ci (crates/cli/tests/conformance)"
 (cd "$ROOT/crates/cli/tests/conformance" && npm ci --no-audit --no-fund)
+# Real ACP clients driving `cairn acp` (acpx and the official TypeScript SDK; pinned by the
+# lock file; acpx asks for Node 22 but runs on 20).
+log "npm ci (crates/cli/tests/acp)"
+(cd "$ROOT/crates/cli/tests/acp" && npm ci --no-audit --no-fund)
 
 # tauri-driver for the E2E test, pinned (a 3.0 alpha exists).
 # (tauri-driver has no --version flag; cargo's install list knows what it installed.)

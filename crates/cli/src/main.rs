@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod out;
+mod acp_cmd;
 mod agents;
 mod approve;
 mod auth;
@@ -99,6 +100,9 @@ enum Command {
     Worktrees(worktrees::WorktreesArgs),
     /// Serve sessions over HTTP + SSE on a unix socket or a loopback port (see serve.md).
     Serve(serve_cmd::ServeArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim,
+    /// Emacs).
+    Acp(Box<acp_cmd::AcpArgs>),
     /// List sessions, newest first.
     Sessions {
         /// Where sessions live (default: the app's data dir).
@@ -154,6 +158,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Run(args) => runtime.block_on(run::run(*args)),
         Command::Serve(args) => runtime.block_on(serve_cmd::run(args)),
+        Command::Acp(args) => runtime.block_on(acp_cmd::run(*args)),
         Command::Turns(args) => checkpoints::turns(args),
         Command::Diff(args) => checkpoints::diff(args),
         Command::Restore(args) => checkpoints::restore(args),

@@ -20,6 +20,7 @@
 
 mod args;
 mod atomic;
+pub mod buffers;
 pub mod describe;
 mod diff;
 mod fsat;

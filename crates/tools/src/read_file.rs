@@ -265,6 +265,49 @@ fn read_window(
     Ok((out, hash, whole))
 }
 
+/// The `cat -n` window of `text` (an editor's unsaved buffer of `shown`), as [`ReadFile`]
+/// shows a file: lines `offset..offset+limit`, long lines cut, the paging footer.
+pub(crate) fn text_window(
+    text: &str,
+    shown: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<String, ToolError> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    let total = lines.len() as u64;
+    if total == 0 {
+        return Ok(format!("[`{shown}` is empty (unsaved editor buffer)]"));
+    }
+    if offset > total {
+        return Err(ToolError::Failed(format!(
+            "offset {offset} is past the end of `{shown}`, which has {total} lines"
+        )));
+    }
+    let last = offset.saturating_add(limit - 1).min(total);
+    let mut out = String::new();
+    for n in offset..=last {
+        let line = lines[(n - 1) as usize];
+        format_line(&mut out, n, line.as_bytes(), line.len() as u64);
+    }
+    out.push_str(&format!(
+        "\n[`{shown}` as the editor shows it: unsaved changes included; the file on disk differs.]\n"
+    ));
+    if last < total || offset > 1 {
+        out.push_str(&format!("\n[Showing lines {offset}-{last} of {total}."));
+        if last < total {
+            out.push_str(&format!(
+                " To read more, call read_file with offset={}.",
+                last + 1
+            ));
+        }
+        out.push_str("]\n");
+    }
+    Ok(out)
+}
+
 /// Hashes everything read through it (the whole file, since read_window reads to the end),
 /// and keeps a copy of small files for the conflict guard's "what changed" diff.
 struct HashingReader<R> {
@@ -412,5 +455,20 @@ mod tests {
             shown.contains("[note: 1 line(s) shown are not valid UTF-8"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn a_buffer_window_is_numbered_marked_and_paged() {
+        let w = text_window("a\nb\nc\n", "f.txt", 2, 1).unwrap();
+        assert!(w.starts_with("     2\tb\n"), "{w}");
+        assert!(w.contains("unsaved changes included"), "{w}");
+        assert!(
+            w.contains("Showing lines 2-2 of 3") && w.contains("offset=3"),
+            "{w}"
+        );
+        assert!(text_window("a\n", "f.txt", 5, 10).is_err());
+        assert!(text_window("", "f.txt", 1, 10)
+            .unwrap()
+            .contains("is empty"));
     }
 }

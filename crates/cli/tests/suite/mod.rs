@@ -1,5 +1,7 @@
 //! The former integration-test files, one module each.
 
+mod acp;
+mod acp_clients;
 mod agents;
 mod always_allow;
 mod checkpoints;

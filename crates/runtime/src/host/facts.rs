@@ -2,6 +2,7 @@
 //! count, mode, model, sandbox, what was left out for lack of trust, and its end.
 
 use cairn_protocol::Mode;
+use std::sync::Arc;
 
 use super::SessionHandle;
 use crate::sandbox::SandboxState;
@@ -82,6 +83,18 @@ impl SessionHandle {
     pub async fn end(&self) {
         self.session().end().await;
         self.assembled().close_mcp().await;
+    }
+
+    /// `read_file` of this session shows the editor's unsaved buffer of a file when
+    /// `source` (an ACP client's `fs/read_text_file`) has one; the disk read still runs first
+    /// (its rules and checks, the conflict guard), so writes are checked against the disk.
+    pub fn read_buffers_through(&self, source: Arc<dyn cairn_tools::buffers::BufferSource>) {
+        self.session().with_tools(|reg| {
+            if let Some(t) = reg.get("read_file") {
+                let inner = t.handle.clone();
+                reg.register(cairn_tools::buffers::BufferedRead::wrap(inner, source));
+            }
+        });
     }
 }
 

@@ -26,6 +26,8 @@ use serde::Serialize;
 use ts_rs::TS;
 
 pub use batch::{forward, ForwardEnd, BATCH_WINDOW};
+/// What a face implements to let `read_file` see an editor's unsaved buffers.
+pub use cairn_tools::buffers::BufferSource;
 pub use dispatch::{CommandEffect, CommandError, CommandOutcome};
 pub use handle::SessionHandle;
 pub use handle::{SlottedStream, TurnHold};

@@ -49,6 +49,63 @@ pub fn edit_preview(workspace: &Path, req: &ApprovalRequest) -> Option<String> {
     }
 }
 
+/// A pending edit as whole texts: the file it changes (relative, as the call names it), its
+/// text before (`None` for a new file) and after, for faces that show diffs as old and new
+/// text (an editor over ACP). `write_file` and `replace_in_file` inside the workspace only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditTexts {
+    /// The path as the call names it.
+    pub path: String,
+    /// The text before the edit; `None` when the file does not exist yet.
+    pub old: Option<String>,
+    /// The text after the edit.
+    pub new: String,
+}
+
+/// The whole texts of what the call `name(args)` would change (see [`EditTexts`]).
+pub fn edit_texts(workspace: &Path, name: &str, args: &serde_json::Value) -> Option<EditTexts> {
+    let s = |k: &str| args.get(k).and_then(|v| v.as_str());
+    let path = s("path")?;
+    match name {
+        "write_file" => {
+            let old = read_inside(workspace, path)?;
+            Some(EditTexts {
+                path: path.to_string(),
+                old,
+                new: s("content")?.to_string(),
+            })
+        }
+        "replace_in_file" => {
+            let before = read_inside(workspace, path)??;
+            let (old, new) = (s("old_string")?, s("new_string")?);
+            if old.is_empty() || !before.contains(old) {
+                return None;
+            }
+            let all = args
+                .get("replace_all")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
+            let after = if all {
+                before.replace(old, new)
+            } else {
+                before.replacen(old, new, 1)
+            };
+            Some(EditTexts {
+                path: path.to_string(),
+                old: Some(before),
+                new: after,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The text of `path` (relative to the workspace) now, for showing it after an edit: `None`
+/// outside the workspace, too large, or unreadable.
+pub fn text_now(workspace: &Path, path: &str) -> Option<String> {
+    read_inside(workspace, path).flatten()
+}
+
 /// `Some(None)` for a file that does not exist yet; `None` outside the workspace or unreadable.
 fn read_inside(workspace: &Path, path: &str) -> Option<Option<String>> {
     if !cairn_engine::permission::lexically_inside(workspace, path) {
@@ -139,5 +196,34 @@ mod tests {
             ),
             Some("P".to_string())
         );
+    }
+
+    #[test]
+    fn edit_texts_give_the_whole_old_and_new_text() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let t = edit_texts(
+            dir.path(),
+            "replace_in_file",
+            &serde_json::json!({"path": "a.txt", "old_string": "two", "new_string": "2"}),
+        )
+        .unwrap();
+        assert_eq!(t.old.as_deref(), Some("one\ntwo\n"));
+        assert_eq!(t.new, "one\n2\n");
+        let t = edit_texts(
+            dir.path(),
+            "write_file",
+            &serde_json::json!({"path": "new.txt", "content": "hi\n"}),
+        )
+        .unwrap();
+        assert_eq!((t.old, t.new.as_str()), (None, "hi\n"));
+        assert!(edit_texts(
+            dir.path(),
+            "write_file",
+            &serde_json::json!({"path": "../x", "content": "x"})
+        )
+        .is_none());
+        assert_eq!(text_now(dir.path(), "a.txt").as_deref(), Some("one\ntwo\n"));
+        assert_eq!(text_now(dir.path(), "missing.txt"), None);
     }
 }

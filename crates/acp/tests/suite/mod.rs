@@ -1,0 +1,6 @@
+mod buffers;
+mod harness;
+mod methods;
+mod permissions;
+mod sessions;
+mod wire;
