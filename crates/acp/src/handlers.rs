@@ -67,10 +67,8 @@ pub(crate) fn agent(
         )
         .on_receive_request(
             async move |req: NewSessionRequest, responder, cx| {
-                if !req.mcp_servers.is_empty() {
-                    tracing::warn!(count = req.mcp_servers.len(), "MCP servers from the client are not used (v1 runs the project's and the user's own)");
-                }
-                let live = match s3.open(req.cwd.clone(), None).await {
+                let servers = crate::mcp::editor_servers(&req.mcp_servers);
+                let live = match s3.open(req.cwd.clone(), None, servers).await {
                     Ok(l) => l,
                     Err(e) => return responder.respond_with_error(e),
                 };
@@ -83,7 +81,8 @@ pub(crate) fn agent(
                 // disk before its id is given out.
                 if let Err(e) = h.save().await {
                     let _ = s3.close(&h.id()).await;
-                    return responder.respond_with_error(Error::internal_error().data(e.to_string()));
+                    return responder
+                        .respond_with_error(Error::internal_error().data(e.to_string()));
                 }
                 responder.respond(
                     NewSessionResponse::new(h.id())
@@ -97,7 +96,8 @@ pub(crate) fn agent(
         )
         .on_receive_request(
             async move |req: LoadSessionRequest, responder, cx| {
-                let live = match reopen(&s4, &req.cwd, &req.session_id.to_string()).await {
+                let servers = crate::mcp::editor_servers(&req.mcp_servers);
+                let live = match reopen(&s4, &req.cwd, &req.session_id.to_string(), servers).await {
                     Ok(l) => l,
                     Err(e) => return responder.respond_with_error(e),
                 };
@@ -116,7 +116,8 @@ pub(crate) fn agent(
         )
         .on_receive_request(
             async move |req: ResumeSessionRequest, responder, cx| {
-                let live = match reopen(&s5, &req.cwd, &req.session_id.to_string()).await {
+                let servers = crate::mcp::editor_servers(&req.mcp_servers);
+                let live = match reopen(&s5, &req.cwd, &req.session_id.to_string(), servers).await {
                     Ok(l) => l,
                     Err(e) => return responder.respond_with_error(e),
                 };
@@ -133,15 +134,14 @@ pub(crate) fn agent(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: CloseSessionRequest, responder, _cx| {
-                match s6.close(&req.session_id.to_string()).await {
-                    Ok(true) => responder.respond(CloseSessionResponse::new()),
-                    Ok(false) => responder.respond_with_error(invalid(format!(
-                        "unknown session `{}`",
-                        req.session_id
-                    ))),
-                    Err(e) => responder.respond_with_error(e),
-                }
+            async move |req: CloseSessionRequest, responder, _cx| match s6
+                .close(&req.session_id.to_string())
+                .await
+            {
+                Ok(true) => responder.respond(CloseSessionResponse::new()),
+                Ok(false) => responder
+                    .respond_with_error(invalid(format!("unknown session `{}`", req.session_id))),
+                Err(e) => responder.respond_with_error(e),
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -207,7 +207,9 @@ pub(crate) fn agent(
                 };
                 let value = match &req.value {
                     SessionConfigOptionValue::ValueId { value } => value.to_string(),
-                    _ => return responder.respond_with_error(invalid("a select value is expected")),
+                    _ => {
+                        return responder.respond_with_error(invalid("a select value is expected"))
+                    }
                 };
                 let done = match req.config_id.to_string().as_str() {
                     modes::MODE_OPTION => set_mode(&cx, &live, &value),
@@ -221,8 +223,8 @@ pub(crate) fn agent(
                     Ok(()) => {
                         saved(&live.handle).await;
                         responder.respond(SetSessionConfigOptionResponse::new(
-                        modes::config_options(&live.handle),
-                    ))
+                            modes::config_options(&live.handle),
+                        ))
                     }
                     Err(e) => responder.respond_with_error(e),
                 }
@@ -233,7 +235,9 @@ pub(crate) fn agent(
             async move |n: CancelNotification, _cx| {
                 match s11.live(&n.session_id.to_string()) {
                     Ok(live) => live.interrupt(),
-                    Err(_) => tracing::debug!(session = %n.session_id, "cancel of an unknown session"),
+                    Err(_) => {
+                        tracing::debug!(session = %n.session_id, "cancel of an unknown session")
+                    }
                 }
                 Ok(())
             },
@@ -270,7 +274,7 @@ fn initialize(req: &InitializeRequest) -> InitializeResponse {
     let caps = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-        .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
+        .mcp_capabilities(McpCapabilities::new().http(true).sse(true))
         .session_capabilities(
             SessionCapabilities::new()
                 .list(SessionListCapabilities::new())
@@ -309,10 +313,17 @@ async fn blocked(state: &Arc<State>, live: &Live) -> Option<Error> {
 }
 
 /// Reopens stored session `id` of workspace `cwd`.
-async fn reopen(state: &Arc<State>, cwd: &Path, id: &str) -> Result<Arc<Live>, Error> {
+async fn reopen(
+    state: &Arc<State>,
+    cwd: &Path,
+    id: &str,
+    servers: Vec<cairn_runtime::mcp_editor::EditorServer>,
+) -> Result<Arc<Live>, Error> {
     cairn_runtime::store::validate_id(id)
         .map_err(|_| invalid(format!("unknown session `{id}`")))?;
-    let live = state.open(cwd.to_path_buf(), Some(id.to_string())).await?;
+    let live = state
+        .open(cwd.to_path_buf(), Some(id.to_string()), servers)
+        .await?;
     let want = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     if live.handle.workspace() != want {
         let _ = state.close(id).await;

@@ -11,6 +11,7 @@
 
 mod buffers;
 mod handlers;
+mod mcp;
 mod modes;
 mod permission;
 mod prompt;

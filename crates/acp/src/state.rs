@@ -72,6 +72,7 @@ impl State {
         self: &Arc<Self>,
         cwd: PathBuf,
         session_id: Option<String>,
+        mcp_servers: Vec<cairn_runtime::mcp_editor::EditorServer>,
     ) -> Result<Arc<Live>, Error> {
         if !cwd.is_absolute() {
             return Err(invalid(format!(
@@ -87,6 +88,7 @@ impl State {
         let mut options = self.config.options.clone();
         options.workspace = Some(cwd);
         options.session_id = session_id;
+        options.mcp_servers = mcp_servers;
         let llm = self.config.llm.as_ref().and_then(|f| f(&options));
         let me = self.clone();
         let handle = tokio::task::spawn_blocking(move || {

@@ -299,6 +299,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         shell_policy: args.shell_policy.map(Into::into),
         worktree: None,
         config: Default::default(),
+        mcp_servers: Vec::new(),
     };
     let mut opts = opts;
     if let Some(id) = &args.session {

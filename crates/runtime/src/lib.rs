@@ -29,6 +29,7 @@ pub mod llm_setup;
 pub mod mcp;
 pub mod mcp_auth;
 pub mod mcp_connect;
+pub mod mcp_editor;
 pub mod mcp_instructions;
 pub mod mcp_trust;
 pub mod mcp_view;

@@ -87,21 +87,24 @@ pub fn attach(
         llm,
         sandbox,
         &crate::config_scope::ConfigScope::default(),
+        &[],
     )
 }
 
-/// [`attach`] within `scope` ([`load_config_in`]).
+/// [`attach`] within `scope` ([`load_config_in`]), with the servers a face passed (`editor`).
 pub fn attach_in(
     session: &Session,
     workspace: &Path,
     llm: Arc<dyn LlmClient>,
     sandbox: Option<Arc<dyn cairn_engine::CommandWrapper>>,
     scope: &crate::config_scope::ConfigScope,
+    editor: &[crate::mcp_editor::EditorServer],
 ) -> McpSession {
     if std::env::var("CAIRN_MCP").is_ok_and(|v| v.trim() == "0") {
         return McpSession::default();
     }
-    let loaded = load_config_in(workspace, scope);
+    let mut loaded = load_config_in(workspace, scope);
+    crate::mcp_editor::add_to(&mut loaded, editor);
     for w in &loaded.warnings {
         tracing::warn!("MCP config: {w}");
     }

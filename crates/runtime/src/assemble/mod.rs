@@ -86,6 +86,9 @@ pub struct RunOptions {
     /// instructions, sandbox settings, roles); the default is the user's, as the CLI and the
     /// app read it.
     pub config: crate::config_scope::ConfigScope,
+    /// MCP servers the face passes for this session (an editor's, over ACP): trusted as the
+    /// editor's own, their stdio servers sandboxed like a project's ([`crate::mcp_editor`]).
+    pub mcp_servers: Vec<crate::mcp_editor::EditorServer>,
 }
 
 /// A session ready to run, with what is needed to persist it.
@@ -305,7 +308,14 @@ pub fn open_session(
         builder = builder.gate(gate);
     }
     let session = builder.build();
-    let mcp = mcp::attach_in(&session, &workspace, llm, wrapper, &scope);
+    let mcp = mcp::attach_in(
+        &session,
+        &workspace,
+        llm,
+        wrapper,
+        &scope,
+        &opts.mcp_servers,
+    );
     let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
     untrusted.extend(mcp.untrusted().iter().cloned());
     let mut skipped: Vec<skipped::SkippedView> = hooks.skipped(&workspace).into_iter().collect();
