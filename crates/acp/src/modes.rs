@@ -52,17 +52,17 @@ pub(crate) fn config_options(h: &SessionHandle) -> Vec<SessionConfigOption> {
         .iter()
         .map(|(m, name, d)| SessionConfigSelectOption::new(m.as_str(), *name).description(*d))
         .collect();
-    let model = h.model();
+    let models: Vec<SessionConfigSelectOption> = h
+        .offered_models()
+        .into_iter()
+        .map(|m| SessionConfigSelectOption::new(m.clone(), m))
+        .collect();
     vec![
         SessionConfigOption::select(MODE_OPTION, "Mode", h.mode().as_str(), modes)
             .description("What the agent may do without asking"),
-        SessionConfigOption::select(
-            MODEL_OPTION,
-            "Model",
-            model.clone(),
-            vec![SessionConfigSelectOption::new(model.clone(), model)],
-        )
-        .description("The model of this session (other ids: /model NAME)"),
+        SessionConfigOption::select(MODEL_OPTION, "Model", h.model(), models).description(
+            "The model of this session: the endpoint's models (other ids: /model NAME)",
+        ),
     ]
 }
 

@@ -27,6 +27,9 @@ pub(crate) struct State {
     lives: Mutex<HashMap<String, Arc<Live>>>,
 }
 
+/// How long a new session waits for its endpoint's model list.
+const MODELS_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// A session opened over ACP.
 pub(crate) struct Live {
     pub handle: Arc<SessionHandle>,
@@ -102,6 +105,9 @@ impl State {
         .await
         .map_err(|e| Error::internal_error().data(e.to_string()))?
         .map_err(host_error)?;
+        // The model option lists the endpoint's models (asked once per session, briefly).
+        let base_url = self.config.options.base_url.clone().unwrap_or_default();
+        handle.learn_models(&base_url, MODELS_WITHIN).await;
         let live = Arc::new(Live {
             handle: handle.clone(),
             busy: Mutex::new(false),

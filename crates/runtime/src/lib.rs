@@ -14,6 +14,7 @@ pub mod claude_home;
 pub mod claude_rules;
 pub mod commands;
 pub mod config_scope;
+pub mod endpoint_models;
 pub mod error;
 pub mod extensions;
 pub mod face_settings;

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AuthMethod, AuthenticateRequest, CancelNotification, InitializeRequest, PlanEntryPriority,
-    PlanEntryStatus, SessionConfigKind, SessionConfigOptionValue, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionModeRequest, StopReason, ToolCallContent, ToolKind,
+    PlanEntryStatus, SessionConfigKind, SessionConfigOptionValue, SessionConfigSelectOptions,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionModeRequest, StopReason,
+    ToolCallContent, ToolKind,
 };
 use cairn_testkit::Reply;
 use serde_json::json;
@@ -410,5 +411,42 @@ async fn resource_links_become_mentions_and_embedded_resources_context() {
     let body = h.mock.requests().last().unwrap().body.to_string();
     assert!(body.contains("linked file body"), "{body}");
     assert!(body.contains("embedded selection"), "{body}");
+    h.finish().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_model_option_offers_the_endpoints_models_and_switches() {
+    let h = Harness::start().await;
+    h.mock.serve_models(&["m-large", "m", "m-small"]);
+    let s = h.session().await;
+    let sid = s.session_id.to_string();
+    let opts = s.config_options.expect("config options");
+    let model = opts.iter().find(|o| o.id.to_string() == "model").unwrap();
+    let values = match &model.kind {
+        SessionConfigKind::Select(sel) => {
+            assert_eq!(sel.current_value.to_string(), "m");
+            match &sel.options {
+                SessionConfigSelectOptions::Ungrouped(o) => {
+                    o.iter().map(|o| o.value.to_string()).collect::<Vec<_>>()
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        other => panic!("{other:?}"),
+    };
+    // The session's own model first, then the endpoint's, each once.
+    assert_eq!(values, ["m", "m-large", "m-small"]);
+    // Picking one switches the session's model for its next request.
+    h.cx.send_request(SetSessionConfigOptionRequest::new(
+        sid.clone(),
+        "model",
+        "m-large",
+    ))
+    .block_task()
+    .await
+    .unwrap();
+    h.mock.push(Reply::text("ok"));
+    h.prompt(&sid, "hi").await.unwrap();
+    assert_eq!(h.mock.requests().last().unwrap().body["model"], "m-large");
     h.finish().await.unwrap();
 }

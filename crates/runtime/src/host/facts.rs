@@ -139,3 +139,39 @@ impl SessionHandle {
         views
     }
 }
+
+impl SessionHandle {
+    /// Asks the session's endpoint which models it serves (`GET /models`, at most `within`)
+    /// and keeps the list for [`SessionHandle::offered_models`]; a failure keeps none
+    /// (logged): the session's own model is always offered.
+    pub async fn learn_models(&self, base_url: &str, within: std::time::Duration) {
+        let env: std::sync::Arc<crate::llm_setup::EnvFn> =
+            std::sync::Arc::new(crate::tooling::process_env);
+        let keys = crate::keys::key_store_from_env(&crate::tooling::process_env);
+        let provider = self.provider();
+        let asked = crate::endpoint_models::endpoint_models(&provider, base_url, None, env, keys);
+        match tokio::time::timeout(within, asked).await {
+            Ok(Ok(models)) => *self.offered_lock() = models,
+            Ok(Err(e)) => tracing::info!("the endpoint's models are not listed: {e}"),
+            Err(_) => tracing::info!("the endpoint did not list its models in time"),
+        }
+    }
+
+    fn offered_lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.offered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The models to offer: the session's own first, then its endpoint's
+    /// ([`SessionHandle::learn_models`]), each once.
+    pub fn offered_models(&self) -> Vec<String> {
+        let mut out = vec![self.model()];
+        for m in self.offered_lock().iter() {
+            if !out.contains(m) {
+                out.push(m.clone());
+            }
+        }
+        out
+    }
+}

@@ -93,6 +93,8 @@ pub struct SessionHandle {
     last_status: Mutex<Option<TurnStatus>>,
     /// Calls of [`SessionHandle::run`] not returned yet (waiting for a slot or running).
     runs: std::sync::atomic::AtomicUsize,
+    /// Models a face offers for this session (its endpoint's list), when it asked.
+    pub(super) offered: Mutex<Vec<String>>,
 }
 
 /// Counts a [`SessionHandle::run`] for as long as it lasts.
@@ -127,6 +129,7 @@ impl SessionHandle {
             unqueue: tokio::sync::Notify::new(),
             last_status: Mutex::new(None),
             runs: std::sync::atomic::AtomicUsize::new(0),
+            offered: Mutex::new(Vec::new()),
         }
     }
 
