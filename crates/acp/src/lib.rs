@@ -10,6 +10,7 @@
 //! `session/prompt` when it ends.
 
 mod buffers;
+mod config;
 mod handlers;
 mod mcp;
 mod modes;
@@ -22,26 +23,10 @@ mod updates;
 use std::sync::Arc;
 
 use agent_client_protocol::ByteStreams;
-use cairn_runtime::llm_setup::LlmSetup;
-use cairn_runtime::RunOptions;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+pub use crate::config::{AcpConfig, LlmFactory};
 use crate::state::State;
-
-/// Builds the LLM client of a session from its options (tests point it at a mock model);
-/// `None` = the runtime's own (the environment and the keyring).
-pub type LlmFactory = Arc<dyn Fn(&RunOptions) -> Option<LlmSetup> + Send + Sync>;
-
-/// How `cairn acp` opens sessions: the global flags of `cairn run`.
-#[derive(Clone, Default)]
-pub struct AcpConfig {
-    /// The options every session starts from (provider, model, base URL, mode, state dir,
-    /// sandbox…); the workspace comes from the client's `cwd`, the session id from
-    /// `session/load`.
-    pub options: RunOptions,
-    /// The LLM client of a session; `None` = built from the options.
-    pub llm: Option<LlmFactory>,
-}
 
 /// Why the agent stopped serving.
 #[derive(Debug, thiserror::Error)]

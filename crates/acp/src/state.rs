@@ -9,7 +9,7 @@ use agent_client_protocol::v1::schema::ClientCapabilities;
 use agent_client_protocol::Error;
 use cairn_runtime::host::{Answerer, Host, HostError, OpenSession, SessionHandle};
 
-use crate::AcpConfig;
+use crate::config::AcpConfig;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

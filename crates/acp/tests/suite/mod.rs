@@ -1,5 +1,6 @@
 mod buffers;
 mod harness;
+mod layering;
 mod mcp;
 mod methods;
 mod permissions;

@@ -141,7 +141,12 @@ impl Parser<'_, '_> {
     }
 
     fn map(&mut self, map: &Map<String, Value>) {
-        for (name, item) in map {
+        // By name, whatever order serde_json keeps (its `preserve_order` feature may be on in
+        // a build through another crate): which server's tool keeps a contested name must not
+        // depend on the build.
+        let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, item) in entries {
             let name = name.trim();
             if name.is_empty() {
                 self.warn(None, None, "a server with an empty name; skipped".into());
