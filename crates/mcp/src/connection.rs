@@ -37,6 +37,8 @@ pub struct Connection {
     child: Option<ChildProc>,
     progress: ProgressDispatcher,
     done: watch::Receiver<bool>,
+    /// Tools Cairn answers itself from the server's resources ([`crate::resources`]).
+    resource_tools: std::sync::Mutex<Vec<String>>,
 }
 
 /// A connection and the tools the server listed.
@@ -123,6 +125,7 @@ impl Connection {
                             child: Some(child),
                             progress,
                             done,
+                            resource_tools: std::sync::Mutex::new(listing.resource_tools.clone()),
                         },
                         listing,
                     }),
@@ -170,6 +173,41 @@ impl Connection {
             .filter(|t| !t.trim().is_empty())
     }
 
+    /// A call of a tool Cairn answers from the server's resources; `None` for the server's
+    /// own tools.
+    async fn resource_call(
+        &self,
+        tool: &str,
+        arguments: Option<&JsonObject>,
+    ) -> Option<Result<CallToolResult, CallFailure>> {
+        let ours = self
+            .resource_tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .any(|t| t == tool);
+        if !ours {
+            return None;
+        }
+        let text = if tool == crate::resources::LIST {
+            crate::resources::list(&self.peer).await
+        } else {
+            match arguments
+                .and_then(|a| a.get("uri"))
+                .and_then(|u| u.as_str())
+            {
+                Some(uri) => crate::resources::read(&self.peer, uri).await,
+                None => Err("read_resource needs `uri`".into()),
+            }
+        };
+        Some(match text {
+            Ok(t) => Ok(CallToolResult::success(vec![
+                rmcp::model::ContentBlock::text(t),
+            ])),
+            Err(e) => Err(CallFailure::Protocol(e)),
+        })
+    }
+
     /// Asks the server for log messages at `level` and above, when it declared logging.
     pub async fn set_log_level(&self, server: &str, level: &str) {
         crate::server_log::set_level(server, &self.peer, level).await;
@@ -213,7 +251,14 @@ impl Connection {
     /// Lists every tool again (tolerantly: see [`listing::list_tools`]).
     pub async fn list_tools(&self, within: Duration) -> Result<Listing, ServerError> {
         match tokio::time::timeout(within, listing::list_tools(&self.peer)).await {
-            Ok(r) => r.map_err(|e| ServerError::Listing(e.to_string())),
+            Ok(Ok(l)) => {
+                *self
+                    .resource_tools
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = l.resource_tools.clone();
+                Ok(l)
+            }
+            Ok(Err(e)) => Err(ServerError::Listing(e.to_string())),
             Err(_) => Err(ServerError::Listing(format!(
                 "tools/list did not answer within {}",
                 secs(within)
@@ -231,6 +276,9 @@ impl Connection {
         cancel: &CancellationToken,
         on_progress: &mut (dyn FnMut(String) -> futures::future::BoxFuture<'static, ()> + Send),
     ) -> Result<CallToolResult, CallFailure> {
+        if let Some(r) = self.resource_call(tool, arguments.as_ref()).await {
+            return r;
+        }
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(Request::new(params));
@@ -363,6 +411,7 @@ where
             child: None,
             progress,
             done,
+            resource_tools: std::sync::Mutex::new(listing.resource_tools.clone()),
         },
         listing,
     })

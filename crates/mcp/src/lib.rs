@@ -19,6 +19,7 @@ pub mod ocr_model;
 pub mod options;
 pub mod process;
 pub mod prompts;
+pub mod resources;
 pub mod result;
 pub mod server_log;
 pub mod slot;

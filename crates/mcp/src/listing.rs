@@ -27,6 +27,8 @@ pub struct Listing {
     pub tools: Vec<Tool>,
     /// Entries skipped or repaired, pages not followed (one line each).
     pub warnings: Vec<String>,
+    /// Tools Cairn added for the server's resources ([`crate::resources`]).
+    pub resource_tools: Vec<String>,
 }
 
 /// Why no tool list could be had.
@@ -51,7 +53,18 @@ impl ListError {
 }
 
 /// Lists every page of tools; later pages that fail are reported as warnings, not errors.
+/// A server that declared resources gets the tools that list and read them.
 pub async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listing, ListError> {
+    let mut listing = list_server_tools(peer).await?;
+    if crate::resources::declared(peer) {
+        let extra = crate::resources::tools(&listing.tools);
+        listing.resource_tools = extra.iter().map(|t| t.name.to_string()).collect();
+        listing.tools.extend(extra);
+    }
+    Ok(listing)
+}
+
+async fn list_server_tools(peer: &Peer<RoleClient>) -> Result<Listing, ListError> {
     let mut listing = Listing::default();
     let mut seen_cursors = HashSet::new();
     let mut cursor: Option<String> = None;

@@ -93,7 +93,7 @@ pub(crate) fn block_text(block: &ContentBlock) -> String {
             if let Some(d) = l.description.as_deref().filter(|d| !d.is_empty()) {
                 s.push_str(&format!(" — {d}"));
             }
-            s.push(']');
+            s.push_str("] (read it through this server's read_resource tool)");
             s
         }
         other => serde_json::to_string(other).unwrap_or_else(|_| "[unsupported content]".into()),

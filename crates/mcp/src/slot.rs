@@ -171,7 +171,7 @@ impl Slot {
         if let Some(b) = &self.builtin {
             let listing = Listing {
                 tools: b.tools(),
-                warnings: Vec::new(),
+                ..Listing::default()
             };
             return self.became_ready(gen, None, listing, started);
         }
@@ -400,6 +400,7 @@ impl Slot {
         let Listing {
             tools,
             mut warnings,
+            ..
         } = listing;
         let tools = dedupe(tools, &mut warnings);
         for w in &warnings {

@@ -284,3 +284,68 @@ async fn the_reference_servers_prompts_expand_with_their_arguments() {
         .is_none());
     h.manager.close_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resource_link_is_read_through_its_server_and_a_file_uri_is_never_opened() {
+    let entry = match everything() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED a_resource_link_is_read_through_its_server: {why}");
+            return;
+        }
+    };
+    let h = Harness::new(vec![node_server("every", &entry, "stdio")], |_| {});
+    let (ok, failed) = h.manager.connect_all().await;
+    assert_eq!(ok, ["every"], "{failed:?}");
+    let names = h.names();
+    for tool in ["mcp__every__list_resources", "mcp__every__read_resource"] {
+        assert!(
+            names.iter().any(|n| n == tool),
+            "{tool} missing from {names:?}"
+        );
+    }
+    let listed = h
+        .call("mcp__every__list_resources", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        listed.content.contains("demo://resource/static/document/"),
+        "{}",
+        listed.content
+    );
+    // A tool returns resource links; the first (a text resource) is read through the server.
+    let links = h
+        .call("mcp__every__get-resource-links", json!({"count": 1}))
+        .await
+        .unwrap();
+    assert!(
+        links.content.contains("read_resource tool"),
+        "{}",
+        links.content
+    );
+    let uri = links
+        .content
+        .split("[resource link: ")
+        .nth(1)
+        .and_then(|rest| rest.split([' ', ']', ',']).next())
+        .unwrap_or_else(|| panic!("no link in {}", links.content))
+        .to_string();
+    let read = h
+        .call("mcp__every__read_resource", json!({"uri": uri}))
+        .await
+        .unwrap();
+    assert!(!read.content.trim().is_empty(), "{uri}: {}", read.content);
+    // A file URI goes to the server as any URI does; Cairn opens nothing itself.
+    let file = h
+        .call(
+            "mcp__every__read_resource",
+            json!({"uri": "file:///etc/passwd"}),
+        )
+        .await;
+    let text = match file {
+        Ok(o) => o.content,
+        Err(e) => e.to_string(),
+    };
+    assert!(!text.contains("root:"), "{text}");
+    h.manager.close_all().await;
+}
