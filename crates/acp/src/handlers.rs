@@ -96,12 +96,11 @@ pub(crate) fn agent(
         )
         .on_receive_request(
             async move |req: LoadSessionRequest, responder, cx| {
-                let servers = crate::mcp::editor_servers(&req.mcp_servers);
-                let live = match reopen(&s4, &req.cwd, &req.session_id.to_string(), servers).await {
+                let id = req.session_id.to_string();
+                let live = match reopen(&s4, &cx, &req.cwd, &id, &req.mcp_servers).await {
                     Ok(l) => l,
                     Err(e) => return responder.respond_with_error(e),
                 };
-                editor_buffers(&s4, &cx, &live);
                 let h = &live.handle;
                 replay(&cx, h);
                 responder.respond(
@@ -116,12 +115,11 @@ pub(crate) fn agent(
         )
         .on_receive_request(
             async move |req: ResumeSessionRequest, responder, cx| {
-                let servers = crate::mcp::editor_servers(&req.mcp_servers);
-                let live = match reopen(&s5, &req.cwd, &req.session_id.to_string(), servers).await {
+                let id = req.session_id.to_string();
+                let live = match reopen(&s5, &cx, &req.cwd, &id, &req.mcp_servers).await {
                     Ok(l) => l,
                     Err(e) => return responder.respond_with_error(e),
                 };
-                editor_buffers(&s5, &cx, &live);
                 let h = &live.handle;
                 responder.respond(
                     ResumeSessionResponse::new()
@@ -312,15 +310,18 @@ async fn blocked(state: &Arc<State>, live: &Live) -> Option<Error> {
     Some(e)
 }
 
-/// Reopens stored session `id` of workspace `cwd`.
+/// Session `id` of `cwd` open again (`session/load`, `session/resume`) with the editor's MCP
+/// `servers`, its unsaved buffers read through the client when it offers them.
 async fn reopen(
     state: &Arc<State>,
+    cx: &ConnectionTo<Client>,
     cwd: &Path,
     id: &str,
-    servers: Vec<cairn_runtime::mcp_editor::EditorServer>,
+    servers: &[agent_client_protocol::v1::schema::McpServer],
 ) -> Result<Arc<Live>, Error> {
     cairn_runtime::store::validate_id(id)
         .map_err(|_| invalid(format!("unknown session `{id}`")))?;
+    let servers = crate::mcp::editor_servers(servers);
     let live = state
         .open(cwd.to_path_buf(), Some(id.to_string()), servers)
         .await?;
@@ -336,6 +337,7 @@ async fn reopen(
     if let Some(e) = blocked(state, &live).await {
         return Err(e);
     }
+    editor_buffers(state, cx, &live);
     Ok(live)
 }
 

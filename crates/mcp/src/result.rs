@@ -171,7 +171,8 @@ mod tests {
         );
         assert_eq!(
             lines[6],
-            "[resource link: file:///a.txt (a.txt), text/plain]"
+            "[resource link: file:///a.txt (a.txt), text/plain] (read it through this server's \
+             read_resource tool)"
         );
         assert!(!is_error(&r));
     }
