@@ -29,7 +29,11 @@ pub fn naming_prompt(lang: Lang) -> &'static str {
     }
 }
 
-/// Asks the model for a title; `None` on any failure or an unusable answer.
+/// The longest a naming request may take.
+pub const NAMING_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Asks the model for a title; `None` on any failure or an unusable answer (or none within
+/// [`NAMING_WITHIN`]).
 pub async fn generate_name(
     llm: Arc<dyn LlmClient>,
     model: &str,
@@ -50,8 +54,10 @@ pub async fn generate_name(
         ),
     };
     let cancel = CancellationToken::new();
+    // Faces wait for the name before a turn's last event: a slow model costs at most this,
+    // then the first message names the session.
     let answer = tokio::time::timeout(
-        std::time::Duration::from_secs(30),
+        NAMING_WITHIN,
         answer_text(llm.stream(request, cancel.clone())),
     )
     .await;
