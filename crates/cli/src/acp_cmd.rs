@@ -10,8 +10,6 @@ use cairn_protocol::Mode;
 use clap::Args;
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::run::{SandboxArg, SandboxNetworkArg, ShellPolicyArg};
-
 /// Options of `cairn acp` (the global flags of `cairn run`).
 #[derive(Debug, Args)]
 pub struct AcpArgs {
@@ -33,24 +31,8 @@ pub struct AcpArgs {
     /// Command-allowlist prefix (repeatable).
     #[arg(long = "allow-command", value_name = "PREFIX")]
     pub allow_command: Vec<String>,
-    /// OS sandbox for shell commands: off, auto, required.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub sandbox: Option<SandboxArg>,
-    /// A folder commands may write inside the sandbox besides the workspace (repeatable).
-    #[arg(long = "sandbox-writable", value_name = "DIR")]
-    pub sandbox_writable: Vec<PathBuf>,
-    /// A path commands cannot read inside the sandbox (repeatable).
-    #[arg(long = "sandbox-hide", value_name = "PATH")]
-    pub sandbox_hide: Vec<PathBuf>,
-    /// The network of sandboxed commands: proxy, none or open.
-    #[arg(long = "sandbox-network", value_enum, value_name = "NET")]
-    pub sandbox_network: Option<SandboxNetworkArg>,
-    /// A host sandboxed commands reach without asking (repeatable).
-    #[arg(long = "allow-domain", value_name = "HOST")]
-    pub allow_domain: Vec<String>,
-    /// When shell commands run unasked: approve, sandbox, workspace, all.
-    #[arg(long, value_enum, value_name = "POLICY")]
-    pub shell_policy: Option<ShellPolicyArg>,
+    #[command(flatten)]
+    pub sandbox: crate::sandbox_flags::SandboxFlags,
     /// Iteration cap of a turn.
     #[arg(long, value_name = "N", default_value_t = cairn_engine::DEFAULT_MAX_ITERATIONS)]
     pub max_iterations: u32,
@@ -70,14 +52,10 @@ pub async fn run(args: AcpArgs) -> ExitCode {
         mode: args.mode,
         allowed_commands: args.allow_command,
         max_iterations: Some(args.max_iterations),
-        sandbox: args.sandbox.map(Into::into),
-        sandbox_writable: args.sandbox_writable,
-        sandbox_hidden: args.sandbox_hide,
-        sandbox_network: args.sandbox_network.map(Into::into),
-        allow_domains: args.allow_domain,
-        shell_policy: args.shell_policy.map(Into::into),
         ..Default::default()
     };
+    let mut options = options;
+    args.sandbox.apply(&mut options);
     let agent = cairn_acp::AcpAgent::new(cairn_acp::AcpConfig { options, llm: None });
     let (mut sigint, mut sigterm) = match (
         signal(SignalKind::interrupt()),

@@ -16,6 +16,7 @@ mod permissions;
 mod render;
 mod run;
 mod sandbox_cmd;
+mod sandbox_flags;
 mod serve_cmd;
 mod skills;
 mod slash;

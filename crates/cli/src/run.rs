@@ -132,30 +132,8 @@ pub struct RunArgs {
     /// Command-allowlist prefix (repeatable; word-boundary match, never with shell operators).
     #[arg(long = "allow-command", value_name = "PREFIX")]
     pub allow_command: Vec<String>,
-    /// OS sandbox for shell commands: off, auto, required [default: $CAIRN_SANDBOX, else the
-    /// sandbox settings, else auto: on wherever bubblewrap works].
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub sandbox: Option<SandboxArg>,
-    /// A folder commands may write inside the sandbox besides the workspace (repeatable).
-    #[arg(long = "sandbox-writable", value_name = "DIR")]
-    pub sandbox_writable: Vec<PathBuf>,
-    /// A path commands cannot read inside the sandbox, besides the built-in credential list
-    /// (repeatable).
-    #[arg(long = "sandbox-hide", value_name = "PATH")]
-    pub sandbox_hide: Vec<PathBuf>,
-    /// The network of sandboxed commands: proxy (only through Cairn's proxy, which asks
-    /// about hosts no rule allows), none (a namespace of their own with only loopback) or
-    /// open (the desktop's) [default: the sandbox settings, else proxy].
-    #[arg(long = "sandbox-network", value_enum, value_name = "NET")]
-    pub sandbox_network: Option<SandboxNetworkArg>,
-    /// A host sandboxed commands reach without asking (`example.com`, `*.example.com`;
-    /// repeatable), besides the download-only defaults and the `Network(...)` rules.
-    #[arg(long = "allow-domain", value_name = "HOST")]
-    pub allow_domain: Vec<String>,
-    /// When shell commands run unasked: approve, sandbox, workspace, all
-    /// [default: $CAIRN_SHELL_POLICY, else approve].
-    #[arg(long, value_enum, value_name = "POLICY")]
-    pub shell_policy: Option<ShellPolicyArg>,
+    #[command(flatten)]
+    pub sandbox: crate::sandbox_flags::SandboxFlags,
     /// Iteration cap for the turn.
     #[arg(long, value_name = "N", default_value_t = cairn_engine::DEFAULT_MAX_ITERATIONS)]
     pub max_iterations: u32,
@@ -291,17 +269,13 @@ pub async fn run(args: RunArgs) -> ExitCode {
         context_window: args.context_window,
         vcs: args.vcs.into(),
         agent: args.agent.clone(),
-        sandbox: args.sandbox.map(Into::into),
-        sandbox_writable: args.sandbox_writable.clone(),
-        sandbox_hidden: args.sandbox_hide.clone(),
-        sandbox_network: args.sandbox_network.map(Into::into),
-        allow_domains: args.allow_domain.clone(),
-        shell_policy: args.shell_policy.map(Into::into),
         worktree: None,
         config: Default::default(),
-        mcp_servers: Vec::new(),
+        // The sandbox flags: `args.sandbox.apply` below.
+        ..Default::default()
     };
     let mut opts = opts;
+    args.sandbox.apply(&mut opts);
     if let Some(id) = &args.session {
         // A worktree session continues in its worktree, also when -w names its folder.
         match crate::worktrees::continued_workspace(&args, id) {
