@@ -211,7 +211,12 @@ async fn drive(
                     // After its first completed turn an unnamed session names itself; the
                     // name comes before `turn_end`, which stays a turn's last line.
                     if t.status == TurnStatus::Completed {
-                        if let Some(name) = session.name_automatically().await {
+                        // Ctrl-C skips the wait (the first message then names the session).
+                        let named = tokio::select! {
+                            n = session.name_automatically() => n,
+                            _ = sigint.recv() => None,
+                        };
+                        if let Some(name) = named {
                             renderer.event(&Event::SessionNamed(cairn_protocol::SessionNamed {
                                 name,
                                 source: "auto".into(),
