@@ -116,6 +116,27 @@ pub(crate) async fn run(
                         },
                     ));
                 }
+                Event::ElicitationRequested(r) => {
+                    // ACP has no form for a server's request yet: declined, and said.
+                    say(
+                        &cx,
+                        &sid,
+                        &format!(
+                            "Note: MCP server `{}` asked for information; declined, as this \
+                             editor cannot show its form (answer it in the Cairn app or the \
+                             CLI).\n\n",
+                            r.server
+                        ),
+                    );
+                    handle.answer(
+                        &r.request_id,
+                        cairn_runtime::host::RequestAnswer::Elicitation(
+                            cairn_protocol::ElicitationAnswer::Decline {
+                                reason: "the editor (ACP) cannot show the form".into(),
+                            },
+                        ),
+                    );
+                }
                 Event::AssistantMessage(m) => {
                     if let Some(u) = m.usage.as_ref() {
                         cost += m.cost_usd.unwrap_or_default();

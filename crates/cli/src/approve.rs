@@ -63,6 +63,20 @@ impl Approver for TerminalApprover {
         }
     }
 
+    async fn elicit(
+        &self,
+        request: cairn_protocol::ElicitationRequested,
+    ) -> cairn_protocol::ElicitationAnswer {
+        let _guard = self.lock.lock().await;
+        match tokio::task::spawn_blocking(move || crate::elicit_prompt::ask(&request)).await {
+            Ok(Ok(a)) => a,
+            Ok(Err(e)) => cairn_protocol::ElicitationAnswer::Decline {
+                reason: format!("the terminal is not available ({e})"),
+            },
+            Err(_) => cairn_protocol::ElicitationAnswer::Cancel,
+        }
+    }
+
     async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
         let _guard = self.lock.lock().await;
         match tokio::task::spawn_blocking(move || grant(&request)).await {
@@ -74,7 +88,7 @@ impl Approver for TerminalApprover {
     }
 }
 
-fn tty() -> std::io::Result<(std::fs::File, std::fs::File)> {
+pub(crate) fn tty() -> std::io::Result<(std::fs::File, std::fs::File)> {
     let input = std::fs::File::open("/dev/tty")?;
     let output = std::fs::OpenOptions::new().write(true).open("/dev/tty")?;
     Ok((input, output))
@@ -90,7 +104,7 @@ fn discard_typed_ahead(input: &std::fs::File) -> std::io::Result<()> {
 
 /// Shows the prompt written to `out` so far, discards input typed before it, reads one
 /// line (`None` at end of input).
-fn read_line_after_prompt(
+pub(crate) fn read_line_after_prompt(
     input: &std::fs::File,
     out: &mut std::fs::File,
 ) -> std::io::Result<Option<String>> {

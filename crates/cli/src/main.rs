@@ -8,6 +8,7 @@ mod approve;
 mod auth;
 mod checkpoints;
 mod commands_list;
+mod elicit_prompt;
 mod hooks;
 mod mcp;
 mod mcp_call;

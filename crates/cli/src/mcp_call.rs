@@ -34,9 +34,41 @@ pub struct CallArgs {
     /// URL this way (without it the command says so and stops).
     #[arg(long, value_enum, value_name = "KIND")]
     browser: Option<BrowserKind>,
+    /// How a server's request for information during the call is answered: `ask` on the
+    /// terminal (the default when there is one), `accept-defaults` (every form with its
+    /// defaults), `decline` (the default without a terminal).
+    #[arg(long, value_enum, value_name = "HOW")]
+    elicit: Option<ElicitHow>,
     /// Seconds to wait for that login's redirect.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     timeout: u64,
+}
+
+/// How `cairn mcp call` answers elicitations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ElicitHow {
+    /// On the terminal.
+    Ask,
+    /// Every form with its defaults; pages declined.
+    AcceptDefaults,
+    /// Declined.
+    Decline,
+}
+
+fn approver(how: Option<ElicitHow>) -> std::sync::Arc<dyn cairn_engine::Approver> {
+    use std::io::IsTerminal;
+    let how = how.unwrap_or(if std::io::stdin().is_terminal() {
+        ElicitHow::Ask
+    } else {
+        ElicitHow::Decline
+    });
+    match how {
+        ElicitHow::Ask => std::sync::Arc::new(crate::approve::TerminalApprover::new()),
+        ElicitHow::AcceptDefaults => std::sync::Arc::new(crate::elicit_prompt::AcceptDefaults),
+        ElicitHow::Decline => std::sync::Arc::new(cairn_engine::FixedApprover(
+            cairn_protocol::ApprovalDecision::Deny,
+        )),
+    }
 }
 
 /// Runs `cairn mcp call`.
@@ -52,12 +84,14 @@ pub async fn call(a: CallArgs) -> Result<ExitCode, String> {
         manager.close_all().await;
         return Ok(report(&a, Err(format!("`{}` did not start: {e}", a.name))));
     }
-    let ctx = ToolContext::new(
+    let mut ctx = ToolContext::new(
         workspace.clone(),
-        workspace,
+        workspace.clone(),
         "cli-call",
         CancellationToken::new(),
     );
+    ctx.host =
+        cairn_engine::ToolHost::for_approver(approver(a.elicit), workspace, "cli-call", &a.tool);
     let mut result = call_once(&manager, &a, &arguments, &ctx).await;
     if result.is_err() {
         if let Some(browser) = a.browser {

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use cairn_protocol::{
     ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested,
-    PlanProposed, PlanReview, UserAnswer,
+    ElicitationAnswer, ElicitationRequested, PlanProposed, PlanReview, UserAnswer,
 };
 
 /// A fresh opaque id for a request a face answers (`requestId` on `permission_required`,
@@ -11,6 +11,10 @@ use cairn_protocol::{
 pub fn new_request_id() -> String {
     format!("rq_{}", uuid::Uuid::new_v4().simple())
 }
+
+/// Why an elicitation was declined where nobody can be asked.
+pub const NO_USER_TO_ELICIT: &str =
+    "no user can be asked in this session (no terminal, or a fixed --approve policy)";
 
 /// Answers what the engine cannot decide alone (terminal prompt, native dialog, UI, fixed
 /// policy, test script). Only `approve` is required; the others default to a headless answer.
@@ -40,6 +44,15 @@ pub trait Approver: Send + Sync {
     /// events.
     fn deny_reason(&self) -> String {
         "denied by the user".into()
+    }
+
+    /// Answers an MCP server's request for information (`elicitation/create`); headless hosts
+    /// decline and say why.
+    async fn elicit(&self, request: ElicitationRequested) -> ElicitationAnswer {
+        let _ = request;
+        ElicitationAnswer::Decline {
+            reason: NO_USER_TO_ELICIT.into(),
+        }
     }
 
     /// Decides a request for access to a directory outside the workspace; headless hosts deny.

@@ -31,6 +31,13 @@ pub(crate) struct HostShared {
     /// Requests made on the turn's behalf by its tools (subagents): tokens and cost (`None`
     /// once one of them was not priced), added to the turn's usage when it ends.
     pub extra_usage: Mutex<Option<(TokenUsage, Option<f64>)>>,
+    /// The session's model client, model id and prices, for what a tool asks of the model
+    /// itself (an MCP server's sampling request).
+    pub llm: Option<Arc<dyn crate::llm::LlmClient>>,
+    pub model: String,
+    pub pricing: Option<Arc<dyn crate::llm::Pricing>>,
+    /// One MCP sampling or elicitation question at a time per turn.
+    pub asking: tokio::sync::Mutex<()>,
 }
 
 /// A tool call's handle on its session; a detached host (tests, subprocess tools) drops
@@ -97,6 +104,37 @@ impl ToolHost {
         ToolHost::default()
     }
 
+    /// A host outside any session (`cairn mcp call`): what a tool asks of the user goes to
+    /// `approver`; events are dropped and there is no model to sample.
+    pub fn for_approver(
+        approver: Arc<dyn Approver>,
+        workspace: std::path::PathBuf,
+        req_id: &str,
+        name: &str,
+    ) -> Self {
+        let shared = Arc::new(HostShared {
+            tx: Mutex::new(None),
+            approver,
+            approver_set: true,
+            permissions: Arc::new(Mutex::new(PermissionEngine::new(
+                workspace,
+                Mode::Interactive,
+                Vec::new(),
+            ))),
+            todos: Arc::default(),
+            task_id: String::new(),
+            exec: ExecEnvironment::default(),
+            hooks: Vec::new(),
+            gate: None,
+            extra_usage: Mutex::new(None),
+            llm: None,
+            model: String::new(),
+            pricing: None,
+            asking: tokio::sync::Mutex::new(()),
+        });
+        ToolHost::attached(shared, req_id, name)
+    }
+
     pub(crate) fn attached(shared: Arc<HostShared>, req_id: &str, name: &str) -> Self {
         ToolHost {
             shared: Some(shared),
@@ -105,6 +143,11 @@ impl ToolHost {
             writes: Arc::default(),
             net_refusals: Arc::default(),
         }
+    }
+
+    /// The tool call's id.
+    pub(crate) fn req_id(&self) -> &str {
+        &self.req_id
     }
 
     /// The call's write log (see `ToolContext::write_files`).

@@ -12,6 +12,7 @@ pub mod execenv;
 pub mod gate;
 pub mod hook;
 pub mod host;
+pub mod host_mcp;
 pub mod llm;
 mod locks;
 pub mod net_gate;

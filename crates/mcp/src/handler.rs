@@ -1,6 +1,7 @@
 //! The client side of one connection: identifies Cairn (announcing MCP 2025-11-25, the newest
 //! version Cairn implements; the server may answer an older one), offers the workspace as the
-//! one root, routes progress notifications to the call waiting for them, and reports
+//! one root, routes progress notifications to the call waiting for them, hands elicitation
+//! and sampling requests to the tool call running now ([`crate::asks`]), and reports
 //! `tools/list_changed`.
 
 use std::sync::Arc;
@@ -12,8 +13,10 @@ use std::path::PathBuf;
 // for the version after it (SEP-2577).
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ErrorData, Implementation, ListRootsResult,
-    ProgressNotificationParam, ProtocolVersion, Root,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability,
+    Implementation, ListRootsResult, ProgressNotificationParam, ProtocolVersion, Root,
+    SamplingCapability, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::ClientHandler;
@@ -32,6 +35,7 @@ pub struct Handler {
     on_tools_changed: ToolsChanged,
     root: PathBuf,
     on_log: Option<crate::server_log::LogSink>,
+    running: Option<crate::asks::RunningCall>,
 }
 
 impl Handler {
@@ -43,6 +47,7 @@ impl Handler {
             on_tools_changed,
             root,
             on_log: None,
+            running: None,
         }
     }
 
@@ -50,6 +55,16 @@ impl Handler {
     pub fn with_log_sink(mut self, sink: crate::server_log::LogSink) -> Self {
         self.on_log = Some(sink);
         self
+    }
+
+    /// Hands elicitation and sampling requests to the call `running` returns.
+    pub fn with_running_call(mut self, running: crate::asks::RunningCall) -> Self {
+        self.running = Some(running);
+        self
+    }
+
+    fn running_call(&self) -> Option<cairn_engine::ToolHost> {
+        self.running.as_ref().and_then(|r| r())
     }
 
     /// Where calls subscribe to their progress notifications.
@@ -63,6 +78,14 @@ impl ClientHandler for Handler {
         let mut capabilities = ClientCapabilities::default();
         // The root is the session's folder for the session's life: no `listChanged`.
         capabilities.roots = Some(Default::default());
+        // Forms and pages go to the user; sampling to the session's model, once the user
+        // allows it (neither without a tool call running for a session).
+        capabilities.elicitation = Some(
+            ElicitationCapability::new()
+                .with_form(FormElicitationCapability::new())
+                .with_url(UrlElicitationCapability::new()),
+        );
+        capabilities.sampling = Some(SamplingCapability::default());
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("cairn", env!("CARGO_PKG_VERSION")),
@@ -88,6 +111,23 @@ impl ClientHandler for Handler {
         let mut root = Root::new(uri);
         root.name = name;
         Ok(ListRootsResult::new(vec![root]))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(crate::asks::elicit(&self.server, self.running_call(), request).await)
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        crate::asks::sample(&self.server, self.running_call(), params).await
     }
 
     async fn on_progress(

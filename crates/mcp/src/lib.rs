@@ -3,6 +3,7 @@
 //! background with per-server timeouts, status, crash restarts and bounded shutdown, and
 //! adapters that register each server tool as an engine tool named `mcp__<server>__<tool>`.
 
+pub mod asks;
 pub mod auth;
 pub mod builtin;
 pub mod error;

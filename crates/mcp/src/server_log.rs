@@ -82,6 +82,15 @@ impl Listeners {
         }
     }
 
+    /// The call that started last of those running now.
+    pub fn latest(&self) -> Option<ToolHost> {
+        self.hosts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last()
+            .map(|(_, h)| h.clone())
+    }
+
     /// Logs one message of `server` and hands it to the running calls.
     pub fn deliver(&self, server: &str, p: LoggingMessageNotificationParam) {
         let level = level_name(p.level);

@@ -190,8 +190,12 @@ impl Slot {
                 slot.log_listeners.deliver(&slot.config.name, p);
             }
         });
+        let weak = Arc::downgrade(self);
+        let running: crate::asks::RunningCall =
+            Arc::new(move || weak.upgrade().and_then(|slot| slot.log_listeners.latest()));
         let handler = Handler::new(&self.config.name, self.opts.workspace.clone(), on_changed)
-            .with_log_sink(on_log);
+            .with_log_sink(on_log)
+            .with_running_call(running);
         let sandbox = self
             .opts
             .sandbox

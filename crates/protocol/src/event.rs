@@ -598,6 +598,8 @@ pub enum Event {
     Progress(Progress),
     /// Extension: an MCP server's log message during one of its tool calls.
     McpLog(McpLog),
+    /// Extension: an MCP server asks the user for information during one of its tool calls.
+    ElicitationRequested(crate::elicit::ElicitationRequested),
 }
 
 impl Event {
@@ -630,6 +632,7 @@ impl Event {
             Event::SubagentEvent(_) => "subagent_event",
             Event::Progress(_) => "progress",
             Event::McpLog(_) => "mcp_log",
+            Event::ElicitationRequested(_) => "elicitation_requested",
         }
     }
 }

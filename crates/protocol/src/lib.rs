@@ -4,6 +4,7 @@
 //! TypeScript bindings used by `ui/` are generated from these types (see `tests/suite/bindings.rs`).
 
 pub mod approval;
+pub mod elicit;
 pub mod event;
 pub mod message;
 pub mod run;
@@ -13,6 +14,7 @@ pub mod tool;
 pub use approval::{
     AlwaysAllow, ApprovalDecision, ApprovalRequest, DirectoryGrant, Mode, PlanReview, UserAnswer,
 };
+pub use elicit::{ElicitationAnswer, ElicitationMode, ElicitationRequested};
 pub use event::*;
 pub use message::{ContentPart, Message, TokenUsage, ToolCall, ToolResult};
 pub use run::RunEnd;

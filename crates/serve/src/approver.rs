@@ -83,6 +83,17 @@ impl Approver for TimedApprover {
             })
     }
 
+    async fn elicit(
+        &self,
+        request: cairn_protocol::ElicitationRequested,
+    ) -> cairn_protocol::ElicitationAnswer {
+        tokio::time::timeout(self.timeout, self.inner.elicit(request))
+            .await
+            .unwrap_or_else(|_| cairn_protocol::ElicitationAnswer::Decline {
+                reason: self.expired(),
+            })
+    }
+
     async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
         if let Some(root) = &self.root {
             let path = std::path::Path::new(&request.path);

@@ -277,6 +277,7 @@ impl Live {
             Event::AskUserQuestion(q) => (q.request_id.clone(), "question", json!(q)),
             Event::PlanProposed(p) => (p.request_id.clone(), "plan", json!(p)),
             Event::DirectoryRequested(d) => (d.request_id.clone(), "directory", json!(d)),
+            Event::ElicitationRequested(r) => (r.request_id.clone(), "elicitation", json!(r)),
             // A subagent's requests wait in the parent's table: answerable the same way.
             Event::SubagentEvent(sub) => return self.observe(&sub.event),
             _ => return,

@@ -3,7 +3,8 @@
 # the scenario's server URL ($1). It adds the server, logs in with the browser step driven over
 # HTTP (`--browser http`), then starts it and lists its tools (`cairn mcp test`), and calls the
 # scenario server's tool (`cairn mcp call`, which logs in again for more scopes when a call is
-# refused for a missing one: a step-up). A
+# refused for a missing one: a step-up, and accepts a form the server asks for with its
+# defaults, as a user pressing Enter at each field would). A
 # pre-registered client comes from $MCP_CONFORMANCE_CONTEXT, as a user gives one on the command
 # line (`--client-id`, the secret through an environment variable).
 set -u
@@ -30,10 +31,11 @@ cat "$D/tools.txt"
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
   tools_call) TOOL=add_numbers ARGS='{"a": 2, "b": 3}' ;;
   sse-retry) TOOL=test_reconnection ARGS='{}' ;;
+  elicitation-sep1034-client-defaults) TOOL=test_client_elicitation_defaults ARGS='{}' ;;
   *) TOOL=test-tool ARGS='{}' ;;
 esac
 if [ $status -eq 0 ] && grep -q "^  $TOOL\$" "$D/tools.txt"; then
-  "$CAIRN_BIN" mcp call conformance "$TOOL" "$ARGS" --browser http -w "$D/ws"
+  "$CAIRN_BIN" mcp call conformance "$TOOL" "$ARGS" --browser http --elicit accept-defaults -w "$D/ws"
   status=$?
 fi
 rm -rf "$D"

@@ -145,8 +145,14 @@ fn the_official_conformance_suites_core_client_scenarios_pass() {
     };
     // initialize announces 2025-11-25; tools_call calls `add_numbers`; sse-retry calls a tool
     // whose stream the server closes, then checks the reconnection (retry timing and
-    // Last-Event-ID).
-    for scenario in ["initialize", "tools_call", "sse-retry"] {
+    // Last-Event-ID); elicitation-sep1034-client-defaults asks for a form during a call and
+    // checks each field the user left out came back with the schema's default.
+    for scenario in [
+        "initialize",
+        "tools_call",
+        "sse-retry",
+        "elicitation-sep1034-client-defaults",
+    ] {
         let out = run_scenario(&dir, scenario);
         assert!(!out.contains("FAILURE"), "{scenario}:\n{out}");
     }

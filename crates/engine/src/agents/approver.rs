@@ -58,6 +58,14 @@ impl Approver for ChildApprover {
         self.parent.deny_reason()
     }
 
+    async fn elicit(
+        &self,
+        mut request: cairn_protocol::ElicitationRequested,
+    ) -> cairn_protocol::ElicitationAnswer {
+        request.message = self.tag(&request.message);
+        self.parent.elicit(request).await
+    }
+
     async fn grant_directory(&self, mut request: DirectoryRequested) -> DirectoryGrant {
         request.reason = self.tag(&request.reason);
         self.parent.grant_directory(request).await

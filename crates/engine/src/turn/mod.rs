@@ -90,6 +90,10 @@ impl<'a> TurnRunner<'a> {
             hooks: inner.hooks.clone(),
             gate: inner.gate.clone(),
             extra_usage: std::sync::Mutex::new(None),
+            llm: Some(read(&inner.llm).clone()),
+            model: read(&inner.config).model.clone(),
+            pricing: inner.pricing.clone(),
+            asking: tokio::sync::Mutex::new(()),
         });
         TurnRunner {
             inner,

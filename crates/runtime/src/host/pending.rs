@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use cairn_engine::Approver;
 use cairn_protocol::{
     ApprovalDecision, ApprovalRequest, AskUserQuestion, DirectoryGrant, DirectoryRequested,
-    PlanProposed, PlanReview, UserAnswer,
+    ElicitationAnswer, ElicitationRequested, PlanProposed, PlanReview, UserAnswer,
 };
 use tokio::sync::oneshot;
 
@@ -28,6 +28,8 @@ pub enum RequestAnswer {
     Plan(PlanReview),
     /// Decides a `directory_requested`.
     Directory(DirectoryGrant),
+    /// Answers an `elicitation_requested`.
+    Elicitation(ElicitationAnswer),
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -84,6 +86,7 @@ pub struct Pending {
     questions: Queue<UserAnswer>,
     plans: Queue<PlanReview>,
     directories: Queue<DirectoryGrant>,
+    elicitations: Queue<ElicitationAnswer>,
     closed: AtomicBool,
     /// How many approvals wait, for faces that show it (badges, a sessions board).
     waiting: tokio::sync::watch::Sender<usize>,
@@ -102,6 +105,8 @@ pub struct Waiting {
     pub plans: usize,
     /// Directory requests.
     pub directories: usize,
+    /// MCP servers' requests for information.
+    pub elicitations: usize,
 }
 
 impl Default for Pending {
@@ -111,6 +116,7 @@ impl Default for Pending {
             questions: Mutex::default(),
             plans: Mutex::default(),
             directories: Mutex::default(),
+            elicitations: Mutex::default(),
             closed: AtomicBool::new(false),
             waiting: tokio::sync::watch::channel(0).0,
             changes: None,
@@ -148,6 +154,7 @@ impl Pending {
             questions: live(&self.questions),
             plans: live(&self.plans),
             directories: live(&self.directories),
+            elicitations: live(&self.elicitations),
         }
     }
 
@@ -207,6 +214,13 @@ impl Pending {
         sent
     }
 
+    /// Answers the pending elicitation `request_id`, or the oldest one when `None`.
+    pub fn answer_elicitation(&self, request_id: Option<&str>, answer: ElicitationAnswer) -> bool {
+        let sent = send_to(&self.elicitations, request_id, answer);
+        self.changed();
+        sent
+    }
+
     /// Answers the pending request `request_id`, whatever its kind; false when no request of
     /// that kind waits under that id.
     pub fn answer(&self, request_id: &str, answer: RequestAnswer) -> bool {
@@ -221,6 +235,7 @@ impl Pending {
             RequestAnswer::Question(a) => self.answer_question(Some(request_id), a),
             RequestAnswer::Plan(r) => self.answer_plan(Some(request_id), r),
             RequestAnswer::Directory(g) => self.answer_directory(Some(request_id), g),
+            RequestAnswer::Elicitation(a) => self.answer_elicitation(Some(request_id), a),
         }
     }
 
@@ -241,6 +256,7 @@ impl Pending {
         ids.extend(live(&self.questions));
         ids.extend(live(&self.plans));
         ids.extend(live(&self.directories));
+        ids.extend(live(&self.elicitations));
         ids
     }
 
@@ -267,6 +283,9 @@ impl Pending {
             let _ = tx.send(DirectoryGrant::Denied {
                 reason: CLOSED_REASON.into(),
             });
+        }
+        for (_, tx) in lock(&self.elicitations).drain(..) {
+            let _ = tx.send(ElicitationAnswer::Cancel);
         }
         self.changed();
     }
@@ -409,6 +428,16 @@ impl Approver for PendingApprover {
                 feedback: CLOSED_REASON.into(),
             }
         })
+        .await
+    }
+
+    async fn elicit(&self, request: ElicitationRequested) -> ElicitationAnswer {
+        wait(
+            &self.pending,
+            &self.pending.elicitations,
+            &request.request_id,
+            || ElicitationAnswer::Cancel,
+        )
         .await
     }
 

@@ -142,6 +142,9 @@ pub async fn answer(
         Some("directory") => {
             RequestAnswer::Directory(serde_json::from_value::<DirectoryGrant>(body).map_err(wrong)?)
         }
+        Some("elicitation") => RequestAnswer::Elicitation(
+            serde_json::from_value::<cairn_protocol::ElicitationAnswer>(body).map_err(wrong)?,
+        ),
         _ => return Err(ApiError::not_pending(&request_id)),
     };
     if !live.pending.answer(&request_id, answer) {
