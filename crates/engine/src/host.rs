@@ -104,14 +104,20 @@ impl ToolHost {
         ToolHost::default()
     }
 
-    /// A host outside any session (`cairn mcp call`): what a tool asks of the user goes to
-    /// `approver`; events are dropped and there is no model to sample.
+    /// A host outside any session (`cairn mcp call`, tests): what a tool asks of the user
+    /// goes to `approver`, what it asks of a model to `model` (client, model id) when given;
+    /// events are dropped.
     pub fn for_approver(
         approver: Arc<dyn Approver>,
         workspace: std::path::PathBuf,
+        model: Option<(Arc<dyn crate::llm::LlmClient>, String)>,
         req_id: &str,
         name: &str,
     ) -> Self {
+        let (llm, model) = match model {
+            Some((l, m)) => (Some(l), m),
+            None => (None, String::new()),
+        };
         let shared = Arc::new(HostShared {
             tx: Mutex::new(None),
             approver,
@@ -127,8 +133,8 @@ impl ToolHost {
             hooks: Vec::new(),
             gate: None,
             extra_usage: Mutex::new(None),
-            llm: None,
-            model: String::new(),
+            llm,
+            model,
             pricing: None,
             asking: tokio::sync::Mutex::new(()),
         });

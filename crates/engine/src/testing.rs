@@ -280,6 +280,8 @@ pub struct ScriptedApprover {
     answers: Arc<Mutex<VecDeque<ApprovalDecision>>>,
     default: ApprovalDecision,
     seen: Arc<Mutex<Vec<ApprovalRequest>>>,
+    elicit_answers: Arc<Mutex<VecDeque<cairn_protocol::ElicitationAnswer>>>,
+    elicited: Arc<Mutex<Vec<cairn_protocol::ElicitationRequested>>>,
 }
 
 impl ScriptedApprover {
@@ -289,7 +291,20 @@ impl ScriptedApprover {
             answers: Arc::new(Mutex::new(answers.into())),
             default,
             seen: Arc::default(),
+            elicit_answers: Arc::default(),
+            elicited: Arc::default(),
         }
+    }
+
+    /// Answers elicitations with `answers` in order (then declines).
+    pub fn with_elicitations(self, answers: Vec<cairn_protocol::ElicitationAnswer>) -> Self {
+        *lock(&self.elicit_answers) = answers.into();
+        self
+    }
+
+    /// Elicitations seen so far.
+    pub fn elicited(&self) -> Vec<cairn_protocol::ElicitationRequested> {
+        lock(&self.elicited).clone()
     }
 
     /// Requests seen so far.
@@ -303,6 +318,18 @@ impl Approver for ScriptedApprover {
     async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision {
         lock(&self.seen).push(request);
         lock(&self.answers).pop_front().unwrap_or(self.default)
+    }
+
+    async fn elicit(
+        &self,
+        request: cairn_protocol::ElicitationRequested,
+    ) -> cairn_protocol::ElicitationAnswer {
+        lock(&self.elicited).push(request);
+        lock(&self.elicit_answers).pop_front().unwrap_or(
+            cairn_protocol::ElicitationAnswer::Decline {
+                reason: "the script has no more answers".into(),
+            },
+        )
     }
 }
 

@@ -6,7 +6,8 @@
 //! (an `isError` result), `image` (a PNG), `resource` (embedded text + link), `big {bytes}`
 //! (default 10 MB of text), `crash` (exits mid-call), `hang` (never answers), `pid`,
 //! `grandchild_pid`, `add_tool` (adds `late_tool` and sends `tools/list_changed`), `headers`
-//! (HTTP request headers, when served over HTTP).
+//! (HTTP request headers, when served over HTTP), `sample {prompt, includeContext}` (asks the
+//! client's model).
 //!
 //! Faults: `hang-initialize`, `exit-initialize`, `flood-stderr`, `duplicate-tools`,
 //! `slow-start=MS`, `grandchild` (spawns a `sleep` that must die with the server).
@@ -180,6 +181,12 @@ impl TestServer {
                 &[],
             ),
             tool(
+                "sample",
+                "Asks the client's model `prompt` (sampling), with `includeContext` when given.",
+                json!({"prompt": {"type": "string"}, "includeContext": {"type": "string"}}),
+                &[],
+            ),
+            tool(
                 "headers",
                 "The HTTP request headers of this call.",
                 json!({}),
@@ -332,6 +339,33 @@ impl ServerHandler for TestServer {
             "hang" => {
                 std::future::pending::<()>().await;
                 text("unreachable")
+            }
+            #[allow(deprecated)] // Sampling is part of 2025-11-25.
+            "sample" => {
+                let mut params = rmcp::model::CreateMessageRequestParams::new(
+                    vec![rmcp::model::SamplingMessage::user_text(string("prompt", "hello"))],
+                    50,
+                )
+                .with_system_prompt("You are a test server.");
+                if let Some(c) = args.get("includeContext") {
+                    params.include_context = serde_json::from_value(c.clone()).ok();
+                }
+                match context.peer.create_message(params).await {
+                    Ok(r) => {
+                        let said: Vec<String> = r
+                            .message
+                            .content
+                            .into_vec()
+                            .into_iter()
+                            .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+                            .collect();
+                        text(format!("model {} said: {}", r.model, said.join(" ")))
+                    }
+                    Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                        "sampling failed: {e}"
+                    ))])
+                    .into()),
+                }
             }
             "pid" => text(std::process::id().to_string()),
             "grandchild_pid" => text(self.grandchild_pid.load(Ordering::SeqCst).to_string()),

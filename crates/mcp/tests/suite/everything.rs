@@ -18,7 +18,7 @@ use serde_json::json;
 const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
 
 /// The server's entry script, installing it if needed; `Err` is the reason to skip.
-fn everything() -> Result<PathBuf, String> {
+pub(crate) fn everything() -> Result<PathBuf, String> {
     let dir = cairn_testkit::npm::installed(
         &Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/npm"),
         &Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-npm"),
@@ -28,7 +28,7 @@ fn everything() -> Result<PathBuf, String> {
     Ok(dir.join(ENTRY))
 }
 
-fn node_server(name: &str, entry: &Path, mode: &str) -> ServerConfig {
+pub(crate) fn node_server(name: &str, entry: &Path, mode: &str) -> ServerConfig {
     ServerConfig {
         name: name.into(),
         transport: Some(TransportConfig::Stdio {

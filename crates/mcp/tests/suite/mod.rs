@@ -1,8 +1,9 @@
 //! The former integration-test files, one module each.
 
+mod asks;
 mod auth;
 mod builtin;
-mod everything;
+pub(crate) mod everything;
 mod faults;
 mod http;
 mod malformed;
