@@ -25,6 +25,18 @@ pub fn start(ws: &Path, state: &Path, base_url: &str, prompt: &str) -> TtyRun {
     start_with(ws, state, base_url, prompt, "off", &[])
 }
 
+/// [`start_with`] plus environment variables `envs`.
+pub fn start_with_env(
+    ws: &Path,
+    state: &Path,
+    base_url: &str,
+    prompt: &str,
+    extra: &[&str],
+    envs: &[(&str, &Path)],
+) -> TtyRun {
+    start_inner(ws, state, base_url, prompt, "off", extra, envs)
+}
+
 /// [`start`] with `CAIRN_SANDBOX=sandbox` and `extra` arguments before the prompt.
 pub fn start_with(
     ws: &Path,
@@ -33,6 +45,18 @@ pub fn start_with(
     prompt: &str,
     sandbox: &str,
     extra: &[&str],
+) -> TtyRun {
+    start_inner(ws, state, base_url, prompt, sandbox, extra, &[])
+}
+
+fn start_inner(
+    ws: &Path,
+    state: &Path,
+    base_url: &str,
+    prompt: &str,
+    sandbox: &str,
+    extra: &[&str],
+    envs: &[(&str, &Path)],
 ) -> TtyRun {
     let pair = native_pty_system()
         .openpty(PtySize {
@@ -57,6 +81,9 @@ pub fn start_with(
     cmd.env("OPENAI_API_KEY", "k");
     cmd.env("CAIRN_PERMISSIONS_FILE", state.join("no-rules.toml"));
     cmd.env("CAIRN_SANDBOX", sandbox);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
     cmd.cwd(ws);
     let child = pair.slave.spawn_command(cmd).unwrap();
     drop(pair.slave);

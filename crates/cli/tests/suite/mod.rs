@@ -15,6 +15,7 @@ mod git_dir;
 mod hooks;
 mod human_output;
 mod mcp;
+mod mcp_asks;
 mod mcp_login;
 mod naming;
 mod own_session;

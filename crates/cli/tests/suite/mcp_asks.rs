@@ -1,0 +1,121 @@
+//! An MCP server's form during `cairn run --approve ask`, answered on a real terminal: the
+//! user fills in one field and presses Enter at the others, and the server receives that
+//! value plus the schema's defaults (the reference server-everything, over stdio).
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::common;
+
+use cairn_testkit::{MockLlmServer, Reply};
+use serde_json::json;
+
+/// The reference server-everything's entry script; `Err` is the reason to skip.
+fn everything_entry() -> Result<std::path::PathBuf, String> {
+    const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+    let dir = cairn_testkit::npm::installed(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/npm"),
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-mcp-npm"),
+        &["package.json", "package-lock.json"],
+        ENTRY,
+    )?;
+    Ok(dir.join(ENTRY))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_form_is_answered_on_the_terminal_and_reaches_it_with_the_defaults() {
+    let entry = match everything_entry() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mcp = home.path().join("mcp.json");
+    std::fs::write(
+        &mcp,
+        json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}}).to_string(),
+    )
+    .unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "mcp__every__trigger-elicitation-request", json!({})),
+        Reply::text("Thanks, all done."),
+    ])
+    .await
+    .unwrap();
+    let url = server.base_url();
+    let (ws_p, state_p, home_p) = (
+        ws.path().to_path_buf(),
+        state.path().to_path_buf(),
+        home.path().to_path_buf(),
+    );
+    let (code, shown) = tokio::task::spawn_blocking(move || {
+        let config = home_p.join(".config");
+        let mut run = common::tty::start_with_env(
+            &ws_p,
+            &state_p,
+            &url,
+            "fill in the form",
+            &[],
+            &[
+                ("HOME", &home_p),
+                ("XDG_CONFIG_HOME", &config),
+                ("CAIRN_MCP_CONFIG", &mcp),
+                // All of the server's tools offered directly (no search step).
+                ("CAIRN_MCP_LAZY", Path::new("off")),
+            ],
+        );
+        let mut writer = run.master.take_writer().unwrap();
+        let mut type_line = |text: &str| {
+            writer.write_all(format!("{text}\n").as_bytes()).unwrap();
+            writer.flush().unwrap();
+        };
+        // The tool call itself is approved first, then the form is offered.
+        run.wait_for("wants to run");
+        type_line("y");
+        run.wait_for("Fill in this form?");
+        type_line("y");
+        // Each field's prompt ends in ") > "; only `name` gets a value, Enter elsewhere.
+        let mut answered = 0;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let text = run.text();
+            if text.contains("Thanks, all done.") {
+                break;
+            }
+            let prompts = text.matches(") > ").count();
+            if prompts > answered {
+                let last = text.rsplit('\n').next().unwrap_or("").to_string();
+                answered = prompts;
+                if last.trim_start().starts_with("name (") {
+                    type_line("Ada Lovelace");
+                } else {
+                    type_line("");
+                }
+            }
+            assert!(Instant::now() < deadline, "stuck; terminal showed: {text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let code = run.wait_exit();
+        (code, run.text())
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("MCP server `every` asks"), "{shown}");
+    assert!(shown.contains("(required)"), "{shown}");
+    // What the server answered (the tool's result) went back to the model.
+    let sent = server.requests()[1].body["messages"].to_string();
+    for part in [
+        "Ada Lovelace",
+        "It was a dark and stormy night.",
+        "Favorite Integer: 42",
+        "\\\"action\\\": \\\"accept\\\"",
+    ] {
+        assert!(sent.contains(part), "{part} missing from {sent}");
+    }
+}
