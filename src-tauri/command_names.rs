@@ -34,6 +34,7 @@ pub const COMMANDS: &[&str] = &[
     "answer_question",
     "answer_plan",
     "answer_directory",
+    "answer_elicitation",
     "edit_preview",
     "tool_result",
     "permission_rules",

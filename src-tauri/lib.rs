@@ -90,6 +90,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::session::answer_question,
             commands::session::answer_plan,
             commands::session::answer_directory,
+            commands::session::answer_elicitation,
             commands::session::edit_preview,
             commands::session::tool_result,
             commands::session::permission_rules,

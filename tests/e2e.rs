@@ -32,6 +32,8 @@ mod history;
 mod layout;
 #[path = "e2e/mcp_connect.rs"]
 mod mcp_connect;
+#[path = "e2e/mcp_elicit.rs"]
+mod mcp_elicit;
 #[path = "e2e/mcp_trust.rs"]
 mod mcp_trust;
 #[path = "e2e/notices.rs"]

@@ -307,6 +307,44 @@ pub fn answer_directory<R: Runtime>(
         .answer_directory(request_id.as_deref(), grant))
 }
 
+/// Answers an MCP server's pending request for information (a form or a page); accepting a
+/// page opens it in the system browser here, only after the user agreed.
+#[tauri::command]
+pub fn answer_elicitation<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    answer: cairn_protocol::ElicitationAnswer,
+    request_id: String,
+    open_url: Option<String>,
+) -> IpcResult<bool> {
+    if let (Some(url), cairn_protocol::ElicitationAnswer::Accept { .. }) = (&open_url, &answer) {
+        open_page(url);
+    }
+    Ok(current(&state, window.label())?
+        .pending()
+        .answer_elicitation(Some(&request_id), answer))
+}
+
+/// Opens an http(s) page in the system browser; anything else is refused and logged.
+fn open_page(url: &str) {
+    let web = (url.starts_with("https://") || url.starts_with("http://"))
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control());
+    match web {
+        true => {
+            if let Err(e) = std::process::Command::new("xdg-open")
+                .arg(url)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+            {
+                tracing::warn!("cannot open the page a server asked for: {e}");
+            }
+        }
+        false => tracing::warn!("a server asked to open a page that is not http(s); not opened"),
+    }
+}
+
 /// A diff of what the pending call `req_id` would change, for file edits.
 #[tauri::command]
 pub fn edit_preview<R: Runtime>(

@@ -5,6 +5,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type { EndpointCheck } from "./bindings/app/EndpointCheck";
 import type { ApprovalDecision } from "./bindings/ApprovalDecision";
 import type { DirectoryGrant } from "./bindings/DirectoryGrant";
+import type { ElicitationAnswer } from "./bindings/ElicitationAnswer";
 import type { Event } from "./bindings/Event";
 import type { Mode } from "./bindings/Mode";
 import type { PlanReview } from "./bindings/PlanReview";
@@ -172,6 +173,9 @@ export const answerPlan = (review: PlanReview, requestId: string) =>
 /** Grants or denies a directory request. */
 export const answerDirectory = (grant: DirectoryGrant, requestId: string) =>
   invoke<boolean>("answer_directory", { grant, requestId: byId(requestId) });
+/** Answers an MCP server's form or page; an accepted page (`openUrl`) opens in the browser. */
+export const answerElicitation = (answer: ElicitationAnswer, requestId: string, openUrl: string | null) =>
+  invoke<boolean>("answer_elicitation", { answer, requestId, openUrl });
 /** A diff of what a pending file edit would change. */
 export const editPreview = (reqId: string) => invoke<string | null>("edit_preview", { reqId });
 /** The full result of a tool call. */

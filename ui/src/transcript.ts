@@ -65,6 +65,17 @@ export type Item =
   | { kind: "question"; id: string; requestId: string; question: string; options: string[]; allowText: boolean; multi: boolean; state: AskState }
   | { kind: "plan"; id: string; requestId: string; plan: string; state: AskState | "rejected" }
   | { kind: "directory"; id: string; requestId: string; path: string; reason: string; writable: boolean; state: AskState }
+  | {
+      kind: "elicitation";
+      id: string;
+      requestId: string;
+      server: string;
+      message: string;
+      mode: "form" | "url";
+      schema: Record<string, unknown> | null;
+      url: string | null;
+      state: AskState;
+    }
   | { kind: "turn_end"; id: string; status: TurnStatus; iterations: number; retriable: boolean; turn: number };
 
 /** A steering message typed while a turn ran. */
@@ -434,6 +445,19 @@ function apply(d: Draft, event: Event) {
         state: "pending",
       });
       return;
+    case "elicitation_requested":
+      d.put({
+        kind: "elicitation",
+        id: d.uid("elicit"),
+        requestId: event.data.requestId,
+        server: event.data.server,
+        message: event.data.message,
+        mode: event.data.mode,
+        schema: event.data.schema ?? null,
+        url: event.data.url ?? null,
+        state: "pending",
+      });
+      return;
     case "todos_updated":
       s.todos = event.data.todos;
       return;
@@ -447,7 +471,7 @@ function apply(d: Draft, event: Event) {
         const it = d.items[i];
         if (it === undefined) continue;
         if (it.kind === "assistant" && it.streaming) d.items[i] = { ...it, streaming: false };
-        if ((it.kind === "question" || it.kind === "plan" || it.kind === "directory") && it.state === "pending") {
+        if ((it.kind === "question" || it.kind === "plan" || it.kind === "directory" || it.kind === "elicitation") && it.state === "pending") {
           d.items[i] = { ...it, state: "expired" };
         }
         if (it.kind === "tool" && (it.state === "running" || it.state === "awaiting" || it.state === "proposed")) {
@@ -549,7 +573,7 @@ export function markAnswered(state: ChatState, id: string, answer: AskState | "r
     items: state.items.map((it) => {
       if (it.id !== id) return it;
       if (it.kind === "plan") return { ...it, state: answer };
-      if ((it.kind === "question" || it.kind === "directory") && answer !== "rejected") return { ...it, state: answer };
+      if ((it.kind === "question" || it.kind === "directory" || it.kind === "elicitation") && answer !== "rejected") return { ...it, state: answer };
       if (it.kind === "tool" && it.approval !== null && answer !== "rejected") {
         return { ...it, approval: { ...it.approval, state: answer } };
       }

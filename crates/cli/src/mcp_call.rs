@@ -90,8 +90,13 @@ pub async fn call(a: CallArgs) -> Result<ExitCode, String> {
         "cli-call",
         CancellationToken::new(),
     );
-    ctx.host =
-        cairn_engine::ToolHost::for_approver(approver(a.elicit), workspace, None, "cli-call", &a.tool);
+    ctx.host = cairn_engine::ToolHost::for_approver(
+        approver(a.elicit),
+        workspace,
+        None,
+        "cli-call",
+        &a.tool,
+    );
     let mut result = call_once(&manager, &a, &arguments, &ctx).await;
     if result.is_err() {
         if let Some(browser) = a.browser {

@@ -343,7 +343,9 @@ impl ServerHandler for TestServer {
             #[allow(deprecated)] // Sampling is part of 2025-11-25.
             "sample" => {
                 let mut params = rmcp::model::CreateMessageRequestParams::new(
-                    vec![rmcp::model::SamplingMessage::user_text(string("prompt", "hello"))],
+                    vec![rmcp::model::SamplingMessage::user_text(string(
+                        "prompt", "hello",
+                    ))],
                     50,
                 )
                 .with_system_prompt("You are a test server.");

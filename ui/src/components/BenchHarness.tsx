@@ -27,6 +27,7 @@ const actions: TranscriptActions = {
   question: noop,
   plan: noop,
   directory: noop,
+  elicitation: noop,
   nativeApprovals: false,
   running: false,
   timeline: { timeline: null, showDiff: noop, askRestore: noop, askRewind: noop },

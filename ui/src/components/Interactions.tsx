@@ -2,6 +2,7 @@
 // access to folders outside the workspace (request_directory).
 import { memo, useState } from "react";
 import type { DirectoryGrant } from "../bindings/DirectoryGrant";
+import type { ElicitationAnswer } from "../bindings/ElicitationAnswer";
 import type { PlanReview } from "../bindings/PlanReview";
 import type { UserAnswer } from "../bindings/UserAnswer";
 import { useT } from "../i18n";
@@ -16,6 +17,8 @@ export type Answerers = {
   question: (item: AskedItem, answer: UserAnswer) => void;
   plan: (item: AskedItem, review: PlanReview) => void;
   directory: (item: AskedItem, grant: DirectoryGrant) => void;
+  /** An MCP server's form or page (`openUrl`: the page to open once accepted). */
+  elicitation: (item: AskedItem, answer: ElicitationAnswer, openUrl: string | null) => void;
 };
 
 function StateTag({ state }: { state: string }) {

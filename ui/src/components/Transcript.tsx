@@ -7,6 +7,7 @@ import { elapsedText, phaseKey, workingPhase } from "../working";
 import { useT, type MessageKey } from "../i18n";
 import type { Item } from "../transcript";
 import { MessageAttachments } from "./Attachments";
+import { ElicitationCard } from "./ElicitationCard";
 import { DirectoryCard, PlanCard, QuestionCard, type Answerers } from "./Interactions";
 import { Markdown } from "./Markdown";
 import { StoneMark } from "./StoneMark";
@@ -111,6 +112,8 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
       return <PlanCard item={item} answer={actions.plan} />;
     case "directory":
       return <DirectoryCard item={item} answer={actions.directory} />;
+    case "elicitation":
+      return <ElicitationCard item={item} answer={actions.elicitation} />;
     case "turn_end":
       return (
         <div className={`turn-end turn-end-${item.status}`} data-testid="turn-end" data-status={item.status}>

@@ -492,6 +492,7 @@ export function Workbench(p: Props) {
           if (review.kind === "accepted") setSession((cur) => (cur !== null && cur.mode === "plan" ? { ...cur, mode: "interactive" } : cur));
         }, fail),
       directory: (item, grant) => ipc.answerDirectory(grant, item.requestId).then(() => answered(item.id, "answered"), fail),
+      elicitation: (item, answer, openUrl) => ipc.answerElicitation(answer, item.requestId, openUrl).then(() => answered(item.id, "answered"), fail),
     }),
     [fail, answered],
   );

@@ -23,7 +23,12 @@ fn ctx_with(h: &Harness, approver: ScriptedApprover, llm: Option<Arc<FakeLlm>>) 
         "call-1",
         CancellationToken::new(),
     );
-    let model = llm.map(|l| (l as Arc<dyn cairn_engine::llm::LlmClient>, "m-1".to_string()));
+    let model = llm.map(|l| {
+        (
+            l as Arc<dyn cairn_engine::llm::LlmClient>,
+            "m-1".to_string(),
+        )
+    });
     ctx.host = ToolHost::for_approver(
         Arc::new(approver),
         h.dir.path().to_path_buf(),
@@ -50,7 +55,10 @@ async fn the_reference_servers_form_reaches_the_user_and_the_answer_with_default
     // Declaring elicitation and sampling makes the server offer the tools that use them.
     let names = h.names();
     for t in ["trigger-elicitation-request", "trigger-sampling-request"] {
-        assert!(names.contains(&format!("mcp__everything__{t}")), "{names:?}");
+        assert!(
+            names.contains(&format!("mcp__everything__{t}")),
+            "{names:?}"
+        );
     }
     let answer = json!({"name": "Ada Lovelace", "check": true, "email": "ada@example.org"});
     let approver = ScriptedApprover::new(vec![], ApprovalDecision::Deny).with_elicitations(vec![
@@ -61,7 +69,12 @@ async fn the_reference_servers_form_reaches_the_user_and_the_answer_with_default
     let ctx = ctx_with(&h, approver.clone(), None);
     let out = h
         .manager
-        .call("everything", "trigger-elicitation-request", Default::default(), &ctx)
+        .call(
+            "everything",
+            "trigger-elicitation-request",
+            Default::default(),
+            &ctx,
+        )
         .await
         .unwrap();
     let seen = approver.elicited();
@@ -69,10 +82,22 @@ async fn the_reference_servers_form_reaches_the_user_and_the_answer_with_default
     assert_eq!(seen[0].server, "everything");
     assert_eq!(seen[0].mode, ElicitationMode::Form);
     let props = &seen[0].schema.as_ref().unwrap()["properties"];
-    assert_eq!(props["firstLine"]["default"], "It was a dark and stormy night.");
+    assert_eq!(
+        props["firstLine"]["default"],
+        "It was a dark and stormy night."
+    );
     // The user's values and the defaults of what they left out reach the server.
-    for part in ["Ada Lovelace", "ada@example.org", "It was a dark and stormy night.", "42"] {
-        assert!(out.content.contains(part), "{part} missing: {}", out.content);
+    for part in [
+        "Ada Lovelace",
+        "ada@example.org",
+        "It was a dark and stormy night.",
+        "42",
+    ] {
+        assert!(
+            out.content.contains(part),
+            "{part} missing: {}",
+            out.content
+        );
     }
     // Declined: the server hears it.
     let ctx = ctx_with(
@@ -82,10 +107,19 @@ async fn the_reference_servers_form_reaches_the_user_and_the_answer_with_default
     );
     let out = h
         .manager
-        .call("everything", "trigger-elicitation-request", Default::default(), &ctx)
+        .call(
+            "everything",
+            "trigger-elicitation-request",
+            Default::default(),
+            &ctx,
+        )
         .await
         .unwrap();
-    assert!(out.content.to_lowercase().contains("decline"), "{}", out.content);
+    assert!(
+        out.content.to_lowercase().contains("decline"),
+        "{}",
+        out.content
+    );
     h.manager.close_all().await;
 }
 
@@ -118,11 +152,19 @@ async fn sampling_asks_then_the_sessions_model_answers_the_reference_server() {
         )
         .await
         .unwrap();
-    assert!(out.content.contains("the sampled answer"), "{}", out.content);
+    assert!(
+        out.content.contains("the sampled answer"),
+        "{}",
+        out.content
+    );
     let asked = approver.seen();
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0].name, "mcp__everything__sampling");
-    assert!(asked[0].reason.contains("everything"), "{}", asked[0].reason);
+    assert!(
+        asked[0].reason.contains("everything"),
+        "{}",
+        asked[0].reason
+    );
     assert!(
         asked[0].arguments["conversation"]
             .as_str()
@@ -134,7 +176,10 @@ async fn sampling_asks_then_the_sessions_model_answers_the_reference_server() {
     let requests = llm.requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].model, "m-1");
-    assert!(requests[0].messages.iter().any(|m| m.text().contains("say something")));
+    assert!(requests[0]
+        .messages
+        .iter()
+        .any(|m| m.text().contains("say something")));
     h.manager.close_all().await;
 }
 
@@ -174,7 +219,8 @@ async fn sampling_with_the_conversation_or_without_approval_is_refused() {
     assert_eq!(approver.seen().len(), 1);
     assert!(llm.requests().is_empty());
     // Allowed always: the next request is not asked again.
-    let approver = ScriptedApprover::new(vec![ApprovalDecision::AlwaysTool], ApprovalDecision::Deny);
+    let approver =
+        ScriptedApprover::new(vec![ApprovalDecision::AlwaysTool], ApprovalDecision::Deny);
     let llm = Arc::new(FakeLlm::new(vec![]));
     let ctx = ctx_with(&h, approver.clone(), Some(llm.clone()));
     for _ in 0..2 {
@@ -184,7 +230,11 @@ async fn sampling_with_the_conversation_or_without_approval_is_refused() {
             .call("t", "sample", args.as_object().unwrap().clone(), &ctx)
             .await
             .unwrap();
-        assert!(out.content.contains("model m-1 said: fine"), "{}", out.content);
+        assert!(
+            out.content.contains("model m-1 said: fine"),
+            "{}",
+            out.content
+        );
     }
     assert_eq!(approver.seen().len(), 1, "asked twice");
     h.manager.close_all().await;

@@ -26,6 +26,7 @@ fn export_protocol(cfg: &Config) {
     export::<UserAnswer>(cfg);
     export::<PlanReview>(cfg);
     export::<DirectoryGrant>(cfg);
+    export::<cairn_protocol::ElicitationAnswer>(cfg);
     export::<RunEnd>(cfg);
 }
 
