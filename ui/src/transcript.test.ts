@@ -95,6 +95,24 @@ describe("applyEvents", () => {
     expect(only(s, "tool")).toMatchObject({ state: "denied", durationMs: 12, preview: "done" });
   });
 
+  it("returns a running call to running once a request it made meanwhile is answered", () => {
+    let s = fold([turnStart("sample"), proposed("c1"), started("c1"), permission("c1")]);
+    expect(only(s, "tool")).toMatchObject({ state: "awaiting" });
+    s = markAnswered(s, "c1", "answered");
+    expect(only(s, "tool")).toMatchObject({ state: "running", approval: { state: "answered" } });
+  });
+
+  it("shows an MCP server's form and marks it expired when the turn ends unanswered", () => {
+    const ask: Event = {
+      type: "elicitation_requested",
+      data: { taskId: "t", reqId: "c1", requestId: "rq1", server: "every", message: "Your name?", mode: "form", schema: { type: "object", properties: {} } },
+    };
+    let s = fold([turnStart("form"), ask]);
+    expect(only(s, "elicitation")).toMatchObject({ server: "every", requestId: "rq1", mode: "form", state: "pending" });
+    s = fold([turnEnd()], s);
+    expect(only(s, "elicitation")).toMatchObject({ state: "expired" });
+  });
+
   it("shows an MCP server's log line in the output of the call it came during", () => {
     const log: Event = {
       type: "mcp_log",

@@ -575,7 +575,10 @@ export function markAnswered(state: ChatState, id: string, answer: AskState | "r
       if (it.kind === "plan") return { ...it, state: answer };
       if ((it.kind === "question" || it.kind === "directory" || it.kind === "elicitation") && answer !== "rejected") return { ...it, state: answer };
       if (it.kind === "tool" && it.approval !== null && answer !== "rejected") {
-        return { ...it, approval: { ...it.approval, state: answer } };
+        // A request made while the call already ran (a sandboxed command's host, an MCP
+        // server's sampling): the call goes on running once it is answered.
+        const state = it.state === "awaiting" && it.startedAt !== null ? ("running" as const) : it.state;
+        return { ...it, state, approval: { ...it.approval, state: answer } };
       }
       return it;
     }),
