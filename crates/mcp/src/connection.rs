@@ -39,6 +39,8 @@ pub struct Connection {
     done: watch::Receiver<bool>,
     /// Tools Cairn answers itself from the server's resources ([`crate::resources`]).
     resource_tools: std::sync::Mutex<Vec<String>>,
+    /// Tools the server offers only as tasks (seen on a stdio server's output).
+    task_only: crate::task_only::TaskOnly,
 }
 
 /// A connection and the tools the server listed.
@@ -108,12 +110,15 @@ impl Connection {
                 let spawned = process::spawn(program, args, env, &dir, stderr_cap, sandbox)
                     .map_err(|e| ServerError::Start(format!("cannot start `{program}`: {e}")))?;
                 let child = spawned.child;
+                let task_only = crate::task_only::TaskOnly::default();
+                let stdout = crate::task_only::Sniffed::new(spawned.stdout, task_only.clone());
                 let result = establish(
                     handler,
-                    (spawned.stdout, spawned.stdin),
+                    (stdout, spawned.stdin),
                     deadline,
                     startup,
                     Some(&child),
+                    &task_only,
                 )
                 .await;
                 match result {
@@ -126,6 +131,7 @@ impl Connection {
                             progress,
                             done,
                             resource_tools: std::sync::Mutex::new(listing.resource_tools.clone()),
+                            task_only,
                         },
                         listing,
                     }),
@@ -250,7 +256,7 @@ impl Connection {
 
     /// Lists every tool again (tolerantly: see [`listing::list_tools`]).
     pub async fn list_tools(&self, within: Duration) -> Result<Listing, ServerError> {
-        match tokio::time::timeout(within, listing::list_tools(&self.peer)).await {
+        match tokio::time::timeout(within, listing::list_tools(&self.peer, &self.task_only)).await {
             Ok(Ok(l)) => {
                 *self
                     .resource_tools
@@ -401,8 +407,15 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let (peer, cancel, done, listing) =
-        establish(handler, transport, deadline, startup, None).await?;
+    let (peer, cancel, done, listing) = establish(
+        handler,
+        transport,
+        deadline,
+        startup,
+        None,
+        &Default::default(),
+    )
+    .await?;
     Ok(Started {
         conn: Connection {
             peer,
@@ -412,6 +425,7 @@ where
             progress,
             done,
             resource_tools: std::sync::Mutex::new(listing.resource_tools.clone()),
+            task_only: Default::default(),
         },
         listing,
     })
@@ -505,6 +519,7 @@ async fn establish<T, E, A>(
     deadline: Instant,
     startup: Duration,
     child: Option<&ChildProc>,
+    task_only: &crate::task_only::TaskOnly,
 ) -> Result<Established, ServerError>
 where
     T: IntoTransport<RoleClient, E, A>,
@@ -514,7 +529,7 @@ where
     let work = async {
         let running =
             rmcp::service::serve_client_with_ct(handler, transport, cancel.clone()).await?;
-        let listing = listing::list_tools(running.peer()).await?;
+        let listing = listing::list_tools(running.peer(), &task_only).await?;
         Ok::<_, StartFailure>((running, listing))
     };
     let exited = async {

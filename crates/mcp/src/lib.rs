@@ -26,6 +26,7 @@ pub mod server_log;
 pub mod slot;
 pub mod sse;
 pub mod stderr_log;
+pub mod task_only;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 pub mod tool;

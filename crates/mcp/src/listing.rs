@@ -54,8 +54,22 @@ impl ListError {
 
 /// Lists every page of tools; later pages that fail are reported as warnings, not errors.
 /// A server that declared resources gets the tools that list and read them.
-pub async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listing, ListError> {
+pub async fn list_tools(
+    peer: &Peer<RoleClient>,
+    task_only: &crate::task_only::TaskOnly,
+) -> Result<Listing, ListError> {
     let mut listing = list_server_tools(peer).await?;
+    let (offered, tasks): (Vec<Tool>, Vec<Tool>) = std::mem::take(&mut listing.tools)
+        .into_iter()
+        .partition(|t| !task_only.contains(&t.name));
+    listing.tools = offered;
+    for t in tasks {
+        listing.warnings.push(format!(
+            "tool `{}` is not offered: the server runs it only as a task \
+             (execution.taskSupport: required), which Cairn does not support yet",
+            clip(&t.name)
+        ));
+    }
     if crate::resources::declared(peer) {
         let extra = crate::resources::tools(&listing.tools);
         listing.resource_tools = extra.iter().map(|t| t.name.to_string()).collect();

@@ -60,6 +60,16 @@ async fn the_reference_servers_form_reaches_the_user_and_the_answer_with_default
             "{names:?}"
         );
     }
+    // Its task-only tool (execution.taskSupport: required) is not offered, and is named.
+    assert!(
+        !names.contains(&"mcp__everything__simulate-research-query".to_string()),
+        "{names:?}"
+    );
+    let warnings = h.manager.status()[0].warnings.join("\n");
+    assert!(
+        warnings.contains("`simulate-research-query` is not offered"),
+        "{warnings}"
+    );
     let answer = json!({"name": "Ada Lovelace", "check": true, "email": "ada@example.org"});
     let approver = ScriptedApprover::new(vec![], ApprovalDecision::Deny).with_elicitations(vec![
         ElicitationAnswer::Accept {

@@ -206,7 +206,7 @@ async fn duplicate_and_colliding_tool_names_stay_distinct_and_callable() {
     assert_eq!(names.iter().filter(|n| *n == "mcp__d__echo").count(), 1);
     assert_eq!(
         h.manager.status()[0].status,
-        ServerStatus::Ready { tools: 14 }
+        ServerStatus::Ready { tools: 15 }
     );
     let ab: Vec<&String> = names
         .iter()

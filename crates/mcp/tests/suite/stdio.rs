@@ -27,7 +27,7 @@ async fn lists_and_calls_text_image_resource_and_error_results() {
         assert!(names.contains(&n.to_string()), "{names:?}");
     }
     let info = h.manager.status();
-    assert_eq!(info[0].status, ServerStatus::Ready { tools: 12 });
+    assert_eq!(info[0].status, ServerStatus::Ready { tools: 13 });
     assert_eq!(info[0].transport, "stdio");
     assert!(info[0].pid.is_some_and(alive));
 
@@ -190,7 +190,7 @@ async fn lazy_mode_offers_search_and_call_and_search_loads_matches() {
         .unwrap();
     let v: serde_json::Value = serde_json::from_str(&found.content).unwrap();
     assert_eq!(v["matches"][0]["name"], "mcp__t__echo", "{v}");
-    assert_eq!(v["total_tools"], 12);
+    assert_eq!(v["total_tools"], 13);
     assert!(
         h.names().contains(&"mcp__t__echo".to_string()),
         "search loads the top matches"
