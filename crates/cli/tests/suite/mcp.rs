@@ -302,7 +302,7 @@ async fn mcp_list_test_add_remove() {
     };
     assert_eq!(
         row("probe")["status"],
-        json!({"state": "ready", "tools": 12})
+        json!({"state": "ready", "tools": 13})
     );
     assert_eq!(row("broken")["status"]["state"], "failed");
     assert!(row("broken")["status"]["reason"]
