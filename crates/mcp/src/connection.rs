@@ -233,6 +233,11 @@ impl Connection {
         crate::prompts::get(&self.peer, name, arguments).await
     }
 
+    /// Reads resource `uri` through the server, as text (binary parts named).
+    pub async fn read_resource(&self, uri: &str) -> Result<String, String> {
+        crate::resources::read(&self.peer, uri).await
+    }
+
     /// The server process, for stdio servers.
     pub fn child(&self) -> Option<&ChildProc> {
         self.child.as_ref()

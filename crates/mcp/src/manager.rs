@@ -268,6 +268,23 @@ impl McpManager {
             .collect()
     }
 
+    /// The names of the configured servers.
+    pub fn server_names(&self) -> Vec<String> {
+        self.inner
+            .slots()
+            .iter()
+            .map(|s| s.config.name.clone())
+            .collect()
+    }
+
+    /// Reads resource `uri` through server `server` (an `@server:uri` mention).
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<String, String> {
+        match self.inner.slots().iter().find(|s| s.config.name == server) {
+            Some(slot) => slot.read_resource(uri).await,
+            None => Err(format!("no MCP server is named `{server}`")),
+        }
+    }
+
     /// Expands the prompt command `/command args` (`mcp__server__prompt`) into a user turn's
     /// text; `None` when no ready server offers that command.
     pub async fn expand_prompt(&self, command: &str, args: &str) -> Option<Result<String, String>> {

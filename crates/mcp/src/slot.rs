@@ -637,6 +637,15 @@ impl Slot {
         }
     }
 
+    /// Reads resource `uri` through the server (`resources/read`), as text.
+    pub async fn read_resource(&self, uri: &str) -> Result<String, String> {
+        let conn = self.state().conn.clone();
+        match conn {
+            Some(c) => c.read_resource(uri).await,
+            None => Err(format!("MCP server `{}` is not running", self.config.name)),
+        }
+    }
+
     /// The server's `instructions` while it is ready (as it gave them: callers bound them).
     pub fn instructions(&self) -> Option<String> {
         let st = self.state();

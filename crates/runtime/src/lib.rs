@@ -34,6 +34,7 @@ pub mod mcp_editor;
 pub mod mcp_instructions;
 pub mod mcp_trust;
 pub mod mcp_view;
+pub mod mcp_mentions;
 pub mod mentions;
 pub mod naming;
 pub mod permissions;

@@ -119,3 +119,65 @@ async fn a_servers_form_is_answered_on_the_terminal_and_reaches_it_with_the_defa
         assert!(sent.contains(part), "{part} missing from {sent}");
     }
 }
+
+/// `cairn run --json` with the reference server configured; the run's stderr and stdout.
+async fn run_json(prompt: &str, server: &MockLlmServer) -> (i32, String, String) {
+    let entry = everything_entry().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mcp = home.path().join("mcp.json");
+    std::fs::write(
+        &mcp,
+        json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}}).to_string(),
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["run", "--json", "--model", "m", "--approve", "deny", "--vcs", "off"])
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("--base-url")
+        .arg(server.base_url())
+        .arg(prompt)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("CAIRN_MCP_CONFIG", &mcp)
+        .env("OPENAI_API_KEY", "k")
+        .env("CAIRN_SANDBOX", "off")
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_at_server_uri_mention_is_read_through_that_server_and_others_stay_paths() {
+    if let Err(why) = everything_entry() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let server = MockLlmServer::with_script(vec![Reply::text("Read it.")])
+        .await
+        .unwrap();
+    let (code, _out, err) = run_json(
+        "summarise @every:demo://resource/static/document/architecture.md and @nosuch:notes.md",
+        &server,
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let sent = server.requests()[0].body["messages"].to_string();
+    // The resource's text, labelled by server and URI, reached the model.
+    assert!(
+        sent.contains("every:demo://resource/static/document/architecture.md"),
+        "{sent}"
+    );
+    assert!(sent.contains("Architecture"), "{sent}");
+    // `nosuch` is no server: the `@path` rules apply (no such file: sent as plain text).
+    assert!(err.contains("@nosuch:notes.md"), "{err}");
+}

@@ -235,7 +235,29 @@ impl SessionHandle {
             mode,
         });
         let denials = session.read_denials("read_file");
-        let mentions = crate::mentions::resolve(self.workspace(), &text, &denials);
+        let mut mentions = crate::mentions::resolve(self.workspace(), &text, &denials);
+        // `@server:uri` of a configured MCP server: read through that server, not a path.
+        let mut resource_notes = Vec::new();
+        if let Some(manager) = self.assembled().mcp.manager() {
+            let found = crate::mcp_mentions::find(&text, &manager.server_names());
+            if !found.is_empty() {
+                let prefixes: Vec<String> = found.iter().map(|m| format!("{}:", m.server)).collect();
+                mentions
+                    .skipped
+                    .retain(|s| !prefixes.iter().any(|p| s.mention.starts_with(p.as_str())));
+                manager.wait_settled(crate::mcp::startup_grace()).await;
+                let (files, failed) = crate::mcp_mentions::read(&manager, &found).await;
+                mentions.files.extend(files);
+                resource_notes.extend(failed.into_iter().map(|(mention, why)| {
+                    SubmitNote::MentionAsText {
+                        skipped: Skipped {
+                            mention,
+                            reason: crate::mentions::Refusal::Unreadable(why),
+                        },
+                    }
+                }));
+            }
+        }
         if prompt.refuse_mentions {
             if let Some(refused) = mentions.first_refusal() {
                 return Err(SubmitError::Mention(refused.clone()));
@@ -250,6 +272,7 @@ impl SessionHandle {
                 .map(|skipped| SubmitNote::MentionAsText { skipped })
                 .collect()
         };
+        notes.extend(resource_notes);
         notes.extend(command_notes);
         let input = if attachments.is_empty() && mentions.files.is_empty() {
             TurnInput::Text(text)
