@@ -321,6 +321,10 @@ impl Approver for AcceptDefaults {
         ApprovalDecision::Deny
     }
 
+    fn asks_a_person(&self) -> bool {
+        false
+    }
+
     async fn elicit(&self, request: ElicitationRequested) -> ElicitationAnswer {
         match request.mode {
             ElicitationMode::Form => ElicitationAnswer::Accept {

@@ -14,6 +14,8 @@ pub struct Renderer {
     err_mid_line: bool,
     /// Tool arguments by call id, for the finish line.
     args: std::collections::HashMap<String, String>,
+    /// Whether the user is asked on the terminal (else servers' forms are declined, said).
+    asks: bool,
 }
 
 impl Renderer {
@@ -25,7 +27,14 @@ impl Renderer {
             mid_line: false,
             err_mid_line: false,
             args: Default::default(),
+            asks: false,
         }
+    }
+
+    /// The user answers on the terminal (`--approve ask`).
+    pub fn asking(mut self, asks: bool) -> Self {
+        self.asks = asks;
+        self
     }
 
     /// Renders one event.
@@ -101,6 +110,16 @@ impl Renderer {
                     r.max,
                     r.wait_ms,
                     inert(&r.reason)
+                );
+                self.err_colored("33", &line, true);
+            }
+            Event::ElicitationRequested(r) if !self.asks => {
+                self.end_line();
+                let line = format!(
+                    "MCP server `{}` asked for information ({}); declined: this run cannot ask \
+                     (answer forms with --approve ask on a terminal)",
+                    inert(&r.server),
+                    inert(&r.message)
                 );
                 self.err_colored("33", &line, true);
             }

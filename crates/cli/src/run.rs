@@ -410,7 +410,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
             errln!("note: MCP server `{server}`: {message}");
         }
     }
-    let mut renderer = Renderer::new(args.json);
+    let mut renderer = Renderer::new(args.json).asking(policy == ApprovePolicy::Ask);
     let pending = handle.pending_calls().await;
     let mut status = None;
     if args.resume {

@@ -40,6 +40,12 @@ pub trait Approver: Send + Sync {
         }
     }
 
+    /// Whether a person answers (not a fixed policy): what only a person may allow (an MCP
+    /// server using the model) is refused otherwise.
+    fn asks_a_person(&self) -> bool {
+        true
+    }
+
     /// Why a [`ApprovalDecision::Deny`] from this approver was given, for the model and the
     /// events.
     fn deny_reason(&self) -> String {
@@ -72,6 +78,10 @@ pub struct FixedApprover(pub ApprovalDecision);
 impl Approver for FixedApprover {
     async fn approve(&self, _request: ApprovalRequest) -> ApprovalDecision {
         self.0
+    }
+
+    fn asks_a_person(&self) -> bool {
+        false
     }
 
     fn deny_reason(&self) -> String {

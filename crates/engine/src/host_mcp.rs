@@ -93,6 +93,13 @@ impl ToolHost {
             }
             p.state().allow_tools.contains(&allowance)
         };
+        if !s.approver.asks_a_person() {
+            return Err(
+                "no person can allow it in this run (a fixed --approve policy); MCP servers \
+                 may use the model only with a person's approval"
+                    .into(),
+            );
+        }
         let _one = s.asking.lock().await;
         if !allowed {
             let shown = shown_conversation(&request);

@@ -57,6 +57,10 @@ impl Approver for TimedApprover {
         }
     }
 
+    fn asks_a_person(&self) -> bool {
+        self.inner.asks_a_person()
+    }
+
     fn deny_reason(&self) -> String {
         let took = self
             .timed_out

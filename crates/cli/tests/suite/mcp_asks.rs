@@ -120,8 +120,9 @@ async fn a_servers_form_is_answered_on_the_terminal_and_reaches_it_with_the_defa
     }
 }
 
-/// `cairn run --json` with the reference server configured; the run's stderr and stdout.
-async fn run_json(prompt: &str, server: &MockLlmServer) -> (i32, String, String) {
+/// `cairn run [--json] --approve allow` with the reference server configured (no terminal:
+/// nobody can answer a form); the run's exit code, stdout and stderr.
+async fn run_json(prompt: &str, server: &MockLlmServer, json: bool) -> (i32, String, String) {
     let entry = everything_entry().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
@@ -133,7 +134,8 @@ async fn run_json(prompt: &str, server: &MockLlmServer) -> (i32, String, String)
     )
     .unwrap();
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["run", "--json", "--model", "m", "--approve", "deny", "--vcs", "off"])
+        .args(["run", "--model", "m", "--approve", "allow", "--vcs", "off"])
+        .args(if json { &["--json"][..] } else { &[][..] })
         .arg("--workspace")
         .arg(ws.path())
         .arg("--state-dir")
@@ -144,6 +146,7 @@ async fn run_json(prompt: &str, server: &MockLlmServer) -> (i32, String, String)
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
         .env("CAIRN_MCP_CONFIG", &mcp)
+        .env("CAIRN_MCP_LAZY", "off")
         .env("OPENAI_API_KEY", "k")
         .env("CAIRN_SANDBOX", "off")
         .output()
@@ -168,6 +171,7 @@ async fn an_at_server_uri_mention_is_read_through_that_server_and_others_stay_pa
     let (code, _out, err) = run_json(
         "summarise @every:demo://resource/static/document/architecture.md and @nosuch:notes.md",
         &server,
+        true,
     )
     .await;
     assert_eq!(code, 0, "{err}");
@@ -180,4 +184,28 @@ async fn an_at_server_uri_mention_is_read_through_that_server_and_others_stay_pa
     assert!(sent.contains("Architecture"), "{sent}");
     // `nosuch` is no server: the `@path` rules apply (no such file: sent as plain text).
     assert!(err.contains("@nosuch:notes.md"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_form_in_a_run_that_cannot_ask_is_declined_and_said() {
+    if let Err(why) = everything_entry() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    // `--approve allow` answers the call's approval; a form still has nobody to answer it.
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "mcp__every__trigger-elicitation-request", json!({})),
+        Reply::text("Understood."),
+    ])
+    .await
+    .unwrap();
+    let (code, _out, err) = run_json("fill in the form", &server, false).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("MCP server `every` asked for information")
+            && err.contains("declined: this run cannot ask"),
+        "{err}"
+    );
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(sent.contains("decline"), "{sent}");
 }

@@ -58,6 +58,10 @@ impl Approver for ChildApprover {
         self.parent.deny_reason()
     }
 
+    fn asks_a_person(&self) -> bool {
+        self.parent.asks_a_person()
+    }
+
     async fn elicit(
         &self,
         mut request: cairn_protocol::ElicitationRequested,

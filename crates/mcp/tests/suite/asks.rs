@@ -249,3 +249,39 @@ async fn sampling_with_the_conversation_or_without_approval_is_refused() {
     assert_eq!(approver.seen().len(), 1, "asked twice");
     h.manager.close_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sampling_is_refused_where_no_person_answers() {
+    let h = Harness::new(vec![stdio_server("t", &[], &[])], |_| {});
+    let (ok, failed) = h.manager.connect_all().await;
+    assert_eq!(ok, ["t"], "{failed:?}");
+    let llm = Arc::new(FakeLlm::new(vec![FakeReply::text("never sent")]));
+    let mut ctx = ctx_with(
+        &h,
+        ScriptedApprover::new(vec![], ApprovalDecision::Once),
+        Some(llm.clone()),
+    );
+    // `--approve allow`: a fixed policy, no person.
+    ctx.host = ToolHost::for_approver(
+        Arc::new(cairn_engine::FixedApprover(ApprovalDecision::Once)),
+        h.dir.path().to_path_buf(),
+        Some((
+            llm.clone() as Arc<dyn cairn_engine::llm::LlmClient>,
+            "m-1".into(),
+        )),
+        "call-1",
+        "tool",
+    );
+    let args = json!({"prompt": "hi"});
+    let text = match h
+        .manager
+        .call("t", "sample", args.as_object().unwrap().clone(), &ctx)
+        .await
+    {
+        Ok(o) => o.content,
+        Err(e) => e.to_string(),
+    };
+    assert!(text.contains("no person can allow it"), "{text}");
+    assert!(llm.requests().is_empty());
+    h.manager.close_all().await;
+}

@@ -410,6 +410,10 @@ impl Approver for PendingApprover {
         decision
     }
 
+    fn asks_a_person(&self) -> bool {
+        self.fixed.is_none()
+    }
+
     async fn ask_user(&self, question: AskUserQuestion) -> UserAnswer {
         wait(
             &self.pending,

@@ -241,7 +241,8 @@ impl SessionHandle {
         if let Some(manager) = self.assembled().mcp.manager() {
             let found = crate::mcp_mentions::find(&text, &manager.server_names());
             if !found.is_empty() {
-                let prefixes: Vec<String> = found.iter().map(|m| format!("{}:", m.server)).collect();
+                let prefixes: Vec<String> =
+                    found.iter().map(|m| format!("{}:", m.server)).collect();
                 mentions
                     .skipped
                     .retain(|s| !prefixes.iter().any(|p| s.mention.starts_with(p.as_str())));
