@@ -217,6 +217,18 @@ fn ask(request: &ApprovalRequest) -> std::io::Result<ApprovalDecision> {
             inert(&request.req_id),
             inert(&detail)
         )?;
+    } else if request.category == cairn_engine::host_mcp::SAMPLING_CATEGORY {
+        // An MCP server's request to use the model: what it sends, in full.
+        writeln!(tty_out, "\n? {}", inert(&request.reason))?;
+        if let Some(c) = request
+            .arguments
+            .get("conversation")
+            .and_then(|c| c.as_str())
+        {
+            for line in c.lines() {
+                writeln!(tty_out, "  | {}", inert(line))?;
+            }
+        }
     } else {
         writeln!(
             tty_out,
@@ -225,7 +237,9 @@ fn ask(request: &ApprovalRequest) -> std::io::Result<ApprovalDecision> {
             inert(&detail)
         )?;
     }
-    writeln!(tty_out, "  reason: {}", inert(&request.reason))?;
+    if request.category != cairn_engine::host_mcp::SAMPLING_CATEGORY {
+        writeln!(tty_out, "  reason: {}", inert(&request.reason))?;
+    }
     // The allowance on offer, as the engine states it (none for a command with operators).
     let always = request.always_allow.as_ref().map(|a| match a {
         AlwaysAllow::Tool { name } if network => (

@@ -119,7 +119,7 @@ impl ToolHost {
                      the answer goes to the server and counts in this session's usage",
                     s.model, request.max_tokens
                 ),
-                category: "mcp".into(),
+                category: SAMPLING_CATEGORY.into(),
                 always_allow: Some(AlwaysAllow::Tool {
                     name: allowance.clone(),
                 }),
@@ -177,6 +177,9 @@ impl ToolHost {
         }
     }
 }
+
+/// The approval category of an MCP server's sampling request.
+pub const SAMPLING_CATEGORY: &str = "mcp_sampling";
 
 /// The `req_id` prefix of sampling requests (test kits tell them apart by it).
 pub const SAMPLING_REQ_PREFIX: &str = "mcp-sampling-";

@@ -209,3 +209,84 @@ async fn a_form_in_a_run_that_cannot_ask_is_declined_and_said() {
     let sent = server.requests()[1].body["messages"].to_string();
     assert!(sent.contains("decline"), "{sent}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_sampling_request_is_allowed_on_the_terminal_and_the_model_answers_it() {
+    let entry = match everything_entry() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mcp = home.path().join("mcp.json");
+    std::fs::write(
+        &mcp,
+        json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}}).to_string(),
+    )
+    .unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "c1",
+            "mcp__every__trigger-sampling-request",
+            json!({"prompt": "name a colour", "maxTokens": 20}),
+        ),
+        // The server's request, answered by the session's model.
+        Reply::text("Vermilion."),
+        Reply::text("The server heard back."),
+    ])
+    .await
+    .unwrap();
+    let url = server.base_url();
+    let (ws_p, state_p, home_p) = (
+        ws.path().to_path_buf(),
+        state.path().to_path_buf(),
+        home.path().to_path_buf(),
+    );
+    let (code, shown) = tokio::task::spawn_blocking(move || {
+        let config = home_p.join(".config");
+        let mut run = common::tty::start_with_env(
+            &ws_p,
+            &state_p,
+            &url,
+            "ask the server to sample",
+            &[],
+            &[
+                ("HOME", &home_p),
+                ("XDG_CONFIG_HOME", &config),
+                ("CAIRN_MCP_CONFIG", &mcp),
+                ("CAIRN_MCP_LAZY", Path::new("off")),
+            ],
+        );
+        let mut writer = run.master.take_writer().unwrap();
+        run.wait_for("wants to run");
+        writer.write_all(b"y\n").unwrap();
+        writer.flush().unwrap();
+        run.wait_for("asks your model");
+        run.wait_for("[n] deny > ");
+        writer.write_all(b"y\n").unwrap();
+        writer.flush().unwrap();
+        let code = run.wait_exit();
+        (code, run.text())
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains("name a colour"),
+        "the request is shown: {shown}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{shown}");
+    let sampled = requests[1].body["messages"].to_string();
+    assert!(
+        sampled.contains("You are a helpful test server."),
+        "{sampled}"
+    );
+    assert!(sampled.contains("name a colour"), "{sampled}");
+    let after = requests[2].body["messages"].to_string();
+    assert!(after.contains("Vermilion."), "{after}");
+}
