@@ -534,7 +534,7 @@ where
     let work = async {
         let running =
             rmcp::service::serve_client_with_ct(handler, transport, cancel.clone()).await?;
-        let listing = listing::list_tools(running.peer(), &task_only).await?;
+        let listing = listing::list_tools(running.peer(), task_only).await?;
         Ok::<_, StartFailure>((running, listing))
     };
     let exited = async {

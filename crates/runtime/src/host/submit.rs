@@ -247,7 +247,7 @@ impl SessionHandle {
                     .skipped
                     .retain(|s| !prefixes.iter().any(|p| s.mention.starts_with(p.as_str())));
                 manager.wait_settled(crate::mcp::startup_grace()).await;
-                let (files, failed) = crate::mcp_mentions::read(&manager, &found).await;
+                let (files, failed) = crate::mcp_mentions::read(manager, &found).await;
                 mentions.files.extend(files);
                 resource_notes.extend(failed.into_iter().map(|(mention, why)| {
                     SubmitNote::MentionAsText {
