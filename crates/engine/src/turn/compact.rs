@@ -13,6 +13,9 @@ use crate::locks::{lock, read};
 use crate::shrink::local_tokens;
 use crate::tokens::TokenCounter;
 
+/// Compactions in a row that may leave the history over its budget before the turn ends.
+pub(crate) const MAX_STALLED_COMPACTIONS: u32 = 2;
+
 impl TurnRunner<'_> {
     /// Compacts when the history crosses a threshold (or unconditionally after an overflow).
     pub(crate) async fn maybe_compact(&mut self, trigger: Trigger) {
@@ -107,6 +110,29 @@ impl TurnRunner<'_> {
             };
             self.summarise(budget, summary_input_budget(&cfg, level, tokens))
                 .await;
+        }
+        if !forced {
+            self.check_progress(&counter, cfg.hard_tokens());
+        }
+    }
+
+    /// The breaker: a compaction that leaves the history over its budget is allowed once; a
+    /// second in a row (no progress in between) ends the turn instead of compacting forever.
+    fn check_progress(&mut self, counter: &TokenCounter, budget: u64) {
+        let (after, _) = counter.count_history(&self.state.messages);
+        if after < budget {
+            self.stalled_compactions = 0;
+            return;
+        }
+        self.stalled_compactions += 1;
+        if self.stalled_compactions >= MAX_STALLED_COMPACTIONS {
+            self.compaction_stalled = Some(format!(
+                "compaction could not bring the conversation under its budget \
+                 (~{after} tokens after {n} compactions, budget {budget}): stopped instead of \
+                 compacting again. Start a new session (or /clear), remove large pasted text or \
+                 attachments, or use a model with a larger context window.",
+                n = self.stalled_compactions
+            ));
         }
     }
 

@@ -69,6 +69,10 @@ pub(crate) struct TurnRunner<'a> {
     closed: Vec<ToolCall>,
     /// What a command file asked of this turn (shell lines, grants, model).
     options: crate::turn_options::TurnOptions,
+    /// Threshold compactions in a row that left the history over its budget (the breaker).
+    stalled_compactions: u32,
+    /// Set when the breaker trips: the turn ends with `compaction_stalled`.
+    compaction_stalled: Option<String>,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -107,6 +111,8 @@ impl<'a> TurnRunner<'a> {
             cost: Some(0.0),
             closed: Vec::new(),
             options: crate::turn_options::TurnOptions::default(),
+            stalled_compactions: 0,
+            compaction_stalled: None,
             task_id,
             iteration: 0,
             produced: BTreeSet::new(),
@@ -358,6 +364,11 @@ impl<'a> TurnRunner<'a> {
             }
             self.iteration += 1;
             self.maybe_compact(Trigger::Threshold).await;
+            if let Some(message) = self.compaction_stalled.take() {
+                self.emit_error(message, "compaction_stalled", false, String::new())
+                    .await;
+                return LoopEnd::Status(TurnStatus::Error);
+            }
             let tools = read(&self.inner.registry).schemas();
             match self.call_llm(tools).await {
                 LlmResult::Failed => return LoopEnd::Status(TurnStatus::Error),

@@ -249,3 +249,44 @@ async fn a_provider_overflow_forces_compaction_and_one_retry() {
         .any(|e| matches!(e, Event::Compacting(c) if c.trigger == "overflow")));
     assert_eq!(llm.requests().len(), 3);
 }
+
+/// Issue 44's breaker: a conversation compaction cannot bring under its budget (here the
+/// current message alone is over it) is compacted at most twice in a row; then the turn ends
+/// with `compaction_stalled` and a suggestion instead of compacting on every step.
+#[tokio::test]
+async fn a_history_compaction_cannot_shrink_trips_the_breaker_after_two_compactions() {
+    let dir = TempDir::new();
+    let cfg = small_window(&dir);
+    let hard = cfg.compaction.hard_tokens();
+    let huge = "pasted log line that will not go away ".repeat(1_000);
+    assert!(estimate_tokens(&[Message::user(huge.clone())]).0 > hard);
+    // The model keeps calling a tool, so the turn would go on iterating.
+    let script: Vec<FakeReply> = (0..6)
+        .map(|i| FakeReply::tool(&format!("c{i}"), "echo", serde_json::json!({})))
+        .collect();
+    let llm = FakeLlm::new(script);
+    let mut registry = cairn_engine::ToolRegistry::new();
+    registry.register(echo_tool("echo"));
+    let s = Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(registry)
+        .build();
+    let ev = collect(s.run(&huge)).await;
+    assert_eq!(turn_end(&ev).status, TurnStatus::Error);
+    let stalled: Vec<&cairn_protocol::ErrorEvent> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stalled.len(), 1, "{stalled:?}");
+    assert_eq!(stalled[0].error_type, "compaction_stalled");
+    assert!(stalled[0].error.contains("new session"), "{}", stalled[0].error);
+    let passes = ev
+        .iter()
+        .filter(|e| matches!(e, Event::Compacting(c) if c.trigger == "soft"))
+        .count();
+    assert_eq!(passes, 2, "{:?}", types(&ev));
+    // One model request between the two compactions, none after the breaker tripped.
+    assert_eq!(llm.requests().len(), 1);
+}
