@@ -368,6 +368,9 @@ function apply(d: Draft, event: Event) {
         ...(event.data.error_type === "auth" ? { action: "settings" as const } : {}),
       });
       return;
+    case "budget_warning":
+      d.put({ kind: "notice", id: d.uid("budget"), tone: "info", text: event.data.message });
+      return;
     case "llm_retry": {
       // The failed attempt's streamed text is not the answer: the retry streams it anew.
       const partial = d.find(event.data.reqId, "assistant");

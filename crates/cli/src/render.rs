@@ -123,6 +123,10 @@ impl Renderer {
                 );
                 self.err_colored("33", &line, true);
             }
+            Event::BudgetWarning(b) => {
+                self.end_line();
+                self.err_colored("33", &format!("note: {}", inert(&b.message)), true);
+            }
             Event::QueueSteering(q) => {
                 self.end_line();
                 self.err_colored("36", &format!("» {}", inert(&q.text)), true);

@@ -140,6 +140,13 @@ pub struct RunArgs {
     /// Override the detected context window (compaction thresholds follow it).
     #[arg(long, value_name = "TOKENS")]
     pub context_window: Option<u64>,
+    /// The session's spending cap in dollars (where the model's price is known; a warning at
+    /// 80 %, the turn stops at 100 % with `budget_exceeded`) [env: CAIRN_BUDGET_USD].
+    #[arg(long, value_name = "USD", conflicts_with = "budget_tokens")]
+    pub budget_usd: Option<f64>,
+    /// The session's spending cap in tokens (input + output) [env: CAIRN_BUDGET_TOKENS].
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_tokens: Option<u64>,
     /// Per-turn snapshots: `auto` (Cairn's own store, never the user's .git) or `off`.
     #[arg(long, value_enum, value_name = "MODE", default_value = "auto")]
     pub vcs: crate::checkpoints::VcsArg,
@@ -272,6 +279,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
         allowed_commands: args.allow_command.clone(),
         max_iterations: Some(args.max_iterations),
         context_window: args.context_window,
+        spend_limit: match (args.budget_usd, args.budget_tokens) {
+            (Some(d), _) => Some(cairn_engine::spend::SpendLimit::Usd(d)),
+            (None, Some(n)) => Some(cairn_engine::spend::SpendLimit::Tokens(n)),
+            _ => None,
+        },
         vcs: args.vcs.into(),
         agent: args.agent.clone(),
         worktree: None,

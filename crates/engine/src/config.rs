@@ -62,6 +62,8 @@ pub struct EngineConfig {
     pub default_approval: DefaultApproval,
     /// The Cairn-made git worktree the session runs in (reported in `turn_start`).
     pub worktree: Option<cairn_protocol::WorktreeRef>,
+    /// The session's spending cap; `None` = none.
+    pub spend_limit: Option<crate::spend::SpendLimit>,
 }
 
 impl EngineConfig {
@@ -85,6 +87,7 @@ impl EngineConfig {
             compaction: CompactionConfig::default(),
             default_approval: DefaultApproval::Error,
             worktree: None,
+            spend_limit: None,
         }
     }
 }

@@ -32,6 +32,7 @@ mod run;
 pub mod secret_env;
 pub mod session;
 mod shrink;
+pub mod spend;
 mod state;
 mod stream;
 pub mod subagent;

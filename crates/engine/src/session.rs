@@ -245,6 +245,8 @@ impl SessionBuilder {
                     inline: None,
                     turn_marks,
                     stop_continues: 0,
+                    spent: None,
+                    spend_warned: false,
                 }),
                 steering: Mutex::new(VecDeque::new()),
                 active: Mutex::new(Vec::new()),

@@ -600,6 +600,8 @@ pub enum Event {
     McpLog(McpLog),
     /// Extension: an MCP server asks the user for information during one of its tool calls.
     ElicitationRequested(crate::elicit::ElicitationRequested),
+    /// Extension: the session used 80 % of its spending cap (or cannot enforce it).
+    BudgetWarning(crate::budget::BudgetWarning),
 }
 
 impl Event {
@@ -633,6 +635,7 @@ impl Event {
             Event::Progress(_) => "progress",
             Event::McpLog(_) => "mcp_log",
             Event::ElicitationRequested(_) => "elicitation_requested",
+            Event::BudgetWarning(_) => "budget_warning",
         }
     }
 }

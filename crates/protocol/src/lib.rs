@@ -4,6 +4,7 @@
 //! TypeScript bindings used by `ui/` are generated from these types (see `tests/suite/bindings.rs`).
 
 pub mod approval;
+pub mod budget;
 pub mod elicit;
 pub mod event;
 pub mod message;
@@ -14,6 +15,7 @@ pub mod tool;
 pub use approval::{
     AlwaysAllow, ApprovalDecision, ApprovalRequest, DirectoryGrant, Mode, PlanReview, UserAnswer,
 };
+pub use budget::BudgetWarning;
 pub use elicit::{ElicitationAnswer, ElicitationMode, ElicitationRequested};
 pub use event::*;
 pub use message::{ContentPart, Message, TokenUsage, ToolCall, ToolResult};

@@ -50,6 +50,7 @@ pub mod schema;
 pub mod settings_view;
 pub mod skills;
 pub mod skipped;
+pub mod spend_env;
 pub mod store;
 pub mod timeline;
 pub mod tooling;

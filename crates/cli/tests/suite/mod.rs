@@ -4,6 +4,7 @@ mod acp;
 mod acp_clients;
 mod agents;
 mod always_allow;
+mod budget;
 mod checkpoints;
 mod cli_run;
 mod conflict_guard;

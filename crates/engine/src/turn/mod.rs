@@ -17,6 +17,7 @@ mod gates;
 mod llm_call;
 mod pending;
 mod prelude;
+mod spend_check;
 
 use llm_call::LlmResult;
 
@@ -331,6 +332,10 @@ impl<'a> TurnRunner<'a> {
             };
         }
         let cost_usd = self.usage.and(self.cost);
+        // Counted once the cap was first checked (from the history before this turn).
+        if let (Some(u), Some(spent)) = (self.usage, self.state.spent.as_mut()) {
+            spent.add(&u, self.cost);
+        }
         self.emit(Event::TurnEnd(TurnEnd {
             status,
             iterations: self.iteration,
@@ -366,6 +371,11 @@ impl<'a> TurnRunner<'a> {
             self.maybe_compact(Trigger::Threshold).await;
             if let Some(message) = self.compaction_stalled.take() {
                 self.emit_error(message, "compaction_stalled", false, String::new())
+                    .await;
+                return LoopEnd::Status(TurnStatus::Error);
+            }
+            if let Some(message) = self.over_budget().await {
+                self.emit_error(message, "budget_exceeded", false, String::new())
                     .await;
                 return LoopEnd::Status(TurnStatus::Error);
             }

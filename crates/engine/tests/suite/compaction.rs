@@ -281,7 +281,11 @@ async fn a_history_compaction_cannot_shrink_trips_the_breaker_after_two_compacti
         .collect();
     assert_eq!(stalled.len(), 1, "{stalled:?}");
     assert_eq!(stalled[0].error_type, "compaction_stalled");
-    assert!(stalled[0].error.contains("new session"), "{}", stalled[0].error);
+    assert!(
+        stalled[0].error.contains("new session"),
+        "{}",
+        stalled[0].error
+    );
     let passes = ev
         .iter()
         .filter(|e| matches!(e, Event::Compacting(c) if c.trigger == "soft"))

@@ -59,6 +59,9 @@ pub struct RunOptions {
     pub max_iterations: Option<u32>,
     /// Context window override in tokens; `None` = the model table, else 128K.
     pub context_window: Option<u64>,
+    /// The session's spending cap; `None` = `CAIRN_BUDGET_USD` / `CAIRN_BUDGET_TOKENS`, else
+    /// none.
+    pub spend_limit: Option<cairn_engine::spend::SpendLimit>,
     /// Per-turn workspace snapshots (`auto`) or none (`off`).
     pub vcs: VcsMode,
     /// OS sandbox mode; `None` = `CAIRN_SANDBOX`, then the sandbox settings, then `auto`.
@@ -229,6 +232,7 @@ pub fn open_session(
         config.max_iterations = n;
     }
     config.compaction = compaction_config(&model, opts.context_window);
+    config.spend_limit = opts.spend_limit.or_else(crate::spend_env::limit_from_env);
     let (worktree, worktree_writable) =
         worktree_of(&opts, restored.as_ref(), &workspace, &state_dir)?;
     config.worktree = worktree;
@@ -376,6 +380,6 @@ struct CatalogPricing;
 
 impl cairn_engine::Pricing for CatalogPricing {
     fn cost_usd(&self, model: &str, usage: &cairn_protocol::TokenUsage) -> Option<f64> {
-        cairn_providers::cost_usd(model, usage)
+        cairn_providers::cost_usd(model, usage).or_else(|| crate::spend_env::override_cost(usage))
     }
 }

@@ -1,0 +1,159 @@
+//! A session's spending cap: in dollars where the model's price is known, in tokens
+//! otherwise (never mixed). Everything a turn pays for counts — its model requests, its
+//! compaction summaries and what its tools asked of a model (subagents, MCP sampling). A
+//! warning at 80 %; at 100 % the turn ends with `budget_exceeded` before its next request.
+
+use cairn_protocol::{Message, TokenUsage};
+
+/// A session's cap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SpendLimit {
+    /// US dollars (only where every request's price is known).
+    Usd(f64),
+    /// Input plus output tokens.
+    Tokens(u64),
+}
+
+/// The share of the cap at which the user is warned.
+pub const WARN_AT: f64 = 0.8;
+
+/// What a session spent so far.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Spent {
+    /// Input plus output tokens.
+    pub tokens: u64,
+    /// Dollars; `None` once a request's price was unknown.
+    pub cost: Option<f64>,
+}
+
+impl Spent {
+    /// Nothing spent.
+    pub fn zero() -> Spent {
+        Spent {
+            tokens: 0,
+            cost: Some(0.0),
+        }
+    }
+
+    /// What the recorded model requests of `messages` cost (a restored session's).
+    pub fn of_history(messages: &[Message], price: impl Fn(&TokenUsage) -> Option<f64>) -> Spent {
+        let mut s = Spent::zero();
+        for m in messages {
+            if let Message::Assistant { usage: Some(u), .. } = m {
+                s.add(u, price(u));
+            }
+        }
+        s
+    }
+
+    /// Adds one request's tokens and cost.
+    pub fn add(&mut self, usage: &TokenUsage, cost: Option<f64>) {
+        self.tokens += usage.total();
+        self.cost = match (self.cost, cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    /// `self` plus `other`.
+    pub fn plus(self, other: Spent) -> Spent {
+        Spent {
+            tokens: self.tokens + other.tokens,
+            cost: match (self.cost, other.cost) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// Where a session stands against its cap.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing {
+    /// Under 80 %.
+    Fine,
+    /// 80 % or more: (spent, limit, unit, message).
+    Warn(f64, f64, &'static str, String),
+    /// At or over the cap: the message.
+    Exceeded(String),
+    /// A dollar cap, but a price is unknown: it cannot be enforced (said once).
+    Unpriced(String),
+}
+
+/// Where `spent` stands against `limit`.
+pub fn standing(limit: SpendLimit, spent: Spent) -> Standing {
+    let (used, cap, unit) = match limit {
+        SpendLimit::Usd(cap) => match spent.cost {
+            Some(c) => (c, cap, "usd"),
+            None => {
+                return Standing::Unpriced(format!(
+                    "the session's ${cap:.2} spending cap cannot be enforced: this model's price \
+                     is unknown (set CAIRN_PRICE_PER_MTOK=\"INPUT,OUTPUT\" dollars per million \
+                     tokens, or cap tokens with --budget-tokens)"
+                ))
+            }
+        },
+        SpendLimit::Tokens(cap) => (spent.tokens as f64, cap as f64, "tokens"),
+    };
+    let shown = |v: f64| match unit {
+        "usd" => format!("${v:.4}"),
+        _ => format!("{} tokens", v as u64),
+    };
+    if used >= cap {
+        Standing::Exceeded(format!(
+            "the session's spending cap is reached ({} of {}): the turn stopped before its \
+             next model request. Raise the cap (--budget-usd / --budget-tokens, or in the app) \
+             and continue with `cairn run --session ID --resume`, or start a new session.",
+            shown(used),
+            shown(cap)
+        ))
+    } else if used >= cap * WARN_AT {
+        Standing::Warn(
+            used,
+            cap,
+            unit,
+            format!(
+                "{} of the session's {} spending cap used",
+                shown(used),
+                shown(cap)
+            ),
+        )
+    } else {
+        Standing::Fine
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn dollars_where_priced_tokens_otherwise_never_mixed() {
+        let spent = Spent {
+            tokens: 900,
+            cost: Some(0.0085),
+        };
+        assert!(matches!(
+            standing(SpendLimit::Usd(0.01), spent),
+            Standing::Warn(..)
+        ));
+        assert!(matches!(
+            standing(SpendLimit::Usd(0.008), spent),
+            Standing::Exceeded(_)
+        ));
+        assert_eq!(standing(SpendLimit::Usd(1.0), spent), Standing::Fine);
+        assert!(matches!(
+            standing(SpendLimit::Tokens(900), spent),
+            Standing::Exceeded(_)
+        ));
+        let unpriced = Spent {
+            tokens: 10,
+            cost: None,
+        };
+        assert!(matches!(
+            standing(SpendLimit::Usd(1.0), unpriced),
+            Standing::Unpriced(_)
+        ));
+    }
+}
