@@ -131,7 +131,9 @@ impl AppState {
             .keys
             .take()
             .unwrap_or_else(|| crate::keys::key_store_from_env(config.env.as_ref()));
-        let settings_file = SettingsFile::in_state_dir(&config.state_dir);
+        // The user's config folder (`CAIRN_CONFIG_FILE` moves it), never the state dir: the
+        // state dir's old `desktop.json` is migrated once.
+        let settings_file = SettingsFile::for_env(config.env.as_ref(), &config.state_dir);
         let settings = settings_file.load();
         let notifier = config
             .notifier
@@ -159,6 +161,14 @@ impl AppState {
     /// A copy of the settings.
     pub fn settings(&self) -> Settings {
         lock(&self.settings).clone()
+    }
+
+    /// Reads the settings again (`cairn config set` may have changed the file) and returns
+    /// them.
+    pub fn reload_settings(&self) -> Settings {
+        let fresh = self.settings_file.load();
+        *lock(&self.settings) = fresh.clone();
+        fresh
     }
 
     /// Changes and saves the settings.

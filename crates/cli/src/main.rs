@@ -8,6 +8,7 @@ mod approve;
 mod auth;
 mod checkpoints;
 mod commands_list;
+mod config_cmd;
 mod hooks;
 mod mcp;
 mod mcp_call;
@@ -18,6 +19,7 @@ mod run;
 mod sandbox_cmd;
 mod sandbox_flags;
 mod serve_cmd;
+mod setting_flags;
 mod skills;
 mod slash;
 mod worktrees;
@@ -85,6 +87,12 @@ enum Command {
     Sandbox {
         #[command(subcommand)]
         command: sandbox_cmd::SandboxCommand,
+    },
+    /// Your settings (one file in the config folder; secrets in the OS keyring): `list`,
+    /// `get KEY`, `set KEY VALUE`, `unset KEY`, `path`; each value with where it came from.
+    Config {
+        #[command(subcommand)]
+        command: config_cmd::ConfigCommand,
     },
     /// Agent Skills (SKILL.md folders): `list`.
     Skills {
@@ -177,6 +185,7 @@ fn main() -> ExitCode {
         Command::Worktrees(args) => worktrees::run(args),
         Command::Hooks { command } => hooks::run(command),
         Command::Skills { command } => skills::run(command),
+        Command::Config { command } => config_cmd::run(command),
         Command::Sandbox { command } => sandbox_cmd::run(command),
         Command::Commands { command } => commands_list::run(command),
     };

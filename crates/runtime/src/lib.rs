@@ -56,6 +56,8 @@ pub mod tooling;
 pub mod trust;
 pub mod turn_slots;
 pub mod usage;
+/// The user's settings: one file, one precedence (flag > environment > file > default).
+pub mod user_config;
 pub mod workspace;
 pub mod worktrees;
 

@@ -267,12 +267,38 @@ pub fn build_llm(
     provider: &str,
     base_url: Option<String>,
 ) -> Result<std::sync::Arc<dyn cairn_engine::LlmClient>, crate::error::RuntimeError> {
+    build_llm_with(provider, base_url, None)
+}
+
+/// [`build_llm`] with a reasoning level chosen by the face (`--reasoning`), which wins over
+/// `CAIRN_THINKING_LEVEL` and the `reasoning` setting.
+pub fn build_llm_with(
+    provider: &str,
+    base_url: Option<String>,
+    reasoning: Option<&str>,
+) -> Result<std::sync::Arc<dyn cairn_engine::LlmClient>, crate::error::RuntimeError> {
+    if let Some(r) = reasoning.filter(|r| ThinkingLevel::parse(r).is_none()) {
+        return Err(crate::error::RuntimeError::Config(format!(
+            "unknown reasoning level `{r}`: none, low, medium, high or xhigh"
+        )));
+    }
+    // Flag, then the provider's variable (read by the spec), then the user's file.
+    let env_set = cairn_providers::preset(provider)
+        .and_then(|p| p.base_url_env)
+        .and_then(cairn_engine::secret_env::var)
+        .is_some_and(|v| !v.trim().is_empty());
+    let base_url = base_url.or_else(|| {
+        (!env_set)
+            .then(|| crate::user_config::current().file_value(&format!("base_urls.{provider}")))
+            .flatten()
+    });
     let choice = ProviderChoice {
         provider: provider.to_string(),
         base_url: base_url.unwrap_or_default(),
+        reasoning: reasoning.unwrap_or_default().to_string(),
         ..Default::default()
     };
-    let env = |n: &str| cairn_engine::secret_env::var(n);
+    let env = |n: &str| crate::user_config::var(n);
     client_for(
         &choice,
         &cairn_providers::secrets::OsKeyStore::new(),

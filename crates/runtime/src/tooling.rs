@@ -36,9 +36,10 @@ fn get(env: Lookup<'_>, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// The process environment (secrets from their sealed copy) as a [`Lookup`].
+/// The process environment (secrets from their sealed copy), else the user's settings file
+/// ([`crate::user_config::var`]), as a [`Lookup`].
 pub fn process_env(name: &str) -> Option<String> {
-    cairn_engine::secret_env::var(name)
+    crate::user_config::var(name)
 }
 
 /// A key from `var`, else the OS keyring entry `entry` (absent keyring: none).
@@ -140,13 +141,22 @@ pub fn hold_back_images(
     before - attachments.attachments.len()
 }
 
-/// The model used when the session model cannot see images: `CAIRN_VISION_MODEL`, on the
-/// session's provider.
+/// The model used when the session model cannot see images: `CAIRN_VISION_MODEL` (the
+/// `vision.model` setting), on `CAIRN_VISION_PROVIDER` (`vision.provider`) when set, else on
+/// the session's provider. A provider that cannot be built is logged and leaves it out.
 pub fn vision_model(env: Lookup<'_>, llm: &Arc<dyn LlmClient>) -> Option<VisionConfig> {
-    get(env, "CAIRN_VISION_MODEL").map(|model| VisionConfig {
-        llm: llm.clone(),
-        model,
-    })
+    let model = get(env, "CAIRN_VISION_MODEL")?;
+    let llm = match get(env, "CAIRN_VISION_PROVIDER") {
+        Some(provider) => match crate::llm_setup::build_llm(&provider, None) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!("describe_image is off: vision provider `{provider}`: {e}");
+                return None;
+            }
+        },
+        None => llm.clone(),
+    };
+    Some(VisionConfig { llm, model })
 }
 
 /// The model that reads images for the built-in OCR server and `media`: the session model
@@ -316,7 +326,7 @@ pub fn subagent_limits_from_env() -> SubagentLimits {
 }
 
 fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok()?.trim().parse().ok()
+    crate::user_config::var(name)?.trim().parse().ok()
 }
 
 #[cfg(test)]
