@@ -28,4 +28,5 @@ mod sessions_index;
 mod skills;
 mod slash;
 mod turn_slots;
+mod user_settings;
 mod worktrees;
