@@ -86,7 +86,12 @@ impl Home {
             .arg(ws)
             .arg("--state-dir")
             .arg(state)
-            .args(["--base-url", &server.base_url(), "--model", "mock-model"])
+            .args(["--base-url", &server.base_url()])
+            .args(if extra.contains(&"--model") {
+                &[][..]
+            } else {
+                &["--model", "mock-model"][..]
+            })
             .args(["--mode", "auto", "--json"])
             .args(extra)
             .env_remove("OPENAI_BASE_URL")
@@ -324,4 +329,75 @@ async fn the_prompt_language_comes_from_the_flag_over_the_setting() {
     );
     let (r, _) = one_turn(&home, &["--lang", "fr"], vec![Reply::text("ok")]).await;
     assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_answer_cap_and_the_reasoning_level_come_from_the_flag_over_the_setting() {
+    let home = Home::new();
+    let cap = |server: &MockLlmServer| server.requests()[0].body["max_completion_tokens"].clone();
+    let (_, server) = one_turn(&home, &[], vec![Reply::text("ok")]).await;
+    assert_eq!(cap(&server), Value::Null, "the model's by default");
+    home.set("max_output_tokens", "777").await;
+    let (r, server) = one_turn(&home, &[], vec![Reply::text("ok")]).await;
+    last_is_turn_end(&r, "completed");
+    assert_eq!(cap(&server), json!(777));
+    let (_, server) = one_turn(
+        &home,
+        &["--max-output-tokens", "123"],
+        vec![Reply::text("ok")],
+    )
+    .await;
+    assert_eq!(cap(&server), json!(123));
+
+    home.set("reasoning", "low").await;
+    let effort = |server: &MockLlmServer| {
+        let b = &server.requests()[0].body;
+        if b["reasoning_effort"].is_null() {
+            b["reasoning"]["effort"].clone()
+        } else {
+            b["reasoning_effort"].clone()
+        }
+    };
+    let (r, server) = one_turn(&home, &["--model", "gpt-5"], vec![Reply::text("ok")]).await;
+    last_is_turn_end(&r, "completed");
+    assert_eq!(effort(&server), json!("low"), "the setting");
+    let (_, server) = one_turn(
+        &home,
+        &["--model", "gpt-5", "--reasoning", "high"],
+        vec![Reply::text("ok")],
+    )
+    .await;
+    assert_eq!(effort(&server), json!("high"), "the flag wins");
+    let (r, _) = one_turn(&home, &["--reasoning", "extreme"], vec![Reply::text("ok")]).await;
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_approval_timeout_flag_denies_a_prompt_nobody_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ws, state) = (tmp.path().join("ws"), tmp.path().join("state"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "write_file", json!({"path": "a.txt", "content": "x"})),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let url = server.base_url();
+    let (ws2, state2) = (ws.clone(), state.clone());
+    let (code, shown) = tokio::task::spawn_blocking(move || {
+        let extra = ["--approval-timeout", "1"];
+        let mut run =
+            crate::common::tty::start_with(&ws2, &state2, &url, "write it", "off", &extra);
+        run.wait_for("[y] allow once");
+        // Nobody answers.
+        let code = run.wait_exit();
+        (code, run.text())
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("no answer within 1 s"), "{shown}");
+    assert!(!ws.join("a.txt").exists(), "denied: {shown}");
 }

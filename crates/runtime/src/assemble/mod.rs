@@ -229,6 +229,7 @@ pub fn open_session(
             &provider,
             opts.base_url.clone(),
             opts.reasoning.as_deref(),
+            opts.max_output_tokens,
         )?,
     };
     let session_id = restored
