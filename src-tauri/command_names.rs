@@ -42,6 +42,8 @@ pub const COMMANDS: &[&str] = &[
     "revoke_rule",
     "get_settings",
     "save_settings",
+    "set_setting",
+    "unset_setting",
     "set_api_key",
     "remove_api_key",
     "trust_mcp_server",

@@ -98,6 +98,8 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::session::revoke_rule,
             commands::settings::get_settings,
             commands::settings::save_settings,
+            commands::settings::set_setting,
+            commands::settings::unset_setting,
             commands::settings::set_api_key,
             commands::settings::remove_api_key,
             commands::settings::trust_mcp_server,

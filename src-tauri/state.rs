@@ -48,7 +48,8 @@ impl AppConfig {
     /// The configuration the environment gives: `CAIRN_STATE_DIR` (else the data dir
     /// shared with the CLI), `CAIRN_TEST_APPROVER=ui|allow|deny`, `CAIRN_BENCH=1`.
     pub fn from_env() -> AppConfig {
-        let env: Arc<EnvFn> = Arc::new(|k: &str| cairn_runtime::secret_env::var(k));
+        // The environment, else the user's settings file (one precedence for every key).
+        let env: Arc<EnvFn> = Arc::new(|k: &str| cairn_runtime::user_config::var(k));
         let host = match env("CAIRN_TEST_APPROVER").as_deref().map(str::trim) {
             Some("ui") => ApprovalHost::Ui,
             Some("allow") => ApprovalHost::Allow,
@@ -161,6 +162,11 @@ impl AppState {
     /// A copy of the settings.
     pub fn settings(&self) -> Settings {
         lock(&self.settings).clone()
+    }
+
+    /// The user's `config.toml` (the file `cairn config` edits).
+    pub fn config_file(&self) -> PathBuf {
+        self.settings_file.config_path().to_path_buf()
     }
 
     /// Reads the settings again (`cairn config set` may have changed the file) and returns

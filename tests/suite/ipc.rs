@@ -39,10 +39,18 @@ struct Harness {
 fn harness(env: &[(&str, &str)], host: ApprovalHost) -> Harness {
     let state_dir = tempfile::tempdir().unwrap();
     let workspace = cairn_testkit::temp_workspace().unwrap();
-    let vars: HashMap<String, String> = env
+    let mut vars: HashMap<String, String> = env
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    // The app's settings live in the config folder: the test's own, beside the state dir.
+    vars.entry("CAIRN_CONFIG_FILE".into()).or_insert_with(|| {
+        state_dir
+            .path()
+            .join("config/config.toml")
+            .display()
+            .to_string()
+    });
     let dialogs =
         Arc::new(FakeDialogs::answering(None).with_folder(Some(workspace.path().to_path_buf())));
     let config = AppConfig {
@@ -556,10 +564,15 @@ fn settings_are_validated_saved_and_restored() {
     assert_eq!(ollama["kind"], "local");
     assert_eq!(ollama["key"]["state"], "not_needed");
     assert!(s["models"].as_array().unwrap().len() > 5);
-    let file = std::fs::read_to_string(h.state_dir.path().join("desktop.json")).unwrap();
-    assert!(file.contains("llama3.1:8b"));
-    // A fresh app on the same state dir reads them back.
-    let again = cairn_app::settings::SettingsFile::in_state_dir(h.state_dir.path()).load();
+    // The preferences are keys of the config folder's config.toml (what `cairn config`
+    // edits), not of the state dir.
+    let config = h.state_dir.path().join("config/config.toml");
+    let file = std::fs::read_to_string(&config).unwrap();
+    assert!(file.contains("model = \"llama3.1:8b\""), "{file}");
+    assert!(!h.state_dir.path().join("desktop.json").exists());
+    // A fresh app on another state dir reads them back: --state-dir does not change them.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let again = cairn_app::settings::SettingsFile::for_user(config, Some(elsewhere.path())).load();
     assert_eq!(again.provider, "ollama");
 }
 

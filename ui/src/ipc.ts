@@ -191,6 +191,10 @@ export const revokeRule = (text: string, project: string | null = null) =>
 export const getSettings = () => invoke<SettingsView>("get_settings");
 /** Saves the settings. */
 export const saveSettings = (update: SettingsUpdate) => invoke<SettingsView>("save_settings", { update });
+/** Sets one setting, as `cairn config set` does (a secret goes to the OS keyring). */
+export const setSetting = (key: string, value: string) => invoke<SettingsView>("set_setting", { key, value });
+/** Removes one setting (back to its default), as `cairn config unset` does. */
+export const unsetSetting = (key: string) => invoke<SettingsView>("unset_setting", { key });
 /** Stores an API key in the OS keyring. */
 export const setApiKey = (provider: string, key: string) => invoke<SettingsView>("set_api_key", { provider, key });
 /** Removes an API key from the OS keyring. */

@@ -178,7 +178,11 @@ pub fn transcription_from(env: Lookup<'_>) -> Option<TranscriptionConfig> {
     let base = get(env, "CAIRN_TRANSCRIBE_BASE_URL")
         .or_else(|| get(env, "OPENAI_BASE_URL"))
         .unwrap_or_else(|| "https://api.openai.com/v1".into());
-    let key = get(env, "CAIRN_TRANSCRIBE_API_KEY").or_else(|| get(env, "OPENAI_API_KEY"));
+    // The key: its variable, else the keyring entry `cairn config set transcribe.key` fills,
+    // else OpenAI's variable.
+    let keyring = std::env::var_os("CAIRN_NO_KEYRING").is_none();
+    let key = key(env, "CAIRN_TRANSCRIBE_API_KEY", "transcribe", keyring)
+        .or_else(|| get(env, "OPENAI_API_KEY"));
     Some(TranscriptionConfig::new(base, key, model))
 }
 
@@ -268,11 +272,12 @@ pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> T
     reg.register_all(session_tools(&llm, &config.model, Some(seen_file)));
     let mut read_only = ToolRegistry::new();
     read_only.register_all(cairn_tools::read_only_tools());
-    reg.register(Arc::new(cairn_engine::ExploreTool::new(
-        llm,
-        config.clone(),
-        read_only,
-    )));
+    let mut explore = cairn_engine::ExploreTool::new(llm, config.clone(), read_only);
+    // `EXPLORE_MAX_ITERATIONS` (read by the engine), else the `explore.max_iterations` setting.
+    if let Some(n) = env_parse::<u32>("EXPLORE_MAX_ITERATIONS").filter(|n| *n > 0) {
+        explore = explore.with_max_iterations(n);
+    }
+    reg.register(Arc::new(explore));
     reg
 }
 

@@ -25,6 +25,7 @@ mod serve;
 mod serve_tenants;
 mod session_lock;
 mod sessions_index;
+mod settings_table;
 mod skills;
 mod slash;
 mod turn_slots;

@@ -428,6 +428,17 @@ pub enum Saved {
 
 /// Sets `key` to `value` where it lives (the file, or the keyring for a secret), checked.
 pub fn set(key: &str, value: &str, keys: &dyn KeyStore) -> Result<Saved, ConfigError> {
+    set_at(config_path(), key, value, keys)
+}
+
+/// [`set`] with `config.toml` at `config` (a face that was given its own, as the app's
+/// tests are).
+pub fn set_at(
+    config: Option<PathBuf>,
+    key: &str,
+    value: &str,
+    keys: &dyn KeyStore,
+) -> Result<Saved, ConfigError> {
     let spec = schema::spec(key).ok_or_else(|| ConfigError::Unknown(key.to_string()))?;
     let value = schema::check(spec, value).map_err(|why| ConfigError::Invalid {
         key: key.to_string(),
@@ -443,37 +454,91 @@ pub fn set(key: &str, value: &str, keys: &dyn KeyStore) -> Result<Saved, ConfigE
             .strip_prefix("web_search.")
             .and_then(|k| k.strip_suffix("_key"))
         {
-            let cfg = UserConfig::load()?;
+            let cfg = UserConfig::load_paths(config.clone(), None)?;
             if cfg.file_value("web_search.provider").is_none() {
                 if let Some(p) = schema::spec("web_search.provider") {
-                    set_in(&path_of(p)?, p, "web_search.provider", provider)?;
+                    set_in(&path_of(p, &config)?, p, "web_search.provider", provider)?;
                 }
             }
         }
         return Ok(Saved::Keyring(entry.to_string()));
     }
-    let path = path_of(spec)?;
+    let path = path_of(spec, &config)?;
     set_in(&path, spec, key, &value)?;
     Ok(Saved::File(path))
 }
 
 /// Removes `key` (from the file, or the keyring for a secret); false when it was not set.
 pub fn unset(key: &str, keys: &dyn KeyStore) -> Result<bool, ConfigError> {
+    unset_at(config_path(), key, keys)
+}
+
+/// [`unset`] with `config.toml` at `config`.
+pub fn unset_at(
+    config: Option<PathBuf>,
+    key: &str,
+    keys: &dyn KeyStore,
+) -> Result<bool, ConfigError> {
     let spec = schema::spec(key).ok_or_else(|| ConfigError::Unknown(key.to_string()))?;
     if let Kind::Secret(entry) = spec.kind {
         return keys
             .remove(entry)
             .map_err(|e| ConfigError::Keyring(e.to_string()));
     }
-    unset_in(&path_of(spec)?, spec, key)
+    unset_in(&path_of(spec, &config)?, spec, key)
 }
 
-fn path_of(spec: &KeySpec) -> Result<PathBuf, ConfigError> {
+fn path_of(spec: &KeySpec, config: &Option<PathBuf>) -> Result<PathBuf, ConfigError> {
     match spec.file {
-        FileId::Config => config_path(),
+        FileId::Config => config.clone(),
         FileId::Sandbox => crate::sandbox_settings::settings_path(),
     }
     .ok_or(ConfigError::NoFolder)
+}
+
+/// Every setting as the app's Settings list it: value (secrets masked), source, default,
+/// kind and choices.
+pub fn options_view(
+    cfg: &UserConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+    keys: Option<&dyn KeyStore>,
+) -> Vec<crate::settings_view::SettingOption> {
+    cfg.list(env, keys)
+        .into_iter()
+        .filter_map(|r| {
+            let spec = schema::spec(&r.key)?;
+            let (kind, choices) = match spec.kind {
+                Kind::Text => ("text", Vec::new()),
+                Kind::Number => ("number", Vec::new()),
+                Kind::Fraction => ("fraction", Vec::new()),
+                Kind::Bool => ("bool", Vec::new()),
+                Kind::Choice(c) => ("choice", c.iter().map(|s| s.to_string()).collect()),
+                Kind::List => ("list", Vec::new()),
+                Kind::Secret(_) => ("secret", Vec::new()),
+            };
+            Some(crate::settings_view::SettingOption {
+                source: match &r.source {
+                    Source::Flag => "flag",
+                    Source::Env(_) => "env",
+                    Source::File(_) => "file",
+                    Source::Keyring => "keyring",
+                    Source::Default => "default",
+                }
+                .to_string(),
+                env: match &r.source {
+                    Source::Env(v) => Some(v.clone()),
+                    _ => None,
+                },
+                variables: spec.env.iter().map(|v| v.to_string()).collect(),
+                key: r.key,
+                value: r.value,
+                default: spec.default.to_string(),
+                about: spec.about.to_string(),
+                kind: kind.to_string(),
+                choices,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

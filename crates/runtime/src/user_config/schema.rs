@@ -125,7 +125,7 @@ pub const KEYS: &[KeySpec] = &[
     key("api_mode", &["OPENAI_FORCE_API_MODE"], None, "detected",
         Kind::Choice(&["responses", "chat"]), "OpenAI API flavour"),
     key("socks5_proxy", &["SOCKS5_PROXY"], None, "none", Kind::Text,
-        "SOCKS5 proxy for LLM and web requests"),
+        "SOCKS5 proxy for LLM requests (web tools: the variable only)"),
     key("compaction.threshold_pct", &["COMPACTION_THRESHOLD_PCT"], None, "0.8", Kind::Fraction,
         "context share that triggers compaction"),
     key("compaction.soft_threshold_pct", &["COMPACTION_SOFT_THRESHOLD_PCT"], None, "none",
