@@ -536,6 +536,70 @@ async fn without_a_key_the_session_is_blocked_with_a_clear_message_until_one_is_
     });
 }
 
+/// The Settings' "All settings" list is `cairn config`'s: each key with its source, set and
+/// unset in the same config.toml (secrets in the keyring), bad keys and values refused.
+#[test]
+fn every_setting_is_listed_with_its_source_and_edited_in_the_config_file() {
+    let h = harness(&[("CAIRN_VISION_PROVIDER", "anthropic")], ApprovalHost::Ui);
+    let option = |s: &Value, key: &str| {
+        s["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["key"] == key)
+            .cloned()
+            .unwrap_or_else(|| panic!("{key} listed"))
+    };
+    let s = ok(&h.window, "get_settings", json!({}));
+    assert_eq!(option(&s, "vision.model")["source"], "default");
+    let env = option(&s, "vision.provider");
+    assert_eq!(
+        (env["source"].clone(), env["env"].clone()),
+        (json!("env"), json!("CAIRN_VISION_PROVIDER"))
+    );
+    let s = ok(
+        &h.window,
+        "set_setting",
+        json!({"key": "vision.model", "value": "gpt-4o"}),
+    );
+    let vision = option(&s, "vision.model");
+    assert_eq!(
+        (vision["value"].clone(), vision["source"].clone()),
+        (json!("gpt-4o"), json!("file"))
+    );
+    let config = h.state_dir.path().join("config/config.toml");
+    assert!(std::fs::read_to_string(&config)
+        .unwrap()
+        .contains("model = \"gpt-4o\""));
+    // A secret goes to the keyring, never the file, and comes back masked.
+    let s = ok(
+        &h.window,
+        "set_setting",
+        json!({"key": "web_search.brave_key", "value": "brave-0123456789abcdef"}),
+    );
+    let key = option(&s, "web_search.brave_key");
+    assert_eq!(key["source"], "keyring");
+    assert!(!key.to_string().contains("brave-0123"), "{key}");
+    assert!(!std::fs::read_to_string(&config)
+        .unwrap()
+        .contains("brave-0123"));
+    assert!(invoke(
+        &h.window,
+        "set_setting",
+        json!({"key": "no.such", "value": "1"})
+    )
+    .is_err());
+    assert!(invoke(
+        &h.window,
+        "set_setting",
+        json!({"key": "retries", "value": "x"})
+    )
+    .is_err());
+    let s = ok(&h.window, "unset_setting", json!({"key": "vision.model"}));
+    assert_eq!(option(&s, "vision.model")["source"], "default");
+    assert_eq!(s["configFile"], config.display().to_string());
+}
+
 #[test]
 fn settings_are_validated_saved_and_restored() {
     let h = harness(&[], ApprovalHost::Ui);
