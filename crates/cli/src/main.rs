@@ -22,6 +22,7 @@ mod serve_cmd;
 mod setting_flags;
 mod skills;
 mod slash;
+mod vault_cmd;
 mod worktrees;
 
 use std::path::PathBuf;
@@ -93,6 +94,12 @@ enum Command {
     Config {
         #[command(subcommand)]
         command: config_cmd::ConfigCommand,
+    },
+    /// The vault: variables for the agent's commands, per role (`list`, `set NAME --role R`,
+    /// `remove NAME`); values in the OS keyring, never printed.
+    Vault {
+        #[command(subcommand)]
+        command: vault_cmd::VaultCommand,
     },
     /// Agent Skills (SKILL.md folders): `list`.
     Skills {
@@ -186,6 +193,7 @@ fn main() -> ExitCode {
         Command::Hooks { command } => hooks::run(command),
         Command::Skills { command } => skills::run(command),
         Command::Config { command } => config_cmd::run(command),
+        Command::Vault { command } => vault_cmd::run(command),
         Command::Sandbox { command } => sandbox_cmd::run(command),
         Command::Commands { command } => commands_list::run(command),
     };

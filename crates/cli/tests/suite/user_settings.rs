@@ -401,3 +401,102 @@ async fn the_approval_timeout_flag_denies_a_prompt_nobody_answers() {
     assert!(shown.contains("no answer within 1 s"), "{shown}");
     assert!(!ws.join("a.txt").exists(), "denied: {shown}");
 }
+
+/// `cairn vault`: the old state-dir vault is migrated (said), values are sealed in the config
+/// folder without a keyring (said), and a session of a role gets only that role's entries.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_vault_migrates_and_a_role_sees_only_its_entries() {
+    let home = Home::new();
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(
+        state.path().join("vault.toml"),
+        "OLD_TOKEN = \"old-value-77\"\n",
+    )
+    .unwrap();
+    let vault = |args: &[&str], stdin: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        c.arg("vault")
+            .args(args)
+            .args(["--state-dir", state.path().to_str().unwrap()])
+            .env("CAIRN_CONFIG_FILE", home.file())
+            .env("CAIRN_VAULT_STORE", "file")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        if let Some(text) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = vault(&["list", "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("moved from") && err.contains("vault.toml.migrated"),
+        "{err}"
+    );
+    assert!(
+        out.contains("\"OLD_TOKEN\"") && out.contains("\"*\""),
+        "{out}"
+    );
+    assert!(!state.path().join("vault.toml").exists());
+    let (code, _, err) = vault(
+        &["set", "CODE_ONLY", "--role", "code"],
+        Some("code-secret-1\n"),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("sealed"), "said: {err}");
+    let (code, _, _) = vault(
+        &["set", "COWORK_ONLY", "--role", "cowork"],
+        Some("cowork-secret-2\n"),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(vault(&["set", "PATH"], Some("x\n")).0, 2);
+    let (_, out, _) = vault(&["list"], None);
+    assert!(!out.contains("secret"), "values are never listed: {out}");
+    let config_text = std::fs::read_to_string(home.dir.path().join("cairn/vault.toml")).unwrap();
+    assert!(!config_text.contains("secret"), "{config_text}");
+
+    // A code session's commands see OLD_TOKEN and CODE_ONLY, not COWORK_ONLY.
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "c1",
+            "run_shell",
+            json!({"command": "echo A=$OLD_TOKEN B=$CODE_ONLY C=$COWORK_ONLY"}),
+        ),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut c = home.run_cmd(
+        ws.path(),
+        state.path(),
+        &server,
+        &["--agent", "code", "show"],
+    );
+    c.env("CAIRN_VAULT_STORE", "file");
+    let r = run(c).await;
+    last_is_turn_end(&r, "completed");
+    let result = server.requests()[1].body.to_string();
+    // The values reached the command (the model sees them masked by name); COWORK_ONLY did not.
+    assert!(
+        result.contains("A=[vault:OLD_TOKEN] B=[vault:CODE_ONLY] C=\\n"),
+        "{result}"
+    );
+    assert!(!result.contains("cowork-secret-2"), "{result}");
+    assert_eq!(vault(&["remove", "CODE_ONLY"], None).0, 0);
+    assert_eq!(vault(&["remove", "CODE_ONLY"], None).0, 2);
+}

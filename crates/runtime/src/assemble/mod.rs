@@ -271,6 +271,8 @@ pub fn open_session(
     sandbox_opts.writable.extend(worktree_writable);
     let (exec, sandbox_state) =
         sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
+    // The vault entries of the session's role (and an old state-dir vault not migrated yet).
+    let exec = exec.with_vault(crate::vault::session_env(&state_dir, &role.name, &scope)?);
     let sandbox_enforced = exec.wrapper.is_some();
     let wrapper = exec.wrapper.clone();
     let lang = opts.language.unwrap_or_else(lang_from_env);
