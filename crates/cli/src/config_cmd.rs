@@ -86,6 +86,14 @@ fn text_line(r: &Resolved) -> String {
 
 /// Runs a `cairn config` subcommand.
 pub fn run(command: ConfigCommand) -> ExitCode {
+    // The app's settings of the default state dir move to the config folder once (said).
+    if let Some(config) = user_config::config_path() {
+        let state_dir = cairn_runtime::default_state_dir();
+        let file = cairn_runtime::face_settings::SettingsFile::for_user(config, Some(&state_dir));
+        if let Some(note) = file.migrate() {
+            errln!("note: {note}");
+        }
+    }
     let loaded = || {
         UserConfig::load().map_err(|e| {
             errln!("error: {e}");

@@ -300,6 +300,10 @@ pub fn tools_with_agents(
     let child_tools = Arc::new(move || {
         let mut reg = ToolRegistry::new();
         reg.register_all(session_tools(&tools_llm, &tools_model, None));
+        // The user's per-tool settings bind subagents too.
+        crate::user_config::current()
+            .tool_settings(&process_env)
+            .apply(&mut reg);
         reg
     });
     let runner = SubagentRunner::new(llm, provider, config.clone(), child_tools)

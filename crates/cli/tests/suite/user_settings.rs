@@ -34,6 +34,7 @@ impl Home {
                 "CAIRN_SANDBOX_FILE",
                 self.dir.path().join("cairn/sandbox.toml"),
             )
+            .env("CAIRN_STATE_DIR", self.dir.path().join("state"))
             .env("CAIRN_KEYSTORE", "memory")
             .env("CAIRN_NO_KEYRING", "1");
         for var in [
@@ -499,4 +500,39 @@ async fn the_vault_migrates_and_a_role_sees_only_its_entries() {
     assert!(!result.contains("cowork-secret-2"), "{result}");
     assert_eq!(vault(&["remove", "CODE_ONLY"], None).0, 0);
     assert_eq!(vault(&["remove", "CODE_ONLY"], None).0, 2);
+}
+
+/// The app's settings left in the state folder move to the config folder once, and say so:
+/// from then on they are `cairn config` keys, whatever `--state-dir` a run names.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_state_dirs_desktop_json_moves_to_the_config_folder_once_said() {
+    let home = Home::new();
+    let state = home.dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(
+        state.join("desktop.json"),
+        r#"{"model": "app-model", "language": "zh", "recent": []}"#,
+    )
+    .unwrap();
+    let (code, out, err) = home.config(&["get", "model", "--json"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Settings moved"), "said: {err}");
+    let v = json_of(&out);
+    assert_eq!(
+        (v["value"].clone(), v["source"].clone()),
+        (json!("app-model"), json!("file"))
+    );
+    assert!(home.dir.path().join("cairn/desktop.json").exists());
+    let (_, _, err) = home.config(&["get", "language"]).await;
+    assert!(!err.contains("Settings moved"), "once: {err}");
+    // A run with another state dir reads the same settings.
+    let (r, server) = one_turn(&home, &[], vec![Reply::text("ok")]).await;
+    last_is_turn_end(&r, "completed");
+    let system = server.requests()[0].body["messages"][0]["content"].to_string();
+    assert!(
+        system
+            .chars()
+            .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+        "the migrated language"
+    );
 }
