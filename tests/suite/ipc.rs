@@ -600,6 +600,48 @@ fn every_setting_is_listed_with_its_source_and_edited_in_the_config_file() {
     assert_eq!(s["configFile"], config.display().to_string());
 }
 
+/// The vault page: entries per role, values never sent back, the old state-dir vault
+/// migrated (said) on first sight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vault_page_lists_sets_and_removes_entries_and_migrates_the_old_file() {
+    tokio::task::block_in_place(|| {
+        let h = harness(&[], ApprovalHost::Ui);
+        std::fs::write(
+            h.state_dir.path().join("vault.toml"),
+            "OLD_TOKEN = \"old-value-123\"\n",
+        )
+        .unwrap();
+        let v = ok(&h.window, "vault_list", json!({}));
+        assert!(v["notice"].as_str().unwrap().contains("moved"), "{v}");
+        assert_eq!(v["entries"][0]["name"], "OLD_TOKEN");
+        assert_eq!(v["entries"][0]["roles"], json!(["*"]));
+        let v = ok(
+            &h.window,
+            "vault_set",
+            json!({"name": "DEPLOY", "value": "deploy-secret-9", "roles": ["code", " "]}),
+        );
+        assert!(!v.to_string().contains("deploy-secret"), "{v}");
+        let deploy = v["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "DEPLOY")
+            .unwrap()
+            .clone();
+        assert_eq!(deploy["roles"], json!(["code"]));
+        assert_eq!(deploy["store"], "keyring");
+        assert!(invoke(
+            &h.window,
+            "vault_set",
+            json!({"name": "PATH", "value": "x", "roles": []})
+        )
+        .is_err());
+        let v = ok(&h.window, "vault_remove", json!({"name": "DEPLOY"}));
+        assert_eq!(v["entries"].as_array().unwrap().len(), 1);
+        assert!(invoke(&h.window, "vault_remove", json!({"name": "DEPLOY"})).is_err());
+    });
+}
+
 #[test]
 fn settings_are_validated_saved_and_restored() {
     let h = harness(&[], ApprovalHost::Ui);

@@ -21,6 +21,7 @@ import {
 import { ConnectionResult, useConnectionTest } from "./Connection";
 import { AllSettings } from "./AllSettings";
 import { Extensions } from "./Extensions";
+import { Vault } from "./Vault";
 import { WorktreeDisk } from "./WorktreeDisk";
 import { compact } from "./Meter";
 import { Overlay } from "./Overlay";
@@ -374,6 +375,11 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
       <section className="form-section" data-testid="all-settings">
         <h3>{t("settings.all")}</h3>
         <AllSettings settings={settings} onChanged={onChanged} />
+      </section>
+
+      <section className="form-section" data-testid="vault">
+        <h3>{t("vault.title")}</h3>
+        <Vault />
       </section>
 
       <section className="form-section">

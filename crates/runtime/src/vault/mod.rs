@@ -308,6 +308,17 @@ impl Vault {
     }
 }
 
+/// What the app's vault page shows: the entries (never a value) and what to tell the user
+/// (a migration, the sealed file in use).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export, export_to = "app/")]
+pub struct VaultView {
+    /// The entries, by name.
+    pub entries: Vec<VaultEntry>,
+    /// A notice to show once, if any.
+    pub notice: Option<String>,
+}
+
 /// The vault variables of a session of role `role`: the user's vault (when the session reads
 /// user config), plus the entries of a `<state_dir>/vault.toml` not migrated yet (every role).
 pub fn session_env(
