@@ -382,9 +382,12 @@ pub fn ignore_user_files() {
 }
 
 /// The last file read by [`var`], kept while its size and time stay the same.
-static CACHE: Mutex<Option<(Option<(std::time::SystemTime, u64)>, UserConfig)>> = Mutex::new(None);
+static CACHE: Mutex<Option<(Stamp, UserConfig)>> = Mutex::new(None);
 
-fn stamp(p: Option<&Path>) -> Option<(std::time::SystemTime, u64)> {
+/// A file's modification time and size (`None` = no file).
+type Stamp = Option<(std::time::SystemTime, u64)>;
+
+fn stamp(p: Option<&Path>) -> Stamp {
     let m = std::fs::metadata(p?).ok()?;
     Some((m.modified().ok()?, m.len()))
 }
