@@ -209,7 +209,10 @@ impl UserConfig {
 
     /// The file's value of the key whose environment variables include `var`.
     pub fn for_env(&self, var: &str) -> Option<String> {
-        schema::spec_for_env(var).and_then(|s| self.file_value(s.key))
+        // The sandbox's keys are read from sandbox.toml by its own loader, never through here.
+        schema::spec_for_env(var)
+            .filter(|s| s.file == FileId::Config)
+            .and_then(|s| self.file_value(s.key))
     }
 
     /// `key` as in effect: `flag`, else its environment variables (through `env`), else the
