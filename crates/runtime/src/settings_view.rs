@@ -36,30 +36,7 @@ pub struct SettingsView {
     pub config_file: String,
 }
 
-/// One user setting as the Settings show it (the same keys as `cairn config`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, export_to = "app/")]
-pub struct SettingOption {
-    /// The config key (`vision.model`).
-    pub key: String,
-    /// The value in effect (a secret masked); `None` = the default.
-    pub value: Option<String>,
-    /// Where it came from: `env`, `file`, `keyring` or `default`.
-    pub source: String,
-    /// The environment variable that set it (then the file's value does not apply).
-    pub env: Option<String>,
-    /// The key's environment variables.
-    pub variables: Vec<String>,
-    /// The default, described.
-    pub default: String,
-    /// What it does.
-    pub about: String,
-    /// `text`, `number`, `fraction`, `bool`, `choice`, `list` or `secret`.
-    pub kind: String,
-    /// The words a `choice` takes.
-    pub choices: Vec<String>,
-}
+pub use crate::user_config::SettingOption;
 
 /// What an endpoint check found: the models it serves, or why it could not be reached.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]

@@ -102,6 +102,49 @@ impl Resolved {
     }
 }
 
+/// One user setting as the Settings show it (the same keys as `cairn config`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, export_to = "app/")]
+pub struct SettingOption {
+    /// The config key (`vision.model`).
+    pub key: String,
+    /// The value in effect (a secret masked); `None` = the default.
+    pub value: Option<String>,
+    /// Where it came from: `env`, `file`, `keyring` or `default`.
+    pub source: String,
+    /// The environment variable that set it (then the file's value does not apply).
+    pub env: Option<String>,
+    /// The key's environment variables.
+    pub variables: Vec<String>,
+    /// The default, described.
+    pub default: String,
+    /// What it does.
+    pub about: String,
+    /// `text`, `number`, `fraction`, `bool`, `choice`, `list` or `secret`.
+    pub kind: String,
+    /// The words a `choice` takes.
+    pub choices: Vec<String>,
+}
+
+/// `••••` plus the last four characters (keys shorter than 12 show nothing of themselves).
+pub fn mask(key: &str) -> String {
+    let n = key.chars().count();
+    if n < 12 {
+        return "••••••••".to_string();
+    }
+    let tail: String = key.chars().skip(n - 4).collect();
+    format!("••••••••{tail}")
+}
+
+/// The sandbox settings file: `CAIRN_SANDBOX_FILE`, else `<config dir>/cairn/sandbox.toml`.
+pub fn sandbox_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CAIRN_SANDBOX_FILE").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    dirs::config_dir().map(|d| d.join("cairn").join("sandbox.toml"))
+}
+
 /// `config.toml`: `CAIRN_CONFIG_FILE`, else `<config dir>/cairn/config.toml`.
 pub fn config_path() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("CAIRN_CONFIG_FILE").filter(|p| !p.is_empty()) {
@@ -163,7 +206,7 @@ fn non_empty(v: Option<String>) -> Option<String> {
 impl UserConfig {
     /// The user's files ([`config_path`], the sandbox settings' path).
     pub fn load() -> Result<UserConfig, ConfigError> {
-        Self::load_paths(config_path(), crate::sandbox_settings::settings_path())
+        Self::load_paths(config_path(), sandbox_path())
     }
 
     /// The files at these paths (missing = empty).
@@ -228,7 +271,7 @@ impl UserConfig {
         let secret = matches!(spec.kind, Kind::Secret(_));
         let shown = |v: String| {
             if secret {
-                crate::keys::mask(&v)
+                mask(&v)
             } else {
                 v
             }
@@ -497,7 +540,7 @@ pub fn unset_at(
 fn path_of(spec: &KeySpec, config: &Option<PathBuf>) -> Result<PathBuf, ConfigError> {
     match spec.file {
         FileId::Config => config.clone(),
-        FileId::Sandbox => crate::sandbox_settings::settings_path(),
+        FileId::Sandbox => sandbox_path(),
     }
     .ok_or(ConfigError::NoFolder)
 }
@@ -508,7 +551,7 @@ pub fn options_view(
     cfg: &UserConfig,
     env: &dyn Fn(&str) -> Option<String>,
     keys: Option<&dyn KeyStore>,
-) -> Vec<crate::settings_view::SettingOption> {
+) -> Vec<SettingOption> {
     cfg.list(env, keys)
         .into_iter()
         .filter_map(|r| {
@@ -522,7 +565,7 @@ pub fn options_view(
                 Kind::List => ("list", Vec::new()),
                 Kind::Secret(_) => ("secret", Vec::new()),
             };
-            Some(crate::settings_view::SettingOption {
+            Some(SettingOption {
                 source: match &r.source {
                     Source::Flag => "flag",
                     Source::Env(_) => "env",
