@@ -154,7 +154,8 @@ impl Vault {
     }
 
     /// Sets `name` to `value` for `roles` (empty = every role): in the keyring, else in the
-    /// sealed file. The second value says why the file was used (to tell the user once).
+    /// sealed file. The second value says why the file was used, the first time it is (to
+    /// tell the user once).
     pub fn set(
         &self,
         name: &str,
@@ -187,6 +188,8 @@ impl Vault {
             }
             None => (Stored::File, Some("no OS keyring in use".to_string())),
         };
+        // The first value sealed is said; later ones go where the user was told.
+        let first_sealed = !self.sealed.path().exists();
         let mut values = self.sealed.read()?;
         if store == Stored::File {
             values.insert(name.to_string(), value.to_string());
@@ -207,7 +210,7 @@ impl Vault {
             },
         );
         self.write_index(&index)?;
-        let note = why.map(|reason| {
+        let note = why.filter(|_| first_sealed).map(|reason| {
             format!(
                 "no OS keyring ({reason}): vault values are kept sealed in {} (key: vault.key \
                  beside it)",

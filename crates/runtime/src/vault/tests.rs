@@ -49,6 +49,8 @@ fn without_a_keyring_values_are_sealed_in_the_config_folder_and_it_is_said() {
     let (store, note) = v.set("TOKEN", "sealed-secret-42", &[]).unwrap();
     assert_eq!(store, Stored::File);
     assert!(note.unwrap().contains("no OS keyring"));
+    let (_, again) = v.set("OTHER", "sealed-secret-43", &[]).unwrap();
+    assert_eq!(again, None, "said once");
     let raw = std::fs::read(d.path().join("vault.enc")).unwrap();
     assert!(!String::from_utf8_lossy(&raw).contains("sealed-secret-42"));
     use std::os::unix::fs::PermissionsExt;
@@ -61,7 +63,10 @@ fn without_a_keyring_values_are_sealed_in_the_config_folder_and_it_is_said() {
     let again = Vault::open(d.path(), None);
     assert_eq!(
         again.env_for_role("code").unwrap(),
-        [("TOKEN".to_string(), "sealed-secret-42".to_string())]
+        [
+            ("OTHER".to_string(), "sealed-secret-43".to_string()),
+            ("TOKEN".to_string(), "sealed-secret-42".to_string())
+        ]
     );
 }
 
