@@ -10,7 +10,7 @@ type Props = {
 };
 
 /** One setting's row: its value in effect, where it came from, and an editor. */
-function OptionRow({ option, busy, onSet, onUnset }: { option: SettingOption; busy: boolean; onSet: (v: string) => void; onUnset: () => void }) {
+function OptionRow({ option, sessionProvider, busy, onSet, onUnset }: { option: SettingOption; sessionProvider: string; busy: boolean; onSet: (v: string) => void; onUnset: () => void }) {
   const t = useT();
   const secret = option.kind === "secret";
   const [draft, setDraft] = useState(secret ? "" : (option.value ?? ""));
@@ -42,6 +42,11 @@ function OptionRow({ option, busy, onSet, onUnset }: { option: SettingOption; bu
     <li className="rule" data-testid={`setting-${option.key}`}>
       <div>
         <code>{option.key}</code> <span className="tag">{source}</span>
+        {option.key === "vision.provider" && option.value !== null && option.value !== sessionProvider && (
+          <span className="tag" data-testid="vision-provider-differs">
+            {t("settings.visionOtherProvider")} ({sessionProvider})
+          </span>
+        )}
         <div className="hint">{option.about}</div>
       </div>
       <div className="key-row">
@@ -88,7 +93,7 @@ export function AllSettings({ settings, onChanged }: Props) {
       </p>
       <ul className="rules">
         {settings.options.map((o) => (
-          <OptionRow key={`${o.key}:${o.value ?? ""}:${o.source}`} option={o} busy={busy} onSet={(v) => run(setSetting(o.key, v))} onUnset={() => run(unsetSetting(o.key))} />
+          <OptionRow key={`${o.key}:${o.value ?? ""}:${o.source}`} option={o} sessionProvider={settings.provider} busy={busy} onSet={(v) => run(setSetting(o.key, v))} onUnset={() => run(unsetSetting(o.key))} />
         ))}
       </ul>
       <div className="key-row">

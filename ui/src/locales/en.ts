@@ -232,6 +232,7 @@ export const en = {
   "vault.rolesPlaceholder": "roles, e.g. code (empty: every role)",
   "settings.allHint": "The same settings as cairn config: a flag wins over the environment, which wins over this file, which wins over the default. Per-tool keys: tools.NAME.enabled, tools.NAME.timeout_ms, tools.NAME.max_output_chars.",
   "settings.fromEnv": "environment",
+  "settings.visionOtherProvider": "images are described on another provider than the session's",
   "settings.fromFile": "settings file",
   "settings.fromKeyring": "OS keyring",
   "settings.fromDefault": "default",

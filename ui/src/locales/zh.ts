@@ -232,6 +232,7 @@ export const zh: Record<MessageKey, string> = {
   "vault.rolesPlaceholder": "角色，例如 code（不填：所有角色）",
   "settings.allHint": "与 cairn config 相同的设置：命令行参数优先于环境变量，环境变量优先于此文件，此文件优先于默认值。单个工具的键：tools.NAME.enabled、tools.NAME.timeout_ms、tools.NAME.max_output_chars。",
   "settings.fromEnv": "环境变量",
+  "settings.visionOtherProvider": "图片由与会话不同的服务商描述",
   "settings.fromFile": "设置文件",
   "settings.fromKeyring": "系统钥匙串",
   "settings.fromDefault": "默认值",
