@@ -102,7 +102,7 @@ fn set_keeps_the_users_comments_checks_values_and_unset_removes() {
 }
 
 #[test]
-fn sandbox_keys_live_in_sandbox_toml_and_are_checked_by_its_rules() {
+fn sandbox_keys_live_in_sandbox_toml_beside_the_users_keys() {
     let d = tempfile::tempdir().unwrap();
     let sandbox = d.path().join("sandbox.toml");
     std::fs::write(&sandbox, "extraWritable = [\"/data\"]\n").unwrap();
