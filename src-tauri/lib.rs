@@ -99,6 +99,11 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::session::revoke_rule,
             commands::settings::get_settings,
             commands::settings::save_settings,
+            commands::settings::set_setting,
+            commands::settings::unset_setting,
+            commands::vault::vault_list,
+            commands::vault::vault_set,
+            commands::vault::vault_remove,
             commands::settings::set_api_key,
             commands::settings::remove_api_key,
             commands::settings::trust_mcp_server,
@@ -295,24 +300,11 @@ pub fn prefer_software_rendering() -> bool {
     changed
 }
 
-/// The prompt language follows the UI language saved in the settings: sets `CAIRN_LANG`
-/// (read by the runtime when it builds a session's system prompt and names sessions) unless
-/// the user set it. Call before any thread starts; a change made in the settings applies to
-/// prompts from the next start.
-pub fn apply_prompt_language() {
-    if std::env::var_os("CAIRN_LANG").is_some() {
-        return;
-    }
-    let state_dir = cairn_runtime::default_state_dir();
-    let language = settings::SettingsFile::in_state_dir(&state_dir)
-        .load()
-        .language;
-    let tag = match language {
-        types::Language::En => "en",
-        types::Language::Zh => "zh",
-    };
-    std::env::set_var("CAIRN_LANG", tag);
-}
+/// The prompt language follows the UI language saved in the settings: the runtime reads the
+/// `language` key of the user's `config.toml` (which the Settings write) whenever it builds a
+/// session's prompt, after `CAIRN_LANG`; so there is nothing to set at start any more, and a
+/// change made in the Settings applies to the next session. Kept for the start-up sequence.
+pub fn apply_prompt_language() {}
 
 /// Starts the desktop app and blocks until its last window closes.
 pub fn run() {

@@ -48,7 +48,8 @@ impl AppConfig {
     /// The configuration the environment gives: `CAIRN_STATE_DIR` (else the data dir
     /// shared with the CLI), `CAIRN_TEST_APPROVER=ui|allow|deny`, `CAIRN_BENCH=1`.
     pub fn from_env() -> AppConfig {
-        let env: Arc<EnvFn> = Arc::new(|k: &str| cairn_runtime::secret_env::var(k));
+        // The environment, else the user's settings file (one precedence for every key).
+        let env: Arc<EnvFn> = Arc::new(|k: &str| cairn_runtime::user_config::var(k));
         let host = match env("CAIRN_TEST_APPROVER").as_deref().map(str::trim) {
             Some("ui") => ApprovalHost::Ui,
             Some("allow") => ApprovalHost::Allow,
@@ -131,7 +132,9 @@ impl AppState {
             .keys
             .take()
             .unwrap_or_else(|| crate::keys::key_store_from_env(config.env.as_ref()));
-        let settings_file = SettingsFile::in_state_dir(&config.state_dir);
+        // The user's config folder (`CAIRN_CONFIG_FILE` moves it), never the state dir: the
+        // state dir's old `desktop.json` is migrated once.
+        let settings_file = SettingsFile::for_env(config.env.as_ref(), &config.state_dir);
         let settings = settings_file.load();
         let notifier = config
             .notifier
@@ -159,6 +162,19 @@ impl AppState {
     /// A copy of the settings.
     pub fn settings(&self) -> Settings {
         lock(&self.settings).clone()
+    }
+
+    /// The user's `config.toml` (the file `cairn config` edits).
+    pub fn config_file(&self) -> PathBuf {
+        self.settings_file.config_path().to_path_buf()
+    }
+
+    /// Reads the settings again (`cairn config set` may have changed the file) and returns
+    /// them.
+    pub fn reload_settings(&self) -> Settings {
+        let fresh = self.settings_file.load();
+        *lock(&self.settings) = fresh.clone();
+        fresh
     }
 
     /// Changes and saves the settings.

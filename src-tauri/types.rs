@@ -21,6 +21,7 @@ pub use cairn_runtime::timeline::types::{
     RestoreView, RewindArchiveView, RewoundTurnView, TimelineView,
 };
 pub use cairn_runtime::usage::{FailureRow, UsageReport, UsageRow};
+pub use cairn_runtime::vault::{Stored, VaultEntry, VaultView};
 pub use cairn_runtime::worktrees::faces::{
     ApplyConflictView, ApplyView, CommitView, HandoffView, RemovalView,
 };

@@ -13,6 +13,7 @@ pub mod settings;
 pub mod terminal;
 pub mod timeline;
 pub mod turn;
+pub mod vault;
 pub mod workspace;
 pub mod worktrees;
 

@@ -34,6 +34,8 @@ pub(crate) async fn settings_view(
     Ok(SettingsView {
         turn_limit: state.host.turn_slots(&state.config.state_dir).limit(),
         sandboxed_unasked: SandboxSettings::load().is_ok_and(|s| s.sandboxed_unasked()),
+        options: options(state, with_keys),
+        config_file: state.config_file().display().to_string(),
         provider: choice.provider.clone(),
         model: choice.model,
         base_url: settings.base_url_for(&choice.provider),
@@ -48,6 +50,59 @@ pub(crate) async fn settings_view(
                 .unwrap_or_default(),
         },
     })
+}
+
+/// Every user setting with its value and source (keys from the keyring only `with_keys`).
+fn options(state: &AppState, with_keys: bool) -> Vec<cairn_runtime::settings_view::SettingOption> {
+    use cairn_runtime::user_config::{options_view, UserConfig};
+    let cfg = UserConfig::load_paths(
+        Some(state.config_file()),
+        cairn_runtime::sandbox_settings::settings_path(),
+    )
+    .unwrap_or_else(|e| {
+        tracing::warn!("settings not read: {e}");
+        UserConfig::default()
+    });
+    let keys = with_keys.then_some(state.keys.as_ref());
+    tokio::task::block_in_place(|| options_view(&cfg, state.config.env.as_ref(), keys))
+}
+
+/// Sets one setting, as `cairn config set` does: a key of `config.toml` (or `sandbox.toml`),
+/// or a secret in the OS keyring.
+#[tauri::command]
+pub async fn set_setting<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    key: String,
+    value: String,
+) -> IpcResult<SettingsView> {
+    let config = state.config_file();
+    let keys = Arc::clone(&state.keys);
+    tokio::task::spawn_blocking(move || {
+        cairn_runtime::user_config::set_at(Some(config), &key, &value, keys.as_ref())
+    })
+    .await?
+    .map_err(|e| IpcError::invalid(e.to_string()))?;
+    state.reload_settings();
+    get_settings(window, state).await
+}
+
+/// Removes one setting (back to its default), as `cairn config unset` does.
+#[tauri::command]
+pub async fn unset_setting<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    key: String,
+) -> IpcResult<SettingsView> {
+    let config = state.config_file();
+    let keys = Arc::clone(&state.keys);
+    tokio::task::spawn_blocking(move || {
+        cairn_runtime::user_config::unset_at(Some(config), &key, keys.as_ref())
+    })
+    .await?
+    .map_err(|e| IpcError::invalid(e.to_string()))?;
+    state.reload_settings();
+    get_settings(window, state).await
 }
 
 /// Rebuilds the LLM client of every open session (after a key changed), keeping each
@@ -72,6 +127,8 @@ pub async fn get_settings<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
 ) -> IpcResult<SettingsView> {
+    // `cairn config set` may have changed the file since.
+    tokio::task::block_in_place(|| state.reload_settings());
     let slot = state.slot(window.label());
     settings_view(
         &state,

@@ -143,8 +143,11 @@ async fn titles_close_window_quit_and_reopening_the_last_conversation() {
         wait_window("^Cairn$").await;
     })
     .await;
+    // The app's memory lives in the config folder (XDG_CONFIG_HOME of `app_env`), not the
+    // state dir.
+    let memory = state.path().join("config/cairn/desktop.json");
     let settings: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(state.path().join("desktop.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(memory).unwrap()).unwrap();
     assert_eq!(
         settings["mainWorkspace"],
         serde_json::Value::Null,

@@ -48,6 +48,7 @@ fn export_app_types(cfg: &Config) {
     export::<WorktreeDiskView>(cfg);
     export::<UpdateView>(cfg);
     export::<HandoffView>(cfg);
+    export::<VaultView>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

@@ -39,10 +39,18 @@ struct Harness {
 fn harness(env: &[(&str, &str)], host: ApprovalHost) -> Harness {
     let state_dir = tempfile::tempdir().unwrap();
     let workspace = cairn_testkit::temp_workspace().unwrap();
-    let vars: HashMap<String, String> = env
+    let mut vars: HashMap<String, String> = env
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    // The app's settings live in the config folder: the test's own, beside the state dir.
+    vars.entry("CAIRN_CONFIG_FILE".into()).or_insert_with(|| {
+        state_dir
+            .path()
+            .join("config/config.toml")
+            .display()
+            .to_string()
+    });
     let dialogs =
         Arc::new(FakeDialogs::answering(None).with_folder(Some(workspace.path().to_path_buf())));
     let config = AppConfig {
@@ -528,6 +536,112 @@ async fn without_a_key_the_session_is_blocked_with_a_clear_message_until_one_is_
     });
 }
 
+/// The Settings' "All settings" list is `cairn config`'s: each key with its source, set and
+/// unset in the same config.toml (secrets in the keyring), bad keys and values refused.
+#[test]
+fn every_setting_is_listed_with_its_source_and_edited_in_the_config_file() {
+    let h = harness(&[("CAIRN_VISION_PROVIDER", "anthropic")], ApprovalHost::Ui);
+    let option = |s: &Value, key: &str| {
+        s["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["key"] == key)
+            .cloned()
+            .unwrap_or_else(|| panic!("{key} listed"))
+    };
+    let s = ok(&h.window, "get_settings", json!({}));
+    assert_eq!(option(&s, "vision.model")["source"], "default");
+    let env = option(&s, "vision.provider");
+    assert_eq!(
+        (env["source"].clone(), env["env"].clone()),
+        (json!("env"), json!("CAIRN_VISION_PROVIDER"))
+    );
+    let s = ok(
+        &h.window,
+        "set_setting",
+        json!({"key": "vision.model", "value": "gpt-4o"}),
+    );
+    let vision = option(&s, "vision.model");
+    assert_eq!(
+        (vision["value"].clone(), vision["source"].clone()),
+        (json!("gpt-4o"), json!("file"))
+    );
+    let config = h.state_dir.path().join("config/config.toml");
+    assert!(std::fs::read_to_string(&config)
+        .unwrap()
+        .contains("model = \"gpt-4o\""));
+    // A secret goes to the keyring, never the file, and comes back masked.
+    let s = ok(
+        &h.window,
+        "set_setting",
+        json!({"key": "web_search.brave_key", "value": "brave-0123456789abcdef"}),
+    );
+    let key = option(&s, "web_search.brave_key");
+    assert_eq!(key["source"], "keyring");
+    assert!(!key.to_string().contains("brave-0123"), "{key}");
+    assert!(!std::fs::read_to_string(&config)
+        .unwrap()
+        .contains("brave-0123"));
+    assert!(invoke(
+        &h.window,
+        "set_setting",
+        json!({"key": "no.such", "value": "1"})
+    )
+    .is_err());
+    assert!(invoke(
+        &h.window,
+        "set_setting",
+        json!({"key": "retries", "value": "x"})
+    )
+    .is_err());
+    let s = ok(&h.window, "unset_setting", json!({"key": "vision.model"}));
+    assert_eq!(option(&s, "vision.model")["source"], "default");
+    assert_eq!(s["configFile"], config.display().to_string());
+}
+
+/// The vault page: entries per role, values never sent back, the old state-dir vault
+/// migrated (said) on first sight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vault_page_lists_sets_and_removes_entries_and_migrates_the_old_file() {
+    tokio::task::block_in_place(|| {
+        let h = harness(&[], ApprovalHost::Ui);
+        std::fs::write(
+            h.state_dir.path().join("vault.toml"),
+            "OLD_TOKEN = \"old-value-123\"\n",
+        )
+        .unwrap();
+        let v = ok(&h.window, "vault_list", json!({}));
+        assert!(v["notice"].as_str().unwrap().contains("moved"), "{v}");
+        assert_eq!(v["entries"][0]["name"], "OLD_TOKEN");
+        assert_eq!(v["entries"][0]["roles"], json!(["*"]));
+        let v = ok(
+            &h.window,
+            "vault_set",
+            json!({"name": "DEPLOY", "value": "deploy-secret-9", "roles": ["code", " "]}),
+        );
+        assert!(!v.to_string().contains("deploy-secret"), "{v}");
+        let deploy = v["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "DEPLOY")
+            .unwrap()
+            .clone();
+        assert_eq!(deploy["roles"], json!(["code"]));
+        assert_eq!(deploy["store"], "keyring");
+        assert!(invoke(
+            &h.window,
+            "vault_set",
+            json!({"name": "PATH", "value": "x", "roles": []})
+        )
+        .is_err());
+        let v = ok(&h.window, "vault_remove", json!({"name": "DEPLOY"}));
+        assert_eq!(v["entries"].as_array().unwrap().len(), 1);
+        assert!(invoke(&h.window, "vault_remove", json!({"name": "DEPLOY"})).is_err());
+    });
+}
+
 #[test]
 fn settings_are_validated_saved_and_restored() {
     let h = harness(&[], ApprovalHost::Ui);
@@ -556,10 +670,15 @@ fn settings_are_validated_saved_and_restored() {
     assert_eq!(ollama["kind"], "local");
     assert_eq!(ollama["key"]["state"], "not_needed");
     assert!(s["models"].as_array().unwrap().len() > 5);
-    let file = std::fs::read_to_string(h.state_dir.path().join("desktop.json")).unwrap();
-    assert!(file.contains("llama3.1:8b"));
-    // A fresh app on the same state dir reads them back.
-    let again = cairn_app::settings::SettingsFile::in_state_dir(h.state_dir.path()).load();
+    // The preferences are keys of the config folder's config.toml (what `cairn config`
+    // edits), not of the state dir.
+    let config = h.state_dir.path().join("config/config.toml");
+    let file = std::fs::read_to_string(&config).unwrap();
+    assert!(file.contains("model = \"llama3.1:8b\""), "{file}");
+    assert!(!h.state_dir.path().join("desktop.json").exists());
+    // A fresh app on another state dir reads them back: --state-dir does not change them.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let again = cairn_app::settings::SettingsFile::for_user(config, Some(elsewhere.path())).load();
     assert_eq!(again.provider, "ollama");
 }
 

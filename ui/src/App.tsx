@@ -25,7 +25,8 @@ type Command = { name: "new" | "focus" | "stop"; at: number } | null;
 /** The UI language last used, remembered by the page so the first paint is in it. */
 function rememberedLanguage(): Language {
   try {
-    return localStorage.getItem("cairn.language") === "zh" ? "zh" : "en";
+    const saved = localStorage.getItem("cairn.language");
+    return saved === "zh" || saved === "zh-TW" || saved === "ja" || saved === "ko" || saved === "es" ? saved : "en";
   } catch {
     return "en";
   }

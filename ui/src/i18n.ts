@@ -1,4 +1,4 @@
-// UI strings in English and Simplified Chinese (`locales/`). `en` is the reference: `zh` must
+// UI strings in English and Simplified Chinese (`locales/`; the other prompt languages show English). `en` is the reference: `zh` must
 // have every key (the type checks it), so a missing translation fails `npm run typecheck`.
 import { createContext, useContext } from "react";
 import type { Language } from "./bindings/app/Language";
@@ -7,7 +7,9 @@ import { zh } from "./locales/zh";
 
 export type { MessageKey } from "./locales/en";
 
-const dictionaries: Record<Language, Record<MessageKey, string>> = { en, zh };
+// The prompts also speak Traditional Chinese, Japanese, Korean and Spanish; the interface
+// shows English text for those.
+const dictionaries: Record<Language, Record<MessageKey, string>> = { en, zh, "zh-TW": en, ja: en, ko: en, es: en };
 
 /** Translates keys for one language. */
 export type Translate = (key: MessageKey) => string;

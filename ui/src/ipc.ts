@@ -3,6 +3,7 @@
 // declare one by hand.
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { EndpointCheck } from "./bindings/app/EndpointCheck";
+import type { VaultView } from "./bindings/app/VaultView";
 import type { ApprovalDecision } from "./bindings/ApprovalDecision";
 import type { DirectoryGrant } from "./bindings/DirectoryGrant";
 import type { ElicitationAnswer } from "./bindings/ElicitationAnswer";
@@ -195,6 +196,16 @@ export const revokeRule = (text: string, project: string | null = null) =>
 export const getSettings = () => invoke<SettingsView>("get_settings");
 /** Saves the settings. */
 export const saveSettings = (update: SettingsUpdate) => invoke<SettingsView>("save_settings", { update });
+/** Sets one setting, as `cairn config set` does (a secret goes to the OS keyring). */
+export const setSetting = (key: string, value: string) => invoke<SettingsView>("set_setting", { key, value });
+/** Removes one setting (back to its default), as `cairn config unset` does. */
+export const unsetSetting = (key: string) => invoke<SettingsView>("unset_setting", { key });
+/** The vault's entries (never their values). */
+export const vaultList = () => invoke<VaultView>("vault_list");
+/** Sets a vault entry for some roles (none = every role). */
+export const vaultSet = (name: string, value: string, roles: string[]) => invoke<VaultView>("vault_set", { name, value, roles });
+/** Removes a vault entry. */
+export const vaultRemove = (name: string) => invoke<VaultView>("vault_remove", { name });
 /** Stores an API key in the OS keyring. */
 export const setApiKey = (provider: string, key: string) => invoke<SettingsView>("set_api_key", { provider, key });
 /** Removes an API key from the OS keyring. */

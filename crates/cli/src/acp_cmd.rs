@@ -33,14 +33,17 @@ pub struct AcpArgs {
     pub allow_command: Vec<String>,
     #[command(flatten)]
     pub sandbox: crate::sandbox_flags::SandboxFlags,
-    /// Iteration cap of a turn.
-    #[arg(long, value_name = "N", default_value_t = cairn_engine::DEFAULT_MAX_ITERATIONS)]
-    pub max_iterations: u32,
+    #[command(flatten)]
+    pub settings: crate::setting_flags::SettingFlags,
+    /// Iteration cap of a turn [default: $CAIRN_MAX_ITERATIONS, else the `max_iterations`
+    /// setting, else 800].
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
 }
 
 /// Serves ACP on stdio until stdin ends or SIGTERM.
 pub async fn run(args: AcpArgs) -> ExitCode {
-    if args.max_iterations == 0 {
+    if args.max_iterations == Some(0) {
         errln!("error: --max-iterations must be at least 1");
         return ExitCode::from(crate::EXIT_USAGE);
     }
@@ -51,11 +54,15 @@ pub async fn run(args: AcpArgs) -> ExitCode {
         base_url: args.base_url,
         mode: args.mode,
         allowed_commands: args.allow_command,
-        max_iterations: Some(args.max_iterations),
+        max_iterations: args.max_iterations,
         ..Default::default()
     };
     let mut options = options;
     args.sandbox.apply(&mut options);
+    if let Err(e) = args.settings.apply(&mut options) {
+        errln!("error: {e}");
+        return ExitCode::from(crate::EXIT_USAGE);
+    }
     let agent = cairn_acp::AcpAgent::new(cairn_acp::AcpConfig { options, llm: None });
     let (mut sigint, mut sigterm) = match (
         signal(SignalKind::interrupt()),

@@ -8,6 +8,7 @@ mod approve;
 mod auth;
 mod checkpoints;
 mod commands_list;
+mod config_cmd;
 mod elicit_prompt;
 mod hooks;
 mod mcp;
@@ -19,8 +20,10 @@ mod run;
 mod sandbox_cmd;
 mod sandbox_flags;
 mod serve_cmd;
+mod setting_flags;
 mod skills;
 mod slash;
+mod vault_cmd;
 mod worktrees;
 
 use std::path::PathBuf;
@@ -86,6 +89,18 @@ enum Command {
     Sandbox {
         #[command(subcommand)]
         command: sandbox_cmd::SandboxCommand,
+    },
+    /// Your settings (one file in the config folder; secrets in the OS keyring): `list`,
+    /// `get KEY`, `set KEY VALUE`, `unset KEY`, `path`; each value with where it came from.
+    Config {
+        #[command(subcommand)]
+        command: config_cmd::ConfigCommand,
+    },
+    /// The vault: variables for the agent's commands, per role (`list`, `set NAME --role R`,
+    /// `remove NAME`); values in the OS keyring, never printed.
+    Vault {
+        #[command(subcommand)]
+        command: vault_cmd::VaultCommand,
     },
     /// Agent Skills (SKILL.md folders): `list`.
     Skills {
@@ -178,6 +193,8 @@ fn main() -> ExitCode {
         Command::Worktrees(args) => worktrees::run(args),
         Command::Hooks { command } => hooks::run(command),
         Command::Skills { command } => skills::run(command),
+        Command::Config { command } => config_cmd::run(command),
+        Command::Vault { command } => vault_cmd::run(command),
         Command::Sandbox { command } => sandbox_cmd::run(command),
         Command::Commands { command } => commands_list::run(command),
     };

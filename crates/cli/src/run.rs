@@ -134,9 +134,12 @@ pub struct RunArgs {
     pub allow_command: Vec<String>,
     #[command(flatten)]
     pub sandbox: crate::sandbox_flags::SandboxFlags,
-    /// Iteration cap for the turn.
-    #[arg(long, value_name = "N", default_value_t = cairn_engine::DEFAULT_MAX_ITERATIONS)]
-    pub max_iterations: u32,
+    #[command(flatten)]
+    pub settings: crate::setting_flags::SettingFlags,
+    /// Iteration cap for the turn [default: $CAIRN_MAX_ITERATIONS, else the `max_iterations`
+    /// setting, else 800].
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
     /// Override the detected context window (compaction thresholds follow it).
     #[arg(long, value_name = "TOKENS")]
     pub context_window: Option<u64>,
@@ -260,7 +263,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         ApprovePolicy::Allow => Arc::new(FixedApprover(ApprovalDecision::Once)),
         ApprovePolicy::Deny => Arc::new(FixedApprover(ApprovalDecision::Deny)),
     };
-    if args.max_iterations == 0 {
+    if args.max_iterations == Some(0) {
         errln!("error: --max-iterations must be at least 1");
         return ExitCode::from(EXIT_USAGE);
     }
@@ -277,7 +280,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         base_url: args.base_url.clone(),
         mode: args.mode,
         allowed_commands: args.allow_command.clone(),
-        max_iterations: Some(args.max_iterations),
+        max_iterations: args.max_iterations,
         context_window: args.context_window,
         spend_limit: match (args.budget_usd, args.budget_tokens) {
             (Some(d), _) => Some(cairn_engine::spend::SpendLimit::Usd(d)),
@@ -293,6 +296,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
     };
     let mut opts = opts;
     args.sandbox.apply(&mut opts);
+    if let Err(e) = args.settings.apply(&mut opts) {
+        errln!("error: {e}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     if let Some(id) = &args.session {
         // A worktree session continues in its worktree, also when -w names its folder.
         match crate::worktrees::continued_workspace(&args, id) {

@@ -68,6 +68,10 @@ pub struct ServeArgs {
 
 /// Runs the server until SIGTERM / SIGINT.
 pub async fn run(args: ServeArgs) -> ExitCode {
+    if args.tenants.is_some() {
+        // Tenants read no user config: not the operator's settings file either.
+        cairn_runtime::user_config::ignore_user_files();
+    }
     let cfg = cairn_serve::ServeConfig {
         listen: args.listen,
         token_file: args.token_file,

@@ -69,7 +69,7 @@ pub use permission::{
 };
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use repair::repair_history;
-pub use retry::RetryPolicy;
+pub use retry::{RetryPolicy, TRANSIENT_400_SHAPES};
 pub use rewind::{RewindError, Rewound, TurnMark};
 pub use session::{EventStream, Session, SessionBuilder};
 pub use subagent::ExploreTool;

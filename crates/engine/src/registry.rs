@@ -81,6 +81,17 @@ impl ToolRegistry {
         }
     }
 
+    /// Changes a tool's metadata (its timeout, its output cap); returns whether it exists.
+    pub fn configure(&mut self, name: &str, f: impl FnOnce(&mut ToolMeta)) -> bool {
+        match self.tools.get_mut(name) {
+            Some(t) => {
+                f(&mut t.meta);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Looks up an enabled tool.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
         self.tools.get(name).filter(|t| t.enabled)

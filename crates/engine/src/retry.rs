@@ -15,6 +15,56 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
 }
 
+/// The shapes of a 400 that are transient faults in a gateway's words, each with the phrases
+/// that make it (lower case), as [`RetryPolicy::transient_bad_request`] matches them.
+pub const TRANSIENT_400_SHAPES: &[(&str, &[&str])] = &[
+    (
+        "overloaded",
+        &["overloaded", "over capacity", "at capacity", "no capacity"],
+    ),
+    (
+        "unavailable",
+        &[
+            "temporarily unavailable",
+            "service unavailable",
+            "currently unavailable",
+        ],
+    ),
+    (
+        "try_again",
+        &[
+            "try again",
+            "please retry",
+            "retry later",
+            "retry your request",
+        ],
+    ),
+    (
+        "upstream",
+        &[
+            "upstream",
+            "bad gateway",
+            "gateway timeout",
+            "timed out",
+            "connection reset",
+            "connection closed",
+        ],
+    ),
+    (
+        "internal",
+        &[
+            "internal error",
+            "internal server error",
+            "unexpected error",
+            "something went wrong",
+        ],
+    ),
+    (
+        "rate_limit",
+        &["rate limit", "too many requests", "throttl"],
+    ),
+];
+
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
@@ -56,6 +106,27 @@ impl RetryPolicy {
             ),
             OutcomeStatus::Completed | OutcomeStatus::Aborted | OutcomeStatus::Auth => false,
         }
+    }
+
+    /// The known transient shape of a 400 (or another 4xx the classifier called a bad
+    /// request), if it has one: a gateway saying in its own words that it is overloaded,
+    /// unavailable, timed out upstream, hit an internal error or a rate limit, or asking to
+    /// try again. Seed 000: the classification stays honest (`failed`, a bad request) while
+    /// the policy retries it, once.
+    pub fn transient_bad_request(outcome: &LlmOutcome) -> Option<&'static str> {
+        if outcome.status != OutcomeStatus::Failed
+            || outcome.kind != Some(FailureKind::BadRequest)
+            || outcome
+                .http_status
+                .is_some_and(|s| !(400..500).contains(&s))
+        {
+            return None;
+        }
+        let message = outcome.message.as_deref()?.to_ascii_lowercase();
+        TRANSIENT_400_SHAPES
+            .iter()
+            .find(|(_, words)| words.iter().any(|w| message.contains(w)))
+            .map(|(shape, _)| *shape)
     }
 
     /// Wait before retry number `attempt` (1-based); honours `Retry-After` when present.

@@ -36,6 +36,8 @@ pub struct ProviderSpec {
     pub api_mode: Option<ApiMode>,
     /// Thinking level for requests that name none.
     pub thinking_level: Option<ThinkingLevel>,
+    /// Cap on the tokens of one answer (`CAIRN_MAX_OUTPUT_TOKENS`); `None` = the model's.
+    pub max_output_tokens: Option<u64>,
     /// Time to connect and receive headers.
     pub request_timeout: Option<Duration>,
     /// Longest silence inside a stream.
@@ -67,6 +69,7 @@ impl std::fmt::Debug for ProviderSpec {
             .field("client_type", &self.client_type)
             .field("api_mode", &self.api_mode)
             .field("thinking_level", &self.thinking_level)
+            .field("max_output_tokens", &self.max_output_tokens)
             .field("proxy", &self.proxy.as_ref().map(|_| "[set]"))
             .field("log_dir", &self.log_dir)
             .finish_non_exhaustive()
@@ -135,6 +138,15 @@ impl ProviderSpec {
                         .ok_or_else(|| bad(var, "none, low, medium, high or xhigh", &v))?,
                 );
             }
+        }
+        if let Some(v) = get("CAIRN_MAX_OUTPUT_TOKENS") {
+            self.max_output_tokens = Some(
+                v.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| bad("CAIRN_MAX_OUTPUT_TOKENS", "a number of tokens", &v))?,
+            );
         }
         if let Some(v) = get("SOCKS5_PROXY") {
             socks_proxy_url(&v)?;
@@ -217,6 +229,7 @@ pub fn build_client(spec: &ProviderSpec) -> Result<Arc<dyn LlmClient>, ProviderE
         cfg.extra_headers = spec.extra_headers.clone();
         cfg.proxy = spec.proxy.clone();
         cfg.thinking_level = spec.thinking_level;
+        cfg.max_output_tokens = spec.max_output_tokens;
         cfg.catalog = catalog.clone();
         if let Some(t) = spec.request_timeout {
             cfg.request_timeout = t;
@@ -233,6 +246,7 @@ pub fn build_client(spec: &ProviderSpec) -> Result<Arc<dyn LlmClient>, ProviderE
         cfg.extra_headers = spec.extra_headers.clone();
         cfg.proxy = spec.proxy.clone();
         cfg.thinking_level = spec.thinking_level;
+        cfg.max_output_tokens = spec.max_output_tokens;
         cfg.catalog = catalog.clone();
         if let Some(t) = spec.request_timeout {
             cfg.request_timeout = t;

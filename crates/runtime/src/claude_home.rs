@@ -15,10 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// Cairn's user config file (`CAIRN_CONFIG_FILE` moves it).
 pub fn config_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CAIRN_CONFIG_FILE").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    crate::reserved::config_dir().map(|d| d.join("config.toml"))
+    crate::user_config::config_path()
 }
 
 /// Whether the config file opts in to `~/.claude/`, or why it cannot be read (a missing

@@ -45,12 +45,7 @@ pub fn key_store_from_env(env: &EnvFn) -> Arc<dyn KeyStore> {
 
 /// `••••` plus the last four characters (keys shorter than 12 show nothing of themselves).
 pub fn mask(key: &str) -> String {
-    let n = key.chars().count();
-    if n < 12 {
-        return "••••••••".to_string();
-    }
-    let tail: String = key.chars().skip(n - 4).collect();
-    format!("••••••••{tail}")
+    crate::user_config::mask(key)
 }
 
 /// The key state of `provider` (environment first, as the CLI resolves it).

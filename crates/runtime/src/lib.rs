@@ -58,6 +58,10 @@ pub mod tooling;
 pub mod trust;
 pub mod turn_slots;
 pub mod usage;
+/// The user's settings: one file, one precedence (flag > environment > file > default).
+pub mod user_config;
+/// The vault: per-role variables for commands, values in the keyring (or a sealed file).
+pub mod vault;
 pub mod workspace;
 pub mod worktrees;
 

@@ -267,12 +267,46 @@ pub fn build_llm(
     provider: &str,
     base_url: Option<String>,
 ) -> Result<std::sync::Arc<dyn cairn_engine::LlmClient>, crate::error::RuntimeError> {
+    build_llm_with(provider, base_url, None, None)
+}
+
+/// [`build_llm`] with a reasoning level and an answer cap chosen by the face (`--reasoning`,
+/// `--max-output-tokens`), which win over `CAIRN_THINKING_LEVEL` / `CAIRN_MAX_OUTPUT_TOKENS`
+/// and the `reasoning` / `max_output_tokens` settings.
+pub fn build_llm_with(
+    provider: &str,
+    base_url: Option<String>,
+    reasoning: Option<&str>,
+    max_output_tokens: Option<u64>,
+) -> Result<std::sync::Arc<dyn cairn_engine::LlmClient>, crate::error::RuntimeError> {
+    if let Some(r) = reasoning.filter(|r| ThinkingLevel::parse(r).is_none()) {
+        return Err(crate::error::RuntimeError::Config(format!(
+            "unknown reasoning level `{r}`: none, low, medium, high or xhigh"
+        )));
+    }
+    // Flag, then the provider's variable (read by the spec), then the user's file.
+    let env_set = cairn_providers::preset(provider)
+        .and_then(|p| p.base_url_env)
+        .and_then(cairn_engine::secret_env::var)
+        .is_some_and(|v| !v.trim().is_empty());
+    let base_url = base_url.or_else(|| {
+        (!env_set)
+            .then(|| crate::user_config::current().file_value(&format!("base_urls.{provider}")))
+            .flatten()
+    });
     let choice = ProviderChoice {
         provider: provider.to_string(),
         base_url: base_url.unwrap_or_default(),
+        reasoning: reasoning.unwrap_or_default().to_string(),
         ..Default::default()
     };
-    let env = |n: &str| cairn_engine::secret_env::var(n);
+    // The flag is the first layer of the lookup the spec reads its settings through.
+    let env = move |n: &str| match n {
+        "CAIRN_MAX_OUTPUT_TOKENS" if max_output_tokens.is_some() => {
+            max_output_tokens.map(|t| t.to_string())
+        }
+        _ => crate::user_config::var(n),
+    };
     client_for(
         &choice,
         &cairn_providers::secrets::OsKeyStore::new(),

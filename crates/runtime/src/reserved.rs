@@ -48,7 +48,24 @@ pub fn private_dirs(state_dir: &Path) -> Vec<PathBuf> {
             out.push(absolute(Path::new(&p)));
         }
     }
+    out.extend(vault_files().iter().map(|p| absolute(p)));
     out
+}
+
+/// The user's files beside a moved `config.toml` (`CAIRN_CONFIG_FILE`): the app's memory and
+/// the vault's index, sealed values and key. Private like the config folder.
+pub fn vault_files() -> Vec<PathBuf> {
+    let Some(folder) = std::env::var_os("CAIRN_CONFIG_FILE")
+        .filter(|p| !p.is_empty())
+        .and_then(|p| Path::new(&p).parent().map(Path::to_path_buf))
+        .filter(|f| !f.as_os_str().is_empty())
+    else {
+        return Vec::new();
+    };
+    ["vault.toml", "vault.enc", "vault.key", "desktop.json"]
+        .iter()
+        .map(|n| folder.join(n))
+        .collect()
 }
 
 /// Refuses `workspace` (canonical) when it is or contains the home folder, Cairn's config

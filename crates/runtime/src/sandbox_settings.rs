@@ -52,10 +52,7 @@ pub struct SandboxSettings {
 
 /// Where the user's sandbox settings live.
 pub fn settings_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CAIRN_SANDBOX_FILE").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    dirs::config_dir().map(|d| d.join("cairn").join("sandbox.toml"))
+    crate::user_config::sandbox_path()
 }
 
 /// The shell policy of a session no flag decided: `CAIRN_SHELL_POLICY`, else the sandbox

@@ -30,7 +30,13 @@ pub struct SettingsView {
     /// Whether commands that run inside the sandbox run without asking (`shellPolicy =
     /// "sandbox"` in the sandbox settings, as `--shell-policy sandbox`).
     pub sandboxed_unasked: bool,
+    /// Every user setting (`cairn config list`): the Settings' "All settings" list.
+    pub options: Vec<SettingOption>,
+    /// Where the settings file is (`config.toml` in the config folder).
+    pub config_file: String,
 }
+
+pub use crate::user_config::SettingOption;
 
 /// What an endpoint check found: the models it serves, or why it could not be reached.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]

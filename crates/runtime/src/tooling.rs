@@ -36,9 +36,10 @@ fn get(env: Lookup<'_>, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// The process environment (secrets from their sealed copy) as a [`Lookup`].
+/// The process environment (secrets from their sealed copy), else the user's settings file
+/// ([`crate::user_config::var`]), as a [`Lookup`].
 pub fn process_env(name: &str) -> Option<String> {
-    cairn_engine::secret_env::var(name)
+    crate::user_config::var(name)
 }
 
 /// A key from `var`, else the OS keyring entry `entry` (absent keyring: none).
@@ -140,13 +141,22 @@ pub fn hold_back_images(
     before - attachments.attachments.len()
 }
 
-/// The model used when the session model cannot see images: `CAIRN_VISION_MODEL`, on the
-/// session's provider.
+/// The model used when the session model cannot see images: `CAIRN_VISION_MODEL` (the
+/// `vision.model` setting), on `CAIRN_VISION_PROVIDER` (`vision.provider`) when set, else on
+/// the session's provider. A provider that cannot be built is logged and leaves it out.
 pub fn vision_model(env: Lookup<'_>, llm: &Arc<dyn LlmClient>) -> Option<VisionConfig> {
-    get(env, "CAIRN_VISION_MODEL").map(|model| VisionConfig {
-        llm: llm.clone(),
-        model,
-    })
+    let model = get(env, "CAIRN_VISION_MODEL")?;
+    let llm = match get(env, "CAIRN_VISION_PROVIDER") {
+        Some(provider) => match crate::llm_setup::build_llm(&provider, None) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!("describe_image is off: vision provider `{provider}`: {e}");
+                return None;
+            }
+        },
+        None => llm.clone(),
+    };
+    Some(VisionConfig { llm, model })
 }
 
 /// The model that reads images for the built-in OCR server and `media`: the session model
@@ -168,7 +178,11 @@ pub fn transcription_from(env: Lookup<'_>) -> Option<TranscriptionConfig> {
     let base = get(env, "CAIRN_TRANSCRIBE_BASE_URL")
         .or_else(|| get(env, "OPENAI_BASE_URL"))
         .unwrap_or_else(|| "https://api.openai.com/v1".into());
-    let key = get(env, "CAIRN_TRANSCRIBE_API_KEY").or_else(|| get(env, "OPENAI_API_KEY"));
+    // The key: its variable, else the keyring entry `cairn config set transcribe.key` fills,
+    // else OpenAI's variable.
+    let keyring = std::env::var_os("CAIRN_NO_KEYRING").is_none();
+    let key = key(env, "CAIRN_TRANSCRIBE_API_KEY", "transcribe", keyring)
+        .or_else(|| get(env, "OPENAI_API_KEY"));
     Some(TranscriptionConfig::new(base, key, model))
 }
 
@@ -258,11 +272,12 @@ pub fn tools_with_subagents(llm: Arc<dyn LlmClient>, config: &EngineConfig) -> T
     reg.register_all(session_tools(&llm, &config.model, Some(seen_file)));
     let mut read_only = ToolRegistry::new();
     read_only.register_all(cairn_tools::read_only_tools());
-    reg.register(Arc::new(cairn_engine::ExploreTool::new(
-        llm,
-        config.clone(),
-        read_only,
-    )));
+    let mut explore = cairn_engine::ExploreTool::new(llm, config.clone(), read_only);
+    // `EXPLORE_MAX_ITERATIONS` (read by the engine), else the `explore.max_iterations` setting.
+    if let Some(n) = env_parse::<u32>("EXPLORE_MAX_ITERATIONS").filter(|n| *n > 0) {
+        explore = explore.with_max_iterations(n);
+    }
+    reg.register(Arc::new(explore));
     reg
 }
 
@@ -285,6 +300,10 @@ pub fn tools_with_agents(
     let child_tools = Arc::new(move || {
         let mut reg = ToolRegistry::new();
         reg.register_all(session_tools(&tools_llm, &tools_model, None));
+        // The user's per-tool settings bind subagents too.
+        crate::user_config::current()
+            .tool_settings(&process_env)
+            .apply(&mut reg);
         reg
     });
     let runner = SubagentRunner::new(llm, provider, config.clone(), child_tools)
@@ -316,7 +335,7 @@ pub fn subagent_limits_from_env() -> SubagentLimits {
 }
 
 fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok()?.trim().parse().ok()
+    crate::user_config::var(name)?.trim().parse().ok()
 }
 
 #[cfg(test)]

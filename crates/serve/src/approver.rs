@@ -1,8 +1,9 @@
 //! Suspended requests with a deadline (seed §18.1, §19): approvals, questions, plan reviews
 //! and directory requests wait in the session's [`Pending`] table for a client's answer by
-//! `requestId`, and are denied / declined when `--approval-timeout` passes first.
+//! `requestId`, and are denied / declined when `--approval-timeout` passes first. The
+//! deadline itself is the host's ([`cairn_runtime::host::TimedApprover`]), shared with
+//! `cairn run` and the app.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,13 +16,37 @@ use cairn_protocol::{
 use cairn_runtime::host::{Pending, PendingApprover};
 
 /// A [`PendingApprover`] whose requests time out.
-pub struct TimedApprover {
-    inner: PendingApprover,
-    timeout: Duration,
-    /// Approvals denied by the timeout whose reason was not asked yet.
-    timed_out: AtomicUsize,
-    /// A tenant's root: directory grants outside it are refused.
-    root: Option<std::path::PathBuf>,
+pub struct TimedApprover(cairn_runtime::host::TimedApprover);
+
+/// The client answers through the pending table; a denial it gives is said to be its own.
+struct ClientApprover(PendingApprover);
+
+#[async_trait]
+impl Approver for ClientApprover {
+    async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision {
+        self.0.approve(request).await
+    }
+    fn deny_reason(&self) -> String {
+        "denied by the client".into()
+    }
+    async fn ask_user(&self, question: AskUserQuestion) -> UserAnswer {
+        self.0.ask_user(question).await
+    }
+    async fn review_plan(&self, plan: PlanProposed) -> PlanReview {
+        self.0.review_plan(plan).await
+    }
+    async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
+        self.0.grant_directory(request).await
+    }
+    async fn elicit(
+        &self,
+        request: cairn_protocol::ElicitationRequested,
+    ) -> cairn_protocol::ElicitationAnswer {
+        self.0.elicit(request).await
+    }
+    fn asks_a_person(&self) -> bool {
+        self.0.asks_a_person()
+    }
 }
 
 impl TimedApprover {
@@ -32,89 +57,43 @@ impl TimedApprover {
         timeout: Duration,
         root: Option<std::path::PathBuf>,
     ) -> Self {
-        TimedApprover {
-            inner: PendingApprover::new(pending, None, None, workspace),
+        let inner = ClientApprover(PendingApprover::new(pending, None, None, workspace));
+        TimedApprover(cairn_runtime::host::TimedApprover::new(
+            Arc::new(inner),
             timeout,
-            timed_out: AtomicUsize::new(0),
             root,
-        }
-    }
-
-    fn expired(&self) -> String {
-        format!("no answer within {} s", self.timeout.as_secs())
+        ))
     }
 }
 
 #[async_trait]
 impl Approver for TimedApprover {
     async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision {
-        match tokio::time::timeout(self.timeout, self.inner.approve(request)).await {
-            Ok(d) => d,
-            Err(_) => {
-                self.timed_out.fetch_add(1, Ordering::SeqCst);
-                ApprovalDecision::Deny
-            }
-        }
+        self.0.approve(request).await
     }
 
     fn asks_a_person(&self) -> bool {
-        self.inner.asks_a_person()
+        self.0.asks_a_person()
     }
 
     fn deny_reason(&self) -> String {
-        let took = self
-            .timed_out
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-        match took {
-            Ok(_) => self.expired(),
-            Err(_) => "denied by the client".into(),
-        }
+        self.0.deny_reason()
     }
-
     async fn ask_user(&self, question: AskUserQuestion) -> UserAnswer {
-        tokio::time::timeout(self.timeout, self.inner.ask_user(question))
-            .await
-            .unwrap_or_else(|_| UserAnswer::Declined {
-                reason: self.expired(),
-            })
+        self.0.ask_user(question).await
     }
-
     async fn review_plan(&self, plan: PlanProposed) -> PlanReview {
-        tokio::time::timeout(self.timeout, self.inner.review_plan(plan))
-            .await
-            .unwrap_or_else(|_| PlanReview::Rejected {
-                feedback: self.expired(),
-            })
+        self.0.review_plan(plan).await
     }
 
     async fn elicit(
         &self,
         request: cairn_protocol::ElicitationRequested,
     ) -> cairn_protocol::ElicitationAnswer {
-        tokio::time::timeout(self.timeout, self.inner.elicit(request))
-            .await
-            .unwrap_or_else(|_| cairn_protocol::ElicitationAnswer::Decline {
-                reason: self.expired(),
-            })
+        self.0.elicit(request).await
     }
 
     async fn grant_directory(&self, request: DirectoryRequested) -> DirectoryGrant {
-        if let Some(root) = &self.root {
-            let path = std::path::Path::new(&request.path);
-            let inside = path
-                .canonicalize()
-                .map(|p| p.starts_with(root))
-                .unwrap_or(false);
-            if !inside {
-                return DirectoryGrant::Denied {
-                    reason: "outside this tenant's root".into(),
-                };
-            }
-        }
-        tokio::time::timeout(self.timeout, self.inner.grant_directory(request))
-            .await
-            .unwrap_or_else(|_| DirectoryGrant::Denied {
-                reason: self.expired(),
-            })
+        self.0.grant_directory(request).await
     }
 }

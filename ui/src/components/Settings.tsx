@@ -19,7 +19,9 @@ import {
   getSettings,
 } from "../ipc";
 import { ConnectionResult, useConnectionTest } from "./Connection";
+import { AllSettings } from "./AllSettings";
 import { Extensions } from "./Extensions";
+import { Vault } from "./Vault";
 import { WorktreeDisk } from "./WorktreeDisk";
 import { compact } from "./Meter";
 import { Overlay } from "./Overlay";
@@ -255,6 +257,10 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
           <select id="language" className="input" data-testid="language" value={language} onChange={(e) => setLanguage(e.target.value as Language)}>
             <option value="en">English</option>
             <option value="zh">简体中文</option>
+            <option value="zh-TW">繁體中文</option>
+            <option value="ja">日本語</option>
+            <option value="ko">한국어</option>
+            <option value="es">Español</option>
           </select>
           <label htmlFor="turn-limit">{t("settings.turnLimit")}</label>
           <div>
@@ -364,6 +370,16 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
             ))}
           </ul>
         )}
+      </section>
+
+      <section className="form-section" data-testid="all-settings">
+        <h3>{t("settings.all")}</h3>
+        <AllSettings settings={settings} onChanged={onChanged} />
+      </section>
+
+      <section className="form-section" data-testid="vault">
+        <h3>{t("vault.title")}</h3>
+        <Vault />
       </section>
 
       <section className="form-section">

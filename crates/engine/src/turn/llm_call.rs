@@ -34,6 +34,8 @@ impl TurnRunner<'_> {
             (c.reasoning_effort, c.retry.clone())
         };
         let mut attempt: u32 = 0;
+        // Whether a 400 of a known transient shape was retried already (once per request).
+        let mut retried_400 = false;
         // Overflow compaction rounds so far: each one cuts harder than the last.
         let mut overflow_round: u32 = 0;
         loop {
@@ -139,9 +141,12 @@ impl TurnRunner<'_> {
                     req_id,
                 };
             }
-            let retriable = RetryPolicy::is_retriable(&outcome);
+            let transient_400 =
+                !retried_400 && RetryPolicy::transient_bad_request(&outcome).is_some();
+            let retriable = RetryPolicy::is_retriable(&outcome) || transient_400;
             if retriable && attempt < policy.max_retries {
                 attempt += 1;
+                retried_400 |= transient_400;
                 let wait = policy.delay(attempt, &outcome);
                 self.emit(Event::LlmRetry(LlmRetry {
                     attempt,

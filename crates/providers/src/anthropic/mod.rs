@@ -64,6 +64,9 @@ pub struct AnthropicConfig {
     pub proxy: Option<String>,
     /// Thinking level when a request names none.
     pub thinking_level: Option<ThinkingLevel>,
+    /// Cap on the tokens of one answer; `None` = the model's (`max_tokens` of the model table
+    /// for Anthropic, nothing sent for OpenAI-family endpoints).
+    pub max_output_tokens: Option<u64>,
     /// Mark the system prompt, tools and stable history prefix for prompt caching.
     pub prompt_caching: bool,
     /// Model capabilities (output cap, thinking style).
@@ -80,6 +83,7 @@ impl Default for AnthropicConfig {
             extra_headers: Vec::new(),
             proxy: None,
             thinking_level: None,
+            max_output_tokens: None,
             prompt_caching: true,
             catalog: Arc::new(ModelCatalog::builtin().clone()),
         }
@@ -175,7 +179,10 @@ impl AnthropicClient {
 
 impl Inner {
     async fn open(&self, req: LlmRequest) -> Result<Opened, LlmOutcome> {
-        let info = self.cfg.catalog.lookup(&req.model);
+        let mut info = self.cfg.catalog.lookup(&req.model);
+        if let Some(n) = self.cfg.max_output_tokens {
+            info.max_output = Some(n);
+        }
         let level = request_level(req.reasoning_effort, self.cfg.thinking_level);
         let built = request::request_body(&req, &info, level, self.cfg.prompt_caching, &self.cache);
         let headers = [("anthropic-version", ANTHROPIC_VERSION)];

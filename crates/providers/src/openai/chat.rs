@@ -34,6 +34,15 @@ pub(crate) fn request_body(req: &LlmRequest, cfg: &OpenAiConfig) -> Value {
         "stream": true,
         "stream_options": { "include_usage": true },
     });
+    if let Some(n) = cfg.max_output_tokens {
+        // OpenAI's reasoning models take only the newer name; compatible servers the older.
+        let field = match cfg.compat {
+            Compat::OpenAi => "max_completion_tokens",
+            Compat::Auto if !deepseek => "max_completion_tokens",
+            _ => "max_tokens",
+        };
+        body[field] = json!(n);
+    }
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req
             .tools

@@ -78,6 +78,9 @@ pub struct OpenAiConfig {
     pub compat: Compat,
     /// Thinking level when a request names none.
     pub thinking_level: Option<ThinkingLevel>,
+    /// Cap on the tokens of one answer; `None` = the model's (`max_tokens` of the model table
+    /// for Anthropic, nothing sent for OpenAI-family endpoints).
+    pub max_output_tokens: Option<u64>,
     /// Model capabilities (reasoning efforts, encrypted reasoning).
     pub catalog: Arc<ModelCatalog>,
 }
@@ -94,6 +97,7 @@ impl Default for OpenAiConfig {
             proxy: None,
             compat: Compat::Auto,
             thinking_level: None,
+            max_output_tokens: None,
             catalog: Arc::new(ModelCatalog::builtin().clone()),
         }
     }

@@ -67,6 +67,9 @@ pub(crate) fn request_body(
     if let Some(e) = &effort {
         body["reasoning"] = json!({ "effort": e, "summary": "auto" });
     }
+    if let Some(n) = cfg.max_output_tokens {
+        body["max_output_tokens"] = json!(n);
+    }
     if !deepseek && (effort.is_some() || info.reasoning) {
         // Stateless reasoning: the encrypted items come back and are sent with the next turn.
         body["include"] = json!(["reasoning.encrypted_content"]);

@@ -10,5 +10,6 @@ mod secret_leak;
 mod sse_rules;
 mod thinking;
 mod tool_images;
+mod transient_400;
 mod turns;
 mod wrong_endpoint;

@@ -59,7 +59,7 @@ pub fn resolve_model(explicit: Option<String>) -> Option<String> {
 }
 
 fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    crate::user_config::var(name)
 }
 
 /// Compaction settings: window from the override, else the model table, else 128K; thresholds
@@ -90,7 +90,10 @@ pub fn compaction_config(
 
 /// The agent type from `CAIRN_AGENT` (`code` or `cowork`; default code).
 pub fn agent_type_from_env() -> cairn_engine::prompt::AgentType {
-    match std::env::var("CAIRN_AGENT").ok().as_deref().map(str::trim) {
+    match crate::user_config::var("CAIRN_AGENT")
+        .as_deref()
+        .map(str::trim)
+    {
         Some("cowork") => cairn_engine::prompt::AgentType::Cowork,
         _ => cairn_engine::prompt::AgentType::Code,
     }
@@ -98,12 +101,41 @@ pub fn agent_type_from_env() -> cairn_engine::prompt::AgentType {
 
 /// The prompt language from `CAIRN_LANG` (zh, en, zh-TW, ja, ko, es; default en).
 pub fn lang_from_env() -> cairn_engine::prompt::Lang {
-    std::env::var("CAIRN_LANG")
-        .ok()
+    crate::user_config::var("CAIRN_LANG")
         .and_then(|l| cairn_engine::prompt::Lang::parse(&l))
         .unwrap_or_default()
 }
 
 fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok()?.trim().parse().ok()
+    crate::user_config::var(name)?.trim().parse().ok()
+}
+
+/// The retry policy: `retries` (`--retries`) over `NETWORK_RETRY_MAX` / the `retries`
+/// setting, the base delay from `NETWORK_RETRY_BASE_MS` / `retry_base_ms`.
+pub fn retry_policy(retries: Option<u32>) -> cairn_engine::RetryPolicy {
+    let mut p = cairn_engine::RetryPolicy::default();
+    if let Some(n) = retries.or_else(|| env_parse("NETWORK_RETRY_MAX")) {
+        p.max_retries = n;
+    }
+    if let Some(ms) = env_parse::<u64>("NETWORK_RETRY_BASE_MS") {
+        p.base_delay = std::time::Duration::from_millis(ms);
+    }
+    p
+}
+
+/// The tool result budget from `TOOL_RESULT_*` or the `tool_results.*` settings.
+pub fn result_budget() -> cairn_engine::ResultBudget {
+    let mut b = cairn_engine::ResultBudget::from_env();
+    if let Some(v) = env_parse::<usize>("TOOL_RESULT_SAVE_THRESHOLD") {
+        b.save_threshold = v.max(1);
+    }
+    if let Some(v) = env_parse::<usize>("TOOL_RESULT_MAX_CHARS") {
+        b.max_chars = v.max(2);
+    }
+    b
+}
+
+/// The iteration cap no flag set: `CAIRN_MAX_ITERATIONS`, else the `max_iterations` setting.
+pub fn max_iterations() -> Option<u32> {
+    env_parse::<u32>("CAIRN_MAX_ITERATIONS").filter(|n| *n > 0)
 }

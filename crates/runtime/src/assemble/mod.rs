@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use cairn_engine::agents::{AgentDef, AgentRegistry};
-use cairn_engine::{Approver, EngineConfig, LlmClient, ResultBudget, RetryPolicy, Session};
+use cairn_engine::{Approver, EngineConfig, LlmClient, Session};
 use cairn_protocol::Mode;
 
 use crate::checkpoints;
@@ -92,6 +92,24 @@ pub struct RunOptions {
     /// MCP servers the face passes for this session (an editor's, over ACP): trusted as the
     /// editor's own, their stdio servers sandboxed like a project's ([`crate::mcp_editor`]).
     pub mcp_servers: Vec<crate::mcp_editor::EditorServer>,
+    /// Reasoning level (`--reasoning`); `None` = `CAIRN_THINKING_LEVEL`, then the
+    /// `reasoning` setting, then the model's.
+    pub reasoning: Option<String>,
+    /// Prompt language (`--lang`); `None` = `CAIRN_LANG`, then the `language` setting, else
+    /// English.
+    pub language: Option<cairn_engine::prompt::Lang>,
+    /// Retries of a failed LLM request (`--retries`); `None` = `NETWORK_RETRY_MAX`, then the
+    /// `retries` setting, then 2.
+    pub retries: Option<u32>,
+    /// Cap on the tokens of one answer (`--max-output-tokens`); `None` =
+    /// `CAIRN_MAX_OUTPUT_TOKENS`, then the setting, then the model's.
+    pub max_output_tokens: Option<u64>,
+    /// How long an approval (or question) waits before it is denied (`--approval-timeout`);
+    /// `None` = `CAIRN_APPROVAL_TIMEOUT`, then the `approval_timeout` setting, else no limit.
+    /// Applied by [`crate::host::Host::open`].
+    pub approval_timeout: Option<std::time::Duration>,
+    /// Tools never offered (`--disable-tool`), besides the user's `tools.disabled`.
+    pub disabled_tools: Vec<String>,
 }
 
 /// A session ready to run, with what is needed to persist it.
@@ -210,7 +228,12 @@ pub fn open_session(
     let (model, provider) = steps::model_and_provider(&opts, &role, restored.as_ref())?;
     let llm = match llm {
         Some(l) => l,
-        None => build_llm(&provider, opts.base_url.clone())?,
+        None => crate::llm_setup::build_llm_with(
+            &provider,
+            opts.base_url.clone(),
+            opts.reasoning.as_deref(),
+            opts.max_output_tokens,
+        )?,
     };
     let session_id = restored
         .as_ref()
@@ -226,9 +249,9 @@ pub fn open_session(
     config.session_id = session_id.clone();
     config.allowed_commands = opts.allowed_commands.clone();
     config.private_dirs = reserved::private_dirs(&state_dir);
-    config.retry = RetryPolicy::from_env();
-    config.budget = ResultBudget::from_env();
-    if let Some(n) = opts.max_iterations {
+    config.retry = defaults::retry_policy(opts.retries);
+    config.budget = defaults::result_budget();
+    if let Some(n) = opts.max_iterations.or_else(defaults::max_iterations) {
         config.max_iterations = n;
     }
     config.compaction = compaction_config(&model, opts.context_window);
@@ -252,10 +275,17 @@ pub fn open_session(
     sandbox_opts.writable.extend(worktree_writable);
     let (exec, sandbox_state) =
         sandbox::exec_environment_with(&workspace, &state_dir, &sandbox_opts)?;
+    // The vault entries of the session's role (and an old state-dir vault not migrated yet).
+    let exec = exec.with_vault(crate::vault::session_env(&state_dir, &role.name, &scope)?);
     let sandbox_enforced = exec.wrapper.is_some();
     let wrapper = exec.wrapper.clone();
-    let prompt =
-        prompt::SystemPrompt::of(&workspace, &steps::sandbox_line(wrapper.as_deref()), &scope);
+    let lang = opts.language.unwrap_or_else(lang_from_env);
+    let prompt = prompt::SystemPrompt::of(
+        &workspace,
+        &steps::sandbox_line(wrapper.as_deref()),
+        &scope,
+        lang,
+    );
     config.instructions = prompt.for_role(&agents, &role.name)?;
 
     // The record, saved at once when it was rebuilt (the damaged copies are kept aside).
@@ -289,6 +319,16 @@ pub fn open_session(
     if prompt.skills().iter().any(|s| !s.user_only) {
         tools.register(Arc::new(skills::SkillTool::new(prompt.skills().to_vec())));
     }
+    // The user's per-tool settings (never a project's): tools turned off are not offered.
+    let mut tool_settings = if scope.user_config {
+        crate::user_config::current().tool_settings(&crate::tooling::process_env)
+    } else {
+        crate::user_config::ToolSettings::default()
+    };
+    tool_settings
+        .disabled
+        .extend(opts.disabled_tools.iter().cloned());
+    tool_settings.apply(&mut tools);
     let role_prompt = opts.agent.is_some().then(|| config.instructions.clone());
     let mut builder = Session::builder(config, llm.clone())
         .tools(tools)

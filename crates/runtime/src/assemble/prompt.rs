@@ -28,13 +28,14 @@ impl SystemPrompt {
         workspace: &std::path::Path,
         sandbox_text: &str,
         scope: &crate::config_scope::ConfigScope,
+        lang: Lang,
     ) -> SystemPrompt {
         let (found, warnings) = skills::discover_in(workspace, scope);
         for w in &warnings {
             tracing::warn!("skills: {w}");
         }
         SystemPrompt {
-            lang: super::lang_from_env(),
+            lang,
             env: instructions::environment(workspace, sandbox_text),
             notes: instructions::notes_for_in(workspace, scope),
             skills: skills::prompt_section(&found),

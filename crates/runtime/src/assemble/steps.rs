@@ -138,6 +138,7 @@ pub(super) fn model_and_provider(
                 .map(|r| r.provider.clone())
                 .filter(|p| !p.is_empty())
         })
+        .or_else(|| crate::user_config::var("CAIRN_PROVIDER"))
         .unwrap_or_else(|| "openai".to_string());
     Ok((model, provider))
 }

@@ -15,6 +15,7 @@ pub mod rules_view;
 mod submit;
 #[cfg(test)]
 mod tests;
+mod timed;
 pub mod view;
 
 use std::collections::HashMap;
@@ -35,6 +36,7 @@ pub use pending::{
     Answerer, ApprovalPresenter, Pending, PendingApprover, RequestAnswer, Waiting, CLOSED_REASON,
 };
 pub use submit::{Prompt, Submission, SubmitError, SubmitNote, Turn};
+pub use timed::{default_approval_timeout, TimedApprover};
 
 use crate::assemble::open_session;
 use crate::assemble::RunOptions;
@@ -234,6 +236,15 @@ impl Host {
                     workspace,
                 ))
             }
+        };
+        // The deadline of requests: the face's, else the user's setting (seed §19).
+        let timeout = options
+            .approval_timeout
+            .or_else(|| timed::default_approval_timeout(&options.config))
+            .filter(|t| !t.is_zero());
+        let approver: Arc<dyn cairn_engine::Approver> = match timeout {
+            Some(t) => Arc::new(TimedApprover::new(approver, t, None)),
+            None => approver,
         };
         let (client, provider, blocked) = match llm {
             Some(b) => {

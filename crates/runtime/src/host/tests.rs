@@ -166,3 +166,57 @@ async fn interrupting_a_queued_turn_ends_it_without_running() {
     drop(held);
     host.shutdown().await;
 }
+
+/// The approval timeout is the host's, for every face: a request nobody answers is denied
+/// when it passes, saying why, and the call does not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_nobody_answers_is_denied_when_the_timeout_passes() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let mut open = spec(
+        ws.path(),
+        state.path(),
+        vec![
+            cairn_engine::testing::FakeReply::tool(
+                "c1",
+                "write_file",
+                json!({"path": "a.txt", "content": "x"}),
+            ),
+            FakeReply::text("done"),
+        ],
+    );
+    open.options.approval_timeout = Some(Duration::from_secs(1));
+    let h = host.open(open).unwrap();
+    let Submission::Turn(turn) = h.submit(Prompt::text("write it")).await.unwrap() else {
+        panic!("not a turn")
+    };
+    let events = std::sync::Mutex::new(Vec::new());
+    let out = h
+        .run(turn, Duration::from_millis(5), |e| {
+            events
+                .lock()
+                .unwrap()
+                .push(serde_json::to_value(&e).unwrap());
+            Ok::<(), ()>(())
+        })
+        .await
+        .unwrap();
+    assert!(completed(&out), "{out:?}");
+    let events = events.into_inner().unwrap();
+    assert!(
+        events.iter().any(|e| e["type"] == "permission_required"),
+        "it asked"
+    );
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool_finished")
+        .unwrap();
+    assert_eq!(finished["data"]["status"], "denied", "{finished}");
+    assert!(
+        finished.to_string().contains("no answer within 1 s"),
+        "{finished}"
+    );
+    assert!(!ws.path().join("a.txt").exists());
+    host.shutdown().await;
+}

@@ -296,6 +296,8 @@ pub fn session_spec(
     if let Some(config) = dirs::config_dir() {
         hide.push(config.join("cairn"));
     }
+    // The vault (its sealed file and key) beside a moved config.toml.
+    hide.extend(crate::reserved::vault_files());
     if let Some(p) = crate::permissions::user_rules_path() {
         hide.push(p);
     }

@@ -26,7 +26,7 @@ pub use view::{
 /// Cairn's worktree root: `CAIRN_WORKTREES_DIR`, else `<state dir>-worktrees` next to the
 /// state dir (its own folder of the data dir: never inside the protected state dir).
 pub fn worktrees_root(state_dir: &Path) -> PathBuf {
-    if let Some(d) = std::env::var_os("CAIRN_WORKTREES_DIR").filter(|d| !d.is_empty()) {
+    if let Some(d) = crate::user_config::var("CAIRN_WORKTREES_DIR") {
         return PathBuf::from(d);
     }
     let name = state_dir

@@ -3,6 +3,7 @@ import type { Language } from "./Language";
 import type { McpServerView } from "./McpServerView";
 import type { ModelView } from "./ModelView";
 import type { ProviderView } from "./ProviderView";
+import type { SettingOption } from "./SettingOption";
 
 /**
  * The settings as the UI edits them.
@@ -48,4 +49,12 @@ turnLimit: number,
  * Whether commands that run inside the sandbox run without asking (`shellPolicy =
  * "sandbox"` in the sandbox settings, as `--shell-policy sandbox`).
  */
-sandboxedUnasked: boolean, };
+sandboxedUnasked: boolean, 
+/**
+ * Every user setting (`cairn config list`): the Settings' "All settings" list.
+ */
+options: Array<SettingOption>, 
+/**
+ * Where the settings file is (`config.toml` in the config folder).
+ */
+configFile: string, };
