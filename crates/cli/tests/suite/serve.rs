@@ -261,3 +261,136 @@ async fn reads_over_the_api_leave_the_session_to_cairn_run() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// The JSON body of a raw HTTP response.
+fn body_of(resp: &str) -> serde_json::Value {
+    let body = resp.split("\r\n\r\n").nth(1).unwrap_or("");
+    let body = body.lines().find(|l| l.starts_with('{')).unwrap_or(body);
+    serde_json::from_str(body).unwrap_or(serde_json::Value::Null)
+}
+
+/// Waits for the first waiting request at `path` (`key`: `approvals` or `questions`).
+async fn first_waiting(sock: &Path, path: &str, key: &str, token: &str) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let list = body_of(&call(sock, "GET", path, token, "").await);
+        if let Some(first) = list[key].as_array().and_then(|a| a.first()) {
+            return first.clone();
+        }
+        assert!(Instant::now() < deadline, "nothing waited at {path}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Issue 42: an MCP server's form during a served turn waits as a question of kind
+/// `elicitation` and is answered by its requestId; the answer reaches the server.
+#[tokio::test]
+async fn a_servers_form_is_a_question_answered_over_the_api() {
+    const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+    let entry = match cairn_testkit::npm::installed(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/npm"),
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-mcp-npm"),
+        &["package.json", "package-lock.json"],
+        ENTRY,
+    ) {
+        Ok(d) => d.join(ENTRY),
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = cairn_testkit::temp_workspace().unwrap();
+    let mock = MockLlmServer::with_script(vec![
+        cairn_testkit::Reply::tool_call(
+            "c1",
+            "mcp__every__trigger-elicitation-request",
+            serde_json::json!({}),
+        ),
+        cairn_testkit::Reply::text("Thanks."),
+    ])
+    .await
+    .unwrap();
+    let mcp = dir.path().join("mcp.json");
+    std::fs::write(
+        &mcp,
+        serde_json::json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let sock = dir.path().join("run").join("serve.sock");
+    let listen = format!("unix:{}", sock.display());
+    let mut child = serve_cmd(dir.path(), &mock, &["--listen", &listen])
+        .env("CAIRN_MCP_CONFIG", &mcp)
+        .env("CAIRN_MCP_LAZY", "off")
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the start line in time")
+        .unwrap();
+    let token = std::fs::read_to_string(dir.path().join("serve.token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let created = call(
+        &sock,
+        "POST",
+        "/v1/sessions",
+        &token,
+        &format!("{{\"workspace\": {:?}}}", ws.path()),
+    )
+    .await;
+    let id = body_of(&created)["id"].as_str().unwrap().to_string();
+    let mut run = send(
+        &sock,
+        "POST",
+        &format!("/v1/sessions/{id}/messages"),
+        &token,
+        "{\"text\": \"fill in the form\"}",
+    )
+    .await;
+    // The tool call is approved, then the server's form waits as a question.
+    let approvals = format!("/v1/sessions/{id}/approvals");
+    let a = first_waiting(&sock, &approvals, "approvals", &token).await;
+    let rid = a["requestId"].as_str().unwrap();
+    let r = call(
+        &sock,
+        "POST",
+        &format!("{approvals}/{rid}"),
+        &token,
+        "{\"decision\": \"once\"}",
+    )
+    .await;
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    let questions = format!("/v1/sessions/{id}/questions");
+    let q = first_waiting(&sock, &questions, "questions", &token).await;
+    assert_eq!(q["kind"], "elicitation", "{q}");
+    assert_eq!(q["server"], "every", "{q}");
+    assert!(q["schema"]["properties"]["name"].is_object(), "{q}");
+    let rid = q["requestId"].as_str().unwrap();
+    let r = call(
+        &sock,
+        "POST",
+        &format!("{questions}/{rid}"),
+        &token,
+        "{\"action\": \"accept\", \"content\": {\"name\": \"Ada Lovelace\"}}",
+    )
+    .await;
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    let mut streamed = String::new();
+    tokio::time::timeout(Duration::from_secs(30), run.read_to_string(&mut streamed))
+        .await
+        .expect("the run ended")
+        .unwrap();
+    assert!(
+        streamed.contains("event: elicitation_requested"),
+        "{streamed}"
+    );
+    let sent = mock.requests()[1].body["messages"].to_string();
+    assert!(sent.contains("Ada Lovelace"), "{sent}");
+    assert!(sent.contains("It was a dark and stormy night."), "{sent}");
+    let _ = child.kill().await;
+}
