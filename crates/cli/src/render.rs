@@ -16,6 +16,8 @@ pub struct Renderer {
     args: std::collections::HashMap<String, String>,
     /// Whether the user is asked on the terminal (else servers' forms are declined, said).
     asks: bool,
+    /// Streamed output lines shown per tool call (bounded: the result line follows).
+    output_lines: std::collections::HashMap<String, usize>,
 }
 
 impl Renderer {
@@ -28,6 +30,7 @@ impl Renderer {
             err_mid_line: false,
             args: Default::default(),
             asks: false,
+            output_lines: Default::default(),
         }
     }
 
@@ -122,6 +125,57 @@ impl Renderer {
                     inert(&r.message)
                 );
                 self.err_colored("33", &line, true);
+            }
+            Event::SubagentEvent(sub) => {
+                if let Some(line) = subagent_line(&sub.agent, &sub.event) {
+                    self.end_line();
+                    self.err_colored("2", &line, true);
+                }
+            }
+            Event::Compacting(c) if c.trigger != "soft" => {
+                self.end_line();
+                let line = format!("compacting the conversation (~{} tokens)…", c.tokens);
+                self.err_colored("2", &line, true);
+            }
+            Event::Compacted(c) if c.method != "elide" => {
+                self.end_line();
+                let line = format!(
+                    "compacted: {} → {} messages",
+                    c.messages_before, c.messages_after
+                );
+                self.err_colored("2", &line, true);
+            }
+            Event::ToolOutput(o) => {
+                let shown = self.output_lines.entry(o.req_id.clone()).or_default();
+                let mut lines = Vec::new();
+                for l in o.text.lines().filter(|l| !l.trim().is_empty()) {
+                    *shown += 1;
+                    if *shown <= MAX_OUTPUT_LINES {
+                        lines.push(format!("  │ {}", inert(l)));
+                    } else if *shown == MAX_OUTPUT_LINES + 1 {
+                        lines.push("  │ …".to_string());
+                    }
+                }
+                if !lines.is_empty() {
+                    self.end_line();
+                    self.err_colored("2", &lines.join("\n"), true);
+                }
+            }
+            Event::TodosUpdated(t) => {
+                self.end_line();
+                let items: Vec<String> = t
+                    .todos
+                    .iter()
+                    .map(|i| {
+                        let mark = match i.status {
+                            cairn_protocol::TodoStatus::Completed => "[x]",
+                            cairn_protocol::TodoStatus::InProgress => "[~]",
+                            cairn_protocol::TodoStatus::Pending => "[ ]",
+                        };
+                        format!("{mark} {}", inert(&i.content))
+                    })
+                    .collect();
+                self.err_colored("36", &format!("todo: {}", items.join("  ")), true);
             }
             Event::BudgetWarning(b) => {
                 self.end_line();
@@ -292,5 +346,30 @@ mod tests {
             summarize_args(&json!({"patch": "garbage"}), 100),
             r#"{"patch":"garbage"}"#
         );
+    }
+}
+
+/// Streamed output lines shown per tool call before the rest is elided.
+const MAX_OUTPUT_LINES: usize = 20;
+
+/// One line for a subagent's step (its tool calls and its end); `None` for the rest.
+fn subagent_line(agent: &str, ev: &Event) -> Option<String> {
+    match ev {
+        Event::ToolFinished(f) => {
+            let mark = match f.status {
+                ToolStatus::Ok => "✓",
+                ToolStatus::Error => "✗",
+                ToolStatus::Denied => "⊘",
+                ToolStatus::Interrupted => "■",
+            };
+            Some(format!("  ↳ {} {mark} {}", inert(agent), inert(&f.name)))
+        }
+        Event::TurnEnd(t) => Some(format!(
+            "  ↳ {} finished ({})",
+            inert(agent),
+            t.status.as_str()
+        )),
+        Event::SubagentEvent(sub) => subagent_line(&format!("{agent}/{}", sub.agent), &sub.event),
+        _ => None,
     }
 }

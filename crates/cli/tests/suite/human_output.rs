@@ -125,3 +125,43 @@ async fn a_multi_line_tool_error_is_shown_below_its_tool_line() {
         "the explanation follows, indented: {stderr}"
     );
 }
+
+/// Issue 44: the text output shows a subagent's steps (each tool it ran, its end), todo
+/// changes in one line, and a command's streamed output, bounded.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagents_steps_todos_and_streamed_output_are_shown() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "x").unwrap();
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call(
+            "t",
+            "todo_write",
+            json!({"todos": [{"content": "look around", "status": "in_progress"}]}),
+        ),
+        Reply::tool_call("e", "explore", json!({"task": "what files are there?"})),
+        // The explore subagent's own turn.
+        Reply::tool_call("l", "list_files", json!({"path": "."})),
+        Reply::text("There is a.txt."),
+        Reply::tool_call("s", "run_shell", json!({"command": "seq 1 30"})),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = common::run_auto(
+        &server.base_url(),
+        ws.path(),
+        state.path(),
+        "k",
+        &[],
+        "look",
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("todo: [~] look around"), "{stderr}");
+    assert!(stderr.contains("↳ explore ✓ list_files"), "{stderr}");
+    assert!(stderr.contains("↳ explore finished (completed)"), "{stderr}");
+    assert!(stderr.contains("  │ 1\n"), "{stderr}");
+    assert!(stderr.contains("  │ 20\n") && !stderr.contains("  │ 21\n"), "{stderr}");
+    assert!(stderr.contains("  │ …"), "{stderr}");
+}
