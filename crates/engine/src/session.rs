@@ -567,6 +567,16 @@ impl Session {
         write(&self.inner.config).model = model.into();
     }
 
+    /// The context window and compaction thresholds in force.
+    pub fn compaction(&self) -> crate::CompactionConfig {
+        read(&self.inner.config).compaction.clone()
+    }
+
+    /// Sets the context window and compaction thresholds (a model switch).
+    pub fn set_compaction(&self, c: crate::CompactionConfig) {
+        write(&self.inner.config).compaction = c;
+    }
+
     /// Replaces the system prompt for the next turn (switching roles): the first history
     /// message and the configured instructions. Waits for a running turn to finish.
     pub async fn set_system_prompt(&self, text: impl Into<String>) {

@@ -160,8 +160,14 @@ async fn a_subagents_steps_todos_and_streamed_output_are_shown() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("todo: [~] look around"), "{stderr}");
     assert!(stderr.contains("↳ explore ✓ list_files"), "{stderr}");
-    assert!(stderr.contains("↳ explore finished (completed)"), "{stderr}");
+    assert!(
+        stderr.contains("↳ explore finished (completed)"),
+        "{stderr}"
+    );
     assert!(stderr.contains("  │ 1\n"), "{stderr}");
-    assert!(stderr.contains("  │ 20\n") && !stderr.contains("  │ 21\n"), "{stderr}");
+    assert!(
+        stderr.contains("  │ 20\n") && !stderr.contains("  │ 21\n"),
+        "{stderr}"
+    );
     assert!(stderr.contains("  │ …"), "{stderr}");
 }

@@ -140,6 +140,8 @@ pub struct Assembled {
     pub skipped: Vec<skipped::SkippedView>,
     /// The configuration the session reads (commands are read again at each submit).
     pub config: crate::config_scope::ConfigScope,
+    /// The context window the session was given explicitly (it survives model switches).
+    pub window_override: Option<u64>,
 }
 
 impl Assembled {
@@ -173,10 +175,21 @@ impl Assembled {
             .clone();
         self.session.set_system_prompt(prompt).await;
         if let Some(model) = &def.model {
-            self.session.set_model(model.clone());
+            self.switch_model(model);
         }
         *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
         Ok(def)
+    }
+
+    /// Switches the session to `model`, with what depends on it: the context window (unless
+    /// it was set explicitly) and the compaction thresholds follow the new model's; prices
+    /// follow by model already. The new context window, for the faces to say.
+    pub fn switch_model(&self, model: &str) -> u64 {
+        self.session.set_model(model.to_string());
+        let c = defaults::compaction_config(model, self.window_override);
+        let window = c.context_window;
+        self.session.set_compaction(c);
+        window
     }
 
     /// Renames the session on the user's behalf (wins over automatic names).
@@ -377,6 +390,7 @@ pub fn open_session(
         untrusted,
         skipped,
         config: scope,
+        window_override: opts.context_window,
     })
 }
 

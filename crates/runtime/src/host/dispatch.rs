@@ -191,7 +191,7 @@ pub async fn dispatch(
             if rest.is_empty() {
                 return Err(CommandError::ModelNeeded);
             }
-            session.set_model(rest.clone());
+            handle.set_model(&rest);
             done(CommandEffect::Model { model: rest })
         }
         Parsed::Builtin(Builtin::Undo, _) => done(undo(handle).await),

@@ -28,9 +28,15 @@ impl SessionHandle {
         self.session().model()
     }
 
-    /// Sets the model the next turn uses.
+    /// The context window in force (the model's, unless set explicitly).
+    pub fn context_window(&self) -> u64 {
+        self.session().compaction().context_window
+    }
+
+    /// Sets the model the next turn uses, with what depends on it (context window,
+    /// compaction thresholds).
     pub fn set_model(&self, model: &str) {
-        self.session().set_model(model);
+        self.assembled().switch_model(model);
     }
 
     /// Whether a turn of this session runs now.

@@ -306,7 +306,7 @@ impl SessionHandle {
         let session = &self.assembled.session;
         session.set_llm(crate::mcp::gated(llm.client, self.assembled.mcp.manager()));
         if !llm.model.is_empty() {
-            session.set_model(llm.model);
+            self.assembled.switch_model(&llm.model);
         }
         *lock(&self.provider) = llm.provider;
         *lock(&self.blocked) = llm.blocked.map(|b| b.to_string());

@@ -156,3 +156,41 @@ async fn two_sessions_of_one_host_run_wait_and_close_independently() {
     host.shutdown().await;
     assert!(host.sessions().is_empty() && b.is_closed() && reopened.is_closed());
 }
+
+/// Issue 44: `/model` re-assembles what depends on the model: a session on a 128k model
+/// switched to an 8k one compacts at the new model's threshold.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_switch_brings_the_new_models_context_window() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let mut s = spec(
+        ws.path(),
+        state.path(),
+        vec![FakeReply::text("summary"), FakeReply::text("fine")],
+    );
+    s.options.model = Some("gpt-4o".into());
+    if let Some(llm) = s.llm.as_mut() {
+        llm.model = "gpt-4o".into();
+    }
+    let h = host.open(s).unwrap();
+    assert_eq!(h.context_window(), 128_000);
+    let done = h
+        .submit(cairn_runtime::host::Prompt::text("/model gpt-4"))
+        .await;
+    assert!(
+        matches!(done, Ok(cairn_runtime::host::Submission::Done(_))),
+        "{done:?}"
+    );
+    assert_eq!(h.model(), "gpt-4");
+    assert_eq!(h.context_window(), 8_192);
+    // ~7,000 tokens: far under 128k, over the 8k model's thresholds.
+    let big = "word ".repeat(7_000);
+    let mut stream = super::start(&h, &big).await;
+    let compacting = until(&mut stream, |e| matches!(e, Event::Compacting(_))).await;
+    let Event::Compacting(c) = compacting else {
+        unreachable!()
+    };
+    assert_eq!(c.context_window, 8_192);
+    until(&mut stream, |e| matches!(e, Event::TurnEnd(_))).await;
+}
