@@ -299,6 +299,31 @@ fn patched_files(args: &serde_json::Value) -> Option<String> {
     (!files.is_empty()).then(|| files.join(", "))
 }
 
+/// Streamed output lines shown per tool call before the rest is elided.
+const MAX_OUTPUT_LINES: usize = 20;
+
+/// One line for a subagent's step (its tool calls and its end); `None` for the rest.
+fn subagent_line(agent: &str, ev: &Event) -> Option<String> {
+    match ev {
+        Event::ToolFinished(f) => {
+            let mark = match f.status {
+                ToolStatus::Ok => "✓",
+                ToolStatus::Error => "✗",
+                ToolStatus::Denied => "⊘",
+                ToolStatus::Interrupted => "■",
+            };
+            Some(format!("  ↳ {} {mark} {}", inert(agent), inert(&f.name)))
+        }
+        Event::TurnEnd(t) => Some(format!(
+            "  ↳ {} finished ({})",
+            inert(agent),
+            t.status.as_str()
+        )),
+        Event::SubagentEvent(sub) => subagent_line(&format!("{agent}/{}", sub.agent), &sub.event),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -346,30 +371,5 @@ mod tests {
             summarize_args(&json!({"patch": "garbage"}), 100),
             r#"{"patch":"garbage"}"#
         );
-    }
-}
-
-/// Streamed output lines shown per tool call before the rest is elided.
-const MAX_OUTPUT_LINES: usize = 20;
-
-/// One line for a subagent's step (its tool calls and its end); `None` for the rest.
-fn subagent_line(agent: &str, ev: &Event) -> Option<String> {
-    match ev {
-        Event::ToolFinished(f) => {
-            let mark = match f.status {
-                ToolStatus::Ok => "✓",
-                ToolStatus::Error => "✗",
-                ToolStatus::Denied => "⊘",
-                ToolStatus::Interrupted => "■",
-            };
-            Some(format!("  ↳ {} {mark} {}", inert(agent), inert(&f.name)))
-        }
-        Event::TurnEnd(t) => Some(format!(
-            "  ↳ {} finished ({})",
-            inert(agent),
-            t.status.as_str()
-        )),
-        Event::SubagentEvent(sub) => subagent_line(&format!("{agent}/{}", sub.agent), &sub.event),
-        _ => None,
     }
 }
