@@ -8,3 +8,5 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn/target}"
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 export CARGO_PROFILE_TEST_DEBUG="${CARGO_PROFILE_TEST_DEBUG:-0}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# No incremental caches: a cold run (CI) never reuses them, and they doubled the target dir.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
