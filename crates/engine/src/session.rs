@@ -568,12 +568,12 @@ impl Session {
     }
 
     /// The context window and compaction thresholds in force.
-    pub fn compaction(&self) -> crate::CompactionConfig {
+    pub fn compaction(&self) -> crate::compaction::CompactionConfig {
         read(&self.inner.config).compaction.clone()
     }
 
     /// Sets the context window and compaction thresholds (a model switch).
-    pub fn set_compaction(&self, c: crate::CompactionConfig) {
+    pub fn set_compaction(&self, c: crate::compaction::CompactionConfig) {
         write(&self.inner.config).compaction = c;
     }
 

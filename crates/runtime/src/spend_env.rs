@@ -1,5 +1,5 @@
-//! The spending cap and a price for models the table does not know, from the environment:
-//! `CAIRN_BUDGET_USD` / `CAIRN_BUDGET_TOKENS` (flags win), and
+//! The spending cap and a price for models the table does not know, from the environment or
+//! the settings file: `CAIRN_BUDGET_USD` / `CAIRN_BUDGET_TOKENS` (flags win), and
 //! `CAIRN_PRICE_PER_MTOK="INPUT,OUTPUT"` (dollars per million tokens) for unpriced models —
 //! a local server, a proxy, the test kit's mock.
 
@@ -8,7 +8,7 @@ use cairn_protocol::TokenUsage;
 
 /// The cap the environment sets, if any (a malformed value is named and ignored).
 pub fn limit_from_env() -> Option<SpendLimit> {
-    let read = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let read = |k: &str| crate::user_config::var(k).filter(|v| !v.trim().is_empty());
     if let Some(v) = read("CAIRN_BUDGET_USD") {
         match v.trim().parse::<f64>() {
             Ok(d) if d > 0.0 => return Some(SpendLimit::Usd(d)),
@@ -26,7 +26,7 @@ pub fn limit_from_env() -> Option<SpendLimit> {
 
 /// `(input, output)` dollars per million tokens from `CAIRN_PRICE_PER_MTOK`.
 pub fn price_override() -> Option<(f64, f64)> {
-    parse_price(&std::env::var("CAIRN_PRICE_PER_MTOK").ok()?)
+    parse_price(&crate::user_config::var("CAIRN_PRICE_PER_MTOK")?)
 }
 
 /// `"INPUT,OUTPUT"` as two non-negative prices.

@@ -1,6 +1,7 @@
 //! Helpers shared by the CLI integration tests.
 #![allow(dead_code)]
 
+pub mod everything;
 pub mod json_run;
 pub mod tty;
 

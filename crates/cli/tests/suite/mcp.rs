@@ -685,22 +685,9 @@ async fn a_trusted_servers_instructions_reach_the_system_prompt_labelled_as_its_
     assert!(sys.contains("not the user's"), "{sys}");
 }
 
-/// The reference server-everything (installed from the MCP crate's pinned package); `Err` is
-/// the reason to skip.
-fn everything_entry() -> Result<std::path::PathBuf, String> {
-    const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
-    let dir = cairn_testkit::npm::installed(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/npm"),
-        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-mcp-npm"),
-        &["package.json", "package-lock.json"],
-        ENTRY,
-    )?;
-    Ok(dir.join(ENTRY))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn an_mcp_servers_prompt_runs_as_a_slash_command() {
-    let entry = match everything_entry() {
+    let entry = match crate::common::everything::entry() {
         Ok(e) => e,
         Err(why) => {
             eprintln!("SKIPPED an_mcp_servers_prompt_runs_as_a_slash_command: {why}");

@@ -11,61 +11,52 @@ use crate::common;
 use cairn_testkit::{MockLlmServer, Reply};
 use serde_json::json;
 
-/// The reference server-everything's entry script; `Err` is the reason to skip.
-fn everything_entry() -> Result<std::path::PathBuf, String> {
-    const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
-    let dir = cairn_testkit::npm::installed(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/npm"),
-        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-mcp-npm"),
-        &["package.json", "package-lock.json"],
-        ENTRY,
-    )?;
-    Ok(dir.join(ENTRY))
+/// A user's home with server-everything configured as `every`; the home and the config.
+struct Home {
+    home: tempfile::TempDir,
+    mcp: std::path::PathBuf,
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_servers_form_is_answered_on_the_terminal_and_reaches_it_with_the_defaults() {
-    let entry = match everything_entry() {
-        Ok(e) => e,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
-    };
+impl Home {
+    /// `None` (and why, printed) when the server is not installed.
+    fn new() -> Option<Home> {
+        let entry = match common::everything::entry() {
+            Ok(e) => e,
+            Err(why) => {
+                eprintln!("SKIPPED: {why}");
+                return None;
+            }
+        };
+        let home = tempfile::tempdir().unwrap();
+        let mcp = common::everything::config_in(home.path(), &entry);
+        Some(Home { home, mcp })
+    }
+}
+
+/// `cairn run --approve ask "prompt"` on a terminal with the server configured (all its tools
+/// offered directly); `answer` types at the prompts as they appear; (exit code, screen).
+async fn on_terminal(
+    home: &Home,
+    server: &MockLlmServer,
+    prompt: &str,
+    answer: impl FnOnce(&common::tty::TtyRun, &mut dyn FnMut(&str)) + Send + 'static,
+) -> (u32, String) {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mcp = home.path().join("mcp.json");
-    std::fs::write(
-        &mcp,
-        json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}}).to_string(),
-    )
-    .unwrap();
-    let server = MockLlmServer::with_script(vec![
-        Reply::tool_call("c1", "mcp__every__trigger-elicitation-request", json!({})),
-        Reply::text("Thanks, all done."),
-    ])
-    .await
-    .unwrap();
-    let url = server.base_url();
-    let (ws_p, state_p, home_p) = (
-        ws.path().to_path_buf(),
-        state.path().to_path_buf(),
-        home.path().to_path_buf(),
-    );
-    let (code, shown) = tokio::task::spawn_blocking(move || {
+    let (url, prompt) = (server.base_url(), prompt.to_string());
+    let (home_p, mcp) = (home.home.path().to_path_buf(), home.mcp.clone());
+    tokio::task::spawn_blocking(move || {
         let config = home_p.join(".config");
         let mut run = common::tty::start_with_env(
-            &ws_p,
-            &state_p,
+            ws.path(),
+            state.path(),
             &url,
-            "fill in the form",
+            &prompt,
             &[],
             &[
                 ("HOME", &home_p),
                 ("XDG_CONFIG_HOME", &config),
                 ("CAIRN_MCP_CONFIG", &mcp),
-                // All of the server's tools offered directly (no search step).
                 ("CAIRN_MCP_LAZY", Path::new("off")),
             ],
         );
@@ -74,6 +65,24 @@ async fn a_servers_form_is_answered_on_the_terminal_and_reaches_it_with_the_defa
             writer.write_all(format!("{text}\n").as_bytes()).unwrap();
             writer.flush().unwrap();
         };
+        answer(&run, &mut type_line);
+        let code = run.wait_exit();
+        (code, run.text())
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_form_is_answered_on_the_terminal_and_reaches_it_with_the_defaults() {
+    let Some(home) = Home::new() else { return };
+    let server = MockLlmServer::with_script(vec![
+        Reply::tool_call("c1", "mcp__every__trigger-elicitation-request", json!({})),
+        Reply::text("Thanks, all done."),
+    ])
+    .await
+    .unwrap();
+    let (code, shown) = on_terminal(&home, &server, "fill in the form", |run, type_line| {
         // The tool call itself is approved first, then the form is offered.
         run.wait_for("wants to run");
         type_line("y");
@@ -91,20 +100,17 @@ async fn a_servers_form_is_answered_on_the_terminal_and_reaches_it_with_the_defa
             if prompts > answered {
                 let last = text.rsplit('\n').next().unwrap_or("").to_string();
                 answered = prompts;
-                if last.trim_start().starts_with("name (") {
-                    type_line("Ada Lovelace");
+                type_line(if last.trim_start().starts_with("name (") {
+                    "Ada Lovelace"
                 } else {
-                    type_line("");
-                }
+                    ""
+                });
             }
             assert!(Instant::now() < deadline, "stuck; terminal showed: {text}");
             std::thread::sleep(Duration::from_millis(20));
         }
-        let code = run.wait_exit();
-        (code, run.text())
     })
-    .await
-    .unwrap();
+    .await;
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("MCP server `every` asks"), "{shown}");
     assert!(shown.contains("(required)"), "{shown}");
@@ -120,19 +126,16 @@ async fn a_servers_form_is_answered_on_the_terminal_and_reaches_it_with_the_defa
     }
 }
 
-/// `cairn run [--json] --approve allow` with the reference server configured (no terminal:
-/// nobody can answer a form); the run's exit code, stdout and stderr.
-async fn run_json(prompt: &str, server: &MockLlmServer, json: bool) -> (i32, String, String) {
-    let entry = everything_entry().unwrap();
+/// `cairn run [--json] --approve allow` with the server configured (no terminal: nobody can
+/// answer a form); the run's exit code, stdout and stderr.
+async fn run_json(
+    home: &Home,
+    prompt: &str,
+    server: &MockLlmServer,
+    json: bool,
+) -> (i32, String, String) {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mcp = home.path().join("mcp.json");
-    std::fs::write(
-        &mcp,
-        json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}}).to_string(),
-    )
-    .unwrap();
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(["run", "--model", "m", "--approve", "allow", "--vcs", "off"])
         .args(if json { &["--json"][..] } else { &[][..] })
@@ -143,9 +146,9 @@ async fn run_json(prompt: &str, server: &MockLlmServer, json: bool) -> (i32, Str
         .arg("--base-url")
         .arg(server.base_url())
         .arg(prompt)
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join(".config"))
-        .env("CAIRN_MCP_CONFIG", &mcp)
+        .env("HOME", home.home.path())
+        .env("XDG_CONFIG_HOME", home.home.path().join(".config"))
+        .env("CAIRN_MCP_CONFIG", &home.mcp)
         .env("CAIRN_MCP_LAZY", "off")
         .env("OPENAI_API_KEY", "k")
         .env("CAIRN_SANDBOX", "off")
@@ -161,14 +164,12 @@ async fn run_json(prompt: &str, server: &MockLlmServer, json: bool) -> (i32, Str
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_at_server_uri_mention_is_read_through_that_server_and_others_stay_paths() {
-    if let Err(why) = everything_entry() {
-        eprintln!("SKIPPED: {why}");
-        return;
-    }
+    let Some(home) = Home::new() else { return };
     let server = MockLlmServer::with_script(vec![Reply::text("Read it.")])
         .await
         .unwrap();
     let (code, _out, err) = run_json(
+        &home,
         "summarise @every:demo://resource/static/document/architecture.md and @nosuch:notes.md",
         &server,
         true,
@@ -188,10 +189,7 @@ async fn an_at_server_uri_mention_is_read_through_that_server_and_others_stay_pa
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_form_in_a_run_that_cannot_ask_is_declined_and_said() {
-    if let Err(why) = everything_entry() {
-        eprintln!("SKIPPED: {why}");
-        return;
-    }
+    let Some(home) = Home::new() else { return };
     // `--approve allow` answers the call's approval; a form still has nobody to answer it.
     let server = MockLlmServer::with_script(vec![
         Reply::tool_call("c1", "mcp__every__trigger-elicitation-request", json!({})),
@@ -199,7 +197,7 @@ async fn a_form_in_a_run_that_cannot_ask_is_declined_and_said() {
     ])
     .await
     .unwrap();
-    let (code, _out, err) = run_json("fill in the form", &server, false).await;
+    let (code, _out, err) = run_json(&home, "fill in the form", &server, false).await;
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("MCP server `every` asked for information")
@@ -212,22 +210,7 @@ async fn a_form_in_a_run_that_cannot_ask_is_declined_and_said() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_servers_sampling_request_is_allowed_on_the_terminal_and_the_model_answers_it() {
-    let entry = match everything_entry() {
-        Ok(e) => e,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
-    };
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mcp = home.path().join("mcp.json");
-    std::fs::write(
-        &mcp,
-        json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}}).to_string(),
-    )
-    .unwrap();
+    let Some(home) = Home::new() else { return };
     let server = MockLlmServer::with_script(vec![
         Reply::tool_call(
             "c1",
@@ -240,40 +223,19 @@ async fn a_servers_sampling_request_is_allowed_on_the_terminal_and_the_model_ans
     ])
     .await
     .unwrap();
-    let url = server.base_url();
-    let (ws_p, state_p, home_p) = (
-        ws.path().to_path_buf(),
-        state.path().to_path_buf(),
-        home.path().to_path_buf(),
-    );
-    let (code, shown) = tokio::task::spawn_blocking(move || {
-        let config = home_p.join(".config");
-        let mut run = common::tty::start_with_env(
-            &ws_p,
-            &state_p,
-            &url,
-            "ask the server to sample",
-            &[],
-            &[
-                ("HOME", &home_p),
-                ("XDG_CONFIG_HOME", &config),
-                ("CAIRN_MCP_CONFIG", &mcp),
-                ("CAIRN_MCP_LAZY", Path::new("off")),
-            ],
-        );
-        let mut writer = run.master.take_writer().unwrap();
-        run.wait_for("wants to run");
-        writer.write_all(b"y\n").unwrap();
-        writer.flush().unwrap();
-        run.wait_for("asks your model");
-        run.wait_for("[n] deny > ");
-        writer.write_all(b"y\n").unwrap();
-        writer.flush().unwrap();
-        let code = run.wait_exit();
-        (code, run.text())
-    })
-    .await
-    .unwrap();
+    let (code, shown) = on_terminal(
+        &home,
+        &server,
+        "ask the server to sample",
+        |run, type_line| {
+            run.wait_for("wants to run");
+            type_line("y");
+            run.wait_for("asks your model");
+            run.wait_for("[n] deny > ");
+            type_line("y");
+        },
+    )
+    .await;
     assert_eq!(code, 0, "{shown}");
     assert!(
         shown.contains("name a colour"),

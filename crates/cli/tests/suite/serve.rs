@@ -286,14 +286,8 @@ async fn first_waiting(sock: &Path, path: &str, key: &str, token: &str) -> serde
 /// `elicitation` and is answered by its requestId; the answer reaches the server.
 #[tokio::test]
 async fn a_servers_form_is_a_question_answered_over_the_api() {
-    const ENTRY: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
-    let entry = match cairn_testkit::npm::installed(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/npm"),
-        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-mcp-npm"),
-        &["package.json", "package-lock.json"],
-        ENTRY,
-    ) {
-        Ok(d) => d.join(ENTRY),
+    let entry = match crate::common::everything::entry() {
+        Ok(e) => e,
         Err(why) => {
             eprintln!("SKIPPED: {why}");
             return;
@@ -311,13 +305,7 @@ async fn a_servers_form_is_a_question_answered_over_the_api() {
     ])
     .await
     .unwrap();
-    let mcp = dir.path().join("mcp.json");
-    std::fs::write(
-        &mcp,
-        serde_json::json!({"mcpServers": {"every": {"command": "node", "args": [entry, "stdio"]}}})
-            .to_string(),
-    )
-    .unwrap();
+    let mcp = crate::common::everything::config_in(dir.path(), &entry);
     let sock = dir.path().join("run").join("serve.sock");
     let listen = format!("unix:{}", sock.display());
     let mut child = serve_cmd(dir.path(), &mock, &["--listen", &listen])

@@ -39,19 +39,27 @@ fn ctx_with(h: &Harness, approver: ScriptedApprover, llm: Option<Arc<FakeLlm>>) 
     ctx
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_reference_servers_form_reaches_the_user_and_the_answer_with_defaults_reaches_it() {
+/// The reference server, started as `everything`; `None` (said) when it is not installed.
+async fn everything_harness() -> Option<Harness> {
     let entry = match crate::suite::everything::everything() {
         Ok(e) => e,
         Err(why) => {
             eprintln!("SKIPPED: {why}");
-            return;
+            return None;
         }
     };
     let cfg = crate::suite::everything::node_server("everything", &entry, "stdio");
     let h = Harness::new(vec![cfg], |o| o.call_timeout = Duration::from_secs(20));
     let (ok, failed) = h.manager.connect_all().await;
     assert_eq!(ok, ["everything"], "{failed:?}");
+    Some(h)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reference_servers_form_reaches_the_user_and_the_answer_with_defaults_reaches_it() {
+    let Some(h) = everything_harness().await else {
+        return;
+    };
     // Declaring elicitation and sampling makes the server offer the tools that use them.
     let names = h.names();
     for t in ["trigger-elicitation-request", "trigger-sampling-request"] {
@@ -135,17 +143,9 @@ async fn the_reference_servers_form_reaches_the_user_and_the_answer_with_default
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sampling_asks_then_the_sessions_model_answers_the_reference_server() {
-    let entry = match crate::suite::everything::everything() {
-        Ok(e) => e,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
+    let Some(h) = everything_harness().await else {
+        return;
     };
-    let cfg = crate::suite::everything::node_server("everything", &entry, "stdio");
-    let h = Harness::new(vec![cfg], |o| o.call_timeout = Duration::from_secs(20));
-    let (ok, failed) = h.manager.connect_all().await;
-    assert_eq!(ok, ["everything"], "{failed:?}");
     let llm = Arc::new(FakeLlm::new(vec![FakeReply::text("the sampled answer")]));
     let approver = ScriptedApprover::new(vec![ApprovalDecision::Once], ApprovalDecision::Deny);
     let ctx = ctx_with(&h, approver.clone(), Some(llm.clone()));
