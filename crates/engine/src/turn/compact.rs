@@ -203,6 +203,17 @@ impl TurnRunner<'_> {
         let counter = TokenCounter::for_model(&model);
         let request_msgs = summary_request(&old, input_budget, &counter);
         let req_id = uuid::Uuid::new_v4().to_string();
+        // The summary is a request like any other: counted and logged as one.
+        self.emit(Event::LlmRequest(cairn_protocol::LlmRequest {
+            req_id: req_id.clone(),
+            task_id: self.task_id.clone(),
+            log_time: super::now(),
+            model: model.clone(),
+            msg_count: request_msgs.len() as u32,
+            tool_count: 0,
+            compact: Some(true),
+        }))
+        .await;
         let llm = read(&self.inner.llm).clone();
         let (answer, usage) = crate::llm::answer_text_and_usage(llm.stream(
             LlmRequest {

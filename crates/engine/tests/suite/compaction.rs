@@ -104,6 +104,15 @@ async fn a_long_session_crosses_both_thresholds_and_keeps_what_matters() {
         })
         .collect();
     assert_eq!(triggers, vec!["soft", "hard"]);
+    // The summary request is logged like any other, marked as compaction's (issue 44).
+    let logged: Vec<Option<bool>> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::LlmRequest(r) => Some(r.compact),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logged, vec![Some(true), None], "{:?}", types(&ev));
     let reqs = llm.requests();
     assert!(
         reqs[0].tools.is_empty(),
