@@ -318,31 +318,13 @@ pub fn answer_elicitation<R: Runtime>(
     open_url: Option<String>,
 ) -> IpcResult<bool> {
     if let (Some(url), cairn_protocol::ElicitationAnswer::Accept { .. }) = (&open_url, &answer) {
-        open_page(url);
+        if let Err(e) = cairn_runtime::mcp_auth::open_web_page(url) {
+            tracing::warn!("the page a server asked to open was not opened: {e}");
+        }
     }
     Ok(current(&state, window.label())?
         .pending()
         .answer_elicitation(Some(&request_id), answer))
-}
-
-/// Opens an http(s) page in the system browser; anything else is refused and logged.
-fn open_page(url: &str) {
-    let web = (url.starts_with("https://") || url.starts_with("http://"))
-        && !url.chars().any(|c| c.is_whitespace() || c.is_control());
-    match web {
-        true => {
-            if let Err(e) = std::process::Command::new("xdg-open")
-                .arg(url)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-            {
-                tracing::warn!("cannot open the page a server asked for: {e}");
-            }
-        }
-        false => tracing::warn!("a server asked to open a page that is not http(s); not opened"),
-    }
 }
 
 /// A diff of what the pending call `req_id` would change, for file edits.

@@ -38,7 +38,7 @@ pub fn ask(request: &ElicitationRequested) -> std::io::Result<ElicitationAnswer>
         return Ok(
             match line.as_deref().map(str::to_ascii_lowercase).as_deref() {
                 Some("y" | "yes") => {
-                    if let Err(e) = open_in_browser(&url) {
+                    if let Err(e) = cairn_mcp::auth::redirect::open_web_page(&url) {
                         writeln!(out, "  Could not open it ({e}); open it yourself: {url}")?;
                     }
                     ElicitationAnswer::Accept {
@@ -111,21 +111,6 @@ pub fn ask(request: &ElicitationRequested) -> std::io::Result<ElicitationAnswer>
         }
     }
     Ok(ElicitationAnswer::Accept { content })
-}
-
-fn open_in_browser(url: &str) -> Result<(), String> {
-    let status = std::process::Command::new("xdg-open")
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot run xdg-open: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("xdg-open failed ({status})"))
-    }
 }
 
 /// One form field.

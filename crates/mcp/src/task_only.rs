@@ -15,6 +15,9 @@ use tokio::io::{AsyncRead, ReadBuf};
 /// Longest line inspected (longer ones are passed on unread).
 const MAX_LINE: usize = 8 * 1024 * 1024;
 
+/// Line buffer kept between lines; a larger one is given back.
+const KEEP_CAPACITY: usize = 64 * 1024;
+
 /// The names of the tools a server offers only as tasks, as seen so far.
 #[derive(Debug, Clone, Default)]
 pub struct TaskOnly(Arc<Mutex<HashSet<String>>>);
@@ -97,6 +100,10 @@ impl<R: AsyncRead + Unpin> AsyncRead for Sniffed<R> {
                         this.seen.note_line(&this.line);
                     }
                     this.line.clear();
+                    // One huge message does not keep its buffer for the connection's life.
+                    if this.line.capacity() > KEEP_CAPACITY {
+                        this.line = Vec::new();
+                    }
                     this.too_long = false;
                 } else if this.line.len() < MAX_LINE {
                     this.line.push(b);

@@ -53,4 +53,5 @@ pub fn authenticator(env: &EnvFn) -> Result<(Authenticator, Option<String>), Str
 }
 
 /// The words every "needs a login" failure of a server ends with (before the name).
+pub use cairn_mcp::auth::redirect::open_web_page;
 pub use cairn_mcp::auth::LOGIN_HINT;

@@ -179,35 +179,8 @@ async fn reads_over_the_api_leave_the_session_to_cairn_run() {
     let ws = cairn_testkit::temp_workspace().unwrap();
     let mock = MockLlmServer::start().await.unwrap();
     mock.push(cairn_testkit::Reply::text("served answer"));
-    let sock = dir.path().join("run").join("serve.sock");
-    let listen = format!("unix:{}", sock.display());
-    let mut child = serve_cmd(dir.path(), &mock, &["--listen", &listen])
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("the start line in time")
-        .unwrap()
-        .unwrap();
-    let token = std::fs::read_to_string(dir.path().join("serve.token"))
-        .unwrap()
-        .trim()
-        .to_string();
-    let created = call(
-        &sock,
-        "POST",
-        "/v1/sessions",
-        &token,
-        &format!("{{\"workspace\": {:?}, \"mode\": \"auto\"}}", ws.path()),
-    )
-    .await;
-    let body = created.split("\r\n\r\n").nth(1).unwrap();
-    let body = body.lines().find(|l| l.starts_with('{')).unwrap_or(body);
-    let id = serde_json::from_str::<serde_json::Value>(body).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (mut child, _stdout, sock, token) = serve_on_socket(dir.path(), &mock, &[]).await;
+    let id = new_session(&sock, &token, ws.path(), "auto").await;
     let streamed = call(
         &sock,
         "POST",
@@ -262,6 +235,43 @@ async fn reads_over_the_api_leave_the_session_to_cairn_run() {
     assert_eq!(status.code(), Some(0));
 }
 
+/// The server's stdout, kept open while it runs.
+type Stdout = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
+
+/// `cairn serve` on a socket in `dir` with `env`, once it printed its line; the process, its
+/// stdout (kept open), the socket and the token.
+async fn serve_on_socket(
+    dir: &Path,
+    mock: &MockLlmServer,
+    env: &[(&str, &Path)],
+) -> (tokio::process::Child, Stdout, std::path::PathBuf, String) {
+    let sock = dir.join("run").join("serve.sock");
+    let listen = format!("unix:{}", sock.display());
+    let mut cmd = serve_cmd(dir, mock, &["--listen", &listen]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the start line in time")
+        .unwrap()
+        .unwrap();
+    let token = std::fs::read_to_string(dir.join("serve.token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    (child, lines, sock, token)
+}
+
+/// Creates a session on `workspace` in `mode`; its id.
+async fn new_session(sock: &Path, token: &str, workspace: &Path, mode: &str) -> String {
+    let body = format!("{{\"workspace\": {workspace:?}, \"mode\": {mode:?}}}");
+    let created = call(sock, "POST", "/v1/sessions", token, &body).await;
+    body_of(&created)["id"].as_str().unwrap().to_string()
+}
+
 /// The JSON body of a raw HTTP response.
 fn body_of(resp: &str) -> serde_json::Value {
     let body = resp.split("\r\n\r\n").nth(1).unwrap_or("");
@@ -306,32 +316,14 @@ async fn a_servers_form_is_a_question_answered_over_the_api() {
     .await
     .unwrap();
     let mcp = crate::common::everything::config_in(dir.path(), &entry);
-    let sock = dir.path().join("run").join("serve.sock");
-    let listen = format!("unix:{}", sock.display());
-    let mut child = serve_cmd(dir.path(), &mock, &["--listen", &listen])
-        .env("CAIRN_MCP_CONFIG", &mcp)
-        .env("CAIRN_MCP_LAZY", "off")
-        .env("XDG_CONFIG_HOME", dir.path().join("config"))
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("the start line in time")
-        .unwrap();
-    let token = std::fs::read_to_string(dir.path().join("serve.token"))
-        .unwrap()
-        .trim()
-        .to_string();
-    let created = call(
-        &sock,
-        "POST",
-        "/v1/sessions",
-        &token,
-        &format!("{{\"workspace\": {:?}}}", ws.path()),
-    )
-    .await;
-    let id = body_of(&created)["id"].as_str().unwrap().to_string();
+    let config = dir.path().join("config");
+    let env = [
+        ("CAIRN_MCP_CONFIG", mcp.as_path()),
+        ("CAIRN_MCP_LAZY", Path::new("off")),
+        ("XDG_CONFIG_HOME", config.as_path()),
+    ];
+    let (mut child, _stdout, sock, token) = serve_on_socket(dir.path(), &mock, &env).await;
+    let id = new_session(&sock, &token, ws.path(), "interactive").await;
     let mut run = send(
         &sock,
         "POST",

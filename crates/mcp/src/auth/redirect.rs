@@ -24,13 +24,7 @@ pub struct SystemBrowser;
 #[async_trait]
 impl Browser for SystemBrowser {
     async fn open(&self, url: &Url) -> Result<(), String> {
-        let (program, args): (&str, Vec<&str>) = if cfg!(target_os = "macos") {
-            ("open", vec![url.as_str()])
-        } else if cfg!(windows) {
-            ("cmd", vec!["/C", "start", "", url.as_str()])
-        } else {
-            ("xdg-open", vec![url.as_str()])
-        };
+        let (program, args) = opener(url);
         let status = tokio::process::Command::new(program)
             .args(args)
             .stdin(std::process::Stdio::null())
@@ -45,6 +39,38 @@ impl Browser for SystemBrowser {
             Err(format!("{program} failed ({status})"))
         }
     }
+}
+
+/// The system's opener for `url`: `xdg-open` / `open` / `start`.
+fn opener(url: &Url) -> (&'static str, Vec<&str>) {
+    if cfg!(target_os = "macos") {
+        ("open", vec![url.as_str()])
+    } else if cfg!(windows) {
+        ("cmd", vec!["/C", "start", "", url.as_str()])
+    } else {
+        ("xdg-open", vec![url.as_str()])
+    }
+}
+
+/// Opens an http(s) page a server asked the user to visit (an elicitation in URL mode), in
+/// the system browser, without waiting for it; anything but http(s) is refused.
+pub fn open_web_page(url: &str) -> Result<(), String> {
+    let url = Url::parse(url).map_err(|e| format!("not a valid address ({e})"))?;
+    if !matches!(url.scheme(), "https" | "http") {
+        return Err(format!(
+            "only http(s) pages are opened, not {}:",
+            url.scheme()
+        ));
+    }
+    let (program, args) = opener(&url);
+    std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(|_| ())
+        .map_err(|e| format!("cannot run {program}: {e}"))
 }
 
 /// The path the redirect comes back to.

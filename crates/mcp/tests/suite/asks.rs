@@ -16,7 +16,11 @@ use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-fn ctx_with(h: &Harness, approver: ScriptedApprover, llm: Option<Arc<FakeLlm>>) -> ToolContext {
+fn ctx_with(
+    h: &Harness,
+    approver: impl cairn_engine::Approver + 'static,
+    llm: Option<Arc<FakeLlm>>,
+) -> ToolContext {
     let mut ctx = ToolContext::new(
         h.dir.path().to_path_buf(),
         h.dir.path().to_path_buf(),
@@ -193,6 +197,18 @@ async fn sampling_asks_then_the_sessions_model_answers_the_reference_server() {
     h.manager.close_all().await;
 }
 
+/// Calls the test server's `sample` tool with `args`: its text, or the error's.
+async fn sample(h: &Harness, ctx: &ToolContext, args: serde_json::Value) -> String {
+    match h
+        .manager
+        .call("t", "sample", args.as_object().unwrap().clone(), ctx)
+        .await
+    {
+        Ok(o) => o.content,
+        Err(e) => e.to_string(),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sampling_with_the_conversation_or_without_approval_is_refused() {
     let h = Harness::new(vec![stdio_server("t", &[], &[])], |_| {});
@@ -201,30 +217,19 @@ async fn sampling_with_the_conversation_or_without_approval_is_refused() {
     let llm = Arc::new(FakeLlm::new(vec![FakeReply::text("never sent")]));
     let approver = ScriptedApprover::new(vec![], ApprovalDecision::AlwaysTool);
     let ctx = ctx_with(&h, approver.clone(), Some(llm.clone()));
-    let args = json!({"prompt": "hi", "includeContext": "allServers"});
-    let out = h
-        .manager
-        .call("t", "sample", args.as_object().unwrap().clone(), &ctx)
-        .await;
-    let text = match out {
-        Ok(o) => o.content,
-        Err(e) => e.to_string(),
-    };
+    let text = sample(
+        &h,
+        &ctx,
+        json!({"prompt": "hi", "includeContext": "allServers"}),
+    )
+    .await;
     assert!(text.contains("includeContext"), "{text}");
     assert!(approver.seen().is_empty(), "asked although refused");
     assert!(llm.requests().is_empty());
     // Denied by the user: the server hears a refusal, the model is not asked.
     let approver = ScriptedApprover::new(vec![], ApprovalDecision::Deny);
     let ctx = ctx_with(&h, approver.clone(), Some(llm.clone()));
-    let args = json!({"prompt": "hi"});
-    let out = h
-        .manager
-        .call("t", "sample", args.as_object().unwrap().clone(), &ctx)
-        .await;
-    let text = match out {
-        Ok(o) => o.content,
-        Err(e) => e.to_string(),
-    };
+    let text = sample(&h, &ctx, json!({"prompt": "hi"})).await;
     assert!(text.contains("sampling refused"), "{text}");
     assert_eq!(approver.seen().len(), 1);
     assert!(llm.requests().is_empty());
@@ -235,16 +240,8 @@ async fn sampling_with_the_conversation_or_without_approval_is_refused() {
     let ctx = ctx_with(&h, approver.clone(), Some(llm.clone()));
     for _ in 0..2 {
         llm.push(FakeReply::text("fine"));
-        let out = h
-            .manager
-            .call("t", "sample", args.as_object().unwrap().clone(), &ctx)
-            .await
-            .unwrap();
-        assert!(
-            out.content.contains("model m-1 said: fine"),
-            "{}",
-            out.content
-        );
+        let text = sample(&h, &ctx, json!({"prompt": "hi"})).await;
+        assert!(text.contains("model m-1 said: fine"), "{text}");
     }
     assert_eq!(approver.seen().len(), 1, "asked twice");
     h.manager.close_all().await;
@@ -256,31 +253,10 @@ async fn sampling_is_refused_where_no_person_answers() {
     let (ok, failed) = h.manager.connect_all().await;
     assert_eq!(ok, ["t"], "{failed:?}");
     let llm = Arc::new(FakeLlm::new(vec![FakeReply::text("never sent")]));
-    let mut ctx = ctx_with(
-        &h,
-        ScriptedApprover::new(vec![], ApprovalDecision::Once),
-        Some(llm.clone()),
-    );
     // `--approve allow`: a fixed policy, no person.
-    ctx.host = ToolHost::for_approver(
-        Arc::new(cairn_engine::FixedApprover(ApprovalDecision::Once)),
-        h.dir.path().to_path_buf(),
-        Some((
-            llm.clone() as Arc<dyn cairn_engine::llm::LlmClient>,
-            "m-1".into(),
-        )),
-        "call-1",
-        "tool",
-    );
-    let args = json!({"prompt": "hi"});
-    let text = match h
-        .manager
-        .call("t", "sample", args.as_object().unwrap().clone(), &ctx)
-        .await
-    {
-        Ok(o) => o.content,
-        Err(e) => e.to_string(),
-    };
+    let fixed = cairn_engine::FixedApprover(ApprovalDecision::Once);
+    let ctx = ctx_with(&h, fixed, Some(llm.clone()));
+    let text = sample(&h, &ctx, json!({"prompt": "hi"})).await;
     assert!(text.contains("no person can allow it"), "{text}");
     assert!(llm.requests().is_empty());
     h.manager.close_all().await;
