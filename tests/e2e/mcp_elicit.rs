@@ -1,6 +1,7 @@
 //! E2E: an MCP server's form (the reference server-everything, asking during its tool call)
 //! renders in the chat with its fields, defaults and required marks; what the user types and
-//! the defaults of what they left alone reach the server, whose answer the model then sees.
+//! the defaults of what they left alone reach the server, whose answer the model then sees;
+//! at 800x600 the form fits its column and Send is reachable.
 
 use super::*;
 
@@ -67,7 +68,26 @@ async fn an_mcp_servers_form_renders_and_its_answer_reaches_the_server() {
             .await
             .unwrap();
         screenshot(&c, "elicitation.png").await;
-        click(&c, &format!("{form} [data-testid=elicit-accept]")).await;
+        // On a small window the form still fits its column and its buttons can be reached.
+        c.set_window_size(800, 600).await.unwrap();
+        wait_js(
+            &c,
+            "the page to be 800 px wide",
+            "return Math.abs(window.innerWidth - 800) <= 16",
+        )
+        .await;
+        let accept = format!("{form} [data-testid=elicit-accept]");
+        let fits = format!(
+            "const b = document.querySelector({0}); b.scrollIntoView({{block: 'center'}}); \
+             const r = b.getBoundingClientRect(); \
+             const card = document.querySelector({1}).getBoundingClientRect(); \
+             return r.width > 0 && r.right <= window.innerWidth && card.right <= window.innerWidth",
+            serde_json::to_string(&accept).unwrap(),
+            serde_json::to_string(form).unwrap()
+        );
+        wait_js(&c, "the form to fit an 800x600 window", &fits).await;
+        screenshot(&c, "elicitation-800x600.png").await;
+        click(&c, &accept).await;
 
         find(&c, "[data-testid=elicitation][data-state=answered]").await;
         wait_turns(&c, "completed", 1).await;
