@@ -275,6 +275,64 @@ async fn a_web_search_setting_set_with_cairn_config_offers_web_search() {
     );
 }
 
+/// A search key set with `cairn config` lives in the OS keyring (the test command's throwaway
+/// gnome-keyring on its D-Bus session), and a later run reads it from there and offers
+/// `web_search`. Without a session bus (a bare `cargo test`) there is no keyring to use.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_web_search_key_set_with_cairn_config_in_the_keyring_offers_web_search() {
+    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+        eprintln!("SKIPPED: no D-Bus session, so no OS keyring (the test command provides one)");
+        return;
+    }
+    let home = Home::new();
+    let real_keyring = |c: &mut Command| {
+        c.env_remove("CAIRN_KEYSTORE")
+            .env_remove("CAIRN_NO_KEYRING");
+    };
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    c.args([
+        "config",
+        "set",
+        "web_search.brave_key",
+        "BSA-test-0123456789abcdef",
+    ])
+    .stdin(Stdio::null());
+    home.isolate(&mut c);
+    real_keyring(&mut c);
+    let out = c.output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let server = MockLlmServer::with_script(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let mut c = home.run_cmd(ws.path(), state.path(), &server, &["hi"]);
+    real_keyring(&mut c);
+    let r = run(c).await;
+    last_is_turn_end(&r, "completed");
+    assert!(offered(&server).contains(&"web_search".to_string()));
+    // The key is in no file of the config folder.
+    let text = std::fs::read_to_string(home.file()).unwrap();
+    assert!(!text.contains("BSA-test"), "{text}");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    c.args(["config", "unset", "web_search.brave_key"])
+        .stdin(Stdio::null());
+    home.isolate(&mut c);
+    real_keyring(&mut c);
+    let out = c.output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tool_turned_off_by_setting_or_flag_is_not_offered() {
     let home = Home::new();
