@@ -349,4 +349,19 @@ mod tests {
         assert_eq!(f("fish").parse("2, 1").unwrap(), json!(["f2", "f1"]));
         assert!(f("api_token").secret_like() && !f("name").secret_like());
     }
+
+    #[test]
+    fn a_servers_labels_cannot_drive_the_terminal() {
+        let schema = json!({"type": "object", "properties": {
+            "x\u{1b}[2J": {"type": "string", "title": "Name\u{1b}]0;pwned\u{7}",
+                "description": "clears\u{1b}[2J the screen"},
+        }});
+        let f = &fields_of(&schema)[0];
+        for shown in [f.label(), f.prompt()] {
+            assert!(
+                !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+                "{shown:?}"
+            );
+        }
+    }
 }
