@@ -132,17 +132,30 @@ impl Renderer {
                     self.err_colored("2", &line, true);
                 }
             }
-            Event::Compacting(c) if c.trigger != "soft" => {
+            Event::Compacting(c) if c.summarising() => {
                 self.end_line();
                 let line = format!("compacting the conversation (~{} tokens)…", c.tokens);
                 self.err_colored("2", &line, true);
             }
-            Event::Compacted(c) if c.method != "elide" => {
+            Event::Compacted(c) if c.kind() == cairn_protocol::CompactionKind::Summarized => {
                 self.end_line();
-                let line = format!(
+                let mut line = format!(
                     "compacted: {} → {} messages",
                     c.messages_before, c.messages_after
                 );
+                if let Some(s) = &c.state {
+                    line.push_str(&format!(
+                        ", ~{} → ~{} tokens (summary by {}{}; {} compaction(s) so far)",
+                        s.tokens_before,
+                        s.tokens_after,
+                        inert(&s.summary_model),
+                        s.summary_effort
+                            .as_deref()
+                            .map(|e| format!(" at {e} effort"))
+                            .unwrap_or_default(),
+                        s.compactions
+                    ));
+                }
                 self.err_colored("2", &line, true);
             }
             Event::ToolOutput(o) => {

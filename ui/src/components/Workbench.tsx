@@ -661,7 +661,7 @@ export function Workbench(p: Props) {
         </div>
         <div className="header-tools">
           <ModeSwitcher mode={session?.mode ?? firstMode} onChange={setMode} disabled={false} />
-          {session !== null && <Meter meter={chat.meter} model={session.model} />}
+          {session !== null && <Meter meter={chat.meter} model={session.model} compaction={chat.compaction} />}
           {session !== null && (
             <span
               className={`sandbox-pill ${sandboxWarns(session.sandbox) ? "sandbox-pill-warn" : ""}`}
