@@ -436,7 +436,7 @@ function apply(d: Draft, event: Event) {
     }
     case "queue_steering": {
       markInjected(s, event.data.text);
-      d.put({ kind: "user", id: d.uid("steer"), text: event.data.text, steering: true });
+      d.put({ kind: "user", id: d.uid("steer"), text: event.data.text, steering: true, ...carried(event.data.attachments) });
       return;
     }
     case "ask_user_question":

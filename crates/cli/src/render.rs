@@ -196,7 +196,11 @@ impl Renderer {
             }
             Event::QueueSteering(q) => {
                 self.end_line();
-                self.err_colored("36", &format!("» {}", inert(&q.text)), true);
+                let with = match q.attachments.as_ref().map(Vec::len).unwrap_or(0) {
+                    0 => String::new(),
+                    n => format!(" (+{n} attached)"),
+                };
+                self.err_colored("36", &format!("» {}{with}", inert(&q.text)), true);
             }
             Event::Error(e) => {
                 self.end_line();

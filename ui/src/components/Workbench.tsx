@@ -415,11 +415,13 @@ export function Workbench(p: Props) {
   );
 
   const steer = useCallback(
-    (text: string) => {
+    (text: string, images: PendingImage[]) => {
       // Shown at once, so the engine's `queue_steering` event always finds the chip.
       dispatch({ type: "steer", text });
-      ipc.queueSteering(text).catch((e: unknown) => {
+      ipc.queueSteering(text, images.map(toUpload)).catch((e: unknown) => {
         dispatch({ type: "unsteer", text });
+        // Nothing is lost: the words and images go back into the composer.
+        setDraft({ kind: "restore", text, images, at: Date.now() });
         fail(e);
       });
     },

@@ -85,6 +85,14 @@ impl Prompt {
         Ok(self.with_attachments(read))
     }
 
+    /// The words as they will be sent (`None` for a retry or resume).
+    pub fn words(&self) -> Option<&str> {
+        match &self.body {
+            Body::Text { text, .. } => Some(text),
+            Body::Retry | Body::Resume => None,
+        }
+    }
+
     fn with_attachments(mut self, more: Vec<MessageAttachment>) -> Prompt {
         if let Body::Text { attachments, .. } = &mut self.body {
             attachments.extend(more);
@@ -210,18 +218,24 @@ impl SessionHandle {
         Ok((Some(attached), notes))
     }
 
-    /// Queues an instruction for the running turn with images and `@path` mentions, which
-    /// reach the model with it as a turn's own do; returns the instructions still waiting
-    /// and what stays text (see [`SessionHandle::attach`]).
-    pub async fn queue_steering_with(
+    /// Queues a message for the running turn (steering): its images, files and `@path`
+    /// mentions reach the model with it as a turn's own do (a `/command` is not carried out:
+    /// steering is words for the model). Returns the instructions still waiting and what
+    /// stays text (see [`SessionHandle::attach`]).
+    pub async fn steer(
         &self,
-        text: &str,
-        attachments: Vec<MessageAttachment>,
+        prompt: Prompt,
     ) -> Result<(Vec<String>, Vec<SubmitNote>), SubmitError> {
         if self.is_closed() {
             return Err(HostError::Closed(self.id()).into());
         }
-        let (attached, notes) = self.attach(text, attachments, false).await?;
+        let (text, attachments) = match prompt.body {
+            Body::Text { text, attachments } if !text.trim().is_empty() => (text, attachments),
+            _ => return Err(SubmitError::NotAMessage),
+        };
+        let (attached, notes) = self
+            .attach(&text, attachments, prompt.refuse_mentions)
+            .await?;
         let session = self.session();
         match attached {
             Some(a) => session.queue_steering_with(text, a),
@@ -285,6 +299,9 @@ pub enum SubmitError {
     /// The session cannot run a turn.
     #[error(transparent)]
     Host(#[from] HostError),
+    /// Steering that is not words (empty, a retry or a resume).
+    #[error("steering is a message: words, with images or files if you like")]
+    NotAMessage,
 }
 
 impl SessionHandle {
