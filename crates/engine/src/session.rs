@@ -254,6 +254,8 @@ impl SessionBuilder {
                 next_ticket: std::sync::atomic::AtomicU64::new(1),
                 compaction_state: Default::default(),
                 announcements: Default::default(),
+                spent_live: Default::default(),
+                spend_rewarn: Default::default(),
             }),
         }
     }
@@ -594,6 +596,26 @@ impl Session {
     /// `taskId` is the turn's): what changed between turns, e.g. a model switch.
     pub fn announce(&self, event: Event) {
         lock(&self.inner.announcements).push(event);
+    }
+
+    /// The spending cap in force (`None`: no cap).
+    pub fn spend_limit(&self) -> Option<crate::spend::SpendLimit> {
+        read(&self.inner.config).spend_limit
+    }
+
+    /// Sets (raises, lowers, removes) the spending cap from the next request on; the 80 %
+    /// warning may come again for the new cap.
+    pub fn set_spend_limit(&self, limit: Option<crate::spend::SpendLimit>) {
+        write(&self.inner.config).spend_limit = limit;
+        self.inner
+            .spend_rewarn
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// What the session spent so far, as its turns count it (`None` before a turn of this
+    /// process counted).
+    pub fn spent(&self) -> Option<crate::spend::Spent> {
+        *lock(&self.inner.spent_live)
     }
 
     /// The session's own folder (saved tool results, attachments, what the agent read).

@@ -83,6 +83,11 @@ pub(crate) struct Inner {
     /// `true` while no turn runs or waits (for [`crate::session::Session::idle`]).
     pub idle: tokio::sync::watch::Sender<bool>,
     pub next_ticket: std::sync::atomic::AtomicU64,
+    /// What the session spent, kept up to date by its turns (`None` until a turn of this
+    /// process counted the history's).
+    pub spent_live: Mutex<Option<crate::spend::Spent>>,
+    /// The cap changed: the next turn may warn again at 80 %.
+    pub spend_rewarn: std::sync::atomic::AtomicBool,
     /// What the next turn says right after its `turn_start` (a model switch between turns).
     pub announcements: Mutex<Vec<cairn_protocol::Event>>,
     /// What compaction did so far (the reference design's `engine.compactionState`).

@@ -57,6 +57,8 @@ function rowsOf(sessions: SessionEntry[]): BoardRow[] {
     changedFiles: null,
     worktree: null,
     open: false,
+    costUsd: null,
+    tokens: null,
   }));
 }
 

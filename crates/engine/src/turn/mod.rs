@@ -332,6 +332,9 @@ impl<'a> TurnRunner<'a> {
         // What subagents used for this turn's tool calls is part of its cost.
         let extra = lock(&self.host.extra_usage).take();
         if let Some((u, cost)) = extra {
+            if let Some(live) = lock(&self.inner.spent_live).as_mut() {
+                live.add(&u, cost);
+            }
             self.usage.get_or_insert_with(TokenUsage::default).add(&u);
             self.cost = match (self.cost, cost) {
                 (Some(a), Some(b)) => Some(a + b),
@@ -489,6 +492,9 @@ impl<'a> TurnRunner<'a> {
         self.usage
             .get_or_insert_with(TokenUsage::default)
             .add(usage);
+        if let Some(live) = lock(&self.inner.spent_live).as_mut() {
+            live.add(usage, cost);
+        }
         self.cost = match (self.cost, cost) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,

@@ -17,6 +17,7 @@ impl TurnRunner<'_> {
                 pricing.as_ref().and_then(|p| p.cost_usd(&model, u))
             });
             self.state.spent = Some(spent);
+            *lock(&self.inner.spent_live) = Some(spent);
         }
         self.state.spent.get_or_insert_with(Spent::zero)
     }
@@ -25,6 +26,13 @@ impl TurnRunner<'_> {
     /// that a dollar cap cannot be enforced).
     pub(crate) async fn over_budget(&mut self) -> Option<String> {
         let limit = read(&self.inner.config).spend_limit?;
+        if self
+            .inner
+            .spend_rewarn
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            self.state.spend_warned = false;
+        }
         let before = *self.session_spent();
         let mut this_turn = Spent::zero();
         if let Some(u) = &self.usage {

@@ -22,7 +22,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// One row of the sessions board: a session of the workspace and its live state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(export, export_to = "app/")]
 pub struct BoardRow {
@@ -45,6 +45,11 @@ pub struct BoardRow {
     pub worktree: Option<String>,
     /// Open in this window (shown or running in the background).
     pub open: bool,
+    /// Dollars the session spent, live while it is open (`None`: not counted yet, or a
+    /// request's price is unknown).
+    pub cost_usd: Option<f64>,
+    /// Tokens the session spent, live while it is open (`None`: not counted yet).
+    pub tokens: Option<u64>,
 }
 
 /// A session the user asked to see from outside the page (a click on its notification).
@@ -59,7 +64,7 @@ pub struct OpenRequestView {
 }
 
 /// The window's sessions board, newest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(export, export_to = "app/")]
 pub struct BoardView {
@@ -134,6 +139,8 @@ pub fn board(
         .map(|s| BoardRow {
             activity: activity_in(host, &s.id),
             open: false,
+            cost_usd: None,
+            tokens: None,
             changed_files: None,
             worktree: s.worktree,
             id: s.id,
@@ -157,6 +164,8 @@ pub fn board(
             BoardRow {
                 activity: activity(r),
                 open: true,
+                cost_usd: None,
+                tokens: None,
                 changed_files: None,
                 worktree: saved.worktree,
                 id,
@@ -168,7 +177,12 @@ pub fn board(
         );
     }
     for row in &mut rows {
-        row.open = open.iter().any(|r| r.id() == row.id);
+        let handle = open.iter().find(|r| r.id() == row.id);
+        row.open = handle.is_some();
+        if let Some(spent) = handle.and_then(|h| h.session().spent()) {
+            row.cost_usd = spent.cost;
+            row.tokens = Some(spent.tokens);
+        }
     }
     fill_changed_files(state_dir, cache, &mut rows, &places);
     Ok(BoardView {

@@ -5,6 +5,7 @@
 pub mod attention;
 mod batch;
 pub mod board;
+pub mod budget;
 mod command_turn;
 mod dispatch;
 mod facts;

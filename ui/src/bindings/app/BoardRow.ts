@@ -41,4 +41,13 @@ worktree: string | null,
 /**
  * Open in this window (shown or running in the background).
  */
-open: boolean, };
+open: boolean, 
+/**
+ * Dollars the session spent, live while it is open (`None`: not counted yet, or a
+ * request's price is unknown).
+ */
+costUsd: number | null, 
+/**
+ * Tokens the session spent, live while it is open (`None`: not counted yet).
+ */
+tokens: number | null, };
