@@ -7,6 +7,7 @@ const SHORTCUTS: [string, MessageKey][] = [
   ["Esc", "help.stop"],
   ["Ctrl+L", "help.focus"],
   ["Ctrl+N", "help.newChat"],
+  ["Ctrl+K", "board.search"],
   ["Ctrl+Shift+N", "header.newWindow"],
   ["Ctrl+`", "terminal.toggle"],
   ["Ctrl+O", "help.open"],

@@ -3,7 +3,7 @@ import type { RecentWorkspace } from "../bindings/app/RecentWorkspace";
 import type { SettingsView } from "../bindings/app/SettingsView";
 import { useT } from "../i18n";
 import { SetupCard, setupComplete } from "./Connection";
-import { relativeTime } from "./Sessions";
+import { relativeTime } from "../board";
 import { StoneMark } from "./StoneMark";
 
 type Props = {

@@ -3,7 +3,6 @@ import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { Event } from "../bindings/Event";
 import type { Mode } from "../bindings/Mode";
 import type { ApprovalHost } from "../bindings/app/ApprovalHost";
-import type { BoardView } from "../bindings/app/BoardView";
 import type { SessionView } from "../bindings/app/SessionView";
 import type { SettingsView } from "../bindings/app/SettingsView";
 import type { WorkspaceView } from "../bindings/app/WorkspaceView";
@@ -30,7 +29,9 @@ import { FilesPanel } from "./FilesPanel";
 import type { Answerers } from "./Interactions";
 import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
-import { isLive, Sessions } from "./Sessions";
+import { Sessions } from "./Sessions";
+import { BoardStore, isLive } from "../board";
+import { useStore } from "../store";
 import { SidePanel } from "./SidePanel";
 // xterm.js is loaded with the panel, not at start.
 const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ default: m.TerminalPanel })));
@@ -107,7 +108,7 @@ type Props = {
   /** Bumped by the app after a settings or key change: refresh the session's state. */
   settingsEpoch: number;
   /** Set by the app's shortcuts. */
-  command: { name: "new" | "focus" | "stop"; at: number } | null;
+  command: { name: "new" | "focus" | "stop" | "search"; at: number } | null;
 };
 
 /** Why a new session could not run a turn, from the settings (before one exists). */
@@ -144,7 +145,11 @@ export function Workbench(p: Props) {
       return next;
     });
   }, []);
-  const [board, setBoard] = useState<BoardView | null>(null);
+  // The sessions board lives outside React, fed by the board channel.
+  const [boards] = useState(() => new BoardStore());
+  const board = useStore(boards).view;
+  // Bumped by `/` and Ctrl+K: the board's search field takes the focus.
+  const [focusSearch, setFocusSearch] = useState(0);
   // Counts the user's prompts: each one brings the transcript down to it.
   const [sent, setSent] = useState(0);
   // The mode picked before the first message (the session is created when it is sent).
@@ -283,8 +288,8 @@ export function Workbench(p: Props) {
 
   // The sessions board: pushed by the backend whenever a session's state changes.
   useEffect(() => {
-    ipc.watchBoard(setBoard).catch(fail);
-  }, [fail]);
+    ipc.watchBoard((b) => boards.receive(b)).catch(fail);
+  }, [fail, boards]);
   // A click on a session's notification asks to open it.
   const openRequest = board?.openRequest ?? null;
   const handledRequest = useRef(0);
@@ -582,10 +587,30 @@ export function Workbench(p: Props) {
     }, fail);
   };
 
-  // Shortcuts the app forwards (Ctrl+N, Ctrl+L, Esc).
+  // The board's search: the sidebar shows (docked or as a drawer) and its field takes the focus.
+  const searchSessions = useCallback(() => {
+    if (window.innerWidth >= SIDEBAR_DOCK_MIN) setSidebarCollapsed(false);
+    else setSidebarDrawer(true);
+    setFocusSearch((n) => n + 1);
+  }, []);
+  // `/` outside a text field searches the sessions (in the composer it starts a command).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+      const el = e.target instanceof HTMLElement ? e.target : null;
+      if (el !== null && (el.isContentEditable || el.closest("input, textarea, select, [role=dialog]") !== null)) return;
+      e.preventDefault();
+      searchSessions();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [searchSessions]);
+
+  // Shortcuts the app forwards (Ctrl+N, Ctrl+L, Ctrl+K, Esc).
   useEffect(() => {
     if (p.command === null) return;
-    if (p.command.name === "new") newChat();
+    if (p.command.name === "search") searchSessions();
+    else if (p.command.name === "new") newChat();
     else if (p.command.name === "focus") composer.current?.focus();
     else if (p.command.name === "stop" && running) stop();
     // Only a new command matters, not callback identity.
@@ -703,7 +728,8 @@ export function Workbench(p: Props) {
           workspaceName={p.workspace.name}
           workspacePath={p.workspace.path}
           sessions={p.workspace.sessions}
-          board={board?.rows ?? null}
+          boards={boards}
+          focusSearch={focusSearch}
           activeId={session?.id ?? null}
           busy={running}
           anyLive={running || (board?.rows ?? []).some((r) => r.open && isLive(r.activity))}
@@ -716,8 +742,6 @@ export function Workbench(p: Props) {
           onRename={rename}
           onDelete={remove}
           onCloseWorkspace={p.onCloseWorkspace}
-          worktrees={board?.worktrees ?? []}
-          worktreesUnavailable={board?.worktreesUnavailable ?? null}
           onNewWorktree={newWorktree}
           onMoveToWorktree={moveToWorktree}
           onReview={(name) => {
