@@ -1,7 +1,8 @@
 //! The sessions board: which session a window shows (switching never stops the others),
 //! and the live list of the workspace's sessions pushed to the page over a channel whenever
 //! one's state changes (running, queued, waiting for an approval or an answer, idle, error),
-//! with each session's changed-file count.
+//! with each session's changed-file count, and when another process using the same state
+//! folder (the CLI, another app) created or saved a session.
 
 use std::sync::Arc;
 
@@ -140,6 +141,11 @@ pub async fn watch_board<R: Runtime>(
     let generation = state.next_board_watch(&label);
     let mut changes = state.host.changes();
     let mut last: Option<BoardView> = None;
+    let mut seen = tokio::task::block_in_place(|| {
+        cairn_runtime::index::store_fingerprint(&cairn_runtime::store::SessionStore::new(
+            &state.config.state_dir,
+        ))
+    });
     loop {
         changes.borrow_and_update();
         if state.board_watch(&label) != Some(generation) {
@@ -156,8 +162,34 @@ pub async fn watch_board<R: Runtime>(
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e.message, "cannot list the sessions board"),
         }
-        if changes.changed().await.is_err() {
-            return Ok(());
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return Ok(());
+                }
+            }
+            () = store_changed(&state.config.state_dir, &mut seen) => {}
+        }
+    }
+}
+
+/// How often the board looks for sessions saved by other processes on the same state folder.
+const STORE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Returns once a session of the state folder was created, saved or deleted since `seen`
+/// (by any process using it: another window's app, the CLI); a `stat` per session each
+/// [`STORE_POLL`]. Sessions kept in another state folder are not seen.
+async fn store_changed(state_dir: &std::path::Path, seen: &mut u64) {
+    let store = cairn_runtime::store::SessionStore::new(state_dir);
+    let mut tick = tokio::time::interval(STORE_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let now = tokio::task::block_in_place(|| cairn_runtime::index::store_fingerprint(&store));
+        if now != *seen {
+            *seen = now;
+            return;
         }
     }
 }

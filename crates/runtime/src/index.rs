@@ -350,6 +350,19 @@ fn haystack(s: &SavedSession) -> String {
     out.to_lowercase()
 }
 
+/// A fingerprint of the store's checkpoints (each session's id, size and mtime): it changes
+/// when any process (this one, another app, the CLI) created, saved or deleted a session of
+/// the store. A `stat` per session, no file read.
+pub fn store_fingerprint(store: &SessionStore) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut all: Vec<(String, String)> =
+        scan(store.root()).unwrap_or_default().into_iter().collect();
+    all.sort();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    all.hash(&mut h);
+    h.finish()
+}
+
 /// Session ids on disk with a fingerprint (size and mtime) of their checkpoint.
 fn scan(root: &Path) -> Result<HashMap<String, String>, IndexError> {
     let entries = match fs::read_dir(root) {
