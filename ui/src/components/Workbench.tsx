@@ -26,6 +26,8 @@ import {
 import type { PendingImage } from "./Attachments";
 import { Composer, toUpload, type ComposerDraft } from "./Composer";
 import { FilesPanel } from "./FilesPanel";
+import { LinkConfirm } from "./LinkConfirm";
+import { LinkContext, type LinkOpener } from "./Markdown";
 import type { Answerers } from "./Interactions";
 import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
@@ -212,6 +214,20 @@ export function Workbench(p: Props) {
   const [sideCollapsed, setSideCollapsed] = useState(false);
   const [sideDrawer, setSideDrawer] = useState(false);
   const [draft, setDraft] = useState<ComposerDraft | null>(null);
+  // Links in answers: a workspace file shows in the files panel, a web page after a confirmation.
+  const [reveal, setReveal] = useState<{ path: string; at: number } | null>(null);
+  const [confirmUrl, setConfirmUrl] = useState<string | null>(null);
+  const openLink: LinkOpener = useCallback((target) => {
+    if (target.kind === "web") {
+      setConfirmUrl(target.url);
+      return;
+    }
+    if (target.kind !== "file") return;
+    setFilesOpen(true);
+    if (window.innerWidth >= SIDE_DOCK_MIN) setSideCollapsed(false);
+    else setSideDrawer(true);
+    setReveal({ path: target.path, at: Date.now() });
+  }, []);
   const mention = useCallback((path: string) => setDraft({ kind: "mention", path, at: Date.now() }), []);
   const checkpoints = timeline.actions.timeline?.checkpoints;
   const changedFiles = useMemo(
@@ -752,7 +768,9 @@ export function Workbench(p: Props) {
       )}
       <main className="chat">
         {/* Keyed by session: another session opens pinned to its bottom. */}
-        <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
+        <LinkContext.Provider value={openLink}>
+          <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
+        </LinkContext.Provider>
         {terminal && (
           <Suspense fallback={<section className="terminal-panel" />}>
             <TerminalPanel fail={fail} epoch={runs} openIn={terminalIn} />
@@ -806,10 +824,21 @@ export function Workbench(p: Props) {
           <ChangesPanel actions={timeline.actions} busy={running} />
           <RewoundPanel actions={timeline.actions} onReuse={(text) => setDraft({ kind: "restore", text, images: [], at: Date.now() })} />
           {/* Keyed by the folder it shows: a worktree session's panel lists its own checkout. */}
-          {filesOpen && <FilesPanel key={session?.workspace ?? p.workspace.path} changed={changedFiles} onMention={mention} />}
+          {filesOpen && <FilesPanel key={session?.workspace ?? p.workspace.path} changed={changedFiles} onMention={mention} reveal={reveal} />}
         </SidePanel>
       )}
       {timeline.dialogs}
+      {confirmUrl !== null && (
+        <LinkConfirm
+          url={confirmUrl}
+          onCancel={() => setConfirmUrl(null)}
+          onOpen={() => {
+            const url = confirmUrl;
+            setConfirmUrl(null);
+            ipc.openLink(url).catch(fail);
+          }}
+        />
+      )}
       {reviewing !== null && (
         <WorktreeReview
           key={reviewing}
