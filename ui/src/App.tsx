@@ -240,7 +240,7 @@ export function App() {
             <Usage onClose={() => setOverlay(null)} lang={language} />
           </Suspense>
         )}
-        {overlay === "help" && <Help onClose={() => setOverlay(null)} />}
+        {overlay === "help" && <Help onClose={() => setOverlay(null)} inWorkspace={workspace !== null} />}
         <Tips />
       </div>
     </I18nContext.Provider>

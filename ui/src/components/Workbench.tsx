@@ -6,7 +6,7 @@ import type { ApprovalHost } from "../bindings/app/ApprovalHost";
 import type { SessionView } from "../bindings/app/SessionView";
 import type { SettingsView } from "../bindings/app/SettingsView";
 import type { WorkspaceView } from "../bindings/app/WorkspaceView";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 import { Icon } from "./Icons";
 import { HeaderActions, type HeaderAction } from "./HeaderMenu";
 import { HEADER_COMPACT_MAX, panelPlace, SIDE_DOCK_MIN, SIDEBAR_DOCK_MIN, useViewportWidth } from "../layout";
@@ -237,17 +237,31 @@ export function Workbench(p: Props) {
   const [runs, setRuns] = useState(0);
   // Tool calls a stopped process left open in the shown session (the resume banner).
   const [openCalls, setOpenCalls] = useState(0);
-  // Ctrl+` shows or hides the terminal panel.
+  // Ctrl+` shows the terminal panel with the focus in its terminal (what is typed before the
+  // shell is ready waits for it); pressed in the terminal, it hides the panel.
+  const [terminalFocus, setTerminalFocus] = useState(0);
+  const terminalShown = useRef(terminal);
+  terminalShown.current = terminal;
+  const toggleTerminal = useCallback(() => {
+    const inside = document.activeElement?.closest(".terminal-panel") != null;
+    if (terminalShown.current && inside) {
+      setTerminal(false);
+      composer.current?.focus();
+    } else {
+      setTerminal(true);
+      setTerminalFocus((n) => n + 1);
+    }
+  }, []);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && e.key === "`") {
         e.preventDefault();
-        setTerminal((v) => !v);
+        toggleTerminal();
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, []);
+  }, [toggleTerminal]);
   // Through a ref: a send that started before its session existed still refreshes the
   // timeline of the session it created (its callbacks were made before that).
   const timelineRefresh = useRef(timeline.refresh);
@@ -647,7 +661,13 @@ export function Workbench(p: Props) {
   };
   const compact = width < HEADER_COMPACT_MAX;
   const headerActions: HeaderAction[] = [
-    { testId: "toggle-terminal", icon: "terminal", label: t("terminal.toggle"), shortcut: "Ctrl+`", pressed: terminal, onClick: () => setTerminal((v) => !v) },
+    { testId: "toggle-terminal", icon: "terminal", label: t("terminal.toggle"), shortcut: "Ctrl+`", pressed: terminal, onClick: () => {
+        if (terminal) setTerminal(false);
+        else {
+          setTerminal(true);
+          setTerminalFocus((n) => n + 1);
+        }
+      } },
     { testId: "toggle-files", icon: "files", label: t("files.toggle"), pressed: filesOpen, onClick: () => setFilesOpen((v) => !v) },
     { testId: "new-window", icon: "newWindow", label: t("header.newWindow"), shortcut: "Ctrl+Shift+N", onClick: () => void ipc.newWindow().catch(fail) },
     { testId: "open-usage", icon: "usage", label: t("header.usage"), shortcut: "Ctrl+U", onClick: p.onOpenUsage },
@@ -773,7 +793,7 @@ export function Workbench(p: Props) {
         </LinkContext.Provider>
         {terminal && (
           <Suspense fallback={<section className="terminal-panel" />}>
-            <TerminalPanel fail={fail} epoch={runs} openIn={terminalIn} />
+            <TerminalPanel fail={fail} epoch={runs} openIn={terminalIn} focusAt={terminalFocus} />
           </Suspense>
         )}
         {shownRow?.activity.state === "queued" && (
@@ -787,7 +807,7 @@ export function Workbench(p: Props) {
         {openCalls > 0 && !running && (
           <div className="blocked resume-banner" role="alert" data-testid="resume-banner">
             <span>
-              {openCalls} {t("resume.waiting")}
+              {plural(t, openCalls, "resume.waiting")}
             </span>
             <span className="resume-actions">
               <button type="button" className="btn btn-small" data-testid="resume-calls" onClick={resume}>
