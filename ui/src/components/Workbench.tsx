@@ -1,6 +1,5 @@
-import { Suspense, lazy, useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { ApprovalDecision } from "../bindings/ApprovalDecision";
-import type { Event } from "../bindings/Event";
 import type { Mode } from "../bindings/Mode";
 import type { ApprovalHost } from "../bindings/app/ApprovalHost";
 import type { SessionView } from "../bindings/app/SessionView";
@@ -9,25 +8,17 @@ import type { WorkspaceView } from "../bindings/app/WorkspaceView";
 import { plural, useT } from "../i18n";
 import { Icon } from "./Icons";
 import { HeaderActions, type HeaderAction } from "./HeaderMenu";
-import { HEADER_COMPACT_MAX, panelPlace, SIDE_DOCK_MIN, SIDEBAR_DOCK_MIN, useViewportWidth } from "../layout";
+import { usePanels } from "../hooks/usePanels";
+import { useSessionSearch } from "../hooks/useSessionSearch";
+import { useTerminal } from "../hooks/useTerminal";
 import * as ipc from "../ipc";
-import {
-  applyEvents,
-  chatFrom,
-  closeStaleTools,
-  emptyChat,
-  latestPlan,
-  markAnswered,
-  prependHistory,
-  withNotice,
-  type AskState,
-  type ChatState,
-} from "../transcript";
+import { emptyChat, latestPlan, type AskState } from "../transcript";
+import { ChatStore, type Action } from "../chats";
 import type { PendingImage } from "./Attachments";
 import { Composer, toUpload, type ComposerDraft } from "./Composer";
 import { FilesPanel } from "./FilesPanel";
-import { LinkConfirm } from "./LinkConfirm";
-import { LinkContext, type LinkOpener } from "./Markdown";
+import { LinkContext } from "./Markdown";
+import { useLinks } from "../hooks/useLinks";
 import type { Answerers } from "./Interactions";
 import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
@@ -45,54 +36,6 @@ import type { Progress } from "../bindings/Progress";
 import { sandboxLabel, sandboxTip, sandboxWarns } from "../sandbox";
 import { describeOutcome } from "../commandOutcome";
 import { SkippedBanner } from "./SkippedBanner";
-
-type Action =
-  | { type: "reset"; view: SessionView | null }
-  | { type: "events"; events: Event[]; view: SessionView | null }
-  | { type: "older"; events: Event[]; first: number }
-  | { type: "answered"; id: string; state: AskState | "rejected" }
-  | { type: "notice"; text: string; tone?: "info" | "error"; action?: "settings" }
-  | { type: "steer"; text: string }
-  | { type: "unsteer"; text: string };
-
-/** Each open session's transcript, by session id ("" = no session yet). */
-type Chats = Record<string, ChatState>;
-
-/** Events of running sessions keep folding into their own transcript, shown or not. */
-function reduceChats(chats: Chats, keyed: { id: string; action: Action }): Chats {
-  return { ...chats, [keyed.id]: reduce(chats[keyed.id] ?? emptyChat, keyed.action) };
-}
-
-function reduce(state: ChatState, action: Action): ChatState {
-  switch (action.type) {
-    case "reset": {
-      if (action.view === null) return emptyChat;
-      const logged = applyEvents(chatFrom(action.view.earlierUsage, action.view.historyBefore), action.view.events);
-      // Without a running turn, calls still open in the log belong to a stopped process.
-      const base = action.view.busy ? logged : closeStaleTools(logged);
-      return {
-        ...base,
-        running: action.view.busy,
-        todos: action.view.todos,
-        steering: action.view.pendingSteering.map((text) => ({ text, state: "queued" as const })),
-      };
-    }
-    case "events":
-      return applyEvents(state, action.events);
-    case "older":
-      return prependHistory(state, action.events, action.first);
-    case "answered":
-      return markAnswered(state, action.id, action.state);
-    case "notice":
-      return withNotice(state, action.text, action.tone, action.action);
-    case "steer":
-      return { ...state, steering: [...state.steering, { text: action.text, state: "queued" }] };
-    case "unsteer": {
-      const i = state.steering.findIndex((s) => s.text === action.text && s.state === "queued");
-      return i === -1 ? state : { ...state, steering: state.steering.filter((_, j) => j !== i) };
-    }
-  }
-}
 
 type Props = {
   workspace: WorkspaceView;
@@ -129,29 +72,17 @@ function preBlocked(s: SettingsView): string | null {
 export function Workbench(p: Props) {
   const t = useT();
   const [session, setSession] = useState<SessionView | null>(null);
-  const [chats, dispatchTo] = useReducer(reduceChats, {});
+  // Every open session's transcript, outside React, fed by the sessions' event channels.
+  const [store] = useState(() => new ChatStore());
+  useEffect(() => () => store.dispose(), [store]);
+  const { chats, inFlight } = useStore(store);
   const chat = chats[session?.id ?? ""] ?? emptyChat;
-  // Sessions whose run (turn call) is under way, shown or not.
-  const [inFlight, setInFlight] = useState<Record<string, boolean>>({});
-  const inFlightRef = useRef(inFlight);
-  inFlightRef.current = inFlight;
-  const chatsRef = useRef(chats);
-  chatsRef.current = chats;
   const pending = inFlight[session?.id ?? ""] === true;
-  const setPendingOf = useCallback((id: string, on: boolean) => {
-    setInFlight((cur) => {
-      const next = { ...cur };
-      if (on) next[id] = true;
-      else delete next[id];
-      inFlightRef.current = next;
-      return next;
-    });
-  }, []);
+  const setPendingOf = useCallback((id: string, on: boolean) => store.setPending(id, on), [store]);
+  const dispatchTo = useCallback((keyed: { id: string; action: Action }) => store.dispatch(keyed.id, keyed.action), [store]);
   // The sessions board lives outside React, fed by the board channel.
   const [boards] = useState(() => new BoardStore());
   const board = useStore(boards).view;
-  // Bumped by `/` and Ctrl+K: the board's search field takes the focus.
-  const [focusSearch, setFocusSearch] = useState(0);
   // Counts the user's prompts: each one brings the transcript down to it.
   const [sent, setSent] = useState(0);
   // The mode picked before the first message (the session is created when it is sent).
@@ -164,32 +95,9 @@ export function Workbench(p: Props) {
   const steeringRef = useRef(chat.steering);
   steeringRef.current = chat.steering;
   // Actions on the shown session's transcript.
-  const dispatch = useCallback((action: Action) => dispatchTo({ id: sessionRef.current?.id ?? "", action }), []);
+  const dispatch = useCallback((action: Action) => dispatchTo({ id: sessionRef.current?.id ?? "", action }), [dispatchTo]);
 
-  // Events arrive in bursts: fold them once per animation frame, each into its session.
-  const queue = useRef<Map<string, Event[]>>(new Map());
-  const frame = useRef<number | null>(null);
-  const eventsOf = useCallback(
-    (id: string) => (event: Event) => {
-      const q = queue.current.get(id);
-      if (q === undefined) queue.current.set(id, [event]);
-      else q.push(event);
-      if (frame.current !== null) return;
-      frame.current = requestAnimationFrame(() => {
-        frame.current = null;
-        const all = queue.current;
-        queue.current = new Map();
-        for (const [sid, events] of all) dispatchTo({ id: sid, action: { type: "events", events, view: null } });
-      });
-    },
-    [],
-  );
-  useEffect(
-    () => () => {
-      if (frame.current !== null) cancelAnimationFrame(frame.current);
-    },
-    [],
-  );
+  const eventsOf = useCallback((id: string) => store.eventsOf(id), [store]);
 
   // A failure that a setting fixes (no key, no model) offers Settings on its notice.
   const fail = useCallback(
@@ -200,34 +108,25 @@ export function Workbench(p: Props) {
   // Set once `show` exists: a conversation rewind rebuilds the transcript from its view.
   const showRewound = useRef<(view: SessionView) => void>(() => undefined);
   const timeline = useTimeline(session?.id ?? null, fail, (view) => showRewound.current(view));
-  const [terminal, setTerminal] = useState(false);
-  // A terminal asked for in a worktree ("Open terminal here").
-  const [terminalIn, setTerminalIn] = useState<{ worktree: string; at: number } | null>(null);
+  const terminal = useTerminal(composer);
   // The worktree whose review is open.
   const [reviewing, setReviewing] = useState<string | null>(null);
   // The files panel (shown by default) and what it or a failed send puts into the prompt.
   const [filesOpen, setFilesOpen] = useState(true);
-  // Side panels: collapsed by the user on a wide window, or opened as drawers on a narrow one.
-  const width = useViewportWidth();
-  const [sidebarCollapsed, setSidebarCollapsed] = useState(false);
-  const [sidebarDrawer, setSidebarDrawer] = useState(false);
-  const [sideCollapsed, setSideCollapsed] = useState(false);
-  const [sideDrawer, setSideDrawer] = useState(false);
   const [draft, setDraft] = useState<ComposerDraft | null>(null);
+  const plan = latestPlan(chat);
+  const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0 || (timeline.actions.timeline?.rewinds.length ?? 0) > 0;
+  const panels = usePanels(showSide);
+  const { sidebarAt, sideAt, compact } = panels;
+  // Bumped by `/` and Ctrl+K: the board's search field takes the focus.
+  const { focusSearch, searchSessions } = useSessionSearch(panels.showSidebar);
   // Links in answers: a workspace file shows in the files panel, a web page after a confirmation.
-  const [reveal, setReveal] = useState<{ path: string; at: number } | null>(null);
-  const [confirmUrl, setConfirmUrl] = useState<string | null>(null);
-  const openLink: LinkOpener = useCallback((target) => {
-    if (target.kind === "web") {
-      setConfirmUrl(target.url);
-      return;
-    }
-    if (target.kind !== "file") return;
+  const showSidePanel = panels.showSidePanel;
+  const showFiles = useCallback(() => {
     setFilesOpen(true);
-    if (window.innerWidth >= SIDE_DOCK_MIN) setSideCollapsed(false);
-    else setSideDrawer(true);
-    setReveal({ path: target.path, at: Date.now() });
-  }, []);
+    showSidePanel();
+  }, [showSidePanel]);
+  const links = useLinks(showFiles, fail);
   const mention = useCallback((path: string) => setDraft({ kind: "mention", path, at: Date.now() }), []);
   const checkpoints = timeline.actions.timeline?.checkpoints;
   const changedFiles = useMemo(
@@ -237,31 +136,6 @@ export function Workbench(p: Props) {
   const [runs, setRuns] = useState(0);
   // Tool calls a stopped process left open in the shown session (the resume banner).
   const [openCalls, setOpenCalls] = useState(0);
-  // Ctrl+` shows the terminal panel with the focus in its terminal (what is typed before the
-  // shell is ready waits for it); pressed in the terminal, it hides the panel.
-  const [terminalFocus, setTerminalFocus] = useState(0);
-  const terminalShown = useRef(terminal);
-  terminalShown.current = terminal;
-  const toggleTerminal = useCallback(() => {
-    const inside = document.activeElement?.closest(".terminal-panel") != null;
-    if (terminalShown.current && inside) {
-      setTerminal(false);
-      composer.current?.focus();
-    } else {
-      setTerminal(true);
-      setTerminalFocus((n) => n + 1);
-    }
-  }, []);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && e.key === "`") {
-        e.preventDefault();
-        toggleTerminal();
-      }
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [toggleTerminal]);
   // Through a ref: a send that started before its session existed still refreshes the
   // timeline of the session it created (its callbacks were made before that).
   const timelineRefresh = useRef(timeline.refresh);
@@ -298,12 +172,10 @@ export function Workbench(p: Props) {
       // A session whose run goes on keeps the transcript its events built (the log lacks
       // the text streamed so far); any other is rebuilt from its saved events.
       const id = view?.id ?? "";
-      const kept = chatsRef.current[id];
-      const live = kept !== undefined && (kept.running || inFlightRef.current[id] === true);
-      if (rebuild || !live) dispatchTo({ id, action: { type: "reset", view } });
+      if (rebuild || !store.isLive(id)) dispatchTo({ id, action: { type: "reset", view } });
       onSession(view?.id ?? null);
     },
-    [onSession],
+    [onSession, store, dispatchTo],
   );
   showRewound.current = (view: SessionView) => show(view, true);
 
@@ -407,7 +279,7 @@ export function Workbench(p: Props) {
       refreshTimeline();
       setRuns((n) => n + 1);
     },
-    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail, setPendingOf, dispatch, t],
+    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail, setPendingOf, dispatch, dispatchTo, t],
   );
 
   const send = useCallback(
@@ -580,7 +452,7 @@ export function Workbench(p: Props) {
       .finally(() => {
         loadingEarlier.current = false;
       });
-  }, [historyBefore, fail]);
+  }, [historyBefore, fail, dispatchTo]);
   const actions: TranscriptActions = useMemo(
     () => ({
       ...answerers,
@@ -617,25 +489,6 @@ export function Workbench(p: Props) {
     }, fail);
   };
 
-  // The board's search: the sidebar shows (docked or as a drawer) and its field takes the focus.
-  const searchSessions = useCallback(() => {
-    if (window.innerWidth >= SIDEBAR_DOCK_MIN) setSidebarCollapsed(false);
-    else setSidebarDrawer(true);
-    setFocusSearch((n) => n + 1);
-  }, []);
-  // `/` outside a text field searches the sessions (in the composer it starts a command).
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
-      const el = e.target instanceof HTMLElement ? e.target : null;
-      if (el !== null && (el.isContentEditable || el.closest("input, textarea, select, [role=dialog]") !== null)) return;
-      e.preventDefault();
-      searchSessions();
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [searchSessions]);
-
   // Shortcuts the app forwards (Ctrl+N, Ctrl+L, Ctrl+K, Esc).
   useEffect(() => {
     if (p.command === null) return;
@@ -647,27 +500,10 @@ export function Workbench(p: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [p.command]);
 
-  const plan = latestPlan(chat);
   const shownRow = board?.rows.find((r) => r.id === session?.id) ?? null;
-  const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0 || (timeline.actions.timeline?.rewinds.length ?? 0) > 0;
   const blocked = session !== null ? session.blocked : preBlocked(p.settings);
-  const sidebarAt = panelPlace(width, SIDEBAR_DOCK_MIN, sidebarCollapsed, sidebarDrawer);
-  const sideAt = showSide ? panelPlace(width, SIDE_DOCK_MIN, sideCollapsed, sideDrawer) : "hidden";
-  const toggleSidebar = () => (width >= SIDEBAR_DOCK_MIN ? setSidebarCollapsed((v) => !v) : setSidebarDrawer((v) => !v));
-  const toggleSide = () => (width >= SIDE_DOCK_MIN ? setSideCollapsed((v) => !v) : setSideDrawer((v) => !v));
-  const closeDrawers = () => {
-    setSidebarDrawer(false);
-    setSideDrawer(false);
-  };
-  const compact = width < HEADER_COMPACT_MAX;
   const headerActions: HeaderAction[] = [
-    { testId: "toggle-terminal", icon: "terminal", label: t("terminal.toggle"), shortcut: "Ctrl+`", pressed: terminal, onClick: () => {
-        if (terminal) setTerminal(false);
-        else {
-          setTerminal(true);
-          setTerminalFocus((n) => n + 1);
-        }
-      } },
+    { testId: "toggle-terminal", icon: "terminal", label: t("terminal.toggle"), shortcut: "Ctrl+`", pressed: terminal.shown, onClick: terminal.click },
     { testId: "toggle-files", icon: "files", label: t("files.toggle"), pressed: filesOpen, onClick: () => setFilesOpen((v) => !v) },
     { testId: "new-window", icon: "newWindow", label: t("header.newWindow"), shortcut: "Ctrl+Shift+N", onClick: () => void ipc.newWindow().catch(fail) },
     { testId: "open-usage", icon: "usage", label: t("header.usage"), shortcut: "Ctrl+U", onClick: p.onOpenUsage },
@@ -681,7 +517,7 @@ export function Workbench(p: Props) {
       data-sidebar={sidebarAt}
       data-side={sideAt}
       onKeyDown={(e) => {
-        if (e.key === "Escape" && (sidebarAt === "drawer" || sideAt === "drawer")) closeDrawers();
+        if (e.key === "Escape" && (sidebarAt === "drawer" || sideAt === "drawer")) panels.closeDrawers();
       }}
     >
       <header className="app-header">
@@ -693,7 +529,7 @@ export function Workbench(p: Props) {
             aria-label={t("header.sidebar")}
             aria-pressed={sidebarAt !== "hidden"}
             data-testid="toggle-sidebar"
-            onClick={toggleSidebar}
+            onClick={panels.toggleSidebar}
           >
             <Icon name="sidebar" />
           </button>
@@ -747,7 +583,7 @@ export function Workbench(p: Props) {
               aria-label={t("header.sidePanel")}
               aria-pressed={sideAt !== "hidden"}
               data-testid="toggle-side"
-              onClick={toggleSide}
+              onClick={panels.toggleSide}
             >
               <Icon name="panel" />
             </button>
@@ -757,7 +593,7 @@ export function Workbench(p: Props) {
           </button>
         </div>
       </header>
-      {(sidebarAt === "drawer" || sideAt === "drawer") && <div className="drawer-backdrop" data-testid="drawer-backdrop" onClick={closeDrawers} />}
+      {(sidebarAt === "drawer" || sideAt === "drawer") && <div className="drawer-backdrop" data-testid="drawer-backdrop" onClick={panels.closeDrawers} />}
       {sidebarAt !== "hidden" && (
         <Sessions
           drawer={sidebarAt === "drawer"}
@@ -772,7 +608,7 @@ export function Workbench(p: Props) {
           lang={p.lang}
           onNew={newChat}
           onOpen={(id) => {
-            setSidebarDrawer(false);
+            panels.closeSidebarDrawer();
             open(id);
           }}
           onRename={rename}
@@ -781,19 +617,19 @@ export function Workbench(p: Props) {
           onNewWorktree={newWorktree}
           onMoveToWorktree={moveToWorktree}
           onReview={(name) => {
-            setSidebarDrawer(false);
+            panels.closeSidebarDrawer();
             setReviewing(name);
           }}
         />
       )}
       <main className="chat">
         {/* Keyed by session: another session opens pinned to its bottom. */}
-        <LinkContext.Provider value={openLink}>
+        <LinkContext.Provider value={links.openLink}>
           <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
         </LinkContext.Provider>
-        {terminal && (
+        {terminal.shown && (
           <Suspense fallback={<section className="terminal-panel" />}>
-            <TerminalPanel fail={fail} epoch={runs} openIn={terminalIn} focusAt={terminalFocus} />
+            <TerminalPanel fail={fail} epoch={runs} openIn={terminal.openIn} focusAt={terminal.focusAt} />
           </Suspense>
         )}
         {shownRow?.activity.state === "queued" && (
@@ -844,21 +680,11 @@ export function Workbench(p: Props) {
           <ChangesPanel actions={timeline.actions} busy={running} />
           <RewoundPanel actions={timeline.actions} onReuse={(text) => setDraft({ kind: "restore", text, images: [], at: Date.now() })} />
           {/* Keyed by the folder it shows: a worktree session's panel lists its own checkout. */}
-          {filesOpen && <FilesPanel key={session?.workspace ?? p.workspace.path} changed={changedFiles} onMention={mention} reveal={reveal} />}
+          {filesOpen && <FilesPanel key={session?.workspace ?? p.workspace.path} changed={changedFiles} onMention={mention} reveal={links.reveal} />}
         </SidePanel>
       )}
       {timeline.dialogs}
-      {confirmUrl !== null && (
-        <LinkConfirm
-          url={confirmUrl}
-          onCancel={() => setConfirmUrl(null)}
-          onOpen={() => {
-            const url = confirmUrl;
-            setConfirmUrl(null);
-            ipc.openLink(url).catch(fail);
-          }}
-        />
-      )}
+      {links.dialog}
       {reviewing !== null && (
         <WorktreeReview
           key={reviewing}
@@ -872,8 +698,7 @@ export function Workbench(p: Props) {
             return id === undefined ? null : () => handoff(id, null).then((d) => d.apply);
           })()}
           onTerminal={() => {
-            setTerminal(true);
-            setTerminalIn({ worktree: reviewing, at: Date.now() });
+            terminal.openInWorktree(reviewing);
             setReviewing(null);
           }}
           onRemoved={() => {
