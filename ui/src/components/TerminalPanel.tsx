@@ -164,6 +164,7 @@ export function TerminalPanel({
   epoch,
   openIn = null,
   focusAt = 0,
+  typeAhead: shared,
 }: {
   fail: (e: unknown) => void;
   epoch: number;
@@ -171,6 +172,8 @@ export function TerminalPanel({
   openIn?: { worktree: string; at: number } | null;
   /** Bumped to put the focus in the shown terminal (Ctrl+`); keys typed before it is ready wait for it. */
   focusAt?: number;
+  /** Where those keys wait (shared with the panel's loading placeholder). */
+  typeAhead?: TypeAhead;
 }) {
   const t = useT();
   const [tabs, setTabs] = useState<TerminalTab[]>([]);
@@ -224,7 +227,9 @@ export function TerminalPanel({
   const activeRef = useRef(active);
   activeRef.current = active;
   const wantFocus = useRef(false);
-  const typeAhead = useRef(new TypeAhead());
+  const own = useRef(new TypeAhead());
+  const typeAhead = useRef(shared ?? own.current);
+  typeAhead.current = shared ?? own.current;
   const deliver = useCallback((r: Ready) => {
     wantFocus.current = false;
     const typed = typeAhead.current.take();

@@ -628,8 +628,22 @@ export function Workbench(p: Props) {
           <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
         </LinkContext.Provider>
         {terminal.shown && (
-          <Suspense fallback={<section className="terminal-panel" />}>
-            <TerminalPanel fail={fail} epoch={runs} openIn={terminal.openIn} focusAt={terminal.focusAt} />
+          <Suspense
+            fallback={
+              // While the panel loads, keys typed after Ctrl+` wait for its terminal.
+              <section
+                className="terminal-panel"
+                tabIndex={-1}
+                ref={(el) => {
+                  if (terminal.focusAt > 0) el?.focus();
+                }}
+                onKeyDown={(e) => {
+                  if (terminal.typeAhead.key(e)) e.preventDefault();
+                }}
+              />
+            }
+          >
+            <TerminalPanel fail={fail} epoch={runs} openIn={terminal.openIn} focusAt={terminal.focusAt} typeAhead={terminal.typeAhead} />
           </Suspense>
         )}
         {shownRow?.activity.state === "queued" && (

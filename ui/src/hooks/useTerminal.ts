@@ -1,6 +1,7 @@
 // The terminal panel's state: shown or not, a terminal asked for in a worktree, and Ctrl+`
 // (show it with the focus in its terminal; pressed in the terminal, hide it).
 import { useCallback, useEffect, useRef, useState, type RefObject } from "react";
+import { TypeAhead } from "../terminalInput";
 
 /** The terminal panel as the workbench drives it. */
 export type TerminalState = {
@@ -9,6 +10,8 @@ export type TerminalState = {
   openIn: { worktree: string; at: number } | null;
   /** Bumped when the terminal should take the focus. */
   focusAt: number;
+  /** What is typed after Ctrl+` before a terminal is ready (the panel still loading). */
+  typeAhead: TypeAhead;
   /** Ctrl+` and the header button: show and focus, or hide when the focus is in it. */
   toggle: () => void;
   /** The header's button: hide when shown, else show and focus. */
@@ -25,6 +28,7 @@ export function useTerminal(composer: RefObject<HTMLTextAreaElement | null>): Te
   const [shown, setShown] = useState(false);
   const [openIn, setOpenIn] = useState<{ worktree: string; at: number } | null>(null);
   const [focusAt, setFocusAt] = useState(0);
+  const [typeAhead] = useState(() => new TypeAhead());
   const shownRef = useRef(shown);
   shownRef.current = shown;
   const toggle = useCallback(() => {
@@ -58,5 +62,5 @@ export function useTerminal(composer: RefObject<HTMLTextAreaElement | null>): Te
       setFocusAt((n) => n + 1);
     }
   }, []);
-  return { shown, openIn, focusAt, toggle, click, openInWorktree };
+  return { shown, openIn, focusAt, typeAhead, toggle, click, openInWorktree };
 }
