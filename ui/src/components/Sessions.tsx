@@ -93,6 +93,7 @@ function SessionRow(p: RowProps) {
       data-testid="session-item"
       data-session-id={s.id}
       data-state={s.activity.state}
+      data-worktree={s.worktree ?? undefined}
     >
       {editing ? (
         <input
