@@ -247,6 +247,8 @@ impl SessionIndex {
                     updated_at: r.get(5)?,
                     turns: r.get(6)?,
                     worktree: r.get(7)?,
+                    // The index keeps the text for its own search, not the first prompt.
+                    first_prompt: String::new(),
                 })
             })
             .map_err(self.sql())?;

@@ -45,6 +45,8 @@ pub struct BoardRow {
     pub worktree: Option<String>,
     /// Open in this window (shown or running in the background).
     pub open: bool,
+    /// The first prompt (up to 300 characters), for the board's search.
+    pub first_prompt: String,
 }
 
 /// A session the user asked to see from outside the page (a click on its notification).
@@ -136,6 +138,7 @@ pub fn board(
             open: false,
             changed_files: None,
             worktree: s.worktree,
+            first_prompt: s.first_prompt,
             id: s.id,
             name: s.name,
             updated_at: s.updated_at,
@@ -159,6 +162,7 @@ pub fn board(
                 open: true,
                 changed_files: None,
                 worktree: saved.worktree,
+                first_prompt: crate::store::first_prompt(&saved.messages),
                 id,
                 name: saved.name,
                 updated_at: saved.updated_at,

@@ -187,6 +187,9 @@ pub struct SessionSummary {
     pub turns: u32,
     /// The worktree's NAME for a worktree session, else null.
     pub worktree: Option<String>,
+    /// The first prompt (up to 300 characters), for the boards' search; not in `--json`.
+    #[serde(skip)]
+    pub first_prompt: String,
 }
 
 /// Session files under one state dir.
@@ -357,6 +360,7 @@ impl SessionStore {
                     updated_at: s.updated_at,
                     turns: s.turns,
                     worktree: s.worktree,
+                    first_prompt: first_prompt(&s.messages),
                 }),
                 Err(StoreError::NotFound { .. }) => {}
                 Err(e) => tracing::warn!(error = %e, "skipping unreadable session"),
@@ -579,6 +583,16 @@ pub fn derive_name(messages: &[Message]) -> String {
         name.push('…');
     }
     name
+}
+
+/// The first user message's text, up to 300 characters (what the boards' search reads
+/// besides the name).
+pub fn first_prompt(messages: &[Message]) -> String {
+    let first = messages.iter().find_map(|m| match m {
+        Message::User { .. } => Some(m.text()),
+        _ => None,
+    });
+    first.unwrap_or_default().chars().take(300).collect()
 }
 
 /// The current time, RFC 3339.

@@ -41,4 +41,8 @@ worktree: string | null,
 /**
  * Open in this window (shown or running in the background).
  */
-open: boolean, };
+open: boolean, 
+/**
+ * The first prompt (up to 300 characters), for the board's search.
+ */
+firstPrompt: string, };
