@@ -7,7 +7,7 @@ import { Clock, TICK_MS } from "./store";
 
 /** A board row as the `watch_board` channel sends it. */
 function row(id: string, name: string, updatedAt: string, more: Partial<BoardRow> = {}): BoardRow {
-  return { id, name, updatedAt, turns: 1, model: "mock-model", activity: { state: "idle" }, changedFiles: 0, worktree: null, open: false, ...more };
+  return { id, name, updatedAt, turns: 1, model: "mock-model", activity: { state: "idle" }, changedFiles: 0, worktree: null, open: false, firstPrompt: "", ...more };
 }
 
 function worktree(name: string, createdAt: string, sessions: string[] = []): WorktreeView {
@@ -164,6 +164,14 @@ describe("search", () => {
     expect(found.slice(0, 3)).toEqual(["s19", "s18", "s17"]);
     // Every word must match; the whole phrase in a name ranks first.
     expect(ids(search(store.get(), rows, wts, "proj", "module 7"))).toEqual(["s7", "s17"]);
+  });
+
+  it("finds a session by its first prompt, after the names", () => {
+    const withPrompt = [...rows, row("fp", "Untitled", "2026-12-05T23:00:00Z", { firstPrompt: "Why does the scheduler drop deadlines?" })];
+    expect(ids(search(store.get(), withPrompt, wts, "proj", "scheduler"))).toEqual(["fp"]);
+    // A name match ranks above a first-prompt match, however recent.
+    const both = [...withPrompt, row("nm", "Scheduler notes", "2026-12-01T00:00:00Z")];
+    expect(ids(search(store.get(), both, wts, "proj", "sched"))).toEqual(["nm", "fp"]);
   });
 
   it("finds sessions by worktree, branch, workspace and model, and nothing for nothing", () => {

@@ -173,13 +173,13 @@ function score(row: BoardRow, q: string, worktrees: WorktreeView[], workspaceNam
   if (name.split(/[^\p{L}\p{N}]+/u).some((w) => w.startsWith(q))) return 1;
   if (name.includes(q)) return 2;
   const wt = row.worktree === null ? undefined : worktrees.find((w) => w.name === row.worktree);
-  const others = [row.worktree ?? "", wt?.branch ?? "", workspaceName, row.model];
+  const others = [row.firstPrompt, row.worktree ?? "", wt?.branch ?? "", workspaceName, row.model];
   if (others.some((f) => f.toLowerCase().includes(q))) return 3;
   return null;
 }
 
 /**
- * The rows matching a search of names (then worktree, branch, workspace and model), best
+ * The rows matching a search of names (then first prompt, worktree, branch, workspace and model), best
  * match first (a name starting with the query, then a word of it, then anywhere), then by
  * last activity. Every word of the query must match.
  */

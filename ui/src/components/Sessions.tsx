@@ -23,6 +23,7 @@ function rowsOf(sessions: SessionEntry[]): BoardRow[] {
     changedFiles: null,
     worktree: null,
     open: false,
+    firstPrompt: "",
   }));
 }
 
@@ -126,7 +127,7 @@ function SessionRow(p: RowProps) {
         >
           <span className="session-name">
             <span className={`session-state session-state-${s.activity.state}`} data-testid="session-state" data-tip={t(activityLabel(s.activity))} aria-hidden="true" />
-            <span className="session-name-text" data-tip={s.name === "" ? undefined : s.name}>
+            <span className="session-name-text" data-tip={s.firstPrompt !== "" ? s.firstPrompt : s.name === "" ? undefined : s.name}>
               {s.name === "" ? t("sidebar.untitled") : s.name}
             </span>
             {!p.active && (s.activity.state === "approval" || s.activity.state === "answer") && (
