@@ -132,7 +132,14 @@ async fn the_first_week_board_markdown_terminal_and_shortcuts() {
 
         // Ctrl+K, then three characters typed as a person would: the session is in the first
         // three rows; Enter opens it.
-        keys(Some("ctrl+k"), Some("ref"));
+        keys(Some("ctrl+k"), None);
+        wait_js(
+            &c,
+            "the focus in the board's search",
+            "return document.activeElement?.dataset.testid === 'session-search'",
+        )
+        .await;
+        keys(None, Some("ref"));
         wait_js(
             &c,
             "the refactor session among the first three results",
@@ -225,7 +232,9 @@ async fn the_first_week_board_markdown_terminal_and_shortcuts() {
         )
         .await;
 
-        // The shortcut sheet lists what works here.
+        // The shortcut sheet lists what works here (asked from the composer: the terminal
+        // keeps its keys).
+        click(&c, "[data-testid=composer]").await;
         keys(Some("ctrl+slash"), None);
         let sheet = text_of(&c, "[data-testid=help]").await;
         assert!(!sheet.contains("Open folder"), "{sheet}");

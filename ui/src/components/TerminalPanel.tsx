@@ -4,7 +4,7 @@
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
 import "@xterm/xterm/css/xterm.css";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import type { TerminalTab } from "../bindings/app/TerminalTab";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
@@ -247,7 +247,8 @@ export function TerminalPanel({
     },
     [deliver],
   );
-  useEffect(() => {
+  // At commit (not after paint): a key typed meanwhile must not land outside the panel.
+  useLayoutEffect(() => {
     if (focusAt === 0) return;
     const r = activeRef.current === null ? undefined : ready.current.get(activeRef.current);
     if (r !== undefined) deliver(r);
