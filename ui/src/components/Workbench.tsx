@@ -1,5 +1,4 @@
 import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } from "react";
-import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { Mode } from "../bindings/Mode";
 import type { ApprovalHost } from "../bindings/app/ApprovalHost";
 import type { SessionView } from "../bindings/app/SessionView";
@@ -12,18 +11,20 @@ import { usePanels } from "../hooks/usePanels";
 import { useSessionSearch } from "../hooks/useSessionSearch";
 import { useTerminal } from "../hooks/useTerminal";
 import * as ipc from "../ipc";
-import { emptyChat, latestPlan, type AskState } from "../transcript";
+import { emptyChat, latestPlan } from "../transcript";
 import { ChatStore, type Action } from "../chats";
 import type { PendingImage } from "./Attachments";
 import { Composer, toUpload, type ComposerDraft } from "./Composer";
 import { FilesPanel } from "./FilesPanel";
 import { LinkContext } from "./Markdown";
 import { useLinks } from "../hooks/useLinks";
-import type { Answerers } from "./Interactions";
+import { useAnswers } from "../hooks/useAnswers";
 import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
 import { Sessions } from "./Sessions";
-import { BoardStore, isLive } from "../board";
+import { isLive } from "../board";
+import { preBlocked } from "../blocked";
+import { useBoard } from "../hooks/useBoard";
 import { useStore } from "../store";
 import { SidePanel } from "./SidePanel";
 // xterm.js is loaded with the panel, not at start.
@@ -56,18 +57,6 @@ type Props = {
   command: { name: "new" | "focus" | "stop" | "search"; at: number } | null;
 };
 
-/** Why a new session could not run a turn, from the settings (before one exists). */
-function preBlocked(s: SettingsView): string | null {
-  if (s.model.trim() === "") return "No model is chosen: pick one in Settings.";
-  const provider = s.providers.find((x) => x.id === s.provider);
-  if (provider === undefined || !provider.needsKey) return null;
-  if (provider.key.state === "missing") {
-    return `No API key is set for ${provider.label}: add one in Settings (it is kept in the OS keyring).`;
-  }
-  if (provider.key.state === "unavailable") return `The OS keyring is not available (${provider.key.reason}).`;
-  return null;
-}
-
 /** The workspace view: sessions, chat, todo and plan panels. */
 export function Workbench(p: Props) {
   const t = useT();
@@ -80,9 +69,6 @@ export function Workbench(p: Props) {
   const pending = inFlight[session?.id ?? ""] === true;
   const setPendingOf = useCallback((id: string, on: boolean) => store.setPending(id, on), [store]);
   const dispatchTo = useCallback((keyed: { id: string; action: Action }) => store.dispatch(keyed.id, keyed.action), [store]);
-  // The sessions board lives outside React, fed by the board channel.
-  const [boards] = useState(() => new BoardStore());
-  const board = useStore(boards).view;
   // Counts the user's prompts: each one brings the transcript down to it.
   const [sent, setSent] = useState(0);
   // The mode picked before the first message (the session is created when it is sent).
@@ -188,18 +174,9 @@ export function Workbench(p: Props) {
     [show, fail],
   );
 
-  // The sessions board: pushed by the backend whenever a session's state changes.
-  useEffect(() => {
-    ipc.watchBoard((b) => boards.receive(b)).catch(fail);
-  }, [fail, boards]);
-  // A click on a session's notification asks to open it.
-  const openRequest = board?.openRequest ?? null;
-  const handledRequest = useRef(0);
-  useEffect(() => {
-    if (openRequest === null || openRequest.seq <= handledRequest.current) return;
-    handledRequest.current = openRequest.seq;
-    open(openRequest.id);
-  }, [openRequest, open]);
+  // The sessions board (a store outside React, fed by the board channel); a click on a
+  // session's notification asks to open it.
+  const { boards, board } = useBoard(open, fail);
 
   // After a restart the window reopens the conversation it showed.
   const initial = useRef(p.initialSession ?? null);
@@ -388,33 +365,12 @@ export function Workbench(p: Props) {
     });
   }, [eventsOf, afterRun, fail, setPendingOf]);
 
-  const answered = useCallback((id: string, state: AskState | "rejected") => dispatch({ type: "answered", id, state }), [dispatch]);
-  const answerers: Answerers = useMemo(
-    () => ({
-      question: (item, answer) => ipc.answerQuestion(answer, item.requestId).then(() => answered(item.id, "answered"), fail),
-      plan: (item, review) =>
-        ipc.answerPlan(review, item.requestId).then(() => {
-          answered(item.id, review.kind === "accepted" ? "answered" : "rejected");
-          // The engine leaves plan mode when a plan is accepted, so the work can start.
-          if (review.kind === "accepted") setSession((cur) => (cur !== null && cur.mode === "plan" ? { ...cur, mode: "interactive" } : cur));
-        }, fail),
-      directory: (item, grant) => ipc.answerDirectory(grant, item.requestId).then(() => answered(item.id, "answered"), fail),
-      elicitation: (item, answer, openUrl) => ipc.answerElicitation(answer, item.requestId, openUrl).then(() => answered(item.id, "answered"), fail),
-    }),
-    [fail, answered],
+  // The engine leaves plan mode when a plan is accepted, so the work can start.
+  const planAccepted = useCallback(
+    () => setSession((cur) => (cur !== null && cur.mode === "plan" ? { ...cur, mode: "interactive" } : cur)),
+    [],
   );
-  const approve = useCallback(
-    (reqId: string, decision: ApprovalDecision) => {
-      ipc.answerApproval(reqId, decision).then(() => dispatch({ type: "answered", id: reqId, state: "answered" }), fail);
-    },
-    [fail, dispatch],
-  );
-  const allowInProject = useCallback(
-    (reqId: string) => {
-      ipc.allowInProject(reqId).then(() => dispatch({ type: "answered", id: reqId, state: "answered" }), fail);
-    },
-    [fail, dispatch],
-  );
+  const answerers = useAnswers(dispatch, fail, planAccepted);
 
   const running = chat.running || pending;
   // A folder chat that ran turns (it is on the board) can move into a worktree.
@@ -456,8 +412,6 @@ export function Workbench(p: Props) {
   const actions: TranscriptActions = useMemo(
     () => ({
       ...answerers,
-      approve,
-      allowInProject,
       retry,
       nativeApprovals: p.approvals === "native",
       running,
@@ -465,7 +419,7 @@ export function Workbench(p: Props) {
       openSettings: p.onOpenSettings,
       earlier: historyBefore === null ? undefined : earlier,
     }),
-    [answerers, approve, allowInProject, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier],
+    [answerers, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier],
   );
 
   const setMode = (mode: Mode) => {
