@@ -141,10 +141,9 @@ pub async fn watch_board<R: Runtime>(
     let generation = state.next_board_watch(&label);
     let mut changes = state.host.changes();
     let mut last: Option<BoardView> = None;
+    let store = cairn_runtime::store::SessionStore::new(&state.config.state_dir);
     let mut seen = tokio::task::block_in_place(|| {
-        cairn_runtime::index::store_fingerprint(&cairn_runtime::store::SessionStore::new(
-            &state.config.state_dir,
-        ))
+        cairn_runtime::index::store_fingerprint(&store, |id| state.host.get(id).is_some())
     });
     loop {
         changes.borrow_and_update();
@@ -168,7 +167,7 @@ pub async fn watch_board<R: Runtime>(
                     return Ok(());
                 }
             }
-            () = store_changed(&state.config.state_dir, &mut seen) => {}
+            () = store_changed(&state.host, &store, &mut seen) => {}
         }
     }
 }
@@ -177,16 +176,23 @@ pub async fn watch_board<R: Runtime>(
 const STORE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Returns once a session of the state folder was created, saved or deleted since `seen`
-/// (by any process using it: another window's app, the CLI); a `stat` per session each
-/// [`STORE_POLL`]. Sessions kept in another state folder are not seen.
-async fn store_changed(state_dir: &std::path::Path, seen: &mut u64) {
-    let store = cairn_runtime::store::SessionStore::new(state_dir);
+/// by another process using it (another app, the CLI); a `stat` per session each
+/// [`STORE_POLL`]. Sessions open in this app are left out (their changes reach the board
+/// through the host's own notices, not a relisting at every save of a streaming turn).
+/// Sessions kept in another state folder are not seen.
+async fn store_changed(
+    host: &cairn_runtime::host::Host,
+    store: &cairn_runtime::store::SessionStore,
+    seen: &mut u64,
+) {
     let mut tick = tokio::time::interval(STORE_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
     loop {
         tick.tick().await;
-        let now = tokio::task::block_in_place(|| cairn_runtime::index::store_fingerprint(&store));
+        let now = tokio::task::block_in_place(|| {
+            cairn_runtime::index::store_fingerprint(store, |id| host.get(id).is_some())
+        });
         if now != *seen {
             *seen = now;
             return;

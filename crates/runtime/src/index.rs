@@ -352,13 +352,17 @@ fn haystack(s: &SavedSession) -> String {
     out.to_lowercase()
 }
 
-/// A fingerprint of the store's checkpoints (each session's id, size and mtime): it changes
-/// when any process (this one, another app, the CLI) created, saved or deleted a session of
-/// the store. A `stat` per session, no file read.
-pub fn store_fingerprint(store: &SessionStore) -> u64 {
+/// A fingerprint of the store's checkpoints (each session's id, size and mtime) but those
+/// `skip` names (sessions open in this process, whose changes it knows): it changes when
+/// another process (another app, the CLI) created, saved or deleted a session of the store.
+/// A `stat` per session, no file read.
+pub fn store_fingerprint(store: &SessionStore, skip: impl Fn(&str) -> bool) -> u64 {
     use std::hash::{Hash, Hasher};
-    let mut all: Vec<(String, String)> =
-        scan(store.root()).unwrap_or_default().into_iter().collect();
+    let mut all: Vec<(String, String)> = scan(store.root())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(id, _)| !skip(id))
+        .collect();
     all.sort();
     let mut h = std::collections::hash_map::DefaultHasher::new();
     all.hash(&mut h);
