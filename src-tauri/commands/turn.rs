@@ -127,18 +127,28 @@ pub fn interrupt<R: Runtime>(window: Window<R>, state: State<'_, AppState>) -> I
 }
 
 /// Queues an instruction for the running turn (injected between iterations; the
-/// `queue_steering` event says when). Returns the instructions still waiting.
+/// `queue_steering` event says when), with pasted `images` and the files its text mentions
+/// (`@path`), which reach the model with it as a turn's own do. Returns the instructions
+/// still waiting.
 #[tauri::command]
-pub fn queue_steering<R: Runtime>(
+pub async fn queue_steering<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     text: String,
+    images: Option<Vec<ImageUpload>>,
 ) -> IpcResult<Vec<String>> {
     let text = text.trim().to_string();
+    let images = images.unwrap_or_default();
     if text.is_empty() {
         return Err(IpcError::invalid("The message is empty."));
     }
-    Ok(current(&state, window.label())?.queue_steering(text))
+    let runtime = current(&state, window.label())?;
+    let prompt = Prompt::text(text).with_images(images)?;
+    let (pending, notes) = runtime.steer(prompt).await?;
+    for note in notes {
+        tracing::info!(%note, "sent with the steering");
+    }
+    Ok(pending)
 }
 
 /// Withdraws a queued instruction; false when it was already injected.

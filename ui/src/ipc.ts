@@ -151,7 +151,7 @@ export const handoffSession = (id: string, to: string | null) => invoke<HandoffV
 /** Interrupts the running turn. */
 export const interrupt = () => invoke<void>("interrupt");
 /** Queues steering for the running turn. */
-export const queueSteering = (text: string) => invoke<string[]>("queue_steering", { text });
+export const queueSteering = (text: string, images: ImageUpload[] = []) => invoke<string[]>("queue_steering", { text, images });
 /** Withdraws queued steering; false when it was already injected. */
 export const removeSteering = (text: string) => invoke<boolean>("remove_steering", { text });
 /** Changes the permission mode. */

@@ -298,3 +298,40 @@ describe("paged history", () => {
     expect(texts(more).at(-1)).toBe("answer 4, revised");
   });
 });
+
+describe("compaction", () => {
+  const state = {
+    compactions: 2,
+    summaries: 1,
+    trimmed: 5,
+    tokensBefore: 9000,
+    tokensAfter: 2100,
+    thresholdTokens: 8000,
+    stalled: 0,
+    summaryModel: "summary-model",
+    summaryEffort: "low",
+  };
+  const compacting: Event = {
+    type: "compacting",
+    data: { taskId: task, trigger: "threshold", phase: "summary", tokens: 9000, estimated: true, contextWindow: 10000, thresholdPct: 0.8, thresholdTokens: 8000, outboundMessages: 40 },
+  };
+  it("keeps the session's compaction state from the last compacted event", () => {
+    const s = fold([
+      turnStart("go"),
+      compacting,
+      { type: "compacted", data: { reqId: "r", taskId: task, method: "summarized", messagesBefore: 40, messagesAfter: 6, state } },
+    ]);
+    expect(s.compaction).toEqual(state);
+    const item = s.items.find((i) => i.kind === "compaction");
+    expect(item?.kind === "compaction" && item.done && item.state?.tokensAfter).toBe(2100);
+  });
+  it("reads a log written before the state existed", () => {
+    const s = fold([
+      turnStart("go"),
+      { type: "compacted", data: { reqId: "", taskId: task, method: "summary", messagesBefore: 9, messagesAfter: 3 } },
+    ]);
+    expect(s.compaction).toBeNull();
+    const item = s.items.find((i) => i.kind === "compaction");
+    expect(item?.kind === "compaction" && item.state).toBeNull();
+  });
+});

@@ -3,6 +3,7 @@
 // events copies the item list once, so replaying a long session stays linear.
 import type { AlwaysAllow } from "./bindings/AlwaysAllow";
 import type { EarlierUsage } from "./bindings/app/EarlierUsage";
+import type { CompactionState } from "./bindings/CompactionState";
 import type { Event } from "./bindings/Event";
 import type { ResultAttachment } from "./bindings/ResultAttachment";
 import type { TodoItem } from "./bindings/TodoItem";
@@ -61,7 +62,17 @@ export type Item =
       /** What the notice offers to do about it (a rejected key: open Settings). */
       action?: "settings";
     }
-  | { kind: "compaction"; id: string; done: boolean; before: number; after: number; summary: string | null; method: string }
+  | {
+      kind: "compaction";
+      id: string;
+      done: boolean;
+      before: number;
+      after: number;
+      summary: string | null;
+      method: string;
+      /** The session's compaction state after this pass (tokens, counts, summary model). */
+      state: CompactionState | null;
+    }
   | { kind: "question"; id: string; requestId: string; question: string; options: string[]; allowText: boolean; multi: boolean; state: AskState }
   | { kind: "plan"; id: string; requestId: string; plan: string; state: AskState | "rejected" }
   | { kind: "directory"; id: string; requestId: string; path: string; reason: string; writable: boolean; state: AskState }
@@ -107,6 +118,8 @@ export type ChatState = {
   turn: number;
   /** Where the older turns not loaded yet end (the history's `before`); null: none. */
   historyBefore: number | null;
+  /** What compaction did in this session (from the last `compacted`); null: nothing yet. */
+  compaction: CompactionState | null;
 };
 
 /** An empty chat. */
@@ -120,6 +133,7 @@ export const emptyChat: ChatState = {
   sessionName: null,
   turn: 0,
   historyBefore: null,
+  compaction: null,
 };
 
 /**
@@ -394,6 +408,7 @@ function apply(d: Draft, event: Event) {
         after: 0,
         summary: null,
         method: event.data.trigger,
+        state: null,
       });
       return;
     case "compacted": {
@@ -405,7 +420,7 @@ function apply(d: Draft, event: Event) {
           break;
         }
       }
-      const base = last ?? { kind: "compaction" as const, id: d.uid("compact"), done: false, before: 0, after: 0, summary: null, method: "" };
+      const base = last ?? { kind: "compaction" as const, id: d.uid("compact"), done: false, before: 0, after: 0, summary: null, method: "", state: null };
       d.put({
         ...base,
         done: true,
@@ -413,13 +428,15 @@ function apply(d: Draft, event: Event) {
         after: event.data.messagesAfter,
         summary: event.data.summaryPreview ?? null,
         method: event.data.method,
+        state: event.data.state ?? null,
       });
+      if (event.data.state !== undefined) s.compaction = event.data.state;
       s.meter.context = 0;
       return;
     }
     case "queue_steering": {
       markInjected(s, event.data.text);
-      d.put({ kind: "user", id: d.uid("steer"), text: event.data.text, steering: true });
+      d.put({ kind: "user", id: d.uid("steer"), text: event.data.text, steering: true, ...carried(event.data.attachments) });
       return;
     }
     case "ask_user_question":

@@ -23,6 +23,7 @@ mod serve_cmd;
 mod setting_flags;
 mod skills;
 mod slash;
+mod steer;
 mod vault_cmd;
 mod worktrees;
 

@@ -132,17 +132,30 @@ impl Renderer {
                     self.err_colored("2", &line, true);
                 }
             }
-            Event::Compacting(c) if c.trigger != "soft" => {
+            Event::Compacting(c) if c.summarising() => {
                 self.end_line();
                 let line = format!("compacting the conversation (~{} tokens)…", c.tokens);
                 self.err_colored("2", &line, true);
             }
-            Event::Compacted(c) if c.method != "elide" => {
+            Event::Compacted(c) if c.kind() == cairn_protocol::CompactionKind::Summarized => {
                 self.end_line();
-                let line = format!(
+                let mut line = format!(
                     "compacted: {} → {} messages",
                     c.messages_before, c.messages_after
                 );
+                if let Some(s) = &c.state {
+                    line.push_str(&format!(
+                        ", ~{} → ~{} tokens (summary by {}{}; {} compaction(s) so far)",
+                        s.tokens_before,
+                        s.tokens_after,
+                        inert(&s.summary_model),
+                        s.summary_effort
+                            .as_deref()
+                            .map(|e| format!(" at {e} effort"))
+                            .unwrap_or_default(),
+                        s.compactions
+                    ));
+                }
                 self.err_colored("2", &line, true);
             }
             Event::ToolOutput(o) => {
@@ -183,7 +196,11 @@ impl Renderer {
             }
             Event::QueueSteering(q) => {
                 self.end_line();
-                self.err_colored("36", &format!("» {}", inert(&q.text)), true);
+                let with = match q.attachments.as_ref().map(Vec::len).unwrap_or(0) {
+                    0 => String::new(),
+                    n => format!(" (+{n} attached)"),
+                };
+                self.err_colored("36", &format!("» {}{with}", inert(&q.text)), true);
             }
             Event::Error(e) => {
                 self.end_line();

@@ -164,6 +164,11 @@ pub struct RunArgs {
     /// total); stored under the session's attachments/, image data sent with this turn only.
     #[arg(long, value_name = "FILE")]
     pub attach: Vec<PathBuf>,
+    /// While the run goes, queue each line of PATH (a file, a FIFO, or `-` for stdin) as
+    /// steering for the running turn: the words (with `@path` mentions), or
+    /// `{"text": "...", "attach": ["shot.png"]}` to send images or media with them.
+    #[arg(long, value_name = "PATH")]
+    pub steer_from: Option<PathBuf>,
     /// Finish the tool calls that were open when the session stopped (an approval that was
     /// waiting is asked again) before the prompt, if any. Needs --session.
     #[arg(long, requires = "session")]
@@ -341,6 +346,16 @@ pub async fn run(args: RunArgs) -> ExitCode {
         errln!("error: the prompt is empty: say what the agent should do");
         return ExitCode::from(EXIT_USAGE);
     }
+    if args.steer_from.as_deref() == Some(std::path::Path::new("-"))
+        && std::io::stdin().is_terminal()
+        && matches!(args.approve, None | Some(ApprovePolicy::Ask))
+    {
+        errln!(
+            "error: --steer-from - reads the terminal, which answers approvals: use a FIFO or \
+             a file, or --approve allow|deny"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     if args.prompt.is_none() && !args.attach.is_empty() {
         errln!("error: --attach needs a prompt to attach the files to");
         return ExitCode::from(EXIT_USAGE);
@@ -462,6 +477,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
         );
     }
     let go_on = status.is_none_or(|s| s == TurnStatus::Completed);
+    // Lines read while the run goes are steering; the reader stops with the run.
+    let _steering = args
+        .steer_from
+        .clone()
+        .map(|from| AbortOnDrop(crate::steer::spawn(handle.clone(), from)));
     if let (Some(prompt), true) = (prompt, go_on) {
         // A known `/command` at the very start is a command, anything else a prompt.
         let turn = match handle.submit(prompt).await {
@@ -498,6 +518,15 @@ pub async fn run(args: RunArgs) -> ExitCode {
         status = Some(TurnStatus::Completed);
     }
     finish(&handle, &args, status).await
+}
+
+/// A background task that stops when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Saves the session, closes it and maps the run's end to the contract's exit status.

@@ -348,17 +348,17 @@ impl TurnAttachments {
     }
 }
 
-/// The history as sent: the turn's inline parts appended to their user message.
-pub fn outbound(messages: &[Message], inline: Option<&InlineAttachments>) -> Vec<Message> {
+/// The history as sent: the turn's inline parts (its input's and its steering's) appended
+/// to their user messages.
+pub fn outbound(messages: &[Message], inline: &[InlineAttachments]) -> Vec<Message> {
     let mut out = messages.to_vec();
-    let Some(inline) = inline.filter(|i| !i.parts.is_empty()) else {
-        return out;
-    };
-    let target = out
-        .iter()
-        .rposition(|m| matches!(m, Message::User { .. }) && m.text() == inline.message_text);
-    if let Some(Message::User { content }) = target.map(|i| &mut out[i]) {
-        content.extend(inline.parts.iter().cloned());
+    for inline in inline.iter().filter(|i| !i.parts.is_empty()) {
+        let target = out
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }) && m.text() == inline.message_text);
+        if let Some(Message::User { content }) = target.map(|i| &mut out[i]) {
+            content.extend(inline.parts.iter().cloned());
+        }
     }
     out
 }

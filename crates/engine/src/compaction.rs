@@ -10,6 +10,8 @@
 
 use cairn_protocol::Message;
 
+use crate::llm::ReasoningEffort;
+use crate::prompt::Lang;
 use crate::shrink::{local_tokens, MIN_RESULT_TOKENS};
 use crate::tokens::TokenCounter;
 
@@ -38,6 +40,16 @@ pub struct CompactionConfig {
     pub elide_min_chars: usize,
     /// The most recent tool results never elided (still cut when too large for the window).
     pub keep_recent_tool_results: usize,
+    /// The model that writes summaries (`COMPACTION_MODEL`); `None` = the session's.
+    pub model: Option<String>,
+    /// The summary request's reasoning effort (`COMPACTION_REASONING_EFFORT`, default low).
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Whether old tool results are elided at the soft threshold (`COMPACTION_ELIDE=0` = no).
+    pub elide: bool,
+    /// Whether repeated reads of one file are de-duplicated (`COMPACTION_DEDUP=0` = no).
+    pub dedup: bool,
+    /// The session's language: the summary is written in it.
+    pub lang: Lang,
 }
 
 impl Default for CompactionConfig {
@@ -50,6 +62,11 @@ impl Default for CompactionConfig {
             keep_recent_pct: 0.25,
             elide_min_chars: 1_000,
             keep_recent_tool_results: 4,
+            model: None,
+            reasoning_effort: Some(ReasoningEffort::Low),
+            elide: true,
+            dedup: true,
+            lang: Lang::En,
         }
     }
 }
@@ -62,6 +79,14 @@ impl CompactionConfig {
             Some(cap) => t.min(cap),
             None => t,
         }
+    }
+
+    /// The model that writes summaries for a session on `session_model`.
+    pub fn summary_model(&self, session_model: &str) -> String {
+        self.model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| session_model.to_string())
     }
 
     /// Soft threshold in tokens.
@@ -103,7 +128,74 @@ pub(crate) fn summary_input_budget(cfg: &CompactionConfig, level: u32, sent: u64
     budget.max(256)
 }
 
-/// Replaces old, large tool results by a reference to a saved copy; dedupes re-reads.
+/// The marker an earlier read of a file is replaced by when the file was read again.
+pub const SUPERSEDED_MARKER: &str = "[superseded: read again later";
+
+/// Replaces every `read_file` result whose exact read (same arguments) happens again later by
+/// a pointer to the later one: the later result holds the file as it is now. Returns how many
+/// and the tokens saved.
+pub(crate) fn dedup_reads(messages: &mut [Message], counter: &TokenCounter) -> (usize, u64) {
+    use std::collections::HashMap;
+    // The arguments of each read call, by call id, in a canonical form.
+    let mut args: HashMap<String, String> = HashMap::new();
+    for m in messages.iter() {
+        if let Message::Assistant { tool_calls, .. } = m {
+            for c in tool_calls.iter().filter(|c| c.name == "read_file") {
+                let key = serde_json::from_str::<serde_json::Value>(&c.arguments)
+                    .map(|v| canonical(&v))
+                    .unwrap_or_else(|_| c.arguments.clone());
+                args.insert(c.id.clone(), key);
+            }
+        }
+    }
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let (mut n, mut saved) = (0, 0);
+    for m in messages.iter_mut().rev() {
+        let Message::Tool(r) = m else { continue };
+        let Some(key) = args.get(&r.call_id) else {
+            continue;
+        };
+        if r.status != cairn_protocol::ToolStatus::Ok {
+            continue;
+        }
+        if seen.insert(key.clone()) || r.content.starts_with(SUPERSEDED_MARKER) {
+            continue;
+        }
+        let before = counter.count_text(&r.content);
+        r.content = format!(
+            "{SUPERSEDED_MARKER} in this conversation ({key}); the later result holds the \
+             file's current text]"
+        );
+        r.images.clear();
+        saved += before.saturating_sub(counter.count_text(&r.content));
+        n += 1;
+    }
+    (n, saved)
+}
+
+/// A JSON value with object keys sorted, as one line.
+fn canonical(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<_> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        serde_json::Value::from(k.as_str()),
+                        canonical(&map[*k])
+                    )
+                })
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Replaces old, large tool results by a reference to a saved copy.
 /// Returns how many and the tokens saved.
 pub(crate) fn elide_old_tool_results(
     messages: &mut [Message],
@@ -218,14 +310,19 @@ pub(crate) fn summary_request(
     old: &[Message],
     input_budget: u64,
     counter: &TokenCounter,
+    lang: Lang,
 ) -> Vec<Message> {
-    let mut request_msgs = vec![Message::system(
+    let language = lang.name();
+    let mut request_msgs = vec![Message::system(format!(
         "You compress a coding-agent conversation so the agent can continue without it. \
          Write a dense summary: the user's goals and constraints, decisions made, files \
          read and changed (paths), commands run and their outcomes, open problems and the \
-         next steps. Keep exact identifiers, paths and error messages. No preamble.",
-    )];
-    let ask = Message::user("Summarise the conversation above now, in at most ~600 words.");
+         next steps. Keep exact identifiers, paths and error messages. No preamble. \
+         Write the summary in {language}: it is the language of this session."
+    ))];
+    let ask = Message::user(format!(
+        "Summarise the conversation above now, in {language}, in at most ~600 words."
+    ));
     // The summary request must itself fit the window.
     let frame = local_tokens(&request_msgs, counter) + counter.count_message(&ask);
     let fitted =
@@ -347,5 +444,47 @@ mod tests {
         ];
         let cut = recent_boundary(&msgs, 110);
         assert!(!matches!(msgs[cut.min(msgs.len() - 1)], Message::Tool(_)) || cut == msgs.len());
+    }
+
+    fn read_pair(id: &str, path: &str, content: &str) -> Vec<Message> {
+        vec![
+            Message::Assistant {
+                content: vec![],
+                tool_calls: vec![ToolCall {
+                    id: id.into(),
+                    name: "read_file".into(),
+                    arguments: serde_json::json!({ "path": path }).to_string(),
+                }],
+                usage: None,
+            },
+            Message::Tool(ToolResult {
+                call_id: id.into(),
+                name: "read_file".into(),
+                content: content.into(),
+                status: ToolStatus::Ok,
+                images: Vec::new(),
+            }),
+        ]
+    }
+
+    #[test]
+    fn only_an_earlier_read_with_the_same_arguments_is_superseded() {
+        let mut msgs = vec![Message::system("s")];
+        msgs.extend(read_pair("1", "a.rs", "A old"));
+        msgs.extend(read_pair("2", "b.rs", "B"));
+        msgs.extend(read_pair("3", "a.rs", "A new"));
+        let counter = TokenCounter::for_model("gpt-4o");
+        let (n, _) = dedup_reads(&mut msgs, &counter);
+        assert_eq!(n, 1);
+        let texts: Vec<String> = msgs
+            .iter()
+            .filter(|m| matches!(m, Message::Tool(_)))
+            .map(|m| m.text())
+            .collect();
+        assert!(texts[0].starts_with(SUPERSEDED_MARKER), "{}", texts[0]);
+        assert_eq!(texts[1], "B");
+        assert_eq!(texts[2], "A new");
+        // Run again: nothing more to do.
+        assert_eq!(dedup_reads(&mut msgs, &counter).0, 0);
     }
 }

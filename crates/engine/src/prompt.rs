@@ -50,6 +50,18 @@ impl Lang {
         }
     }
 
+    /// The language's name in English and in itself, for instructions to a model.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Zh => "Simplified Chinese (简体中文)",
+            Lang::En => "English",
+            Lang::ZhTw => "Traditional Chinese (繁體中文)",
+            Lang::Ja => "Japanese (日本語)",
+            Lang::Ko => "Korean (한국어)",
+            Lang::Es => "Spanish (español)",
+        }
+    }
+
     /// The code used in file names.
     pub fn code(self) -> &'static str {
         match self {

@@ -25,7 +25,7 @@ pub(crate) async fn drive(
     let nothing_to_do = match kind {
         TurnKind::Retry => !state.retry_pending,
         TurnKind::Resume => state.pending.is_empty(),
-        TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Steering(_) => false,
+        TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Steering(..) => false,
         TurnKind::Compact => state.messages.len() < 3,
     };
     if nothing_to_do {
@@ -38,12 +38,12 @@ pub(crate) async fn drive(
     let mut steering_turns = 0;
     while status != TurnStatus::Interrupted && !cancel.is_cancelled() {
         // The first leftover starts the turn; the others are injected before its first call.
-        let Some(text) = lock(&inner.steering).pop_front() else {
+        let Some(next) = lock(&inner.steering).pop_front() else {
             break;
         };
         steering_turns += 1;
         status = TurnRunner::new(inner, &mut state, tx.clone(), cancel.clone())
-            .run(TurnKind::Steering(text))
+            .run(TurnKind::Steering(next.text, next.attached))
             .await;
     }
     RunEnd::Ended {

@@ -242,7 +242,7 @@ impl SessionBuilder {
                     last_input: String::new(),
                     pending,
                     pending_started,
-                    inline: None,
+                    inline: Vec::new(),
                     turn_marks,
                     stop_continues: 0,
                     spent: None,
@@ -252,6 +252,7 @@ impl SessionBuilder {
                 active: Mutex::new(Vec::new()),
                 idle: tokio::sync::watch::Sender::new(true),
                 next_ticket: std::sync::atomic::AtomicU64::new(1),
+                compaction_state: Default::default(),
             }),
         }
     }
@@ -440,13 +441,26 @@ impl Session {
     /// Queues an instruction to inject between iterations; one left when the turn ends starts
     /// a steering turn in the same run (after an interrupted turn it waits for the next one).
     pub fn queue_steering(&self, text: impl Into<String>) {
-        lock(&self.inner.steering).push_back(text.into());
+        lock(&self.inner.steering).push_back(crate::state::Steering::text(text));
+    }
+
+    /// Queues an instruction with images and mentioned files: they reach the model with it,
+    /// like a turn's own (images with this turn's requests only).
+    pub fn queue_steering_with(
+        &self,
+        text: impl Into<String>,
+        attached: crate::attachments::TurnAttachments,
+    ) {
+        lock(&self.inner.steering).push_back(crate::state::Steering {
+            text: text.into(),
+            attached: Some(Box::new(attached)),
+        });
     }
 
     /// Withdraws a queued instruction; false when it was already injected.
     pub fn remove_steering(&self, text: &str) -> bool {
         let mut q = lock(&self.inner.steering);
-        match q.iter().position(|t| t == text) {
+        match q.iter().position(|t| t.text == text) {
             Some(i) => {
                 q.remove(i);
                 true
@@ -457,7 +471,10 @@ impl Session {
 
     /// Instructions still waiting to be injected.
     pub fn pending_steering(&self) -> Vec<String> {
-        lock(&self.inner.steering).iter().cloned().collect()
+        lock(&self.inner.steering)
+            .iter()
+            .map(|s| s.text.clone())
+            .collect()
     }
 
     /// A copy of the history (waits for a running turn to finish).
@@ -507,7 +524,7 @@ impl Session {
         state.pending.clear();
         state.pending_started.clear();
         state.retry_pending = false;
-        state.inline = None;
+        state.inline.clear();
         save_state(&self.inner, &state);
         Ok(Rewound {
             turn,
@@ -570,6 +587,11 @@ impl Session {
     /// The context window and compaction thresholds in force.
     pub fn compaction(&self) -> crate::compaction::CompactionConfig {
         read(&self.inner.config).compaction.clone()
+    }
+
+    /// What compaction did in this session so far (counts, last pass's tokens, breaker).
+    pub fn compaction_state(&self) -> cairn_protocol::CompactionState {
+        lock(&self.inner.compaction_state).clone()
     }
 
     /// Sets the context window and compaction thresholds (a model switch).

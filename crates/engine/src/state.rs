@@ -28,8 +28,9 @@ pub(crate) struct TurnState {
     pub pending: Vec<cairn_protocol::ToolCall>,
     /// Of those, the ids that had started running before the process died.
     pub pending_started: std::collections::BTreeSet<String>,
-    /// Base64 image parts of the current input, sent with this turn's requests only.
-    pub inline: Option<crate::attachments::InlineAttachments>,
+    /// Base64 image parts of the current input and its steering, sent with this turn's
+    /// requests only.
+    pub inline: Vec<crate::attachments::InlineAttachments>,
     /// Where the history stood at the end of each turn (for [`Session::rewind_to_turn`]).
     pub turn_marks: Vec<crate::rewind::TurnMark>,
     /// Times the current user turn went on because a `Stop` gate blocked its end.
@@ -39,6 +40,22 @@ pub(crate) struct TurnState {
     /// Whether the user was told about the spending cap (80 %, or that it cannot be
     /// enforced).
     pub spend_warned: bool,
+}
+
+/// An instruction queued for the running turn, with what the user attached to it.
+pub(crate) struct Steering {
+    pub text: String,
+    pub attached: Option<Box<crate::attachments::TurnAttachments>>,
+}
+
+impl Steering {
+    /// Text only.
+    pub fn text(text: impl Into<String>) -> Self {
+        Steering {
+            text: text.into(),
+            attached: None,
+        }
+    }
 }
 
 /// What a session holds for all its turns.
@@ -60,12 +77,14 @@ pub(crate) struct Inner {
     /// Whether `SessionStart` ran in this process.
     pub started: std::sync::atomic::AtomicBool,
     pub state: tokio::sync::Mutex<TurnState>,
-    pub steering: Mutex<VecDeque<String>>,
+    pub steering: Mutex<VecDeque<Steering>>,
     /// Cancellation tokens of queued and running turns, by turn ticket.
     pub active: Mutex<Vec<(u64, CancellationToken)>>,
     /// `true` while no turn runs or waits (for [`crate::session::Session::idle`]).
     pub idle: tokio::sync::watch::Sender<bool>,
     pub next_ticket: std::sync::atomic::AtomicU64,
+    /// What compaction did so far (the reference design's `engine.compactionState`).
+    pub compaction_state: Mutex<cairn_protocol::CompactionState>,
 }
 
 /// Hands the current state to the hooks (checkpointing).

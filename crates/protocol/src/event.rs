@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::compaction::{Compacted, Compacting};
 use crate::message::TokenUsage;
 use crate::tool::{ToolKind, ToolStatus};
 
@@ -321,58 +322,6 @@ pub struct Interrupted {
     pub req_id: String,
     #[serde(rename = "taskId")]
     pub task_id: String,
-}
-
-/// `compacting`: context compaction starts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[ts(export)]
-pub struct Compacting {
-    #[serde(rename = "taskId")]
-    pub task_id: String,
-    pub trigger: String,
-    pub tokens: u64,
-    pub estimated: bool,
-    #[serde(rename = "contextWindow")]
-    pub context_window: u64,
-    #[serde(rename = "thresholdPct")]
-    pub threshold_pct: f64,
-    #[serde(rename = "thresholdTokens")]
-    pub threshold_tokens: u64,
-    #[serde(rename = "outboundMessages")]
-    pub outbound_messages: u32,
-}
-
-/// `compacted`: context compaction finished.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[ts(export)]
-pub struct Compacted {
-    #[serde(rename = "reqId")]
-    pub req_id: String,
-    #[serde(rename = "taskId")]
-    pub task_id: String,
-    pub method: String,
-    #[serde(rename = "messagesBefore")]
-    pub messages_before: u32,
-    #[serde(rename = "messagesAfter")]
-    pub messages_after: u32,
-    #[serde(rename = "boundaryIndex", skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub boundary_index: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub model: Option<String>,
-    #[serde(rename = "summaryPreview", skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub summary_preview: Option<String>,
-    #[serde(rename = "keptUserMessages", skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub kept_user_messages: Option<u32>,
-    #[serde(
-        rename = "droppedUserMessages",
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[ts(optional)]
-    pub dropped_user_messages: Option<u32>,
 }
 
 /// `queue_steering`: a queued instruction was injected between iterations.

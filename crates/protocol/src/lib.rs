@@ -5,6 +5,7 @@
 
 pub mod approval;
 pub mod budget;
+pub mod compaction;
 pub mod elicit;
 pub mod event;
 pub mod message;
@@ -16,6 +17,7 @@ pub use approval::{
     AlwaysAllow, ApprovalDecision, ApprovalRequest, DirectoryGrant, Mode, PlanReview, UserAnswer,
 };
 pub use budget::BudgetWarning;
+pub use compaction::{Compacted, Compacting, CompactionKind, CompactionState};
 pub use elicit::{ElicitationAnswer, ElicitationMode, ElicitationRequested};
 pub use event::*;
 pub use message::{ContentPart, Message, TokenUsage, ToolCall, ToolResult};

@@ -141,7 +141,7 @@ impl From<SubmitError> for Problem {
             S::Host(h) => h.into(),
             S::Store(s) => s.into(),
             S::Attach(a) => a.into(),
-            S::Command(_) | S::Mention(_) => Problem::invalid(e.to_string()),
+            S::Command(_) | S::Mention(_) | S::NotAMessage => Problem::invalid(e.to_string()),
         }
     }
 }

@@ -365,12 +365,20 @@ impl Live {
             && lock(&self.last_active).elapsed() >= idle
     }
 
-    /// Queues a steering instruction for the running turn; returns what waits.
-    pub fn steer(&self, text: &str) -> Vec<Value> {
+    /// Queues a steering instruction for the running turn (`prompt`: `text` with its
+    /// attachments); returns what waits.
+    pub async fn steer(
+        &self,
+        prompt: cairn_runtime::host::Prompt,
+    ) -> Result<Vec<Value>, cairn_runtime::host::SubmitError> {
         let id = format!("st_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-        self.handle.queue_steering(text);
-        lock(&self.steers).push((id, text.to_string()));
-        self.steering()
+        let text = prompt.words().unwrap_or_default().to_string();
+        let (_, notes) = self.handle.steer(prompt).await?;
+        for note in notes {
+            tracing::info!(%note, "sent with the steering");
+        }
+        lock(&self.steers).push((id, text));
+        Ok(self.steering())
     }
 
     /// Withdraws instruction `steer_id`; whether it was still waiting, and what waits.

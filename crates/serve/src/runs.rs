@@ -63,7 +63,7 @@ pub async fn start_turn(handle: &SessionHandle, input: Input) -> Result<Started,
 
 /// The prompt with the message's attachments: media files and inline images go with it as
 /// `cairn run --attach` sends them, a text file by path as an `@path` mention.
-fn prompt_of(
+pub(crate) fn prompt_of(
     handle: &SessionHandle,
     mut text: String,
     attachments: &[Attachment],

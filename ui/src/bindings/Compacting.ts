@@ -3,4 +3,12 @@
 /**
  * `compacting`: context compaction starts.
  */
-export type Compacting = { taskId: string, trigger: string, tokens: number, estimated: boolean, contextWindow: number, thresholdPct: number, thresholdTokens: number, outboundMessages: number, };
+export type Compacting = { taskId: string, 
+/**
+ * `threshold` or `overflow` (older logs: `soft`, `hard`).
+ */
+trigger: string, tokens: number, estimated: boolean, contextWindow: number, thresholdPct: number, thresholdTokens: number, outboundMessages: number, 
+/**
+ * `trim` (no LLM call) or `summary` (an LLM call follows) (extension).
+ */
+phase?: string, };

@@ -19,7 +19,7 @@ type Props = {
   disabled: boolean;
   steering: Steering[];
   onSend: (text: string, images: PendingImage[]) => void;
-  onSteer: (text: string) => void;
+  onSteer: (text: string, images: PendingImage[]) => void;
   onRemoveSteering: (text: string) => void;
   onStop: () => void;
   draft?: ComposerDraft | null;
@@ -93,14 +93,14 @@ export const Composer = forwardRef<HTMLTextAreaElement, Props>(function Composer
     area.current?.focus();
   }, [draft, setImages]);
 
-  // Images go with a new prompt only (steering is text).
+  // Steering needs words; its images go with it.
   const canSend = !disabled && (text.trim() !== "" || (!running && drafts.images.length > 0));
 
   const submit = () => {
     if (!canSend) return;
     mentions.close();
     slash.close();
-    if (running) onSteer(text.trim());
+    if (running) onSteer(text.trim(), drafts.take());
     else onSend(text.trim(), drafts.take());
     setText("");
   };

@@ -1,3 +1,4 @@
+import type { CompactionState } from "../bindings/CompactionState";
 import type { ModelView } from "../bindings/app/ModelView";
 import { useT } from "../i18n";
 import type { Meter as MeterState } from "../transcript";
@@ -18,7 +19,15 @@ export function dollars(x: number): string {
 }
 
 /** Token and cost meter, and the context-window gauge of the session. */
-export function Meter({ meter, model }: { meter: MeterState; model: ModelView | null }) {
+export function Meter({
+  meter,
+  model,
+  compaction = null,
+}: {
+  meter: MeterState;
+  model: ModelView | null;
+  compaction?: CompactionState | null;
+}) {
   const t = useT();
   const window = model?.contextWindow ?? 0;
   const pct = window > 0 ? Math.min(100, (meter.context / window) * 100) : 0;
@@ -37,7 +46,12 @@ export function Meter({ meter, model }: { meter: MeterState; model: ModelView | 
         className={`gauge gauge-${level}`}
         data-testid="context-gauge"
         data-pct={pct.toFixed(1)}
-        data-tip={`${t("meter.context")}: ${formatCount(meter.context)} / ${formatCount(window)}`}
+        data-tip={`${t("meter.context")}: ${formatCount(meter.context)} / ${formatCount(window)}${
+          compaction !== null && compaction.compactions > 0
+            ? ` · ${t("meter.compacted")} ${compaction.compactions}× (${compaction.summaries} ${t("meter.summaries")})`
+            : ""
+        }`}
+        data-compactions={compaction?.compactions ?? 0}
       >
         <span className="gauge-label">{t("meter.context")}</span>
         <span className="gauge-track">

@@ -8,6 +8,7 @@ import { plural, useT, type MessageKey } from "../i18n";
 import type { Item } from "../transcript";
 import { MessageAttachments } from "./Attachments";
 import { ElicitationCard } from "./ElicitationCard";
+import { compact } from "./Meter";
 import { DirectoryCard, PlanCard, QuestionCard, type Answerers } from "./Interactions";
 import { CopyButton, Markdown } from "./Markdown";
 import { StoneMark } from "./StoneMark";
@@ -102,7 +103,18 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
             <details>
               <summary>
                 {t("chat.compacted")} · {item.before} → {item.after} {t("chat.messages")}
+                {item.state !== null && (
+                  <span className="compaction-tokens" data-testid="compaction-tokens">
+                    {" "}· ~{compact(item.state.tokensBefore)} → ~{compact(item.state.tokensAfter)} {t("meter.tokens")}
+                  </span>
+                )}
               </summary>
+              {item.state !== null && item.method !== "trimmed" && item.method !== "elide" && item.method !== "none" && (
+                <div className="compaction-by" data-testid="compaction-by">
+                  {t("chat.compactedBy")} {item.state.summaryModel}
+                  {item.state.summaryEffort !== undefined && ` (${item.state.summaryEffort})`}
+                </div>
+              )}
               {item.summary !== null && <div className="msg-text compaction-summary">{item.summary}</div>}
             </details>
           ) : (

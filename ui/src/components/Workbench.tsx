@@ -299,11 +299,13 @@ export function Workbench(p: Props) {
   );
 
   const steer = useCallback(
-    (text: string) => {
+    (text: string, images: PendingImage[]) => {
       // Shown at once, so the engine's `queue_steering` event always finds the chip.
       dispatch({ type: "steer", text });
-      ipc.queueSteering(text).catch((e: unknown) => {
+      ipc.queueSteering(text, images.map(toUpload)).catch((e: unknown) => {
         dispatch({ type: "unsteer", text });
+        // Nothing is lost: the words and images go back into the composer.
+        setDraft({ kind: "restore", text, images, at: Date.now() });
         fail(e);
       });
     },
@@ -512,7 +514,7 @@ export function Workbench(p: Props) {
         </div>
         <div className="header-tools">
           <ModeSwitcher mode={session?.mode ?? firstMode} onChange={setMode} disabled={false} />
-          {session !== null && <Meter meter={chat.meter} model={session.model} />}
+          {session !== null && <Meter meter={chat.meter} model={session.model} compaction={chat.compaction} />}
           {session !== null && (
             <span
               className={`sandbox-pill ${sandboxWarns(session.sandbox) ? "sandbox-pill-warn" : ""}`}

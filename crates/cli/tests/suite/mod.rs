@@ -30,6 +30,7 @@ mod sessions_index;
 mod settings_table;
 mod skills;
 mod slash;
+mod steering;
 mod turn_slots;
 mod user_settings;
 mod worktrees;

@@ -25,6 +25,7 @@ const NOT_SETTINGS: &[&str] = &[
     "--vcs",
     "--json",
     "--attach",
+    "--steer-from",
     "--resume",
     "--worktree",
     "--carry-changes",

@@ -52,10 +52,7 @@ impl TurnRunner<'_> {
             .await;
             let request = LlmRequest {
                 model: model.clone(),
-                messages: crate::attachments::outbound(
-                    &self.state.messages,
-                    self.state.inline.as_ref(),
-                ),
+                messages: crate::attachments::outbound(&self.state.messages, &self.state.inline),
                 tools: tools.clone(),
                 reasoning_effort: effort,
                 req_id: req_id.clone(),

@@ -36,8 +36,9 @@ pub(crate) enum TurnKind {
     Resume,
     /// New user input with attachments.
     Attach(String, Box<crate::attachments::TurnAttachments>),
-    /// Steering left over when the turn before ended (more may follow as injections).
-    Steering(String),
+    /// Steering left over when the turn before ended (more may follow as injections), with
+    /// what the user attached to it.
+    Steering(String, Option<Box<crate::attachments::TurnAttachments>>),
     /// Compact the history now (`/compact`): no model turn, just the summary.
     Compact,
 }
@@ -146,12 +147,13 @@ impl<'a> TurnRunner<'a> {
     pub(crate) async fn run(mut self, kind: TurnKind) -> TurnStatus {
         let (kind, attached) = match kind {
             TurnKind::Attach(text, a) => (TurnKind::Input(text), Some(a)),
+            TurnKind::Steering(text, a) => (TurnKind::Steering(text, None), a),
             other => (other, None),
         };
         let source = match &kind {
             TurnKind::Retry => TurnSource::Retry,
             TurnKind::Resume => TurnSource::Resume,
-            TurnKind::Steering(_) => TurnSource::Steering,
+            TurnKind::Steering(..) => TurnSource::Steering,
             TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Compact => TurnSource::Input,
         };
         let grants = std::mem::take(&mut self.options.grants);
@@ -178,12 +180,12 @@ impl<'a> TurnRunner<'a> {
         // A command's `!` lines run now, their output inlined in the prompt the model gets.
         let input = self.run_shell_lines(input).await;
         let prompt = match &kind {
-            TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Steering(_) => {
+            TurnKind::Input(_) | TurnKind::Attach(..) | TurnKind::Steering(..) => {
                 Some(input.as_str())
             }
             TurnKind::Retry | TurnKind::Resume | TurnKind::Compact => None,
         };
-        if !matches!(kind, TurnKind::Steering(_)) {
+        if !matches!(kind, TurnKind::Steering(..)) {
             self.state.stop_continues = 0;
         }
         if let Some(reason) = self.gate_input(prompt).await {
@@ -227,8 +229,9 @@ impl<'a> TurnRunner<'a> {
         if let Some(reason) = verdict.block {
             if self.state.stop_continues < gates::MAX_STOP_CONTINUES {
                 self.state.stop_continues += 1;
-                lock(&self.inner.steering)
-                    .push_back(format!("(A Stop hook asks to go on) {reason}"));
+                lock(&self.inner.steering).push_back(crate::state::Steering::text(format!(
+                    "(A Stop hook asks to go on) {reason}"
+                )));
             } else {
                 tracing::warn!("a Stop hook blocked the turn's end again; not continuing");
             }
@@ -248,21 +251,21 @@ impl<'a> TurnRunner<'a> {
         }
         self.state.retry_pending = false;
         let text = match kind {
-            TurnKind::Input(text) | TurnKind::Steering(text) | TurnKind::Attach(text, _) => {
+            TurnKind::Input(text) | TurnKind::Steering(text, _) | TurnKind::Attach(text, _) => {
                 text.clone()
             }
             TurnKind::Retry | TurnKind::Resume => return self.state.last_input.clone(),
             TurnKind::Compact => return "/compact".to_string(),
         };
         // Inline data belongs to the turn that carried it.
-        self.state.inline = None;
+        self.state.inline.clear();
         self.state.turns += 1;
         self.state.last_input = text.clone();
         let message = match attached {
             Some(a) => {
                 let state_dir = read(&self.inner.config).state_dir.clone();
                 let (message, inline) = a.split(&text, &state_dir);
-                self.state.inline = Some(inline);
+                self.state.inline.push(inline);
                 message
             }
             None => Message::user(text.clone()),
@@ -533,12 +536,25 @@ impl<'a> TurnRunner<'a> {
     async fn inject_steering(&mut self) {
         loop {
             let next = lock(&self.inner.steering).pop_front();
-            let Some(text) = next else { break };
-            self.state.messages.push(Message::user(text.clone()));
+            let Some(next) = next else { break };
+            let text = next.text;
+            let attachments = match next.attached {
+                Some(a) => {
+                    let state_dir = read(&self.inner.config).state_dir.clone();
+                    let (message, inline) = a.split(&text, &state_dir);
+                    self.state.messages.push(message);
+                    self.state.inline.push(inline);
+                    Some(a.refs_json())
+                }
+                None => {
+                    self.state.messages.push(Message::user(text.clone()));
+                    None
+                }
+            };
             self.emit(Event::QueueSteering(QueueSteering {
                 text,
                 task_id: self.task_id.clone(),
-                attachments: None,
+                attachments,
             }))
             .await;
         }

@@ -149,11 +149,11 @@ fn outbound_adds_inline_parts_only_to_their_message_and_strip_removes_data() {
         }],
     };
     let history = vec![Message::user("look"), Message::assistant_text("ok")];
-    let sent = outbound(&history, Some(&inline));
+    let sent = outbound(&history, std::slice::from_ref(&inline));
     assert_eq!(images(&sent[0]), 1);
-    assert_eq!(history, outbound(&history, None));
+    assert_eq!(history, outbound(&history, &[]));
     let other = vec![Message::user("something else")];
-    assert_eq!(outbound(&other, Some(&inline)), other);
+    assert_eq!(outbound(&other, std::slice::from_ref(&inline)), other);
     let mut with_data = sent.clone();
     assert_eq!(strip_attachments(&mut with_data), 1);
     assert_eq!(images(&with_data[0]), 0);
@@ -276,4 +276,87 @@ fn mentioned_files_go_into_the_message_and_the_refs_but_not_the_typed_input() {
         "{}",
         message.text()
     );
+}
+
+/// Issue 44: an image queued with a steering instruction reaches the model as an image, with
+/// the instruction, in the running turn's next request (and only in this turn's requests).
+#[tokio::test]
+async fn steering_with_an_image_reaches_the_model_as_an_image() {
+    use cairn_engine::testing::FnTool;
+    use cairn_engine::ToolOutput;
+    use cairn_protocol::ToolMeta;
+    let dir = TempDir::new();
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("a", "wait", serde_json::json!({})),
+        FakeReply::text("I see the screenshot"),
+    ]);
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let g = gate.clone();
+    let mut reg = ToolRegistry::new();
+    reg.register(FnTool::new(
+        "wait",
+        ToolMeta::read_only("t"),
+        move |_, _| {
+            let g = g.clone();
+            async move {
+                g.notified().await;
+                Ok(ToolOutput::text("waited"))
+            }
+        },
+    ));
+    let cfg = config(&dir, Mode::Interactive);
+    let state_dir = cfg.state_dir.clone();
+    let s = cairn_engine::Session::builder(cfg, Arc::new(llm.clone()))
+        .tools(reg)
+        .build();
+    let images_in = vec![att("shot.png", "image/png", PNG)];
+    let refs = save_attachments(&state_dir, &images_in).unwrap();
+    let mut stream = s.run("start");
+    let mut events = Vec::new();
+    while let Some(e) = stream.recv().await {
+        let started = matches!(e, Event::ToolStarted(_));
+        events.push(e);
+        if started {
+            s.queue_steering_with(
+                "look at this screenshot",
+                TurnAttachments {
+                    attachments: images_in.clone(),
+                    refs: refs.clone(),
+                    files: Vec::new(),
+                },
+            );
+            gate.notify_one();
+        }
+    }
+    assert_eq!(turn_end(&events).status, TurnStatus::Completed);
+    let steered: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::QueueSteering(q) => Some(q),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steered.len(), 1);
+    let listed = steered[0]
+        .attachments
+        .as_ref()
+        .expect("the steering's attachments");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["name"], "shot.png");
+    let second = &llm.requests()[1].messages;
+    let last = second.last().expect("the steering message");
+    assert!(
+        last.text().starts_with("look at this screenshot"),
+        "{}",
+        last.text()
+    );
+    assert_eq!(images(last), 1, "the image is sent as an image part");
+    // The history keeps a reference, not the base64.
+    let kept = s.messages().await;
+    let stored = kept
+        .iter()
+        .find(|m| m.text().starts_with("look at this screenshot"))
+        .expect("in history");
+    assert_eq!(images(stored), 0);
+    assert!(stored.text().contains("[attachment: shot.png"));
 }

@@ -63,7 +63,10 @@ fn env_nonempty(name: &str) -> Option<String> {
 }
 
 /// Compaction settings: window from the override, else the model table, else 128K; thresholds
-/// from `COMPACTION_THRESHOLD_PCT`, `COMPACTION_SOFT_THRESHOLD_PCT`, `COMPACTION_CAP_TOKENS`.
+/// from `COMPACTION_THRESHOLD_PCT`, `COMPACTION_SOFT_THRESHOLD_PCT`, `COMPACTION_CAP_TOKENS`;
+/// the summary's model and effort from `COMPACTION_MODEL` and `COMPACTION_REASONING_EFFORT`
+/// (default: the session's model at low effort); `COMPACTION_ELIDE=0` / `COMPACTION_DEDUP=0`
+/// turn off eliding old tool results / de-duplicating repeated reads.
 pub fn compaction_config(
     model: &str,
     override_window: Option<u64>,
@@ -85,7 +88,28 @@ pub fn compaction_config(
         c.soft_threshold_pct = Some(p);
     }
     c.cap_tokens = env_parse("COMPACTION_CAP_TOKENS");
+    c.model = env_nonempty("COMPACTION_MODEL");
+    if let Some(e) = env_nonempty("COMPACTION_REASONING_EFFORT") {
+        c.reasoning_effort = match e.trim().to_ascii_lowercase().as_str() {
+            "none" | "off" | "0" => None,
+            "medium" => Some(cairn_engine::ReasoningEffort::Medium),
+            "high" | "xhigh" => Some(cairn_engine::ReasoningEffort::High),
+            _ => Some(cairn_engine::ReasoningEffort::Low),
+        };
+    }
+    c.elide = !env_off("COMPACTION_ELIDE");
+    c.dedup = !env_off("COMPACTION_DEDUP");
     c
+}
+
+/// Whether a switch variable says off (`0`, `false`, `off`, `no`).
+fn env_off(name: &str) -> bool {
+    env_nonempty(name).is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "false" | "off" | "no"
+        )
+    })
 }
 
 /// The agent type from `CAIRN_AGENT` (`code` or `cowork`; default code).

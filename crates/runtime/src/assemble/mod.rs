@@ -186,7 +186,8 @@ impl Assembled {
     /// follow by model already. The new context window, for the faces to say.
     pub fn switch_model(&self, model: &str) -> u64 {
         self.session.set_model(model.to_string());
-        let c = defaults::compaction_config(model, self.window_override);
+        let mut c = defaults::compaction_config(model, self.window_override);
+        c.lang = self.session.compaction().lang;
         let window = c.context_window;
         self.session.set_compaction(c);
         window
@@ -295,6 +296,8 @@ pub fn open_session(
     let sandbox_enforced = exec.wrapper.is_some();
     let wrapper = exec.wrapper.clone();
     let lang = opts.language.unwrap_or_else(lang_from_env);
+    // The summary is written in the session's language.
+    config.compaction.lang = lang;
     let prompt = prompt::SystemPrompt::of(
         &workspace,
         &steps::sandbox_line(wrapper.as_deref()),

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use cairn_engine::attachments::MessageAttachment;
+use cairn_engine::attachments::{MessageAttachment, TurnAttachments};
 use cairn_engine::TurnOptions;
 use cairn_protocol::Mode;
 
@@ -85,6 +85,14 @@ impl Prompt {
         Ok(self.with_attachments(read))
     }
 
+    /// The words as they will be sent (`None` for a retry or resume).
+    pub fn words(&self) -> Option<&str> {
+        match &self.body {
+            Body::Text { text, .. } => Some(text),
+            Body::Retry | Body::Resume => None,
+        }
+    }
+
     fn with_attachments(mut self, more: Vec<MessageAttachment>) -> Prompt {
         if let Body::Text { attachments, .. } = &mut self.body {
             attachments.extend(more);
@@ -145,6 +153,98 @@ impl Drop for ModeBack {
     }
 }
 
+impl SessionHandle {
+    /// What a message carries: its `@path` and `@server:uri` mentions resolved (workspace
+    /// files after deny rules; MCP resources through their server) and its images stored
+    /// under the session (held back for a model without vision). `None`: plain text. The
+    /// notes say what stays text and why.
+    pub(crate) async fn attach(
+        &self,
+        text: &str,
+        attachments: Vec<MessageAttachment>,
+        refuse_mentions: bool,
+    ) -> Result<(Option<TurnAttachments>, Vec<SubmitNote>), SubmitError> {
+        let session = self.session();
+        let denials = session.read_denials("read_file");
+        let mut mentions = crate::mentions::resolve(self.workspace(), text, &denials);
+        // `@server:uri` of a configured MCP server: read through that server, not a path.
+        let mut resource_notes = Vec::new();
+        if let Some(manager) = self.assembled().mcp.manager() {
+            let found = crate::mcp_mentions::find(text, &manager.server_names());
+            if !found.is_empty() {
+                let prefixes: Vec<String> =
+                    found.iter().map(|m| format!("{}:", m.server)).collect();
+                mentions
+                    .skipped
+                    .retain(|s| !prefixes.iter().any(|p| s.mention.starts_with(p.as_str())));
+                manager.wait_settled(crate::mcp::startup_grace()).await;
+                let (files, failed) = crate::mcp_mentions::read(manager, &found).await;
+                mentions.files.extend(files);
+                resource_notes.extend(failed.into_iter().map(|(mention, why)| {
+                    SubmitNote::MentionAsText {
+                        skipped: Skipped {
+                            mention,
+                            reason: crate::mentions::Refusal::Unreadable(why),
+                        },
+                    }
+                }));
+            }
+        }
+        if refuse_mentions {
+            if let Some(refused) = mentions.first_refusal() {
+                return Err(SubmitError::Mention(refused.clone()));
+            }
+        }
+        let mut notes: Vec<SubmitNote> = if refuse_mentions {
+            Vec::new()
+        } else {
+            mentions
+                .skipped
+                .into_iter()
+                .map(|skipped| SubmitNote::MentionAsText { skipped })
+                .collect()
+        };
+        notes.extend(resource_notes);
+        if attachments.is_empty() && mentions.files.is_empty() {
+            return Ok((None, notes));
+        }
+        let dir = self.store().session_dir(&self.id())?;
+        let model = session.model();
+        let (attached, held) =
+            crate::attach::turn_attachments(&dir, &model, attachments, mentions.files)?;
+        if held > 0 {
+            notes.push(SubmitNote::ImagesHeld { model, count: held });
+        }
+        Ok((Some(attached), notes))
+    }
+
+    /// Queues a message for the running turn (steering): its images, files and `@path`
+    /// mentions reach the model with it as a turn's own do (a `/command` is not carried out:
+    /// steering is words for the model). Returns the instructions still waiting and what
+    /// stays text (see [`SessionHandle::attach`]).
+    pub async fn steer(
+        &self,
+        prompt: Prompt,
+    ) -> Result<(Vec<String>, Vec<SubmitNote>), SubmitError> {
+        if self.is_closed() {
+            return Err(HostError::Closed(self.id()).into());
+        }
+        let (text, attachments) = match prompt.body {
+            Body::Text { text, attachments } if !text.trim().is_empty() => (text, attachments),
+            _ => return Err(SubmitError::NotAMessage),
+        };
+        let (attached, notes) = self
+            .attach(&text, attachments, prompt.refuse_mentions)
+            .await?;
+        let session = self.session();
+        match attached {
+            Some(a) => session.queue_steering_with(text, a),
+            None => session.queue_steering(text),
+        }
+        Ok((session.pending_steering(), notes))
+    }
+}
+
 impl Turn {
     /// What the face should tell the user before the turn runs (mentions sent as text,
     /// images the model cannot see).
@@ -199,6 +299,9 @@ pub enum SubmitError {
     /// The session cannot run a turn.
     #[error(transparent)]
     Host(#[from] HostError),
+    /// Steering that is not words (empty, a retry or a resume).
+    #[error("steering is a message: words, with images or files if you like")]
+    NotAMessage,
 }
 
 impl SessionHandle {
@@ -234,58 +337,13 @@ impl SessionHandle {
             session: session.clone(),
             mode,
         });
-        let denials = session.read_denials("read_file");
-        let mut mentions = crate::mentions::resolve(self.workspace(), &text, &denials);
-        // `@server:uri` of a configured MCP server: read through that server, not a path.
-        let mut resource_notes = Vec::new();
-        if let Some(manager) = self.assembled().mcp.manager() {
-            let found = crate::mcp_mentions::find(&text, &manager.server_names());
-            if !found.is_empty() {
-                let prefixes: Vec<String> =
-                    found.iter().map(|m| format!("{}:", m.server)).collect();
-                mentions
-                    .skipped
-                    .retain(|s| !prefixes.iter().any(|p| s.mention.starts_with(p.as_str())));
-                manager.wait_settled(crate::mcp::startup_grace()).await;
-                let (files, failed) = crate::mcp_mentions::read(manager, &found).await;
-                mentions.files.extend(files);
-                resource_notes.extend(failed.into_iter().map(|(mention, why)| {
-                    SubmitNote::MentionAsText {
-                        skipped: Skipped {
-                            mention,
-                            reason: crate::mentions::Refusal::Unreadable(why),
-                        },
-                    }
-                }));
-            }
-        }
-        if prompt.refuse_mentions {
-            if let Some(refused) = mentions.first_refusal() {
-                return Err(SubmitError::Mention(refused.clone()));
-            }
-        }
-        let mut notes: Vec<SubmitNote> = if prompt.refuse_mentions {
-            Vec::new()
-        } else {
-            mentions
-                .skipped
-                .into_iter()
-                .map(|skipped| SubmitNote::MentionAsText { skipped })
-                .collect()
-        };
-        notes.extend(resource_notes);
+        let (attached, mut notes) = self
+            .attach(&text, attachments, prompt.refuse_mentions)
+            .await?;
         notes.extend(command_notes);
-        let input = if attachments.is_empty() && mentions.files.is_empty() {
-            TurnInput::Text(text)
-        } else {
-            let dir = self.store().session_dir(&self.id())?;
-            let model = session.model();
-            let (attached, held) =
-                crate::attach::turn_attachments(&dir, &model, attachments, mentions.files)?;
-            if held > 0 {
-                notes.push(SubmitNote::ImagesHeld { model, count: held });
-            }
-            TurnInput::Attached(text, Box::new(attached))
+        let input = match attached {
+            None => TurnInput::Text(text),
+            Some(attached) => TurnInput::Attached(text, Box::new(attached)),
         };
         Ok(Submission::Turn(Turn {
             input,

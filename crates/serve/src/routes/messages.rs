@@ -48,17 +48,7 @@ pub struct MessageBody {
 }
 
 fn input_of(body: MessageBody) -> Result<Input, ApiError> {
-    let attachments = body
-        .attachments
-        .into_iter()
-        .map(|a| match (a.path, a.media_type, a.base64) {
-            (Some(p), None, None) => Ok(Attachment::Path(p)),
-            (None, Some(media_type), Some(base64)) => Ok(Attachment::Inline { media_type, base64 }),
-            _ => Err(ApiError::invalid(
-                "an attachment is {\"path\"} or {\"mediaType\", \"base64\"}",
-            )),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let attachments = attachments_of(body.attachments)?;
     match (body.text, body.retry, body.resume) {
         (Some(t), false, false) if !t.trim().is_empty() => Ok(Input::Text(t, attachments)),
         (Some(_), false, false) => Err(ApiError::invalid("text is empty")),
@@ -68,6 +58,19 @@ fn input_of(body: MessageBody) -> Result<Input, ApiError> {
             "send exactly one of text, \"retry\": true, \"resume\": true",
         )),
     }
+}
+
+/// A message's (or steering's) attachments: `{"path"}` or `{"mediaType", "base64"}` each.
+fn attachments_of(list: Vec<AttachmentBody>) -> Result<Vec<Attachment>, ApiError> {
+    list.into_iter()
+        .map(|a| match (a.path, a.media_type, a.base64) {
+            (Some(p), None, None) => Ok(Attachment::Path(p)),
+            (None, Some(media_type), Some(base64)) => Ok(Attachment::Inline { media_type, base64 }),
+            _ => Err(ApiError::invalid(
+                "an attachment is {\"path\"} or {\"mediaType\", \"base64\"}",
+            )),
+        })
+        .collect()
 }
 
 /// `POST /v1/sessions/{id}/messages`.
@@ -199,11 +202,13 @@ pub async fn history(
     Ok(AxJson(json!({"messages": page.events, "before": before})))
 }
 
-/// `POST …/steering` body.
+/// `POST …/steering` body: the words, and attachments as a message takes them.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SteerBody {
     text: String,
+    #[serde(default)]
+    attachments: Vec<AttachmentBody>,
 }
 
 /// `POST /v1/sessions/{id}/steering`.
@@ -222,7 +227,14 @@ pub async fn steer(
     if body.text.trim().is_empty() {
         return Err(ApiError::invalid("text is empty"));
     }
-    Ok(AxJson(json!({"pending": live.steer(&body.text)})))
+    let attachments = attachments_of(body.attachments)?;
+    let prompt = crate::runs::prompt_of(&live.handle, body.text.clone(), &attachments)
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    let pending = live
+        .steer(prompt)
+        .await
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    Ok(AxJson(json!({"pending": pending})))
 }
 
 fn idle_or_missing(app: &Ctx, id: &str) -> ApiError {

@@ -621,3 +621,61 @@ async fn an_idle_event_stream_gets_keepalive_comments() {
     // Only comments: no event was sent on the idle stream.
     assert!(!seen.contains("event:"), "{seen:?}");
 }
+
+/// Issue 44: steering takes attachments as a message does; an inline image reaches the model
+/// as an image with the steering's words, a text file by path as its text.
+#[tokio::test]
+async fn steering_with_an_image_and_a_file_reaches_the_model() {
+    use base64::Engine;
+    let s = Server::start(|_| {}).await;
+    s.mock.hold_when_empty(true);
+    std::fs::write(s.ws.path().join("spec.txt"), "SPEC-SAYS-42").unwrap();
+    let id = s.session("auto").await;
+    let run = s.message(&id, "work").await;
+    s.mock.wait_for_requests(1, Duration::from_secs(10)).await;
+    let png =
+        base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\nfake-image-bytes");
+    let r = s
+        .post(
+            &format!("/v1/sessions/{id}/steering"),
+            json!({"text": "look at this screenshot", "attachments": [
+                {"mediaType": "image/png", "base64": png},
+                {"path": "spec.txt"},
+            ]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert!(
+        v["pending"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("look at this screenshot"),
+        "{v}"
+    );
+    // A bad attachment is refused before anything is queued.
+    let r = s
+        .post(
+            &format!("/v1/sessions/{id}/steering"),
+            json!({"text": "x", "attachments": [{"mediaType": "image/png"}]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    s.mock.push(Reply::text("first part"));
+    s.mock.push(Reply::text("I see it"));
+    let events = read_all(run).await;
+    assert_eq!(events.last().unwrap().event, "run_end");
+    let steered = s
+        .mock
+        .requests()
+        .into_iter()
+        .map(|r| r.body.to_string())
+        .find(|b| b.contains("look at this screenshot"))
+        .expect("a request with the steering");
+    assert!(steered.contains("data:image/png;base64,"), "{steered}");
+    assert!(steered.contains("SPEC-SAYS-42"), "{steered}");
+}
