@@ -2,7 +2,8 @@
 //! saved sessions of similar prompts, a session waiting for an approval and one running:
 //! at 640x480 both are pinned on top of the board and visible without scrolling; typing
 //! three characters of a name (real X keys) puts it in the first three rows and Enter opens
-//! it; a session another process saves on the same state folder appears within 2 s. Then an
+//! it, and leaving it (only looked at) keeps its save time and every row's place; a session
+//! another process saves on the same state folder appears within 2 s. Then an
 //! answer's markdown: task lists are disabled checkboxes, table alignment holds, a relative
 //! link shows the file in the files panel, a web link asks first and shows its address,
 //! Copy says "Copied". Ctrl+` puts the focus in the terminal (what is typed right away
@@ -110,6 +111,14 @@ async fn the_first_week_board_markdown_terminal_and_shortcuts() {
         srv.wait_for_requests(2, Duration::from_secs(20)).await;
         find(&c, "[data-testid=session-item][data-state=running]").await;
 
+        // The saved sessions' order on the board, by last activity.
+        let seeded_order = "return [...document.querySelectorAll('[data-testid=sessions-board] [data-testid=session-item]')] \
+             .map((r) => r.dataset.sessionId).filter((id) => /^s\\d\\d$/.test(id))";
+        let order_before = c.execute(seeded_order, vec![]).await.unwrap();
+        let s13_state = state_dir.join("sessions").join("s13").join("state.json");
+        let s13_saved_at = std::fs::read_to_string(&s13_state).unwrap();
+        let s13_modified = std::fs::metadata(&s13_state).unwrap().modified().unwrap();
+
         // 640x480: the drawer's pinned group holds both, visible without scrolling.
         resize(&c, 640, 480).await;
         click(&c, "[data-testid=toggle-sidebar]").await;
@@ -164,8 +173,25 @@ async fn the_first_week_board_markdown_terminal_and_shortcuts() {
         assert!(took < Duration::from_secs(2), "the CLI's session took {took:?}");
         screenshot(&c, "board-20-sessions.png").await;
 
-        // An answer's markdown.
+        // Leaving s13 (only looked at) saves it as it was: its save time stays, and so does
+        // its place on the board.
         new_chat(&c).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::fs::metadata(&s13_state).unwrap().modified().unwrap() == s13_modified {
+            assert!(std::time::Instant::now() < deadline, "s13 was never saved on close");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let updated_at = |text: &str| {
+            serde_json::from_str::<serde_json::Value>(text).unwrap()["updatedAt"].clone()
+        };
+        assert!(updated_at(&s13_saved_at).is_string());
+        assert_eq!(
+            updated_at(&std::fs::read_to_string(&s13_state).unwrap()),
+            updated_at(&s13_saved_at),
+            "viewing is not activity"
+        );
+
+        // An answer's markdown.
         send(&c, "Show me the plan").await;
         wait_turns(&c, "completed", 1).await;
         let md = c
@@ -231,6 +257,9 @@ async fn the_first_week_board_markdown_terminal_and_shortcuts() {
              return el !== null && el.textContent.includes('typed-45')",
         )
         .await;
+
+        // The board kept the saved sessions in their order throughout.
+        assert_eq!(c.execute(seeded_order, vec![]).await.unwrap(), order_before);
 
         // The shortcut sheet lists what works here (asked from the composer: the terminal
         // keeps its keys).
