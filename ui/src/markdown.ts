@@ -2,9 +2,10 @@
 // escapes any tag), images disabled, links limited to http(s)/mailto and relative paths (a
 // workspace file, opened inside Cairn: never handed to the desktop's opener), code
 // highlighted by highlight.js, and the resulting HTML passed through DOMPurify with an
-// allow-list before it reaches the DOM. The page's CSP forbids inline scripts and styles as
-// a last line of defence (table alignment is a class, task-list boxes are disabled inputs
-// made by the renderer, never by the model's text).
+// allow-list before it reaches the DOM (no style attributes: the model cannot style the
+// page; table alignment is a class, task-list boxes are disabled inputs made by the
+// renderer, never by the model's text). The page's CSP forbids inline scripts as a last
+// line of defence.
 import DOMPurify from "dompurify";
 import MarkdownIt from "markdown-it";
 import hljs from "highlight.js/lib/core";
@@ -151,7 +152,7 @@ md.core.ruler.after("inline", "task-lists", (state) => {
   }
 });
 
-// Table alignment as classes (the CSP blocks style attributes, and DOMPurify drops them).
+// Table alignment as classes (DOMPurify drops style attributes).
 md.core.ruler.push("table-align", (state) => {
   for (const token of state.tokens) {
     if (token.type !== "th_open" && token.type !== "td_open") continue;
