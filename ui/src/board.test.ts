@@ -53,7 +53,15 @@ describe("the board store", () => {
     store.receive(board([row("a", "Alpha", "2026-12-05T11:00:05Z", { turns: 2 }), row("b", "Bravo", "2026-12-05T10:00:00Z")]));
     const s = store.get();
     expect(s.lastActivity.a).toBe("2026-12-05T11:00:05Z");
-    expect(ids(arrange(s, s.view?.rows ?? [], []).order)).toEqual(["a", "b"]);
+    expect(ids(arrange(s, s.view?.rows ?? [], []).order)).toEqual(["a", "b", "c"]);
+  });
+
+  it("compares times by value whatever their form (Z or +00:00, milliseconds or not)", () => {
+    const store = new BoardStore();
+    // As text "…00Z" sorts after "…00.500Z", though it is half a second older.
+    store.receive(board([row("a", "Alpha", "2026-12-05T10:00:00.500Z"), row("b", "Bravo", "2026-12-05T10:00:00Z"), row("c", "Charlie", "2026-12-05T09:59:59+00:00")]));
+    const s = store.get();
+    expect(ids(arrange(s, s.view?.rows ?? [], []).order)).toEqual(["a", "b", "c"]);
   });
 
   it("lists a session another process started on its first board", () => {

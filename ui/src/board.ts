@@ -46,6 +46,13 @@ export function isLive(a: SessionActivity): boolean {
   return a.state !== "idle" && a.state !== "error";
 }
 
+/** An RFC 3339 time as milliseconds (0 when unreadable): times from different writers
+ * ("Z" or "+00:00", with or without milliseconds) compare by value, not as text. */
+const ms = (iso: string) => {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? 0 : t;
+};
+
 /** What the store remembers of a session between two boards. */
 type Mark = {
   /** Its last activity (RFC 3339): what orders the board. */
@@ -96,7 +103,7 @@ export class BoardStore extends Store<BoardState> {
       } else {
         // A turn ran, runs, or just ended: that is activity. Anything else kept the time.
         const active = row.turns !== prev.turns || live || prev.live;
-        const at = active && row.updatedAt > prev.at ? row.updatedAt : prev.at;
+        const at = active && ms(row.updatedAt) > ms(prev.at) ? row.updatedAt : prev.at;
         mark = { at, turns: row.turns, live, liveSince: live ? (prev.live ? prev.liveSince : now) : 0 };
       }
       next.set(row.id, mark);
@@ -135,9 +142,9 @@ export type Arranged = {
 };
 
 const byActivity = (lastActivity: Readonly<Record<string, string>>) => (a: BoardRow, b: BoardRow) => {
-  const x = lastActivity[a.id] ?? a.updatedAt;
-  const y = lastActivity[b.id] ?? b.updatedAt;
-  if (x !== y) return x < y ? 1 : -1;
+  const x = ms(lastActivity[a.id] ?? a.updatedAt);
+  const y = ms(lastActivity[b.id] ?? b.updatedAt);
+  if (x !== y) return y - x;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 };
 
@@ -151,16 +158,16 @@ export function arrange(state: BoardState, rows: BoardRow[], worktrees: Worktree
   const rest = sorted.filter((r) => !isLive(r.activity));
   const names = new Set(worktrees.map((w) => w.name));
   const folder = rest.filter((r) => r.worktree === null || !names.has(r.worktree));
-  type Keyed = { key: string; id: string; entry: BoardEntry };
-  const keyed: Keyed[] = folder.map((row) => ({ key: lastActivity[row.id] ?? row.updatedAt, id: row.id, entry: { kind: "session", row } }));
+  type Keyed = { key: number; id: string; entry: BoardEntry };
+  const keyed: Keyed[] = folder.map((row) => ({ key: ms(lastActivity[row.id] ?? row.updatedAt), id: row.id, entry: { kind: "session", row } }));
   for (const w of worktrees) {
     const mine = rest.filter((r) => r.worktree === w.name);
     // A group sits where its newest session's activity (pinned ones too) puts it.
-    const times = rows.filter((r) => r.worktree === w.name).map((r) => lastActivity[r.id] ?? r.updatedAt);
-    const key = [w.createdAt, ...times].reduce((a, b) => (a > b ? a : b));
+    const times = rows.filter((r) => r.worktree === w.name).map((r) => ms(lastActivity[r.id] ?? r.updatedAt));
+    const key = Math.max(ms(w.createdAt), ...times);
     keyed.push({ key, id: `~${w.name}`, entry: { kind: "worktree", worktree: w, rows: mine } });
   }
-  keyed.sort((a, b) => (a.key !== b.key ? (a.key < b.key ? 1 : -1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  keyed.sort((a, b) => (a.key !== b.key ? b.key - a.key : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const entries = keyed.map((k) => k.entry);
   const order = [...pinned, ...entries.flatMap((e) => (e.kind === "session" ? [e.row] : e.rows))];
   return { pinned, entries, order };
