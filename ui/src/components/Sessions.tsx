@@ -63,6 +63,8 @@ type RowProps = {
   cursor: boolean;
   /** Its worktree's name when the row is not under that worktree's group (pinned, search). */
   place: string | null;
+  /** An option of the search results' list box. */
+  option: boolean;
   /** Its last activity (RFC 3339). */
   at: string;
   now: number;
@@ -90,7 +92,8 @@ function SessionRow(p: RowProps) {
       ref={cursor}
       className={`session-item ${p.active ? "session-item-active" : ""} ${p.cursor ? "session-item-cursor" : ""}`}
       aria-current={p.active ? "true" : undefined}
-      aria-selected={p.cursor ? "true" : undefined}
+      role={p.option ? "option" : undefined}
+      aria-selected={p.option ? p.cursor : p.cursor ? "true" : undefined}
       data-testid="session-item"
       data-session-id={s.id}
       data-state={s.activity.state}
@@ -295,13 +298,14 @@ export function Sessions(p: Props) {
     }
   };
   const place = (r: BoardRow) => (r.worktree !== null ? r.worktree : null);
-  const renderRow = (r: BoardRow, shownPlace: string | null) => (
+  const renderRow = (r: BoardRow, shownPlace: string | null, option = false) => (
     <SessionRow
       key={r.id}
       row={r}
       active={r.id === p.activeId}
       cursor={r.id === cursorId}
       place={shownPlace}
+      option={option}
       at={state.lastActivity[r.id] ?? r.updatedAt}
       now={now}
       lang={p.lang}
@@ -349,7 +353,7 @@ export function Sessions(p: Props) {
           </p>
         ) : (
           <ul className="session-list" data-testid="search-results" role="listbox" aria-label={t("board.search")}>
-            {found.map((r) => renderRow(r, place(r)))}
+            {found.map((r) => renderRow(r, place(r), true))}
           </ul>
         )
       ) : (
