@@ -418,4 +418,34 @@ mod tests {
         assert!(h.starts_with("fix the parser\n/w\n"));
         assert!(!h.contains("tail"));
     }
+
+    #[test]
+    fn the_store_fingerprint_moves_with_a_save_by_another_process_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let session = |id: &str, turns: u32| -> SavedSession {
+            let mut s: SavedSession = serde_json::from_value(serde_json::json!({
+                "sessionId": id, "name": "n", "workspace": "/W", "model": "m",
+                "messages": [], "createdAt": "t", "updatedAt": "t"
+            }))
+            .unwrap();
+            s.turns = turns;
+            s
+        };
+        let none = |_: &str| false;
+        let empty = store_fingerprint(&store, none);
+        store.save(&session("a", 1)).unwrap();
+        let one = store_fingerprint(&store, none);
+        assert_ne!(empty, one, "a new session");
+        assert_eq!(one, store_fingerprint(&store, none), "nothing changed");
+        // A session open here (`skip`) is left out: its saves change nothing.
+        let open_here = |id: &str| id == "b";
+        let before = store_fingerprint(&store, open_here);
+        store.save(&session("b", 1)).unwrap();
+        store.save(&session("b", 2)).unwrap();
+        assert_eq!(before, store_fingerprint(&store, open_here));
+        // Another process saves "a" again (its size changes with its turn count).
+        store.save(&session("a", 12)).unwrap();
+        assert_ne!(before, store_fingerprint(&store, open_here));
+    }
 }

@@ -630,6 +630,28 @@ mod tests {
     }
 
     #[test]
+    fn the_first_prompt_is_the_first_user_message_capped_and_listed() {
+        let long = "y".repeat(400);
+        let messages = vec![
+            Message::assistant_text("hello"),
+            Message::user(long.as_str()),
+            Message::user("later"),
+        ];
+        let first = first_prompt(&messages);
+        assert_eq!(first.chars().count(), 300);
+        assert!(first.starts_with("yyy"));
+        assert_eq!(first_prompt(&[]), "");
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        store.save(&saved("p", "2026-01-01T00:00:00Z")).unwrap();
+        let listed = store.list().unwrap();
+        assert_eq!(listed[0].first_prompt, "hi");
+        // Not part of `cairn sessions --json`.
+        let json = serde_json::to_value(&listed[0]).unwrap();
+        assert!(json.get("firstPrompt").is_none(), "{json}");
+    }
+
+    #[test]
     fn the_checkpoint_is_the_session_as_serde_writes_it_plus_version_and_seal() {
         let mut s = saved("x", "2026-01-01T00:00:00Z");
         s.name = "n".into();
