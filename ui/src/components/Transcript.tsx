@@ -102,7 +102,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
           {item.done ? (
             <details>
               <summary>
-                {t("chat.compacted")} · {item.before} → {item.after} {t("chat.messages")}
+                {t("chat.compacted")} · {item.before} → {plural(t, item.after, "chat.messages")}
                 {item.state !== null && (
                   <span className="compaction-tokens" data-testid="compaction-tokens">
                     {" "}· ~{compact(item.state.tokensBefore)} → ~{compact(item.state.tokensAfter)} {t("meter.tokens")}
