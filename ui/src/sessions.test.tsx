@@ -21,6 +21,7 @@ let root: Root;
 let host: HTMLDivElement;
 let boards: BoardStore;
 let opened: string[];
+let focused = 0;
 
 function render(focusSearch = 0) {
   act(() =>
@@ -35,6 +36,7 @@ function render(focusSearch = 0) {
         anyLive={false}
         lang="en"
         focusSearch={focusSearch}
+        onSearchFocused={() => focused++}
         onNew={() => undefined}
         onOpen={(id) => opened.push(id)}
         onRename={() => undefined}
@@ -137,12 +139,15 @@ describe("the sessions board", () => {
     expect(app).not.toHaveBeenCalled();
   });
 
-  it("takes the focus when asked (/ or Ctrl+K)", () => {
+  it("takes the focus when asked (/ or Ctrl+K), and says it did", () => {
     boards.receive(board(twenty()));
+    focused = 0;
     render(0);
     expect(document.activeElement).not.toBe(field());
+    expect(focused).toBe(0);
     render(1);
     expect(document.activeElement).toBe(field());
+    expect(focused).toBe(1);
   });
 
   it("updates relative times with the shared clock, and a new board without a rerender of the page", () => {

@@ -41,8 +41,10 @@ type Props = {
   /** Some session of the window runs or waits (the workspace cannot close). */
   anyLive: boolean;
   lang: string;
-  /** Bumped to put the focus in the search field (`/`, Ctrl+K). */
+  /** Above 0: the search field should take the focus (`/`, Ctrl+K). */
   focusSearch: number;
+  /** The search field took the focus. */
+  onSearchFocused: () => void;
   onNew: () => void;
   onOpen: (id: string) => void;
   onRename: (id: string, name: string) => void;
@@ -255,12 +257,14 @@ export function Sessions(p: Props) {
   const [query, setQuery] = useState("");
   const [cursor, setCursor] = useState(-1);
   const searchField = useRef<HTMLInputElement>(null);
+  const onSearchFocused = p.onSearchFocused;
   useEffect(() => {
-    if (p.focusSearch > 0) {
-      searchField.current?.focus();
-      searchField.current?.select();
+    if (p.focusSearch > 0 && searchField.current !== null) {
+      searchField.current.focus();
+      searchField.current.select();
+      onSearchFocused();
     }
-  }, [p.focusSearch]);
+  }, [p.focusSearch, onSearchFocused]);
   const rows = useMemo(() => state.view?.rows ?? rowsOf(p.sessions), [state.view, p.sessions]);
   const worktrees = useMemo(() => state.view?.worktrees ?? [], [state.view]);
   const arranged = useMemo(() => arrange(state, rows, worktrees), [state, rows, worktrees]);

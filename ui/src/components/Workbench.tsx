@@ -105,7 +105,7 @@ export function Workbench(p: Props) {
   const panels = usePanels(showSide);
   const { sidebarAt, sideAt, compact } = panels;
   // Bumped by `/` and Ctrl+K: the board's search field takes the focus.
-  const { focusSearch, searchSessions } = useSessionSearch(panels.showSidebar);
+  const { focusSearch, searchSessions, searchFocused } = useSessionSearch(panels.showSidebar);
   // Links in answers: a workspace file shows in the files panel, a web page after a confirmation.
   const showSidePanel = panels.showSidePanel;
   const showFiles = useCallback(() => {
@@ -558,6 +558,7 @@ export function Workbench(p: Props) {
           sessions={p.workspace.sessions}
           boards={boards}
           focusSearch={focusSearch}
+          onSearchFocused={searchFocused}
           activeId={session?.id ?? null}
           busy={running}
           anyLive={running || (board?.rows ?? []).some((r) => r.open && isLive(r.activity))}

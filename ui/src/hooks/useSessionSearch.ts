@@ -9,8 +9,12 @@ export function isSearchKey(e: Pick<KeyboardEvent, "key" | "ctrlKey" | "metaKey"
   return el === null || (!el.isContentEditable && el.closest("input, textarea, select, [role=dialog]") === null);
 }
 
-/** A counter the sidebar's search field focuses on, and the action that bumps it. */
-export function useSessionSearch(showSidebar: () => void): { focusSearch: number; searchSessions: () => void } {
+/**
+ * A request for the sidebar's search field to take the focus (a counter, 0 once the field
+ * took it: a sidebar opened later does not take the focus again), and the action that makes
+ * one.
+ */
+export function useSessionSearch(showSidebar: () => void): { focusSearch: number; searchSessions: () => void; searchFocused: () => void } {
   const [focusSearch, setFocusSearch] = useState(0);
   const searchSessions = useCallback(() => {
     showSidebar();
@@ -25,5 +29,6 @@ export function useSessionSearch(showSidebar: () => void): { focusSearch: number
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, [searchSessions]);
-  return { focusSearch, searchSessions };
+  const searchFocused = useCallback(() => setFocusSearch(0), []);
+  return { focusSearch, searchSessions, searchFocused };
 }
