@@ -139,6 +139,24 @@ describe("the sessions board", () => {
     expect(app).not.toHaveBeenCalled();
   });
 
+  it("moves between rows with the arrow keys and opens one with Enter (its button)", () => {
+    boards.receive(board(twenty()));
+    render();
+    const buttons = [...host.querySelectorAll<HTMLButtonElement>("[data-testid=session-open]")];
+    buttons[0]?.focus();
+    const press = (k: string) =>
+      act(() => {
+        document.activeElement?.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true }));
+      });
+    press("ArrowDown");
+    press("ArrowDown");
+    press("ArrowUp");
+    expect(document.activeElement).toBe(buttons[1]);
+    press("ArrowUp");
+    press("ArrowUp");
+    expect(document.activeElement).toBe(buttons[0]);
+  });
+
   it("takes the focus when asked (/ or Ctrl+K), and says it did", () => {
     boards.receive(board(twenty()));
     focused = 0;

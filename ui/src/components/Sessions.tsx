@@ -321,7 +321,22 @@ export function Sessions(p: Props) {
   );
   const empty = rows.length === 0 && worktrees.length === 0;
   return (
-    <nav className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`} aria-label={t("sidebar.sessions")} data-testid="sidebar">
+    <nav
+      className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`}
+      aria-label={t("sidebar.sessions")}
+      data-testid="sidebar"
+      onKeyDown={(e) => {
+        // Up and Down move between the rows (Tab still walks every control).
+        if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+        const from = (e.target as HTMLElement).closest("[data-testid=session-open]");
+        if (from === null) return;
+        const all = [...e.currentTarget.querySelectorAll<HTMLElement>("[data-testid=session-open]")];
+        const next = all[all.indexOf(from as HTMLElement) + (e.key === "ArrowDown" ? 1 : -1)];
+        if (next === undefined) return;
+        e.preventDefault();
+        next.focus();
+      }}
+    >
       <div className="workspace-card" data-tip={p.workspacePath}>
         <div className="workspace-name" data-testid="workspace-name">{p.workspaceName}</div>
         <div className="workspace-path">{p.workspacePath}</div>
