@@ -335,3 +335,28 @@ describe("compaction", () => {
     expect(item?.kind === "compaction" && item.state).toBeNull();
   });
 });
+
+describe("model switch", () => {
+  it("is said in the transcript as a notice", () => {
+    const s = fold([
+      turnStart("go"),
+      {
+        type: "model_switched",
+        data: {
+          taskId: task,
+          model: "gpt-4",
+          previous: "gpt-4o",
+          contextWindow: 8192,
+          thresholdTokens: 6553,
+          vision: false,
+          priced: true,
+          toolsAdded: [],
+          toolsRemoved: ["read_image"],
+          message: "model: gpt-4 (was gpt-4o); context window 8192 tokens",
+        },
+      },
+    ]);
+    const notice = s.items.find((i) => i.kind === "notice");
+    expect(notice?.kind === "notice" && notice.text).toContain("gpt-4 (was gpt-4o)");
+  });
+});

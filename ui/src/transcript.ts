@@ -385,6 +385,9 @@ function apply(d: Draft, event: Event) {
     case "budget_warning":
       d.put({ kind: "notice", id: d.uid("budget"), tone: "info", text: event.data.message });
       return;
+    case "model_switched":
+      d.put({ kind: "notice", id: d.uid("model"), tone: "info", text: event.data.message });
+      return;
     case "llm_retry": {
       // The failed attempt's streamed text is not the answer: the retry streams it anew.
       const partial = d.find(event.data.reqId, "assistant");

@@ -194,6 +194,10 @@ impl Renderer {
                 self.end_line();
                 self.err_colored("33", &format!("note: {}", inert(&b.message)), true);
             }
+            Event::ModelSwitched(m) => {
+                self.end_line();
+                self.err_colored("2", &inert(&m.message), true);
+            }
             Event::QueueSteering(q) => {
                 self.end_line();
                 let with = match q.attachments.as_ref().map(Vec::len).unwrap_or(0) {

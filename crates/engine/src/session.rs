@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, RwLock};
 
-use cairn_protocol::{Message, Mode};
+use cairn_protocol::{Event, Message, Mode};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -253,6 +253,7 @@ impl SessionBuilder {
                 idle: tokio::sync::watch::Sender::new(true),
                 next_ticket: std::sync::atomic::AtomicU64::new(1),
                 compaction_state: Default::default(),
+                announcements: Default::default(),
             }),
         }
     }
@@ -587,6 +588,17 @@ impl Session {
     /// The context window and compaction thresholds in force.
     pub fn compaction(&self) -> crate::compaction::CompactionConfig {
         read(&self.inner.config).compaction.clone()
+    }
+
+    /// Says `event` at the start of the next turn, right after its `turn_start` (its
+    /// `taskId` is the turn's): what changed between turns, e.g. a model switch.
+    pub fn announce(&self, event: Event) {
+        lock(&self.inner.announcements).push(event);
+    }
+
+    /// The session's own folder (saved tool results, attachments, what the agent read).
+    pub fn state_dir(&self) -> std::path::PathBuf {
+        read(&self.inner.config).state_dir.clone()
     }
 
     /// What compaction did in this session so far (counts, last pass's tokens, breaker).

@@ -83,6 +83,8 @@ pub(crate) struct Inner {
     /// `true` while no turn runs or waits (for [`crate::session::Session::idle`]).
     pub idle: tokio::sync::watch::Sender<bool>,
     pub next_ticket: std::sync::atomic::AtomicU64,
+    /// What the next turn says right after its `turn_start` (a model switch between turns).
+    pub announcements: Mutex<Vec<cairn_protocol::Event>>,
     /// What compaction did so far (the reference design's `engine.compactionState`).
     pub compaction_state: Mutex<cairn_protocol::CompactionState>,
 }

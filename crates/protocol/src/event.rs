@@ -551,6 +551,8 @@ pub enum Event {
     ElicitationRequested(crate::elicit::ElicitationRequested),
     /// Extension: the session used 80 % of its spending cap (or cannot enforce it).
     BudgetWarning(crate::budget::BudgetWarning),
+    /// Extension: the session's model changed, with what depends on it.
+    ModelSwitched(crate::model_switch::ModelSwitched),
 }
 
 impl Event {
@@ -585,6 +587,7 @@ impl Event {
             Event::McpLog(_) => "mcp_log",
             Event::ElicitationRequested(_) => "elicitation_requested",
             Event::BudgetWarning(_) => "budget_warning",
+            Event::ModelSwitched(_) => "model_switched",
         }
     }
 }

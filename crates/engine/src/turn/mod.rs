@@ -177,6 +177,10 @@ impl<'a> TurnRunner<'a> {
         }))
         .await;
         self.announce_closed(&closed, crate::resume::CLOSED).await;
+        let said: Vec<Event> = std::mem::take(&mut *lock(&self.inner.announcements));
+        for event in said {
+            self.emit(with_task(event, &self.task_id)).await;
+        }
         // A command's `!` lines run now, their output inlined in the prompt the model gets.
         let input = self.run_shell_lines(input).await;
         let prompt = match &kind {
@@ -608,4 +612,19 @@ pub(super) fn dedupe_call_ids(calls: Vec<ToolCall>) -> Vec<ToolCall> {
 /// The current time, RFC 3339.
 pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// An announcement with the turn's task id (those the engine knows how to address).
+fn with_task(event: Event, task_id: &str) -> Event {
+    match event {
+        Event::ModelSwitched(mut m) => {
+            m.task_id = task_id.to_string();
+            Event::ModelSwitched(m)
+        }
+        Event::BudgetWarning(mut b) => {
+            b.task_id = task_id.to_string();
+            Event::BudgetWarning(b)
+        }
+        other => other,
+    }
 }

@@ -26,6 +26,7 @@ use crate::tooling::tools_with_agents;
 use crate::worktrees;
 
 mod defaults;
+mod model_switch;
 mod prompt;
 mod sandbox_options;
 mod steps;
@@ -142,6 +143,8 @@ pub struct Assembled {
     pub config: crate::config_scope::ConfigScope,
     /// The context window the session was given explicitly (it survives model switches).
     pub window_override: Option<u64>,
+    /// The user's per-tool settings (tools re-made on a model switch follow them too).
+    tool_settings: crate::user_config::ToolSettings,
 }
 
 impl Assembled {
@@ -179,18 +182,6 @@ impl Assembled {
         }
         *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
         Ok(def)
-    }
-
-    /// Switches the session to `model`, with what depends on it: the context window (unless
-    /// it was set explicitly) and the compaction thresholds follow the new model's; prices
-    /// follow by model already. The new context window, for the faces to say.
-    pub fn switch_model(&self, model: &str) -> u64 {
-        self.session.set_model(model.to_string());
-        let mut c = defaults::compaction_config(model, self.window_override);
-        c.lang = self.session.compaction().lang;
-        let window = c.context_window;
-        self.session.set_compaction(c);
-        window
     }
 
     /// Renames the session on the user's behalf (wins over automatic names).
@@ -347,6 +338,7 @@ pub fn open_session(
         .disabled
         .extend(opts.disabled_tools.iter().cloned());
     tool_settings.apply(&mut tools);
+    let kept_settings = tool_settings.clone();
     let role_prompt = opts.agent.is_some().then(|| config.instructions.clone());
     let mut builder = Session::builder(config, llm.clone())
         .tools(tools)
@@ -396,6 +388,7 @@ pub fn open_session(
         skipped,
         config: scope,
         window_override: opts.context_window,
+        tool_settings: kept_settings,
     })
 }
 

@@ -187,6 +187,17 @@ async fn a_model_switch_brings_the_new_models_context_window() {
     // ~7,000 tokens: far under 128k, over the 8k model's thresholds.
     let big = "word ".repeat(7_000);
     let mut stream = super::start(&h, &big).await;
+    // The next turn says what changed with the model (issue 44).
+    let said = until(&mut stream, |e| matches!(e, Event::ModelSwitched(_))).await;
+    let Event::ModelSwitched(m) = said else {
+        unreachable!()
+    };
+    assert_eq!((m.model.as_str(), m.previous.as_str()), ("gpt-4", "gpt-4o"));
+    assert_eq!(m.context_window, 8_192);
+    assert!(!m.vision, "gpt-4 does not see images");
+    assert!(m.tools_removed.contains(&"read_image".to_string()), "{m:?}");
+    assert!(!m.task_id.is_empty(), "addressed to the turn");
+    assert!(m.message.contains("8192"), "{}", m.message);
     let compacting = until(&mut stream, |e| matches!(e, Event::Compacting(_))).await;
     let Event::Compacting(c) = compacting else {
         unreachable!()
