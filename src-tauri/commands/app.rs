@@ -116,3 +116,31 @@ pub async fn bench_mark<R: Runtime>(
 pub fn new_window<R: Runtime>(app: tauri::AppHandle<R>) -> IpcResult<String> {
     crate::windows::open_window(&app, None)
 }
+
+/// Opens an http(s) address from an answer in the system browser, after the user saw it and
+/// confirmed it in the page. Nothing else is handed to the desktop's opener: a workspace
+/// file opens inside Cairn (an agent-written `.desktop` file or script would run). Debug
+/// builds with `CAIRN_TEST_OPENED=FILE` append the address to FILE instead (E2E tests, no
+/// browser).
+#[tauri::command]
+pub fn open_link(url: String) -> IpcResult<()> {
+    let lower = url.trim().to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(IpcError::invalid(
+            "only http(s) addresses open in the browser",
+        ));
+    }
+    if cfg!(debug_assertions) {
+        if let Some(file) = std::env::var_os("CAIRN_TEST_OPENED") {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+                .map_err(|e| IpcError::invalid(e.to_string()))?;
+            writeln!(f, "{}", url.trim()).map_err(|e| IpcError::invalid(e.to_string()))?;
+            return Ok(());
+        }
+    }
+    cairn_runtime::mcp_auth::open_web_page(url.trim()).map_err(IpcError::invalid)
+}

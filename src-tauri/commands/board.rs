@@ -1,7 +1,8 @@
 //! The sessions board: which session a window shows (switching never stops the others),
 //! and the live list of the workspace's sessions pushed to the page over a channel whenever
 //! one's state changes (running, queued, waiting for an approval or an answer, idle, error),
-//! with each session's changed-file count.
+//! with each session's changed-file count, and when another process using the same state
+//! folder (the CLI, another app) created or saved a session.
 
 use std::sync::Arc;
 
@@ -140,6 +141,10 @@ pub async fn watch_board<R: Runtime>(
     let generation = state.next_board_watch(&label);
     let mut changes = state.host.changes();
     let mut last: Option<BoardView> = None;
+    let store = cairn_runtime::store::SessionStore::new(&state.config.state_dir);
+    let mut seen = tokio::task::block_in_place(|| {
+        cairn_runtime::index::store_fingerprint(&store, |id| state.host.get(id).is_some())
+    });
     loop {
         changes.borrow_and_update();
         if state.board_watch(&label) != Some(generation) {
@@ -156,8 +161,41 @@ pub async fn watch_board<R: Runtime>(
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e.message, "cannot list the sessions board"),
         }
-        if changes.changed().await.is_err() {
-            return Ok(());
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return Ok(());
+                }
+            }
+            () = store_changed(&state.host, &store, &mut seen) => {}
+        }
+    }
+}
+
+/// How often the board looks for sessions saved by other processes on the same state folder.
+const STORE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Returns once a session of the state folder was created, saved or deleted since `seen`
+/// by another process using it (another app, the CLI); a `stat` per session each
+/// [`STORE_POLL`]. Sessions open in this app are left out (their changes reach the board
+/// through the host's own notices, not a relisting at every save of a streaming turn).
+/// Sessions kept in another state folder are not seen.
+async fn store_changed(
+    host: &cairn_runtime::host::Host,
+    store: &cairn_runtime::store::SessionStore,
+    seen: &mut u64,
+) {
+    let mut tick = tokio::time::interval(STORE_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let now = tokio::task::block_in_place(|| {
+            cairn_runtime::index::store_fingerprint(store, |id| host.get(id).is_some())
+        });
+        if now != *seen {
+            *seen = now;
+            return;
         }
     }
 }

@@ -6,7 +6,7 @@ use super::*;
 
 #[path = "../../benches/app_memory/seed.rs"]
 #[allow(dead_code)]
-mod seed;
+pub(super) mod seed;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_session_pages_its_older_turns_in_on_request() {

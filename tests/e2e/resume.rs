@@ -70,7 +70,7 @@ async fn resume_finishes_an_approval_left_open_by_a_killed_app() {
         find(&c, "[data-testid=resume-banner]").await;
         let banner = text_of(&c, "[data-testid=resume-banner]").await;
         assert!(
-            banner.contains("1 tool call(s) were waiting when Cairn stopped"),
+            banner.contains("1 tool call was waiting when Cairn stopped"),
             "{banner}"
         );
         // The killed process's approval card no longer offers answers that nothing waits for.

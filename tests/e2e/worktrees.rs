@@ -153,14 +153,15 @@ async fn folder_and_two_worktree_sessions_stream_at_once_review_comments_reach_t
         send(&c, "Uppercase the second note").await;
         srv.wait_for_requests(2, Duration::from_secs(20)).await;
         let alpha = shown_id(&c).await;
-        find(&c, &format!("{} {}", group("alpha"), row(&alpha))).await;
+        // Running, it is pinned on top of the board, naming its worktree.
+        find(&c, &format!("{}[data-worktree='alpha']", row(&alpha))).await;
 
         // Bravo: another worktree session; it is shown from now on.
         new_worktree(&c, "bravo").await;
         send(&c, "Talk for a while").await;
         srv.wait_for_requests(3, Duration::from_secs(20)).await;
         let bravo = shown_id(&c).await;
-        find(&c, &format!("{} {}", group("bravo"), row(&bravo))).await;
+        find(&c, &format!("{}[data-worktree='bravo']", row(&bravo))).await;
         assert!(folder != alpha && alpha != bravo && folder != bravo);
 
         // Three sessions of one window stream at once (alpha may already wait for you).
@@ -629,7 +630,7 @@ async fn apply_leaves_a_file_the_folder_changed_too_and_says_why() {
             &c,
             "the worktrees' disk use in Settings",
             "const e = document.querySelector('[data-testid=worktree-usage]'); \
-             return e !== null && e.textContent.includes('1 worktree(s)')",
+             return e !== null && e.textContent.includes('1 worktree takes')",
         )
         .await;
         find(&c, "[data-testid=worktree-size][data-name=eps]").await;

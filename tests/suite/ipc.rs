@@ -173,6 +173,22 @@ fn app_info_reports_name_and_versions() {
 }
 
 #[test]
+fn open_link_opens_only_web_addresses() {
+    let h = harness(&[], ApprovalHost::Ui);
+    // A workspace file, a launcher or another scheme never reaches the desktop's opener.
+    for url in [
+        "file:///etc/passwd",
+        "src/app.py",
+        "tools/run.desktop",
+        "javascript:alert(1)",
+        "ftp://example.com/x",
+    ] {
+        let error = invoke(&h.window, "open_link", json!({ "url": url })).unwrap_err();
+        assert!(error.contains("only http(s)"), "{url}: {error}");
+    }
+}
+
+#[test]
 fn windows_outside_the_capability_cannot_call_commands() {
     let h = harness(&[], ApprovalHost::Ui);
     let other = window(&h.app, "other");

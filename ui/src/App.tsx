@@ -20,7 +20,7 @@ const Settings = lazy(() => import("./components/Settings").then((m) => ({ defau
 const Usage = lazy(() => import("./components/Usage").then((m) => ({ default: m.Usage })));
 
 type Overlay = "settings" | "usage" | "help" | null;
-type Command = { name: "new" | "focus" | "stop"; at: number } | null;
+type Command = { name: "new" | "focus" | "stop" | "search"; at: number } | null;
 
 /** The UI language last used, remembered by the page so the first paint is in it. */
 function rememberedLanguage(): Language {
@@ -169,6 +169,7 @@ export function App() {
       else if (key === "o" && workspace === null) act(pick);
       else if (key === "n" && workspace !== null) act(() => setCommand({ name: "new", at: Date.now() }));
       else if (key === "l" && workspace !== null) act(() => setCommand({ name: "focus", at: Date.now() }));
+      else if (key === "k" && workspace !== null) act(() => setCommand({ name: "search", at: Date.now() }));
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -239,7 +240,7 @@ export function App() {
             <Usage onClose={() => setOverlay(null)} lang={language} />
           </Suspense>
         )}
-        {overlay === "help" && <Help onClose={() => setOverlay(null)} />}
+        {overlay === "help" && <Help onClose={() => setOverlay(null)} inWorkspace={workspace !== null} />}
         <Tips />
       </div>
     </I18nContext.Provider>

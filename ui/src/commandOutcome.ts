@@ -1,7 +1,7 @@
 // What a slash command done without a model turn says in the transcript: built from the
 // backend's typed outcome (never from its text).
 import type { CommandOutcome } from "./bindings/app/CommandOutcome";
-import type { MessageKey, Translate } from "./i18n";
+import { plural, type MessageKey, type Translate } from "./i18n";
 
 /** The notice for a command's outcome, and whether it reports a problem. */
 export function describeOutcome(outcome: CommandOutcome, t: Translate): { text: string; tone: "info" | "error" } {
@@ -18,9 +18,9 @@ export function describeOutcome(outcome: CommandOutcome, t: Translate): { text: 
     case "undone": {
       const r = e.restore;
       const changed = r.restored.length + r.deleted.length;
-      let text = t("command.undone").replace("{n}", String(changed));
+      let text = plural(t, changed, "command.undone");
       if (r.conflicts.length > 0) {
-        text += ` ${t("command.undoKept").replace("{n}", String(r.conflicts.length))} ${r.conflicts.map((c) => c.path).join(", ")}`;
+        text += ` ${plural(t, r.conflicts.length, "command.undoKept")} ${r.conflicts.map((c) => c.path).join(", ")}`;
       }
       return { text, tone: r.conflicts.length > 0 ? "error" : "info" };
     }

@@ -291,6 +291,8 @@ export function watchFiles(onEvent: (event: FilesEvent) => void) {
   channel.onmessage = onEvent;
   return invoke<WatchStatus>("watch_files", { onEvent: channel });
 }
+/** Opens an http(s) address in the system browser (after the user confirmed it; nothing else is opened). */
+export const openLink = (url: string) => invoke<void>("open_link", { url });
 /** A stored image attachment of the window's session as a `data:` URL. */
 export const readAttachment = (path: string) => invoke<string>("read_attachment", { path });
 

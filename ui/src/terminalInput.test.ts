@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { orderedInput } from "./terminalInput";
+import { orderedInput, TypeAhead } from "./terminalInput";
 
 describe("orderedInput", () => {
   it("sends typed data at once when no paste is pending", () => {
@@ -39,5 +39,24 @@ describe("orderedInput", () => {
     await Promise.resolve();
     expect(failures).toHaveLength(1);
     expect(sent).toEqual(["x"]);
+  });
+});
+
+describe("TypeAhead", () => {
+  const press = (key: string, ctrlKey = false) => ({ key, ctrlKey, altKey: false, metaKey: false });
+
+  it("keeps what is typed before the terminal is ready, in order, with Enter and Backspace", () => {
+    const ahead = new TypeAhead();
+    for (const k of ["l", "s", "x", "Backspace", " ", "-", "l", "Enter"]) expect(ahead.key(press(k))).toBe(true);
+    expect(ahead.take()).toBe("ls -l\r");
+    expect(ahead.take()).toBe("");
+  });
+
+  it("leaves shortcuts and navigation keys alone", () => {
+    const ahead = new TypeAhead();
+    expect(ahead.key(press("`", true))).toBe(false);
+    expect(ahead.key(press("ArrowUp"))).toBe(false);
+    expect(ahead.key(press("Shift"))).toBe(false);
+    expect(ahead.take()).toBe("");
   });
 });

@@ -55,3 +55,33 @@ export function orderedInput(send: (data: string) => void): OrderedInput {
     },
   };
 }
+
+/** The parts of a key press type-ahead looks at. */
+export type KeyPress = { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean };
+
+/**
+ * Keys typed after Ctrl+` showed the terminal panel but before its terminal was ready (the
+ * panel loads, the shell starts): kept in order and handed to the terminal once it exists,
+ * so the first command typed is not lost.
+ */
+export class TypeAhead {
+  private data = "";
+
+  /** Keeps a key press; false for keys it does not keep (shortcuts, arrows, function keys). */
+  key(e: KeyPress): boolean {
+    if (e.ctrlKey || e.altKey || e.metaKey) return false;
+    if (e.key === "Enter") this.data += "\r";
+    else if (e.key === "Tab") this.data += "\t";
+    else if (e.key === "Backspace") this.data = [...this.data].slice(0, -1).join("");
+    else if ([...e.key].length === 1) this.data += e.key;
+    else return false;
+    return true;
+  }
+
+  /** What was typed so far; the buffer is empty afterwards. */
+  take(): string {
+    const out = this.data;
+    this.data = "";
+    return out;
+  }
+}

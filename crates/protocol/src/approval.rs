@@ -42,10 +42,11 @@ impl std::str::FromStr for Mode {
         match s {
             "discuss" => Ok(Mode::Discuss),
             "plan" => Ok(Mode::Plan),
-            "interactive" => Ok(Mode::Interactive),
+            // "Ask" is what the app's mode switcher calls it.
+            "interactive" | "ask" => Ok(Mode::Interactive),
             "auto" => Ok(Mode::Auto),
             other => Err(format!(
-                "unknown mode `{other}` (expected discuss, plan, interactive or auto)"
+                "unknown mode `{other}` (expected discuss, plan, ask (interactive) or auto)"
             )),
         }
     }

@@ -247,6 +247,8 @@ impl SessionIndex {
                     updated_at: r.get(5)?,
                     turns: r.get(6)?,
                     worktree: r.get(7)?,
+                    // The index keeps the text for its own search, not the first prompt.
+                    first_prompt: String::new(),
                 })
             })
             .map_err(self.sql())?;
@@ -350,6 +352,23 @@ fn haystack(s: &SavedSession) -> String {
     out.to_lowercase()
 }
 
+/// A fingerprint of the store's checkpoints (each session's id, size and mtime) but those
+/// `skip` names (sessions open in this process, whose changes it knows): it changes when
+/// another process (another app, the CLI) created, saved or deleted a session of the store.
+/// A `stat` per session, no file read.
+pub fn store_fingerprint(store: &SessionStore, skip: impl Fn(&str) -> bool) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut all: Vec<(String, String)> = scan(store.root())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(id, _)| !skip(id))
+        .collect();
+    all.sort();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    all.hash(&mut h);
+    h.finish()
+}
+
 /// Session ids on disk with a fingerprint (size and mtime) of their checkpoint.
 fn scan(root: &Path) -> Result<HashMap<String, String>, IndexError> {
     let entries = match fs::read_dir(root) {
@@ -398,5 +417,35 @@ mod tests {
         let h = haystack(&s);
         assert!(h.starts_with("fix the parser\n/w\n"));
         assert!(!h.contains("tail"));
+    }
+
+    #[test]
+    fn the_store_fingerprint_moves_with_a_save_by_another_process_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let session = |id: &str, turns: u32| -> SavedSession {
+            let mut s: SavedSession = serde_json::from_value(serde_json::json!({
+                "sessionId": id, "name": "n", "workspace": "/W", "model": "m",
+                "messages": [], "createdAt": "t", "updatedAt": "t"
+            }))
+            .unwrap();
+            s.turns = turns;
+            s
+        };
+        let none = |_: &str| false;
+        let empty = store_fingerprint(&store, none);
+        store.save(&session("a", 1)).unwrap();
+        let one = store_fingerprint(&store, none);
+        assert_ne!(empty, one, "a new session");
+        assert_eq!(one, store_fingerprint(&store, none), "nothing changed");
+        // A session open here (`skip`) is left out: its saves change nothing.
+        let open_here = |id: &str| id == "b";
+        let before = store_fingerprint(&store, open_here);
+        store.save(&session("b", 1)).unwrap();
+        store.save(&session("b", 2)).unwrap();
+        assert_eq!(before, store_fingerprint(&store, open_here));
+        // Another process saves "a" again (its size changes with its turn count).
+        store.save(&session("a", 12)).unwrap();
+        assert_ne!(before, store_fingerprint(&store, open_here));
     }
 }

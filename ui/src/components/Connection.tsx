@@ -1,7 +1,7 @@
 import { useState } from "react";
 import type { EndpointCheck } from "../bindings/app/EndpointCheck";
 import type { SettingsView } from "../bindings/app/SettingsView";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 import { checkEndpoint, describeError, saveSettings, setApiKey } from "../ipc";
 
 /** "Test connection": one cheap request to the endpoint, and what it said. */
@@ -32,7 +32,7 @@ export function ConnectionResult({ result }: { result: EndpointCheck | null }) {
   if (result.ok) {
     return (
       <div className="connection-result connection-ok" data-testid="connection-result" data-ok="true">
-        {t("setup.connected").replace("{n}", String(result.models.length))}
+        {plural(t, result.models.length, "setup.connected")}
       </div>
     );
   }

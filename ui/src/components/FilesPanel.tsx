@@ -9,7 +9,15 @@ type Props = {
   changed: Set<string>;
   /** Clicking a file mentions it in the prompt. */
   onMention: (path: string) => void;
+  /** A file to show (a link in the chat): its folders open, it is scrolled to and marked. */
+  reveal?: { path: string; at: number } | null;
 };
+
+/** The folders holding `path`, outermost first ("src/a/b.py" → "src", "src/a"). */
+export function foldersOf(path: string): string[] {
+  const parts = path.split("/").filter((p) => p !== "");
+  return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join("/"));
+}
 
 /** Every folder holding a changed file (so a collapsed folder shows the mark too). */
 function withAncestors(changed: Set<string>): Set<string> {
@@ -26,7 +34,7 @@ function withAncestors(changed: Set<string>): Set<string> {
  * demand, refreshed live from the window's file watcher (or with the refresh button when the
  * watcher could not start: the reason is shown), files the agent changed marked.
  */
-export function FilesPanel({ changed, onMention }: Props) {
+export function FilesPanel({ changed, onMention, reveal = null }: Props) {
   const t = useT();
   const [dirs, setDirs] = useState<Map<string, DirListing>>(new Map());
   const [open, setOpen] = useState<Set<string>>(new Set([""]));
@@ -90,6 +98,31 @@ export function FilesPanel({ changed, onMention }: Props) {
     };
   }, [load, refreshShown]);
 
+  // A link in the chat: open the file's folders, then mark it (or say it is not there).
+  const [revealed, setRevealed] = useState<string | null>(null);
+  const [missing, setMissing] = useState<string | null>(null);
+  useEffect(() => {
+    if (reveal === null) return;
+    const folders = foldersOf(reveal.path);
+    for (const f of ["", ...folders]) load(f);
+    setOpen((s) => new Set([...s, "", ...folders]));
+    setRevealed(reveal.path);
+    setMissing(null);
+  }, [reveal, load]);
+  const parent = revealed === null ? null : (foldersOf(revealed).at(-1) ?? "");
+  const parentListing = parent === null ? undefined : dirs.get(parent);
+  useEffect(() => {
+    if (revealed === null || parentListing === undefined) return;
+    const found = parentListing.entries.some((e) => e.path === revealed);
+    if (!found) {
+      setMissing(revealed);
+      return;
+    }
+    const node = document.querySelector<HTMLElement>(`[data-testid=file-node][data-path="${CSS.escape(revealed)}"]`);
+    node?.scrollIntoView?.({ block: "center" });
+    node?.focus();
+  }, [revealed, parentListing]);
+
   const toggle = (path: string) => {
     const opening = !open.has(path);
     if (opening) load(path);
@@ -114,7 +147,8 @@ export function FilesPanel({ changed, onMention }: Props) {
             <li key={e.path} role="treeitem" aria-expanded={e.dir ? isOpen : undefined}>
               <button
                 type="button"
-                className={`file-node ${e.dir ? "file-dir" : "file-file"} ${isChanged ? "file-changed" : ""}`}
+                className={`file-node ${e.dir ? "file-dir" : "file-file"} ${isChanged ? "file-changed" : ""} ${e.path === revealed ? "file-node-revealed" : ""}`}
+                data-revealed={e.path === revealed ? "true" : undefined}
                 style={{ paddingLeft: depth * 12 + 6 }}
                 data-testid="file-node"
                 data-path={e.path}
@@ -151,6 +185,11 @@ export function FilesPanel({ changed, onMention }: Props) {
       {watchError !== null && (
         <p className="files-warning" role="status" data-testid="files-watch-error">
           {t("files.noWatch")} {watchError}
+        </p>
+      )}
+      {missing !== null && (
+        <p className="files-warning" role="status" data-testid="files-missing">
+          {missing} {t("files.notInWorkspace")}
         </p>
       )}
       {error !== null ? (

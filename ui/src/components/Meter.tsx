@@ -1,6 +1,6 @@
 import type { CompactionState } from "../bindings/CompactionState";
 import type { ModelView } from "../bindings/app/ModelView";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 import type { Meter as MeterState } from "../transcript";
 import { formatCount } from "../format";
 
@@ -48,7 +48,7 @@ export function Meter({
         data-pct={pct.toFixed(1)}
         data-tip={`${t("meter.context")}: ${formatCount(meter.context)} / ${formatCount(window)}${
           compaction !== null && compaction.compactions > 0
-            ? ` · ${t("meter.compacted")} ${compaction.compactions}× (${compaction.summaries} ${t("meter.summaries")})`
+            ? ` · ${t("meter.compacted")} ${compaction.compactions}× (${plural(t, compaction.summaries, "meter.summaries")})`
             : ""
         }`}
         data-compactions={compaction?.compactions ?? 0}

@@ -1,49 +1,15 @@
-import { useState } from "react";
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import type { BoardRow } from "../bindings/app/BoardRow";
-import type { SessionActivity } from "../bindings/app/SessionActivity";
 import type { SessionEntry } from "../bindings/app/SessionEntry";
 import type { WorktreeView } from "../bindings/app/WorktreeView";
 import type { Progress } from "../bindings/Progress";
-import { useT, type MessageKey } from "../i18n";
+import { activityLabel, arrange, isLive, relativeTime, search, type BoardStore } from "../board";
+import { plural, useT } from "../i18n";
+import { useNow, useStore } from "../store";
 import { Icon } from "./Icons";
-import { formatDate, relativeTimeFormat } from "../format";
+import { NewWorktree } from "./NewWorktree";
 
-/** "3 min ago" style time, in the UI language. */
-export function relativeTime(iso: string, lang: string): string {
-  const then = Date.parse(iso);
-  if (Number.isNaN(then)) return "";
-  const secs = Math.round((then - Date.now()) / 1000);
-  const rtf = relativeTimeFormat(lang);
-  const abs = Math.abs(secs);
-  if (abs < 60) return rtf.format(secs, "second");
-  if (abs < 3600) return rtf.format(Math.round(secs / 60), "minute");
-  if (abs < 86400) return rtf.format(Math.round(secs / 3600), "hour");
-  if (abs < 86400 * 30) return rtf.format(Math.round(secs / 86400), "day");
-  return formatDate(new Date(then), lang);
-}
-
-/** The board's label of a live state. */
-export function activityLabel(a: SessionActivity): MessageKey {
-  switch (a.state) {
-    case "running":
-      return "board.running";
-    case "queued":
-      return "board.queued";
-    case "approval":
-      return "board.approval";
-    case "answer":
-      return a.ask === "plan" ? "board.plan" : a.ask === "directory" ? "board.directory" : "board.question";
-    case "error":
-      return "board.error";
-    case "idle":
-      return "board.idle";
-  }
-}
-
-/** Whether closing the session now would stop something. */
-export function isLive(a: SessionActivity): boolean {
-  return a.state !== "idle" && a.state !== "error";
-}
+export { activityLabel, isLive, relativeTime } from "../board";
 
 /** Board rows from the saved list alone (before the first board arrives). */
 function rowsOf(sessions: SessionEntry[]): BoardRow[] {
@@ -59,6 +25,7 @@ function rowsOf(sessions: SessionEntry[]): BoardRow[] {
     open: false,
     costUsd: null,
     tokens: null,
+    firstPrompt: "",
   }));
 }
 
@@ -68,23 +35,23 @@ type Props = {
   workspaceName: string;
   workspacePath: string;
   sessions: SessionEntry[];
-  /** The live board (every session with its state); `null` until it arrives. */
-  board: BoardRow[] | null;
+  /** The live board (every session with its state, the worktrees), fed by the board channel. */
+  boards: BoardStore;
   activeId: string | null;
   /** The shown session runs (its delete is disabled). */
   busy: boolean;
   /** Some session of the window runs or waits (the workspace cannot close). */
   anyLive: boolean;
   lang: string;
+  /** Above 0: the search field should take the focus (`/`, Ctrl+K). */
+  focusSearch: number;
+  /** The search field took the focus. */
+  onSearchFocused: () => void;
   onNew: () => void;
   onOpen: (id: string) => void;
   onRename: (id: string, name: string) => void;
   onDelete: (id: string) => void;
   onCloseWorkspace: () => void;
-  /** The workspace's git worktrees (their sessions are the rows naming them). */
-  worktrees: WorktreeView[];
-  /** Why the workspace cannot have worktrees (not a git repository), else null. */
-  worktreesUnavailable: string | null;
   /** Creates (or reuses) a worktree and starts a session in it; progress of a slow creation. */
   onNewWorktree: (name: string, carry: boolean, onProgress: (p: Progress) => void) => Promise<boolean>;
   /** Moves the shown folder chat into worktree NAME with its history (null: nothing to move). */
@@ -93,221 +60,285 @@ type Props = {
   onReview: (name: string) => void;
 };
 
-/** "New worktree session": a name, "carry my uncommitted changes", progress while it is made. */
-function NewWorktree({
-  unavailable,
-  onCreate,
-  onMove,
-}: {
-  unavailable: string | null;
-  onCreate: Props["onNewWorktree"];
-  onMove: Props["onMoveToWorktree"];
-}) {
+type RowProps = {
+  row: BoardRow;
+  active: boolean;
+  /** The keyboard's current row (search results, arrows). */
+  cursor: boolean;
+  /** Its worktree's name when the row is not under that worktree's group (pinned, search). */
+  place: string | null;
+  /** An option of the search results' list box. */
+  option: boolean;
+  /** Its last activity (RFC 3339). */
+  at: string;
+  now: number;
+  lang: string;
+  busy: boolean;
+  onOpen: (id: string) => void;
+  onRename: (id: string, name: string) => void;
+  onDelete: (id: string) => void;
+};
+
+/** One session of the board: state, name, badge, time or live state, counts; rename and delete. */
+function SessionRow(p: RowProps) {
   const t = useT();
-  const [open, setOpen] = useState(false);
-  const [name, setName] = useState("");
-  const [carry, setCarry] = useState(false);
-  const [move, setMove] = useState(false);
-  const [working, setWorking] = useState(false);
-  const [progress, setProgress] = useState<Progress | null>(null);
-  const create = () => {
-    if (name.trim() === "" || working) return;
-    setWorking(true);
-    setProgress(null);
-    const made = move && onMove !== null ? onMove(name.trim()) : onCreate(name.trim(), carry, setProgress);
-    made.then((ok) => {
-      setWorking(false);
-      setProgress(null);
-      if (ok) {
-        setOpen(false);
-        setName("");
-        setCarry(false);
-        setMove(false);
-      }
-    }, () => setWorking(false));
-  };
-  if (!open) {
-    return (
-      <>
-        <button type="button" className="btn btn-new btn-worktree" data-testid="new-worktree" disabled={unavailable !== null} data-tip={unavailable ?? undefined} onClick={() => setOpen(true)}>
-          + {t("wt.new")}
-        </button>
-        {unavailable !== null && (
-          <p className="sidebar-empty" data-testid="worktrees-unavailable">
-            {unavailable}
-          </p>
-        )}
-      </>
-    );
-  }
+  const s = p.row;
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState("");
+  const [confirm, setConfirm] = useState(false);
+  const live = isLive(s.activity);
+  const cursor = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    if (p.cursor) cursor.current?.scrollIntoView?.({ block: "nearest" });
+  }, [p.cursor]);
   return (
-    <form
-      className="worktree-form"
-      data-testid="worktree-form"
-      onSubmit={(e) => {
-        e.preventDefault();
-        create();
-      }}
+    <li
+      ref={cursor}
+      className={`session-item ${p.active ? "session-item-active" : ""} ${p.cursor ? "session-item-cursor" : ""}`}
+      aria-current={p.active ? "true" : undefined}
+      role={p.option ? "option" : undefined}
+      aria-selected={p.option ? p.cursor : p.cursor ? "true" : undefined}
+      data-testid="session-item"
+      data-session-id={s.id}
+      data-state={s.activity.state}
+      data-worktree={s.worktree ?? undefined}
     >
-      <input className="input" data-testid="worktree-name" aria-label={t("wt.name")} placeholder={t("wt.name")} autoFocus value={name} disabled={working} onChange={(e) => setName(e.target.value)} />
-      <label className="worktree-carry">
-        <input type="checkbox" data-testid="worktree-carry" checked={carry || move} disabled={working || move} onChange={(e) => setCarry(e.target.checked)} /> {t("wt.carry")}
-      </label>
-      {onMove !== null && (
-        <label className="worktree-carry">
-          <input type="checkbox" data-testid="worktree-move" checked={move} disabled={working} onChange={(e) => setMove(e.target.checked)} /> {t("wt.handoffHere")}
-        </label>
-      )}
-      {working && (
-        <p className="worktree-progress" role="status" data-testid="worktree-progress">
-          {progress === null ? t("wt.creating") : `${t("wt.progress")} ${progress.done}${progress.total !== null ? ` / ${progress.total}` : ""}`}
-          {progress !== null && progress.total !== null && progress.total > 0 && <progress max={progress.total} value={progress.done} />}
-        </p>
-      )}
-      <span className="worktree-form-actions">
-        <button type="submit" className="btn btn-small btn-primary" data-testid="worktree-create" disabled={working || name.trim() === ""}>
-          {t("wt.create")}
+      {editing ? (
+        <input
+          className="input session-rename"
+          data-testid="session-rename-input"
+          autoFocus
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          onBlur={() => setEditing(false)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && draft.trim() !== "") {
+              p.onRename(s.id, draft.trim());
+              setEditing(false);
+            } else if (e.key === "Escape") {
+              e.stopPropagation();
+              setEditing(false);
+            }
+          }}
+        />
+      ) : (
+        <button
+          type="button"
+          className="session-open"
+          data-testid="session-open"
+          onClick={() => p.onOpen(s.id)}
+          onDoubleClick={() => {
+            setDraft(s.name);
+            setEditing(true);
+          }}
+        >
+          <span className="session-name">
+            <span className={`session-state session-state-${s.activity.state}`} data-testid="session-state" data-tip={t(activityLabel(s.activity))} aria-hidden="true" />
+            <span className="session-name-text" data-tip={s.firstPrompt !== "" ? s.firstPrompt : s.name === "" ? undefined : s.name}>
+              {s.name === "" ? t("sidebar.untitled") : s.name}
+            </span>
+            {!p.active && (s.activity.state === "approval" || s.activity.state === "answer") && (
+              // Part of the row's button: clicking it opens the session at its request.
+              <span className="session-badge" data-testid="session-badge" data-tip={t(activityLabel(s.activity))}>
+                {s.activity.state === "approval" ? s.activity.waiting : "?"}
+              </span>
+            )}
+          </span>
+          <span className="session-meta">
+            {live ? (
+              t(activityLabel(s.activity))
+            ) : (
+              <span data-testid="session-time" data-at={p.at}>
+                {relativeTime(p.at, p.lang, p.now)}
+              </span>
+            )}
+            {s.activity.state === "queued" && ` (${s.activity.running}/${s.activity.limit})`}
+            {" · "}
+            {plural(t, s.turns, "count.turn")}
+            {s.changedFiles !== null && s.changedFiles > 0 && (
+              <span data-testid="session-files">
+                {" · "}
+                {plural(t, s.changedFiles, "count.fileChanged")}
+              </span>
+            )}
+            {p.place !== null && <span className="session-worktree"> · ⎇ {p.place}</span>}
+          </span>
         </button>
-        <button type="button" className="btn btn-small" disabled={working} onClick={() => setOpen(false)}>
-          {t("wt.cancel")}
-        </button>
+      )}
+      {!editing && (
+        <span className="session-actions">
+          <button
+            type="button"
+            className="icon-button"
+            data-tip={t("sidebar.rename")}
+            aria-label={t("sidebar.rename")}
+            data-testid="session-rename"
+            onClick={() => {
+              setDraft(s.name);
+              setEditing(true);
+            }}
+          >
+            ✎
+          </button>
+          <button
+            type="button"
+            className="icon-button"
+            data-tip={t("sidebar.delete")}
+            aria-label={t("sidebar.delete")}
+            data-testid="session-delete"
+            disabled={live || (p.busy && p.active)}
+            onClick={() => setConfirm(true)}
+          >
+            <Icon name="trash" />
+          </button>
+        </span>
+      )}
+      {confirm && (
+        <div className="confirm-row" role="alertdialog">
+          <span>{t("sidebar.confirmDelete")}</span>
+          <button
+            type="button"
+            className="btn btn-danger btn-small"
+            data-testid="session-delete-confirm"
+            onClick={() => {
+              setConfirm(false);
+              p.onDelete(s.id);
+            }}
+          >
+            {t("sidebar.delete")}
+          </button>
+          <button type="button" className="btn btn-small" onClick={() => setConfirm(false)}>
+            {t("settings.close")}
+          </button>
+        </div>
+      )}
+    </li>
+  );
+}
+
+/** A worktree's head on the board: its name, counts and Review. */
+function WorktreeHead({ w, onReview }: { w: WorktreeView; onReview: (name: string) => void }) {
+  const t = useT();
+  return (
+    <div className="worktree-head" data-tip={w.path}>
+      <span className="worktree-name">⎇ {w.name}</span>
+      {w.broken !== null && (
+        <span className="session-badge" data-testid="worktree-broken" data-tip={w.broken}>
+          {t("wt.broken")}
+        </span>
+      )}
+      <span className="session-meta" data-testid="worktree-counts">
+        <span data-testid="worktree-changed" data-count={w.changedFiles}>
+          {w.changedFiles} {t("wt.changed")}
+        </span>
+        {" · "}
+        <span data-testid="worktree-unapplied" data-count={w.unappliedFiles}>
+          {w.unappliedFiles} {t("wt.unapplied")}
+        </span>
+        {w.commitsAhead > 0 && ` · ${plural(t, w.commitsAhead, "count.commit")}`}
       </span>
-    </form>
+      <button type="button" className="btn btn-small" data-testid="worktree-review" onClick={() => onReview(w.name)}>
+        {t("wt.review")}
+      </button>
+    </div>
   );
 }
 
 /**
  * The sessions board: every session of the workspace with its live state (running, queued,
- * waiting for an approval or an answer, idle, error) and changed files; open, rename, delete.
- * Switching never stops a running session.
+ * waiting for an approval or an answer, idle, error) and changed files. Running and waiting
+ * sessions are pinned on top; the others follow by last activity (the agent's or the
+ * user's message, never a mere look), worktree sessions grouped under their worktree. A
+ * search field (`/`, Ctrl+K) finds sessions by name, worktree, branch, workspace or model;
+ * arrows and Enter open one. Switching never stops a running session.
  */
 export function Sessions(p: Props) {
   const t = useT();
-  const [editing, setEditing] = useState<string | null>(null);
-  const [draft, setDraft] = useState("");
-  const [confirm, setConfirm] = useState<string | null>(null);
-  const rows = p.board ?? rowsOf(p.sessions);
-  const worktreeNames = new Set(p.worktrees.map((w) => w.name));
-  // Sessions of a worktree show under it; the rest are the folder's.
-  const folderRows = rows.filter((r) => r.worktree === null || !worktreeNames.has(r.worktree));
-  const renderRow = (s: BoardRow) => {
-            const active = s.id === p.activeId;
-            const live = isLive(s.activity);
-            return (
-              <li
-                key={s.id}
-                className={`session-item ${active ? "session-item-active" : ""}`}
-                aria-current={active ? "true" : undefined}
-                data-testid="session-item"
-                data-session-id={s.id}
-                data-state={s.activity.state}
-              >
-                {editing === s.id ? (
-                  <input
-                    className="input session-rename"
-                    data-testid="session-rename-input"
-                    autoFocus
-                    value={draft}
-                    onChange={(e) => setDraft(e.target.value)}
-                    onBlur={() => setEditing(null)}
-                    onKeyDown={(e) => {
-                      if (e.key === "Enter" && draft.trim() !== "") {
-                        p.onRename(s.id, draft.trim());
-                        setEditing(null);
-                      } else if (e.key === "Escape") {
-                        e.stopPropagation();
-                        setEditing(null);
-                      }
-                    }}
-                  />
-                ) : (
-                  <button
-                    type="button"
-                    className="session-open"
-                    data-testid="session-open"
-                    onClick={() => p.onOpen(s.id)}
-                    onDoubleClick={() => {
-                      setDraft(s.name);
-                      setEditing(s.id);
-                    }}
-                  >
-                    <span className="session-name">
-                      <span className={`session-state session-state-${s.activity.state}`} data-testid="session-state" data-tip={t(activityLabel(s.activity))} aria-hidden="true" />
-                      <span className="session-name-text">{s.name === "" ? t("sidebar.untitled") : s.name}</span>
-                      {!active && (s.activity.state === "approval" || s.activity.state === "answer") && (
-                        // Part of the row's button: clicking it opens the session at its request.
-                        <span className="session-badge" data-testid="session-badge" data-tip={t(activityLabel(s.activity))}>
-                          {s.activity.state === "approval" ? s.activity.waiting : "?"}
-                        </span>
-                      )}
-                    </span>
-                    <span className="session-meta">
-                      {live ? t(activityLabel(s.activity)) : relativeTime(s.updatedAt, p.lang)}
-                      {s.activity.state === "queued" && ` (${s.activity.running}/${s.activity.limit})`}
-                      {" · "}
-                      {s.turns} {t(s.turns === 1 ? "sidebar.turn" : "sidebar.turns")}
-                      {s.changedFiles !== null && s.changedFiles > 0 && (
-                        <span data-testid="session-files">
-                          {" · "}
-                          {s.changedFiles} {t(s.changedFiles === 1 ? "board.file" : "board.files")}
-                        </span>
-                      )}
-                      {s.worktree !== null && !worktreeNames.has(s.worktree) && <span className="session-worktree"> · {s.worktree}</span>}
-                    </span>
-                  </button>
-                )}
-                {editing !== s.id && (
-                  <span className="session-actions">
-                    <button
-                      type="button"
-                      className="icon-button"
-                      data-tip={t("sidebar.rename")}
-                      aria-label={t("sidebar.rename")}
-                      data-testid="session-rename"
-                      onClick={() => {
-                        setDraft(s.name);
-                        setEditing(s.id);
-                      }}
-                    >
-                      ✎
-                    </button>
-                    <button
-                      type="button"
-                      className="icon-button"
-                      data-tip={t("sidebar.delete")}
-                      aria-label={t("sidebar.delete")}
-                      data-testid="session-delete"
-                      disabled={live || (p.busy && active)}
-                      onClick={() => setConfirm(s.id)}
-                    >
-                      <Icon name="trash" />
-                    </button>
-                  </span>
-                )}
-                {confirm === s.id && (
-                  <div className="confirm-row" role="alertdialog">
-                    <span>{t("sidebar.confirmDelete")}</span>
-                    <button
-                      type="button"
-                      className="btn btn-danger btn-small"
-                      data-testid="session-delete-confirm"
-                      onClick={() => {
-                        setConfirm(null);
-                        p.onDelete(s.id);
-                      }}
-                    >
-                      {t("sidebar.delete")}
-                    </button>
-                    <button type="button" className="btn btn-small" onClick={() => setConfirm(null)}>
-                      {t("settings.close")}
-                    </button>
-                  </div>
-                )}
-              </li>
-            );
+  const state = useStore(p.boards);
+  const now = useNow();
+  const [query, setQuery] = useState("");
+  const [cursor, setCursor] = useState(-1);
+  const searchField = useRef<HTMLInputElement>(null);
+  const onSearchFocused = p.onSearchFocused;
+  useEffect(() => {
+    if (p.focusSearch > 0 && searchField.current !== null) {
+      searchField.current.focus();
+      searchField.current.select();
+      onSearchFocused();
+    }
+  }, [p.focusSearch, onSearchFocused]);
+  const rows = useMemo(() => state.view?.rows ?? rowsOf(p.sessions), [state.view, p.sessions]);
+  const worktrees = useMemo(() => state.view?.worktrees ?? [], [state.view]);
+  const arranged = useMemo(() => arrange(state, rows, worktrees), [state, rows, worktrees]);
+  const searching = query.trim() !== "";
+  const found = useMemo(
+    () => (searching ? search(state, rows, worktrees, p.workspaceName, query) : []),
+    [searching, state, rows, worktrees, p.workspaceName, query],
+  );
+  const walk = searching ? found : arranged.order;
+  const cursorId = cursor >= 0 ? (walk[cursor]?.id ?? null) : null;
+  const open = (id: string) => {
+    setQuery("");
+    setCursor(-1);
+    p.onOpen(id);
   };
+  const onSearchKey = (e: KeyboardEvent<HTMLInputElement>) => {
+    if (e.nativeEvent.isComposing) return;
+    if (e.key === "ArrowDown") {
+      e.preventDefault();
+      setCursor((c) => Math.min(c + 1, walk.length - 1));
+    } else if (e.key === "ArrowUp") {
+      e.preventDefault();
+      setCursor((c) => Math.max(c - 1, 0));
+    } else if (e.key === "Enter") {
+      e.preventDefault();
+      const pick = walk[cursor >= 0 ? cursor : 0];
+      if (pick !== undefined && (searching || cursor >= 0)) open(pick.id);
+    } else if (e.key === "Escape") {
+      // Not the app's Esc (stop the turn): the search is what the user is in.
+      e.stopPropagation();
+      if (query !== "" || cursor >= 0) {
+        setQuery("");
+        setCursor(-1);
+      } else searchField.current?.blur();
+    }
+  };
+  const place = (r: BoardRow) => (r.worktree !== null ? r.worktree : null);
+  const renderRow = (r: BoardRow, shownPlace: string | null, option = false) => (
+    <SessionRow
+      key={r.id}
+      row={r}
+      active={r.id === p.activeId}
+      cursor={r.id === cursorId}
+      place={shownPlace}
+      option={option}
+      at={state.lastActivity[r.id] ?? r.updatedAt}
+      now={now}
+      lang={p.lang}
+      busy={p.busy}
+      onOpen={open}
+      onRename={p.onRename}
+      onDelete={p.onDelete}
+    />
+  );
+  const empty = rows.length === 0 && worktrees.length === 0;
   return (
-    <nav className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`} aria-label={t("sidebar.sessions")} data-testid="sidebar">
+    <nav
+      className={`sidebar ${p.drawer ? "drawer drawer-left" : ""}`}
+      aria-label={t("sidebar.sessions")}
+      data-testid="sidebar"
+      onKeyDown={(e) => {
+        // Up and Down move between the rows (Tab still walks every control).
+        if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+        const from = (e.target as HTMLElement).closest("[data-testid=session-open]");
+        if (from === null) return;
+        const all = [...e.currentTarget.querySelectorAll<HTMLElement>("[data-testid=session-open]")];
+        const next = all[all.indexOf(from as HTMLElement) + (e.key === "ArrowDown" ? 1 : -1)];
+        if (next === undefined) return;
+        e.preventDefault();
+        next.focus();
+      }}
+    >
       <div className="workspace-card" data-tip={p.workspacePath}>
         <div className="workspace-name" data-testid="workspace-name">{p.workspaceName}</div>
         <div className="workspace-path">{p.workspacePath}</div>
@@ -318,53 +349,67 @@ export function Sessions(p: Props) {
       <button type="button" className="btn btn-new" data-testid="new-chat" onClick={p.onNew}>
         + {t("sidebar.newChat")}
       </button>
-      <h2 className="sidebar-title">{t("sidebar.sessions")}</h2>
-      {folderRows.length === 0 && p.worktrees.length === 0 ? (
-        <p className="sidebar-empty">{t("sidebar.noSessions")}</p>
-      ) : (
-        <ul className="session-list" data-testid="sessions-board">
-          {folderRows.map(renderRow)}
-        </ul>
+      {!empty && (
+        <input
+          ref={searchField}
+          type="search"
+          className="input session-search"
+          data-testid="session-search"
+          aria-label={t("board.search")}
+          placeholder={t("board.searchHint")}
+          value={query}
+          onChange={(e) => {
+            setQuery(e.target.value);
+            setCursor(e.target.value.trim() === "" ? -1 : 0);
+          }}
+          onKeyDown={onSearchKey}
+        />
       )}
-      <NewWorktree unavailable={p.worktreesUnavailable} onCreate={p.onNewWorktree} onMove={p.onMoveToWorktree} />
-      {p.worktrees.length > 0 && (
+      {empty ? (
+        <p className="sidebar-empty">{t("sidebar.noSessions")}</p>
+      ) : searching ? (
+        found.length === 0 ? (
+          <p className="sidebar-empty" data-testid="search-empty">
+            {t("board.noMatch")}
+          </p>
+        ) : (
+          <ul className="session-list" data-testid="search-results" role="listbox" aria-label={t("board.search")}>
+            {found.map((r) => renderRow(r, place(r), true))}
+          </ul>
+        )
+      ) : (
         <>
-          <h2 className="sidebar-title">{t("wt.title")}</h2>
-          {p.worktrees.map((w) => {
-            const mine = rows.filter((r) => r.worktree === w.name);
-            return (
-              <section key={w.name} className="worktree-group" data-testid="worktree-group" data-worktree={w.name}>
-                <div className="worktree-head" data-tip={w.path}>
-                  <span className="worktree-name">{w.name}</span>
-                  {w.broken !== null && (
-                    <span className="session-badge" data-testid="worktree-broken" data-tip={w.broken}>
-                      {t("wt.broken")}
-                    </span>
-                  )}
-                  <span className="session-meta" data-testid="worktree-counts">
-                    <span data-testid="worktree-changed" data-count={w.changedFiles}>
-                      {w.changedFiles} {t("wt.changed")}
-                    </span>
-                    {" · "}
-                    <span data-testid="worktree-unapplied" data-count={w.unappliedFiles}>
-                      {w.unappliedFiles} {t("wt.unapplied")}
-                    </span>
-                    {w.commitsAhead > 0 && ` · ${w.commitsAhead} ${t("wt.ahead")}`}
-                  </span>
-                  <button type="button" className="btn btn-small" data-testid="worktree-review" onClick={() => p.onReview(w.name)}>
-                    {t("wt.review")}
-                  </button>
-                </div>
-                {mine.length === 0 ? (
-                  <p className="sidebar-empty">{t("wt.noSessions")}</p>
-                ) : (
-                  <ul className="session-list">{mine.map(renderRow)}</ul>
-                )}
-              </section>
-            );
-          })}
+          {arranged.pinned.length > 0 && (
+            <section className="pinned-group" data-testid="pinned-sessions" aria-label={t("board.pinned")}>
+              <h2 className="sidebar-title">{t("board.pinned")}</h2>
+              <ul className="session-list">{arranged.pinned.map((r) => renderRow(r, place(r)))}</ul>
+            </section>
+          )}
+          <h2 className="sidebar-title">{t("sidebar.sessions")}</h2>
+          <ul className="session-list" data-testid="sessions-board">
+            {arranged.entries.map((e) =>
+              e.kind === "session" ? (
+                renderRow(e.row, null)
+              ) : (
+                <li key={`wt:${e.worktree.name}`} className="worktree-entry">
+                  <section className="worktree-group" data-testid="worktree-group" data-worktree={e.worktree.name}>
+                    <WorktreeHead w={e.worktree} onReview={p.onReview} />
+                    {e.rows.length === 0 ? (
+                      !arranged.pinned.some((r) => r.worktree === e.worktree.name) && <p className="sidebar-empty">{t("wt.noSessions")}</p>
+                    ) : (
+                      <ul className="session-list">{e.rows.map((r) => renderRow(r, null))}</ul>
+                    )}
+                  </section>
+                </li>
+              ),
+            )}
+          </ul>
         </>
       )}
+      <NewWorktree unavailable={state.view?.worktreesUnavailable ?? null} onCreate={p.onNewWorktree} onMove={p.onMoveToWorktree} />
+      <p className="sidebar-note" data-testid="board-scope">
+        {t("board.scope")}
+      </p>
     </nav>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import type { SkippedView } from "../bindings/app/SkippedView";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 
 /**
  * Names, once per opened session, what the repository defines but Cairn left out for lack of
@@ -13,7 +13,8 @@ export function SkippedBanner({ skipped, onReview }: { skipped: SkippedView[]; o
   if (skipped.length === 0 || dismissed) return null;
   const line = (s: SkippedView) =>
     s.kind === "hooks"
-      ? t("skipped.hooks").replace("{n}", s.name).replace("{file}", s.file)
+      ? // A hooks entry's `name` is how many hooks the file defines.
+        plural(t, Number(s.name) || 0, "skipped.hooks").replace("{file}", s.file)
       : t("skipped.mcp").replace("{name}", s.name).replace("{file}", s.file);
   return (
     <div className="blocked skipped-banner" role="status" data-testid="skipped-banner">

@@ -4,11 +4,11 @@
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
 import "@xterm/xterm/css/xterm.css";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import type { TerminalTab } from "../bindings/app/TerminalTab";
 import { useT } from "../i18n";
 import * as ipc from "../ipc";
-import { orderedInput, type OrderedInput } from "../terminalInput";
+import { orderedInput, TypeAhead, type OrderedInput } from "../terminalInput";
 
 /** How often the tab list is refreshed (agent command sessions come and go). */
 const REFRESH_MS = 1500;
@@ -43,7 +43,10 @@ function chord(e: KeyboardEvent): "copy" | "paste" | null {
   return null;
 }
 
-function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail: (e: unknown) => void }) {
+/** What the panel can do with a terminal once it exists: focus it, type into it. */
+type Ready = { focus: () => void; type: (data: string) => void };
+
+function XTerm({ tab, active, fail, onReady }: { tab: TerminalTab; active: boolean; fail: (e: unknown) => void; onReady: (id: string, ready: Ready | null) => void }) {
   const t = useT();
   const host = useRef<HTMLDivElement>(null);
   const fit = useRef<FitAddon | null>(null);
@@ -83,9 +86,12 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
     const input = term.onData(ordered.type);
     termRef.current = term;
     inputRef.current = ordered;
+    onReady(tab.id, { focus: () => term.focus(), type: ordered.type });
     // Ctrl+Shift+C / Ctrl+Shift+V; a plain Ctrl+C still reaches the shell as an interrupt.
     // Pastes go through xterm's `paste` (bracketed-paste aware), then `onData` above.
     term.attachCustomKeyEventHandler((e) => {
+      // Ctrl+` is the app's (show or hide the panel), not a key for the shell.
+      if ((e.ctrlKey || e.metaKey) && e.key === "`") return false;
       const what = chord(e);
       if (what === null) return true;
       e.preventDefault();
@@ -99,6 +105,7 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
     observer.observe(el);
     return () => {
       disposed = true;
+      onReady(tab.id, null);
       observer.disconnect();
       input.dispose();
       term.dispose();
@@ -106,7 +113,7 @@ function XTerm({ tab, active, fail }: { tab: TerminalTab; active: boolean; fail:
       inputRef.current = null;
       fit.current = null;
     };
-  }, [tab.id, fail]);
+  }, [tab.id, fail, onReady]);
   useEffect(() => {
     if (active) requestAnimationFrame(() => fit.current?.fit());
   }, [active]);
@@ -156,11 +163,17 @@ export function TerminalPanel({
   fail,
   epoch,
   openIn = null,
+  focusAt = 0,
+  typeAhead: shared,
 }: {
   fail: (e: unknown) => void;
   epoch: number;
   /** Asks for a new terminal in a worktree (each request once, by its time). */
   openIn?: { worktree: string; at: number } | null;
+  /** Bumped to put the focus in the shown terminal (Ctrl+`); keys typed before it is ready wait for it. */
+  focusAt?: number;
+  /** Where those keys wait (shared with the panel's loading placeholder). */
+  typeAhead?: TypeAhead;
 }) {
   const t = useT();
   const [tabs, setTabs] = useState<TerminalTab[]>([]);
@@ -207,8 +220,58 @@ export function TerminalPanel({
   const close = (id: string) => {
     ipc.terminalClose(id).then(refresh, fail);
   };
+  // Ctrl+`: the shown terminal takes the focus; until one is ready the panel itself holds it
+  // and keeps what is typed (handed to the terminal when it is).
+  const section = useRef<HTMLElement>(null);
+  const ready = useRef(new Map<string, Ready>());
+  const activeRef = useRef(active);
+  activeRef.current = active;
+  const wantFocus = useRef(false);
+  const own = useRef(new TypeAhead());
+  const typeAhead = useRef(shared ?? own.current);
+  typeAhead.current = shared ?? own.current;
+  const deliver = useCallback((r: Ready) => {
+    wantFocus.current = false;
+    const typed = typeAhead.current.take();
+    if (typed !== "") r.type(typed);
+    r.focus();
+  }, []);
+  const onReady = useCallback(
+    (id: string, r: Ready | null) => {
+      if (r === null) {
+        ready.current.delete(id);
+        return;
+      }
+      ready.current.set(id, r);
+      if (wantFocus.current && (activeRef.current === null || activeRef.current === id)) deliver(r);
+    },
+    [deliver],
+  );
+  // At commit (not after paint): a key typed meanwhile must not land outside the panel.
+  useLayoutEffect(() => {
+    if (focusAt === 0) return;
+    const r = activeRef.current === null ? undefined : ready.current.get(activeRef.current);
+    if (r !== undefined) deliver(r);
+    else {
+      wantFocus.current = true;
+      section.current?.focus();
+    }
+  }, [focusAt, deliver]);
+  useEffect(() => {
+    const r = active === null ? undefined : ready.current.get(active);
+    if (wantFocus.current && r !== undefined) deliver(r);
+  }, [active, deliver]);
   return (
-    <section className="terminal-panel" data-testid="terminal-panel" aria-label={t("terminal.title")}>
+    <section
+      ref={section}
+      tabIndex={-1}
+      className="terminal-panel"
+      data-testid="terminal-panel"
+      aria-label={t("terminal.title")}
+      onKeyDown={(e) => {
+        if (e.target === e.currentTarget && wantFocus.current && typeAhead.current.key(e)) e.preventDefault();
+      }}
+    >
       <div className="terminal-tabs" role="tablist">
         {tabs.map((tab) => (
           <div
@@ -248,7 +311,7 @@ export function TerminalPanel({
       <div className="terminal-body">
         {tabs.length === 0 && <p className="sidebar-empty terminal-empty">{t("terminal.empty")}</p>}
         {tabs.map((tab) => (
-          <XTerm key={tab.id} tab={tab} active={tab.id === active} fail={fail} />
+          <XTerm key={tab.id} tab={tab} active={tab.id === active} fail={fail} onReady={onReady} />
         ))}
       </div>
     </section>

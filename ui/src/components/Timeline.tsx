@@ -9,7 +9,7 @@ import type { RestoreView } from "../bindings/app/RestoreView";
 import type { SessionView } from "../bindings/app/SessionView";
 import type { TimelineView } from "../bindings/app/TimelineView";
 import { conflictText } from "../conflicts";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 import * as ipc from "../ipc";
 import { DiffView, type DiffMode } from "./DiffView";
 import { Overlay } from "./Overlay";
@@ -120,7 +120,7 @@ function RestoreToast({ view, onUndo, onClose }: { view: RestoreView; onUndo: (t
   return (
     <div className="toast" data-testid="toast" role="status">
       <span>
-        {label} · {files} {t(files === 1 ? "timeline.file" : "timeline.files")}
+        {label} · {plural(t, files, "count.file")}
         {view.conflicts.length > 0 && ` · ${view.conflicts.length} ${t("timeline.kept")}`}
       </span>
       {view.turn !== null && (
@@ -172,7 +172,7 @@ function AgentMarker({ c, actions, busy }: { c: CheckpointView; actions: Timelin
     <div className="checkpoint" data-testid="checkpoint" data-turn={c.turn} data-kind="agent">
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="checkpoint-open" onClick={() => actions.showDiff(c.turn)}>
-        {t("timeline.checkpoint")} {c.turn} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+        {t("timeline.checkpoint")} {c.turn} · {plural(t, c.files.length, "count.file")} {plusMinus(c.files)}
       </button>
       <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
       <button type="button" className="btn btn-small" data-testid="checkpoint-restore" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn, paths: [] })}>
@@ -191,7 +191,7 @@ function UserMarker({ c, actions }: { c: CheckpointView; actions: TimelineAction
     <div className="checkpoint checkpoint-user" data-testid="checkpoint" data-turn={c.turn} data-kind="user">
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="user-entry" onClick={() => actions.showDiff(c.turn)}>
-        {t("timeline.userEdits")} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+        {t("timeline.userEdits")} · {plural(t, c.files.length, "count.file")} {plusMinus(c.files)}
       </button>
       <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
     </div>
@@ -205,7 +205,7 @@ function ApplyMarker({ c, actions, busy }: { c: CheckpointView; actions: Timelin
     <div className="checkpoint checkpoint-apply" data-testid="checkpoint" data-turn={c.turn} data-kind="apply" data-tip={c.summary}>
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="applied-entry" onClick={() => actions.showDiff(c.turn)}>
-        {c.appliedFrom === null ? t("timeline.appliedWorktree") : t("timeline.appliedNamed").replace("{name}", c.appliedFrom)} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+        {c.appliedFrom === null ? t("timeline.appliedWorktree") : t("timeline.appliedNamed").replace("{name}", c.appliedFrom)} · {plural(t, c.files.length, "count.file")} {plusMinus(c.files)}
       </button>
       <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
       <button type="button" className="btn btn-small" data-testid="checkpoint-undo" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn - 1, paths: [] })}>
@@ -222,7 +222,7 @@ function RestoreMarker({ c, actions, busy }: { c: CheckpointView; actions: Timel
     <div className="checkpoint checkpoint-restore" data-testid="checkpoint" data-turn={c.turn} data-kind="restore">
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="restored-entry" onClick={() => actions.showDiff(c.turn)}>
-        {label} · {c.files.length} {t(c.files.length === 1 ? "timeline.file" : "timeline.files")} {plusMinus(c.files)}
+        {label} · {plural(t, c.files.length, "count.file")} {plusMinus(c.files)}
       </button>
       <button type="button" className="btn btn-small" data-testid="checkpoint-undo" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn - 1, paths: [] })}>
         {t("timeline.undo")}

@@ -1,7 +1,7 @@
 import { memo, useEffect, useState } from "react";
 import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { ToolKind } from "../bindings/ToolKind";
-import { useT, type MessageKey } from "../i18n";
+import { plural, useT, type MessageKey } from "../i18n";
 import { describeError, editPreview, toolResult } from "../ipc";
 import type { Item } from "../transcript";
 import { previewIsWhole } from "../toolOutput";
@@ -296,7 +296,7 @@ export const ToolCard = memo(function ToolCard({
         </span>
         {item.stale !== undefined && item.stale.length > 0 && (
           <span className="tag tag-warn tool-stale" data-testid="tool-stale" data-tip={`${t("tool.staleHint")}\n${item.stale.join("\n")}`}>
-            {t("tool.stale").replace("{n}", String(item.stale.length))}
+            {plural(t, item.stale.length, "tool.stale")}
           </span>
         )}
         <Duration item={item} />

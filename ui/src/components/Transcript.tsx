@@ -4,13 +4,13 @@ import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { TurnStatus } from "../bindings/TurnStatus";
 import { Follow } from "../follow";
 import { elapsedText, phaseKey, workingPhase } from "../working";
-import { useT, type MessageKey } from "../i18n";
+import { plural, useT, type MessageKey } from "../i18n";
 import type { Item } from "../transcript";
 import { MessageAttachments } from "./Attachments";
 import { ElicitationCard } from "./ElicitationCard";
 import { compact } from "./Meter";
 import { DirectoryCard, PlanCard, QuestionCard, type Answerers } from "./Interactions";
-import { Markdown } from "./Markdown";
+import { CopyButton, Markdown } from "./Markdown";
 import { StoneMark } from "./StoneMark";
 import { CheckpointMarkers, type TimelineActions } from "./Timeline";
 import { ToolCard } from "./ToolCard";
@@ -68,10 +68,15 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
               {item.streaming && <span className="caret" aria-hidden="true" />}
             </div>
           )}
-          {item.usage !== null && (
+          {(item.usage !== null || (!item.streaming && item.text !== "")) && (
             <div className="msg-meta">
-              {formatCount(item.usage.input_tokens)} in · {formatCount(item.usage.output_tokens)} out
-              {item.usage.cached_input_tokens > 0 && ` · ${formatCount(item.usage.cached_input_tokens)} cached`}
+              {item.usage !== null && (
+                <span>
+                  {formatCount(item.usage.input_tokens)} in · {formatCount(item.usage.output_tokens)} out
+                  {item.usage.cached_input_tokens > 0 && ` · ${formatCount(item.usage.cached_input_tokens)} cached`}
+                </span>
+              )}
+              {!item.streaming && item.text !== "" && <CopyButton text={() => item.text} label={t("chat.copyAnswer")} testId="copy-answer" className="copy-answer" />}
             </div>
           )}
         </article>
@@ -97,7 +102,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
           {item.done ? (
             <details>
               <summary>
-                {t("chat.compacted")} · {item.before} → {item.after} {t("chat.messages")}
+                {t("chat.compacted")} · {item.before} → {plural(t, item.after, "chat.messages")}
                 {item.state !== null && (
                   <span className="compaction-tokens" data-testid="compaction-tokens">
                     {" "}· ~{compact(item.state.tokensBefore)} → ~{compact(item.state.tokensAfter)} {t("meter.tokens")}
@@ -131,7 +136,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
         <div className={`turn-end turn-end-${item.status}`} data-testid="turn-end" data-status={item.status}>
           <span className="turn-end-rule" />
           <span>
-            {t(statusKey[item.status])} · {item.iterations} {t(item.iterations === 1 ? "chat.iteration" : "chat.iterations")}
+            {t(statusKey[item.status])} · {plural(t, item.iterations, "count.iteration")}
           </span>
           {item.retriable && last && !actions.running && (
             <button type="button" className="btn btn-small" data-testid="retry" onClick={actions.retry}>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import type { UsageReport } from "../bindings/app/UsageReport";
 import type { UsageRow } from "../bindings/app/UsageRow";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 import { describeError, usageReport } from "../ipc";
 import { compact, dollars } from "./Meter";
 import { Overlay } from "./Overlay";
@@ -69,7 +69,7 @@ export function Usage({ onClose, lang }: { onClose: () => void; lang: string }) 
           </div>
           {report.total.unpriced > 0 && (
             <p className="hint" data-testid="usage-unpriced-note">
-              {t("usage.unpricedNote").replace("{n}", String(report.total.unpriced))}
+              {plural(t, report.total.unpriced, "usage.unpricedNote")}
             </p>
           )}
           <h3>{t("usage.bySession")}</h3>

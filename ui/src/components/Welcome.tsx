@@ -3,7 +3,8 @@ import type { RecentWorkspace } from "../bindings/app/RecentWorkspace";
 import type { SettingsView } from "../bindings/app/SettingsView";
 import { useT } from "../i18n";
 import { SetupCard, setupComplete } from "./Connection";
-import { relativeTime } from "./Sessions";
+import { relativeTime } from "../board";
+import { useNow } from "../store";
 import { StoneMark } from "./StoneMark";
 
 type Props = {
@@ -40,6 +41,8 @@ function folderName(path: string): string {
 /** The start screen: "Open folder…" (native picker) and recent workspaces. */
 export function Welcome(p: Props) {
   const t = useT();
+  // Times tick with the app's one clock.
+  const now = useNow();
   const [changing, setChanging] = useState(false);
   const settings = p.settings;
   return (
@@ -113,7 +116,7 @@ export function Welcome(p: Props) {
                     </span>
                     <span className="recent-path">{r.path}</span>
                   </button>
-                  <span className="recent-time">{relativeTime(r.openedAt, p.lang)}</span>
+                  <span className="recent-time">{relativeTime(r.openedAt, p.lang, now)}</span>
                   <button
                     type="button"
                     className="icon-button"

@@ -1,36 +1,31 @@
-import { Suspense, lazy, useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
-import type { ApprovalDecision } from "../bindings/ApprovalDecision";
-import type { Event } from "../bindings/Event";
+import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Mode } from "../bindings/Mode";
 import type { ApprovalHost } from "../bindings/app/ApprovalHost";
-import type { BoardView } from "../bindings/app/BoardView";
 import type { SessionView } from "../bindings/app/SessionView";
 import type { SettingsView } from "../bindings/app/SettingsView";
 import type { WorkspaceView } from "../bindings/app/WorkspaceView";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 import { Icon } from "./Icons";
 import { HeaderActions, type HeaderAction } from "./HeaderMenu";
-import { HEADER_COMPACT_MAX, panelPlace, SIDE_DOCK_MIN, SIDEBAR_DOCK_MIN, useViewportWidth } from "../layout";
+import { usePanels } from "../hooks/usePanels";
+import { useSessionSearch } from "../hooks/useSessionSearch";
+import { useTerminal } from "../hooks/useTerminal";
 import * as ipc from "../ipc";
-import {
-  applyEvents,
-  chatFrom,
-  closeStaleTools,
-  emptyChat,
-  latestPlan,
-  markAnswered,
-  prependHistory,
-  withNotice,
-  type AskState,
-  type ChatState,
-} from "../transcript";
+import { emptyChat, latestPlan } from "../transcript";
+import { ChatStore, type Action } from "../chats";
 import type { PendingImage } from "./Attachments";
 import { Composer, toUpload, type ComposerDraft } from "./Composer";
 import { FilesPanel } from "./FilesPanel";
-import type { Answerers } from "./Interactions";
+import { LinkContext } from "./Markdown";
+import { useLinks } from "../hooks/useLinks";
+import { useAnswers } from "../hooks/useAnswers";
 import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
-import { isLive, Sessions } from "./Sessions";
+import { Sessions } from "./Sessions";
+import { isLive } from "../board";
+import { preBlocked } from "../blocked";
+import { useBoard } from "../hooks/useBoard";
+import { useStore } from "../store";
 import { SidePanel } from "./SidePanel";
 // xterm.js is loaded with the panel, not at start.
 const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ default: m.TerminalPanel })));
@@ -42,54 +37,6 @@ import type { Progress } from "../bindings/Progress";
 import { sandboxLabel, sandboxTip, sandboxWarns } from "../sandbox";
 import { describeOutcome } from "../commandOutcome";
 import { SkippedBanner } from "./SkippedBanner";
-
-type Action =
-  | { type: "reset"; view: SessionView | null }
-  | { type: "events"; events: Event[]; view: SessionView | null }
-  | { type: "older"; events: Event[]; first: number }
-  | { type: "answered"; id: string; state: AskState | "rejected" }
-  | { type: "notice"; text: string; tone?: "info" | "error"; action?: "settings" }
-  | { type: "steer"; text: string }
-  | { type: "unsteer"; text: string };
-
-/** Each open session's transcript, by session id ("" = no session yet). */
-type Chats = Record<string, ChatState>;
-
-/** Events of running sessions keep folding into their own transcript, shown or not. */
-function reduceChats(chats: Chats, keyed: { id: string; action: Action }): Chats {
-  return { ...chats, [keyed.id]: reduce(chats[keyed.id] ?? emptyChat, keyed.action) };
-}
-
-function reduce(state: ChatState, action: Action): ChatState {
-  switch (action.type) {
-    case "reset": {
-      if (action.view === null) return emptyChat;
-      const logged = applyEvents(chatFrom(action.view.earlierUsage, action.view.historyBefore), action.view.events);
-      // Without a running turn, calls still open in the log belong to a stopped process.
-      const base = action.view.busy ? logged : closeStaleTools(logged);
-      return {
-        ...base,
-        running: action.view.busy,
-        todos: action.view.todos,
-        steering: action.view.pendingSteering.map((text) => ({ text, state: "queued" as const })),
-      };
-    }
-    case "events":
-      return applyEvents(state, action.events);
-    case "older":
-      return prependHistory(state, action.events, action.first);
-    case "answered":
-      return markAnswered(state, action.id, action.state);
-    case "notice":
-      return withNotice(state, action.text, action.tone, action.action);
-    case "steer":
-      return { ...state, steering: [...state.steering, { text: action.text, state: "queued" }] };
-    case "unsteer": {
-      const i = state.steering.findIndex((s) => s.text === action.text && s.state === "queued");
-      return i === -1 ? state : { ...state, steering: state.steering.filter((_, j) => j !== i) };
-    }
-  }
-}
 
 type Props = {
   workspace: WorkspaceView;
@@ -107,44 +54,21 @@ type Props = {
   /** Bumped by the app after a settings or key change: refresh the session's state. */
   settingsEpoch: number;
   /** Set by the app's shortcuts. */
-  command: { name: "new" | "focus" | "stop"; at: number } | null;
+  command: { name: "new" | "focus" | "stop" | "search"; at: number } | null;
 };
-
-/** Why a new session could not run a turn, from the settings (before one exists). */
-function preBlocked(s: SettingsView): string | null {
-  if (s.model.trim() === "") return "No model is chosen: pick one in Settings.";
-  const provider = s.providers.find((x) => x.id === s.provider);
-  if (provider === undefined || !provider.needsKey) return null;
-  if (provider.key.state === "missing") {
-    return `No API key is set for ${provider.label}: add one in Settings (it is kept in the OS keyring).`;
-  }
-  if (provider.key.state === "unavailable") return `The OS keyring is not available (${provider.key.reason}).`;
-  return null;
-}
 
 /** The workspace view: sessions, chat, todo and plan panels. */
 export function Workbench(p: Props) {
   const t = useT();
   const [session, setSession] = useState<SessionView | null>(null);
-  const [chats, dispatchTo] = useReducer(reduceChats, {});
+  // Every open session's transcript, outside React, fed by the sessions' event channels.
+  const [store] = useState(() => new ChatStore());
+  useEffect(() => () => store.dispose(), [store]);
+  const { chats, inFlight } = useStore(store);
   const chat = chats[session?.id ?? ""] ?? emptyChat;
-  // Sessions whose run (turn call) is under way, shown or not.
-  const [inFlight, setInFlight] = useState<Record<string, boolean>>({});
-  const inFlightRef = useRef(inFlight);
-  inFlightRef.current = inFlight;
-  const chatsRef = useRef(chats);
-  chatsRef.current = chats;
   const pending = inFlight[session?.id ?? ""] === true;
-  const setPendingOf = useCallback((id: string, on: boolean) => {
-    setInFlight((cur) => {
-      const next = { ...cur };
-      if (on) next[id] = true;
-      else delete next[id];
-      inFlightRef.current = next;
-      return next;
-    });
-  }, []);
-  const [board, setBoard] = useState<BoardView | null>(null);
+  const setPendingOf = useCallback((id: string, on: boolean) => store.setPending(id, on), [store]);
+  const dispatchTo = useCallback((keyed: { id: string; action: Action }) => store.dispatch(keyed.id, keyed.action), [store]);
   // Counts the user's prompts: each one brings the transcript down to it.
   const [sent, setSent] = useState(0);
   // The mode picked before the first message (the session is created when it is sent).
@@ -157,32 +81,9 @@ export function Workbench(p: Props) {
   const steeringRef = useRef(chat.steering);
   steeringRef.current = chat.steering;
   // Actions on the shown session's transcript.
-  const dispatch = useCallback((action: Action) => dispatchTo({ id: sessionRef.current?.id ?? "", action }), []);
+  const dispatch = useCallback((action: Action) => dispatchTo({ id: sessionRef.current?.id ?? "", action }), [dispatchTo]);
 
-  // Events arrive in bursts: fold them once per animation frame, each into its session.
-  const queue = useRef<Map<string, Event[]>>(new Map());
-  const frame = useRef<number | null>(null);
-  const eventsOf = useCallback(
-    (id: string) => (event: Event) => {
-      const q = queue.current.get(id);
-      if (q === undefined) queue.current.set(id, [event]);
-      else q.push(event);
-      if (frame.current !== null) return;
-      frame.current = requestAnimationFrame(() => {
-        frame.current = null;
-        const all = queue.current;
-        queue.current = new Map();
-        for (const [sid, events] of all) dispatchTo({ id: sid, action: { type: "events", events, view: null } });
-      });
-    },
-    [],
-  );
-  useEffect(
-    () => () => {
-      if (frame.current !== null) cancelAnimationFrame(frame.current);
-    },
-    [],
-  );
+  const eventsOf = useCallback((id: string) => store.eventsOf(id), [store]);
 
   // A failure that a setting fixes (no key, no model) offers Settings on its notice.
   const fail = useCallback(
@@ -193,20 +94,25 @@ export function Workbench(p: Props) {
   // Set once `show` exists: a conversation rewind rebuilds the transcript from its view.
   const showRewound = useRef<(view: SessionView) => void>(() => undefined);
   const timeline = useTimeline(session?.id ?? null, fail, (view) => showRewound.current(view));
-  const [terminal, setTerminal] = useState(false);
-  // A terminal asked for in a worktree ("Open terminal here").
-  const [terminalIn, setTerminalIn] = useState<{ worktree: string; at: number } | null>(null);
+  const terminal = useTerminal(composer);
   // The worktree whose review is open.
   const [reviewing, setReviewing] = useState<string | null>(null);
   // The files panel (shown by default) and what it or a failed send puts into the prompt.
   const [filesOpen, setFilesOpen] = useState(true);
-  // Side panels: collapsed by the user on a wide window, or opened as drawers on a narrow one.
-  const width = useViewportWidth();
-  const [sidebarCollapsed, setSidebarCollapsed] = useState(false);
-  const [sidebarDrawer, setSidebarDrawer] = useState(false);
-  const [sideCollapsed, setSideCollapsed] = useState(false);
-  const [sideDrawer, setSideDrawer] = useState(false);
   const [draft, setDraft] = useState<ComposerDraft | null>(null);
+  const plan = latestPlan(chat);
+  const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0 || (timeline.actions.timeline?.rewinds.length ?? 0) > 0;
+  const panels = usePanels(showSide);
+  const { sidebarAt, sideAt, compact } = panels;
+  // Bumped by `/` and Ctrl+K: the board's search field takes the focus.
+  const { focusSearch, searchSessions, searchFocused } = useSessionSearch(panels.showSidebar);
+  // Links in answers: a workspace file shows in the files panel, a web page after a confirmation.
+  const showSidePanel = panels.showSidePanel;
+  const showFiles = useCallback(() => {
+    setFilesOpen(true);
+    showSidePanel();
+  }, [showSidePanel]);
+  const links = useLinks(showFiles, fail);
   const mention = useCallback((path: string) => setDraft({ kind: "mention", path, at: Date.now() }), []);
   const checkpoints = timeline.actions.timeline?.checkpoints;
   const changedFiles = useMemo(
@@ -216,17 +122,6 @@ export function Workbench(p: Props) {
   const [runs, setRuns] = useState(0);
   // Tool calls a stopped process left open in the shown session (the resume banner).
   const [openCalls, setOpenCalls] = useState(0);
-  // Ctrl+` shows or hides the terminal panel.
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && e.key === "`") {
-        e.preventDefault();
-        setTerminal((v) => !v);
-      }
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, []);
   // Through a ref: a send that started before its session existed still refreshes the
   // timeline of the session it created (its callbacks were made before that).
   const timelineRefresh = useRef(timeline.refresh);
@@ -263,12 +158,10 @@ export function Workbench(p: Props) {
       // A session whose run goes on keeps the transcript its events built (the log lacks
       // the text streamed so far); any other is rebuilt from its saved events.
       const id = view?.id ?? "";
-      const kept = chatsRef.current[id];
-      const live = kept !== undefined && (kept.running || inFlightRef.current[id] === true);
-      if (rebuild || !live) dispatchTo({ id, action: { type: "reset", view } });
+      if (rebuild || !store.isLive(id)) dispatchTo({ id, action: { type: "reset", view } });
       onSession(view?.id ?? null);
     },
-    [onSession],
+    [onSession, store, dispatchTo],
   );
   showRewound.current = (view: SessionView) => show(view, true);
 
@@ -281,18 +174,9 @@ export function Workbench(p: Props) {
     [show, fail],
   );
 
-  // The sessions board: pushed by the backend whenever a session's state changes.
-  useEffect(() => {
-    ipc.watchBoard(setBoard).catch(fail);
-  }, [fail]);
-  // A click on a session's notification asks to open it.
-  const openRequest = board?.openRequest ?? null;
-  const handledRequest = useRef(0);
-  useEffect(() => {
-    if (openRequest === null || openRequest.seq <= handledRequest.current) return;
-    handledRequest.current = openRequest.seq;
-    open(openRequest.id);
-  }, [openRequest, open]);
+  // The sessions board (a store outside React, fed by the board channel); a click on a
+  // session's notification asks to open it.
+  const { boards, board } = useBoard(open, fail);
 
   // After a restart the window reopens the conversation it showed.
   const initial = useRef(p.initialSession ?? null);
@@ -372,7 +256,7 @@ export function Workbench(p: Props) {
       refreshTimeline();
       setRuns((n) => n + 1);
     },
-    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail, setPendingOf, dispatch, t],
+    [refreshList, refreshStatus, refreshTimeline, reclaimSteering, fail, setPendingOf, dispatch, dispatchTo, t],
   );
 
   const send = useCallback(
@@ -483,33 +367,12 @@ export function Workbench(p: Props) {
     });
   }, [eventsOf, afterRun, fail, setPendingOf]);
 
-  const answered = useCallback((id: string, state: AskState | "rejected") => dispatch({ type: "answered", id, state }), [dispatch]);
-  const answerers: Answerers = useMemo(
-    () => ({
-      question: (item, answer) => ipc.answerQuestion(answer, item.requestId).then(() => answered(item.id, "answered"), fail),
-      plan: (item, review) =>
-        ipc.answerPlan(review, item.requestId).then(() => {
-          answered(item.id, review.kind === "accepted" ? "answered" : "rejected");
-          // The engine leaves plan mode when a plan is accepted, so the work can start.
-          if (review.kind === "accepted") setSession((cur) => (cur !== null && cur.mode === "plan" ? { ...cur, mode: "interactive" } : cur));
-        }, fail),
-      directory: (item, grant) => ipc.answerDirectory(grant, item.requestId).then(() => answered(item.id, "answered"), fail),
-      elicitation: (item, answer, openUrl) => ipc.answerElicitation(answer, item.requestId, openUrl).then(() => answered(item.id, "answered"), fail),
-    }),
-    [fail, answered],
+  // The engine leaves plan mode when a plan is accepted, so the work can start.
+  const planAccepted = useCallback(
+    () => setSession((cur) => (cur !== null && cur.mode === "plan" ? { ...cur, mode: "interactive" } : cur)),
+    [],
   );
-  const approve = useCallback(
-    (reqId: string, decision: ApprovalDecision) => {
-      ipc.answerApproval(reqId, decision).then(() => dispatch({ type: "answered", id: reqId, state: "answered" }), fail);
-    },
-    [fail, dispatch],
-  );
-  const allowInProject = useCallback(
-    (reqId: string) => {
-      ipc.allowInProject(reqId).then(() => dispatch({ type: "answered", id: reqId, state: "answered" }), fail);
-    },
-    [fail, dispatch],
-  );
+  const answerers = useAnswers(dispatch, fail, planAccepted);
 
   const running = chat.running || pending;
   // A folder chat that ran turns (it is on the board) can move into a worktree.
@@ -547,12 +410,10 @@ export function Workbench(p: Props) {
       .finally(() => {
         loadingEarlier.current = false;
       });
-  }, [historyBefore, fail]);
+  }, [historyBefore, fail, dispatchTo]);
   const actions: TranscriptActions = useMemo(
     () => ({
       ...answerers,
-      approve,
-      allowInProject,
       retry,
       nativeApprovals: p.approvals === "native",
       running,
@@ -560,7 +421,7 @@ export function Workbench(p: Props) {
       openSettings: p.onOpenSettings,
       earlier: historyBefore === null ? undefined : earlier,
     }),
-    [answerers, approve, allowInProject, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier],
+    [answerers, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier],
   );
 
   const setMode = (mode: Mode) => {
@@ -584,31 +445,21 @@ export function Workbench(p: Props) {
     }, fail);
   };
 
-  // Shortcuts the app forwards (Ctrl+N, Ctrl+L, Esc).
+  // Shortcuts the app forwards (Ctrl+N, Ctrl+L, Ctrl+K, Esc).
   useEffect(() => {
     if (p.command === null) return;
-    if (p.command.name === "new") newChat();
+    if (p.command.name === "search") searchSessions();
+    else if (p.command.name === "new") newChat();
     else if (p.command.name === "focus") composer.current?.focus();
     else if (p.command.name === "stop" && running) stop();
     // Only a new command matters, not callback identity.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [p.command]);
 
-  const plan = latestPlan(chat);
   const shownRow = board?.rows.find((r) => r.id === session?.id) ?? null;
-  const showSide = filesOpen || chat.todos.length > 0 || plan !== null || (timeline.actions.timeline?.checkpoints.length ?? 0) > 0 || (timeline.actions.timeline?.rewinds.length ?? 0) > 0;
   const blocked = session !== null ? session.blocked : preBlocked(p.settings);
-  const sidebarAt = panelPlace(width, SIDEBAR_DOCK_MIN, sidebarCollapsed, sidebarDrawer);
-  const sideAt = showSide ? panelPlace(width, SIDE_DOCK_MIN, sideCollapsed, sideDrawer) : "hidden";
-  const toggleSidebar = () => (width >= SIDEBAR_DOCK_MIN ? setSidebarCollapsed((v) => !v) : setSidebarDrawer((v) => !v));
-  const toggleSide = () => (width >= SIDE_DOCK_MIN ? setSideCollapsed((v) => !v) : setSideDrawer((v) => !v));
-  const closeDrawers = () => {
-    setSidebarDrawer(false);
-    setSideDrawer(false);
-  };
-  const compact = width < HEADER_COMPACT_MAX;
   const headerActions: HeaderAction[] = [
-    { testId: "toggle-terminal", icon: "terminal", label: t("terminal.toggle"), shortcut: "Ctrl+`", pressed: terminal, onClick: () => setTerminal((v) => !v) },
+    { testId: "toggle-terminal", icon: "terminal", label: t("terminal.toggle"), shortcut: "Ctrl+`", pressed: terminal.shown, onClick: terminal.click },
     { testId: "toggle-files", icon: "files", label: t("files.toggle"), pressed: filesOpen, onClick: () => setFilesOpen((v) => !v) },
     { testId: "new-window", icon: "newWindow", label: t("header.newWindow"), shortcut: "Ctrl+Shift+N", onClick: () => void ipc.newWindow().catch(fail) },
     { testId: "open-usage", icon: "usage", label: t("header.usage"), shortcut: "Ctrl+U", onClick: p.onOpenUsage },
@@ -622,7 +473,7 @@ export function Workbench(p: Props) {
       data-sidebar={sidebarAt}
       data-side={sideAt}
       onKeyDown={(e) => {
-        if (e.key === "Escape" && (sidebarAt === "drawer" || sideAt === "drawer")) closeDrawers();
+        if (e.key === "Escape" && (sidebarAt === "drawer" || sideAt === "drawer")) panels.closeDrawers();
       }}
     >
       <header className="app-header">
@@ -634,7 +485,7 @@ export function Workbench(p: Props) {
             aria-label={t("header.sidebar")}
             aria-pressed={sidebarAt !== "hidden"}
             data-testid="toggle-sidebar"
-            onClick={toggleSidebar}
+            onClick={panels.toggleSidebar}
           >
             <Icon name="sidebar" />
           </button>
@@ -688,7 +539,7 @@ export function Workbench(p: Props) {
               aria-label={t("header.sidePanel")}
               aria-pressed={sideAt !== "hidden"}
               data-testid="toggle-side"
-              onClick={toggleSide}
+              onClick={panels.toggleSide}
             >
               <Icon name="panel" />
             </button>
@@ -698,42 +549,58 @@ export function Workbench(p: Props) {
           </button>
         </div>
       </header>
-      {(sidebarAt === "drawer" || sideAt === "drawer") && <div className="drawer-backdrop" data-testid="drawer-backdrop" onClick={closeDrawers} />}
+      {(sidebarAt === "drawer" || sideAt === "drawer") && <div className="drawer-backdrop" data-testid="drawer-backdrop" onClick={panels.closeDrawers} />}
       {sidebarAt !== "hidden" && (
         <Sessions
           drawer={sidebarAt === "drawer"}
           workspaceName={p.workspace.name}
           workspacePath={p.workspace.path}
           sessions={p.workspace.sessions}
-          board={board?.rows ?? null}
+          boards={boards}
+          focusSearch={focusSearch}
+          onSearchFocused={searchFocused}
           activeId={session?.id ?? null}
           busy={running}
           anyLive={running || (board?.rows ?? []).some((r) => r.open && isLive(r.activity))}
           lang={p.lang}
           onNew={newChat}
           onOpen={(id) => {
-            setSidebarDrawer(false);
+            panels.closeSidebarDrawer();
             open(id);
           }}
           onRename={rename}
           onDelete={remove}
           onCloseWorkspace={p.onCloseWorkspace}
-          worktrees={board?.worktrees ?? []}
-          worktreesUnavailable={board?.worktreesUnavailable ?? null}
           onNewWorktree={newWorktree}
           onMoveToWorktree={moveToWorktree}
           onReview={(name) => {
-            setSidebarDrawer(false);
+            panels.closeSidebarDrawer();
             setReviewing(name);
           }}
         />
       )}
       <main className="chat">
         {/* Keyed by session: another session opens pinned to its bottom. */}
-        <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
-        {terminal && (
-          <Suspense fallback={<section className="terminal-panel" />}>
-            <TerminalPanel fail={fail} epoch={runs} openIn={terminalIn} />
+        <LinkContext.Provider value={links.openLink}>
+          <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
+        </LinkContext.Provider>
+        {terminal.shown && (
+          <Suspense
+            fallback={
+              // While the panel loads, keys typed after Ctrl+` wait for its terminal.
+              <section
+                className="terminal-panel"
+                tabIndex={-1}
+                ref={(el) => {
+                  if (terminal.focusAt > 0) el?.focus();
+                }}
+                onKeyDown={(e) => {
+                  if (terminal.typeAhead.key(e)) e.preventDefault();
+                }}
+              />
+            }
+          >
+            <TerminalPanel fail={fail} epoch={runs} openIn={terminal.openIn} focusAt={terminal.focusAt} typeAhead={terminal.typeAhead} />
           </Suspense>
         )}
         {shownRow?.activity.state === "queued" && (
@@ -747,7 +614,7 @@ export function Workbench(p: Props) {
         {openCalls > 0 && !running && (
           <div className="blocked resume-banner" role="alert" data-testid="resume-banner">
             <span>
-              {openCalls} {t("resume.waiting")}
+              {plural(t, openCalls, "resume.waiting")}
             </span>
             <span className="resume-actions">
               <button type="button" className="btn btn-small" data-testid="resume-calls" onClick={resume}>
@@ -784,10 +651,11 @@ export function Workbench(p: Props) {
           <ChangesPanel actions={timeline.actions} busy={running} />
           <RewoundPanel actions={timeline.actions} onReuse={(text) => setDraft({ kind: "restore", text, images: [], at: Date.now() })} />
           {/* Keyed by the folder it shows: a worktree session's panel lists its own checkout. */}
-          {filesOpen && <FilesPanel key={session?.workspace ?? p.workspace.path} changed={changedFiles} onMention={mention} />}
+          {filesOpen && <FilesPanel key={session?.workspace ?? p.workspace.path} changed={changedFiles} onMention={mention} reveal={links.reveal} />}
         </SidePanel>
       )}
       {timeline.dialogs}
+      {links.dialog}
       {reviewing !== null && (
         <WorktreeReview
           key={reviewing}
@@ -801,8 +669,7 @@ export function Workbench(p: Props) {
             return id === undefined ? null : () => handoff(id, null).then((d) => d.apply);
           })()}
           onTerminal={() => {
-            setTerminal(true);
-            setTerminalIn({ worktree: reviewing, at: Date.now() });
+            terminal.openInWorktree(reviewing);
             setReviewing(null);
           }}
           onRemoved={() => {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import type { WorktreeDiskView } from "../bindings/app/WorktreeDiskView";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 import { describeError, setWorktreeBudget, worktreeDisk } from "../ipc";
 
 /** Bytes as gigabytes with one decimal. */
@@ -44,8 +44,7 @@ export function WorktreeDisk() {
       <p className="hint" data-testid="worktree-usage" data-over={usage?.overBudget ?? false}>
         {usage === null
           ? t("settings.worktreeNoRepo")
-          : t("settings.worktreeUsage")
-              .replace("{count}", String(usage.count))
+          : plural(t, usage.count, "settings.worktreeUsage")
               .replace("{size}", gigabytes(usage.bytes))
               .replace("{budget}", gigabytes(usage.budgetBytes))}
         {usage?.overBudget === true && <strong> {t("settings.worktreeOver")}</strong>}

@@ -10,7 +10,7 @@ import type { ReviewFile } from "../bindings/app/ReviewFile";
 import type { ReviewView } from "../bindings/app/ReviewView";
 import type { UpdateView } from "../bindings/app/UpdateView";
 import type { DiffRow } from "../diff";
-import { useT, type MessageKey } from "../i18n";
+import { plural, useT, type MessageKey } from "../i18n";
 import * as ipc from "../ipc";
 import { DiffView, type LineActions } from "./DiffView";
 import { Overlay } from "./Overlay";
@@ -258,7 +258,7 @@ export function WorktreeReview({
           ) : (
             <>
               <p>
-                {t("wt.applied")}: {outcome.view.applied.length} {t(outcome.view.applied.length === 1 ? "timeline.file" : "timeline.files")}
+                {t("wt.applied")}: {plural(t, outcome.view.applied.length, "count.file")}
                 {outcome.view.checkpoint !== null && ` · ${t("wt.undoHint")}`}
               </p>
               {outcome.view.conflicts.length > 0 && (

@@ -200,7 +200,9 @@ impl Assembled {
         let todos = self.session.todos();
         let model = self.session.model();
         let turn_marks = self.session.turn_marks().await;
-        self.persister.update(|s| {
+        // A save without a new turn or message (closing a session that was only looked
+        // at) keeps its save time: the boards order sessions by it.
+        self.persister.save_quietly(|s| {
             s.turn_marks = turn_marks;
             s.messages = messages;
             s.turns = turns;

@@ -61,7 +61,7 @@ impl Builtin {
         (
             Builtin::Mode,
             "mode",
-            "switch the mode: discuss, plan, interactive, auto",
+            "switch the mode: discuss, plan, ask (interactive), auto",
         ),
         (Builtin::Model, "model", "switch the model"),
     ];

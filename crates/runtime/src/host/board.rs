@@ -50,6 +50,8 @@ pub struct BoardRow {
     pub cost_usd: Option<f64>,
     /// Tokens the session spent, live while it is open (`None`: not counted yet).
     pub tokens: Option<u64>,
+    /// The first prompt (up to 300 characters), for the board's search.
+    pub first_prompt: String,
 }
 
 /// A session the user asked to see from outside the page (a click on its notification).
@@ -143,6 +145,7 @@ pub fn board(
             tokens: None,
             changed_files: None,
             worktree: s.worktree,
+            first_prompt: s.first_prompt,
             id: s.id,
             name: s.name,
             updated_at: s.updated_at,
@@ -168,6 +171,7 @@ pub fn board(
                 tokens: None,
                 changed_files: None,
                 worktree: saved.worktree,
+                first_prompt: crate::store::first_prompt(&saved.messages),
                 id,
                 name: saved.name,
                 updated_at: saved.updated_at,

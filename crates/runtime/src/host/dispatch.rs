@@ -83,7 +83,7 @@ impl CommandOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
     /// `/mode` without a valid mode.
-    #[error("/mode needs one of discuss, plan, interactive, auto")]
+    #[error("/mode needs one of discuss, plan, ask (interactive), auto")]
     ModeNeeded,
     /// `/mode` above what the face allows.
     #[error("/mode {} goes above this run's mode ({})", requested.as_str(), ceiling.as_str())]

@@ -187,6 +187,9 @@ pub struct SessionSummary {
     pub turns: u32,
     /// The worktree's NAME for a worktree session, else null.
     pub worktree: Option<String>,
+    /// The first prompt (up to 300 characters), for the boards' search; not in `--json`.
+    #[serde(skip)]
+    pub first_prompt: String,
 }
 
 /// Session files under one state dir.
@@ -357,6 +360,7 @@ impl SessionStore {
                     updated_at: s.updated_at,
                     turns: s.turns,
                     worktree: s.worktree,
+                    first_prompt: first_prompt(&s.messages),
                 }),
                 Err(StoreError::NotFound { .. }) => {}
                 Err(e) => tracing::warn!(error = %e, "skipping unreadable session"),
@@ -581,6 +585,16 @@ pub fn derive_name(messages: &[Message]) -> String {
     name
 }
 
+/// The first user message's text, up to 300 characters (what the boards' search reads
+/// besides the name).
+pub fn first_prompt(messages: &[Message]) -> String {
+    let first = messages.iter().find_map(|m| match m {
+        Message::User { .. } => Some(m.text()),
+        _ => None,
+    });
+    first.unwrap_or_default().chars().take(300).collect()
+}
+
 /// The current time, RFC 3339.
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -613,6 +627,28 @@ mod tests {
             protocol_version: 1,
             ..SavedSession::new(id, "/w", "m", "openai", updated)
         }
+    }
+
+    #[test]
+    fn the_first_prompt_is_the_first_user_message_capped_and_listed() {
+        let long = "y".repeat(400);
+        let messages = vec![
+            Message::assistant_text("hello"),
+            Message::user(long.as_str()),
+            Message::user("later"),
+        ];
+        let first = first_prompt(&messages);
+        assert_eq!(first.chars().count(), 300);
+        assert!(first.starts_with("yyy"));
+        assert_eq!(first_prompt(&[]), "");
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        store.save(&saved("p", "2026-01-01T00:00:00Z")).unwrap();
+        let listed = store.list().unwrap();
+        assert_eq!(listed[0].first_prompt, "hi");
+        // Not part of `cairn sessions --json`.
+        let json = serde_json::to_value(&listed[0]).unwrap();
+        assert!(json.get("firstPrompt").is_none(), "{json}");
     }
 
     #[test]

@@ -124,12 +124,35 @@ impl SessionPersister {
 
     /// Applies a change (e.g. a rename) and saves; on disk when it returns.
     pub fn update(&self, f: impl FnOnce(&mut SavedSession)) -> Result<(), StoreError> {
+        self.update_with(f, true)
+    }
+
+    /// Like [`SessionPersister::update`], but the save time (what orders the sessions
+    /// boards) moves only when the history or the turn count changed: saving a session that
+    /// was merely opened and looked at leaves it where it was.
+    pub fn save_quietly(&self, f: impl FnOnce(&mut SavedSession)) -> Result<(), StoreError> {
+        self.update_with(f, false)
+    }
+
+    fn update_with(
+        &self,
+        f: impl FnOnce(&mut SavedSession),
+        touch: bool,
+    ) -> Result<(), StoreError> {
         let generation = {
             let mut held = self.lock_saved();
             let mut s = held.to_saved();
+            let turns = s.turns;
             f(&mut s);
-            s.updated_at = now();
             let messages = held.share(&s.messages);
+            let same_history = messages.len() == held.messages.len()
+                && messages
+                    .iter()
+                    .zip(&held.messages)
+                    .all(|(a, b)| Arc::ptr_eq(a, b));
+            if touch || s.turns != turns || !same_history {
+                s.updated_at = now();
+            }
             s.messages = Vec::new();
             let next = HeldState { meta: s, messages };
             self.hand_over(&mut held, next, false)
@@ -377,5 +400,26 @@ mod tests {
         assert!(p.update(|s| s.name = "other".into()).is_err());
         assert_eq!(p.failure(), None);
         assert_eq!(p.saved().name, "other");
+    }
+
+    #[test]
+    fn a_quiet_save_without_a_new_message_keeps_the_save_time_and_one_with_a_message_moves_it() {
+        let (_tmp, store, p) = open("q");
+        let history = vec![Message::user("go"), Message::assistant_text("done")];
+        hand_over(&p, &history, 1);
+        p.flush().unwrap();
+        let old = "2000-01-01T00:00:00.000Z";
+        // Closing a session that was only looked at: same history, same turns.
+        p.save_quietly(|s| {
+            s.updated_at = old.into();
+            s.messages = history.clone();
+        })
+        .unwrap();
+        assert_eq!(store.load("q").unwrap().updated_at, old);
+        // A new message is activity: the time moves.
+        let mut more = history.clone();
+        more.push(Message::user("again"));
+        p.save_quietly(|s| s.messages = more.clone()).unwrap();
+        assert_ne!(store.load("q").unwrap().updated_at, old);
     }
 }

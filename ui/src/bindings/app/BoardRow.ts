@@ -50,4 +50,8 @@ costUsd: number | null,
 /**
  * Tokens the session spent, live while it is open (`None`: not counted yet).
  */
-tokens: number | null, };
+tokens: number | null, 
+/**
+ * The first prompt (up to 300 characters), for the board's search.
+ */
+firstPrompt: string, };

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import type { Event } from "./bindings/Event";
+import { ChatStore } from "./chats";
+import recorded from "./fixtures/two-sessions.events.json";
+
+/** A frame the test runs by hand. */
+function frames() {
+  const pending: (() => void)[] = [];
+  return {
+    schedule: (f: () => void) => {
+      pending.push(f);
+      return () => pending.splice(pending.indexOf(f), 1);
+    },
+    run: () => pending.splice(0).forEach((f) => f()),
+    count: () => pending.length,
+  };
+}
+
+const texts = (store: ChatStore, id: string) =>
+  store
+    .chat(id)
+    .items.filter((i) => i.kind === "assistant")
+    .map((i) => (i.kind === "assistant" ? i.text : ""));
+
+describe("the chat store", () => {
+  it("folds each session's recorded events into its own transcript, once per frame", () => {
+    const f = frames();
+    const store = new ChatStore(f.schedule);
+    let notified = 0;
+    store.subscribe(() => notified++);
+    for (const [id, event] of recorded.events as [string, Event][]) store.eventsOf(id)(event);
+    // One frame scheduled for the whole burst; nothing folded before it.
+    expect(f.count()).toBe(1);
+    expect(store.get().chats).toEqual({});
+    f.run();
+    expect(notified).toBe(1);
+    expect(texts(store, "alpha")).toEqual(["Alpha answer: the parser reads tokens."]);
+    expect(texts(store, "bravo")).toEqual(["Bravo answer: the cache keeps the newest entries."]);
+    // Alpha's turn ended, Bravo's runs on (shown or not).
+    expect(store.isLive("alpha")).toBe(false);
+    expect(store.isLive("bravo")).toBe(true);
+    expect(store.chat("alpha").items.filter((i) => i.kind === "user").length).toBe(1);
+  });
+
+  it("keeps a run call in flight apart from the transcript, and notices per session", () => {
+    const store = new ChatStore(frames().schedule);
+    store.setPending("", true);
+    expect(store.isLive("")).toBe(true);
+    const before = store.get();
+    store.setPending("", true);
+    expect(store.get()).toBe(before);
+    store.setPending("", false);
+    expect(store.isLive("")).toBe(false);
+    store.dispatch("alpha", { type: "notice", text: "The key was rejected", tone: "error", action: "settings" });
+    expect(store.chat("alpha").items.map((i) => i.kind)).toEqual(["notice"]);
+    expect(store.chat("bravo").items).toEqual([]);
+  });
+
+  it("drops a scheduled fold when the page goes away", () => {
+    const f = frames();
+    const store = new ChatStore(f.schedule);
+    const [first] = recorded.events as [string, Event][];
+    if (first !== undefined) store.eventsOf(first[0])(first[1]);
+    store.dispose();
+    expect(f.count()).toBe(0);
+  });
+});
