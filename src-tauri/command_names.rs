@@ -24,6 +24,8 @@ pub const COMMANDS: &[&str] = &[
     "interrupt",
     "queue_steering",
     "remove_steering",
+    "session_budget",
+    "set_budget",
     "list_commands",
     "get_extensions",
     "trust_project_hooks",

@@ -80,6 +80,8 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::turn::interrupt,
             commands::turn::queue_steering,
             commands::turn::remove_steering,
+            commands::turn::session_budget,
+            commands::turn::set_budget,
             commands::turn::list_commands,
             commands::extensions::get_extensions,
             commands::extensions::trust_project_hooks,

@@ -9,6 +9,7 @@ pub use cairn_runtime::commands::CommandView;
 pub use cairn_runtime::extensions::ExtensionsView;
 pub use cairn_runtime::face_settings::{Language, RecentWorkspace};
 pub use cairn_runtime::host::board::{BoardRow, BoardView, OpenRequestView};
+pub use cairn_runtime::host::budget::{BudgetLimit, BudgetView};
 pub use cairn_runtime::host::rules_view::{GrantedDirectory, PermissionRules, PersistentRule};
 pub use cairn_runtime::host::view::{SandboxView, SessionStatus, SessionView};
 pub use cairn_runtime::host::RunOutcome;

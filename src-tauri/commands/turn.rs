@@ -10,6 +10,7 @@ use super::current;
 use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 use crate::types::{ImageUpload, RunOutcome};
+use cairn_runtime::host::budget::{BudgetLimit, BudgetView};
 use cairn_runtime::host::{CommandError, Prompt, Submission, SubmitError, BATCH_WINDOW};
 
 async fn run(
@@ -159,4 +160,26 @@ pub fn remove_steering<R: Runtime>(
     text: String,
 ) -> IpcResult<bool> {
     Ok(current(&state, window.label())?.remove_steering(&text))
+}
+
+/// The shown session's spending cap and what it spent (the error card's "raise the cap").
+#[tauri::command]
+pub fn session_budget<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+) -> IpcResult<BudgetView> {
+    Ok(current(&state, window.label())?.budget())
+}
+
+/// Sets the shown session's spending cap from its next request on (after
+/// `budget_exceeded`, the user raises it and goes on).
+#[tauri::command]
+pub fn set_budget<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    limit: BudgetLimit,
+) -> IpcResult<BudgetView> {
+    current(&state, window.label())?
+        .set_budget(limit)
+        .map_err(|e| IpcError::invalid(e.to_string()))
 }

@@ -38,6 +38,8 @@ fn export_app_types(cfg: &Config) {
     export::<Problem>(cfg);
     export::<RunOutcome>(cfg);
     export::<BoardView>(cfg);
+    export::<BudgetView>(cfg);
+    export::<BudgetLimit>(cfg);
     export::<ReviewView>(cfg);
     export::<ReviewComment>(cfg);
     export::<ApplyView>(cfg);

@@ -2,6 +2,8 @@
 // bindings in ./bindings (protocol types) and ./bindings/app (the app's own types); never
 // declare one by hand.
 import { Channel, invoke } from "@tauri-apps/api/core";
+import type { BudgetLimit } from "./bindings/app/BudgetLimit";
+import type { BudgetView } from "./bindings/app/BudgetView";
 import type { EndpointCheck } from "./bindings/app/EndpointCheck";
 import type { VaultView } from "./bindings/app/VaultView";
 import type { ApprovalDecision } from "./bindings/ApprovalDecision";
@@ -154,6 +156,10 @@ export const interrupt = () => invoke<void>("interrupt");
 export const queueSteering = (text: string, images: ImageUpload[] = []) => invoke<string[]>("queue_steering", { text, images });
 /** Withdraws queued steering; false when it was already injected. */
 export const removeSteering = (text: string) => invoke<boolean>("remove_steering", { text });
+/** The shown session's spending cap and what it spent. */
+export const sessionBudget = () => invoke<BudgetView>("session_budget");
+/** Sets the shown session's spending cap from its next request on. */
+export const setBudget = (limit: BudgetLimit) => invoke<BudgetView>("set_budget", { limit });
 /** Changes the permission mode. */
 export const setMode = (mode: Mode) => invoke<void>("set_mode", { mode });
 

@@ -59,8 +59,9 @@ export type Item =
       text: string;
       /** An automatic retry of a failed model request. */
       retry?: boolean;
-      /** What the notice offers to do about it (a rejected key: open Settings). */
-      action?: "settings";
+      /** What the notice offers to do about it (a rejected key: open Settings; the spending
+       * cap reached: raise it). */
+      action?: "settings" | "budget";
     }
   | {
       kind: "compaction";
@@ -380,6 +381,7 @@ function apply(d: Draft, event: Event) {
         tone: "error",
         text: event.data.error,
         ...(event.data.error_type === "auth" ? { action: "settings" as const } : {}),
+        ...(event.data.error_type === "budget_exceeded" ? { action: "budget" as const } : {}),
       });
       return;
     case "budget_warning":

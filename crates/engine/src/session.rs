@@ -256,6 +256,7 @@ impl SessionBuilder {
                 announcements: Default::default(),
                 spent_live: Default::default(),
                 spend_rewarn: Default::default(),
+                spent_outside: Default::default(),
             }),
         }
     }
@@ -610,6 +611,20 @@ impl Session {
         self.inner
             .spend_rewarn
             .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Counts a request made for the session outside its turns (naming it) against its
+    /// spending cap, priced by `model`.
+    pub fn add_spent(&self, usage: &cairn_protocol::TokenUsage, model: &str) {
+        let cost = self
+            .inner
+            .pricing
+            .as_ref()
+            .and_then(|p| p.cost_usd(model, usage));
+        if let Some(live) = lock(&self.inner.spent_live).as_mut() {
+            live.add(usage, cost);
+        }
+        lock(&self.inner.spent_outside).push((*usage, cost));
     }
 
     /// What the session spent so far, as its turns count it (`None` before a turn of this

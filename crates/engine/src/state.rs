@@ -86,6 +86,8 @@ pub(crate) struct Inner {
     /// What the session spent, kept up to date by its turns (`None` until a turn of this
     /// process counted the history's).
     pub spent_live: Mutex<Option<crate::spend::Spent>>,
+    /// What requests outside the turns spent (naming), for the next turn's count.
+    pub spent_outside: Mutex<Vec<(cairn_protocol::TokenUsage, Option<f64>)>>,
     /// The cap changed: the next turn may warn again at 80 %.
     pub spend_rewarn: std::sync::atomic::AtomicBool,
     /// What the next turn says right after its `turn_start` (a model switch between turns).

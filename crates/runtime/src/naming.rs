@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cairn_engine::prompt::Lang;
-use cairn_engine::{answer_text, LlmClient, LlmRequest};
+use cairn_engine::{LlmClient, LlmRequest};
 use cairn_protocol::Message;
 use tokio_util::sync::CancellationToken;
 
@@ -33,13 +33,13 @@ pub fn naming_prompt(lang: Lang) -> &'static str {
 pub const NAMING_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Asks the model for a title; `None` on any failure or an unusable answer (or none within
-/// [`NAMING_WITHIN`]).
+/// [`NAMING_WITHIN`]), with what the request used (counted against the spending cap).
 pub async fn generate_name(
     llm: Arc<dyn LlmClient>,
     model: &str,
     first_input: &str,
     lang: Lang,
-) -> Option<String> {
+) -> (Option<String>, Option<cairn_protocol::TokenUsage>) {
     let excerpt: String = first_input.chars().take(2_000).collect();
     let request = LlmRequest {
         model: model.to_string(),
@@ -58,14 +58,14 @@ pub async fn generate_name(
     // then the first message names the session.
     let answer = tokio::time::timeout(
         NAMING_WITHIN,
-        answer_text(llm.stream(request, cancel.clone())),
+        cairn_engine::llm::answer_text_and_usage(llm.stream(request, cancel.clone())),
     )
     .await;
     cancel.cancel();
-    let Ok(Ok(text)) = answer else {
-        return None;
+    let Ok((text, usage)) = answer else {
+        return (None, None);
     };
-    sanitize_name(&text)
+    (text.ok().and_then(|t| sanitize_name(&t)), usage)
 }
 
 /// One line, no quotes or trailing punctuation, at most 60 chars; `None` when empty.
@@ -130,7 +130,7 @@ mod tests {
             FakeReply::outcome(LlmOutcome::new(OutcomeStatus::Auth, None)),
         ]);
         llm.script_naming();
-        let name = generate_name(
+        let (name, _) = generate_name(
             Arc::new(llm.clone()),
             "m",
             "please refactor the parser",
@@ -143,7 +143,7 @@ mod tests {
             naming_prompt(Lang::Zh)
         );
         assert!(llm.requests()[0].tools.is_empty());
-        let none = generate_name(Arc::new(llm), "m", "x", Lang::En).await;
+        let (none, _) = generate_name(Arc::new(llm), "m", "x", Lang::En).await;
         assert_eq!(none, None);
     }
 

@@ -3,6 +3,7 @@ import type { BoardRow } from "../bindings/app/BoardRow";
 import type { SessionEntry } from "../bindings/app/SessionEntry";
 import type { WorktreeView } from "../bindings/app/WorktreeView";
 import type { Progress } from "../bindings/Progress";
+import { dollars } from "./Meter";
 import { activityLabel, arrange, isLive, relativeTime, search, type BoardStore } from "../board";
 import { plural, useT } from "../i18n";
 import { useNow, useStore } from "../store";
@@ -159,6 +160,12 @@ function SessionRow(p: RowProps) {
               <span data-testid="session-files">
                 {" · "}
                 {plural(t, s.changedFiles, "count.fileChanged")}
+              </span>
+            )}
+            {s.costUsd !== null && s.costUsd > 0 && (
+              <span data-testid="session-cost" data-cost={s.costUsd}>
+                {" · "}
+                {dollars(s.costUsd)}
               </span>
             )}
             {p.place !== null && <span className="session-worktree"> · ⎇ {p.place}</span>}

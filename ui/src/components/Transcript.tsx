@@ -9,6 +9,7 @@ import type { Item } from "../transcript";
 import { MessageAttachments } from "./Attachments";
 import { ElicitationCard } from "./ElicitationCard";
 import { compact } from "./Meter";
+import { RaiseBudget } from "./RaiseBudget";
 import { DirectoryCard, PlanCard, QuestionCard, type Answerers } from "./Interactions";
 import { CopyButton, Markdown } from "./Markdown";
 import { StoneMark } from "./StoneMark";
@@ -36,6 +37,8 @@ export type TranscriptActions = Answerers & {
   timeline: TimelineActions;
   /** Opens Settings (offered by a rejected-key notice). */
   openSettings?: () => void;
+  /** Goes on after the spending cap was raised (offered by a `budget_exceeded` notice). */
+  goOn?: () => void;
   /** Loads the page of turns before the first one shown; undefined when none is older. */
   earlier?: () => void;
 };
@@ -88,6 +91,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
         <div className={`notice notice-${item.tone}`} data-testid="notice" role={item.tone === "error" ? "alert" : "status"}>
           {item.retry === true && <strong>{t("chat.retrying")} </strong>}
           {item.text}
+          {item.action === "budget" && actions.goOn !== undefined && !actions.running && <RaiseBudget onRaised={actions.goOn} />}
           {item.action === "settings" && actions.openSettings !== undefined && (
             <button type="button" className="btn btn-small notice-action" data-testid="notice-open-settings" onClick={actions.openSettings}>
               {t("chat.openSettings")}

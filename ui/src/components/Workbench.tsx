@@ -419,9 +419,10 @@ export function Workbench(p: Props) {
       running,
       timeline: timeline.actions,
       openSettings: p.onOpenSettings,
+      goOn: () => void send(t("budget.continue"), []),
       earlier: historyBefore === null ? undefined : earlier,
     }),
-    [answerers, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier],
+    [answerers, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier, send, t],
   );
 
   const setMode = (mode: Mode) => {

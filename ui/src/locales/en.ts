@@ -133,6 +133,11 @@ export const en = {
   "mode.auto.confirm":
     "Auto mode lets the agent write files and run commands in this workspace without asking. Switch to Auto?",
   "meter.tokens": "tokens",
+  "budget.continue": "Continue where you stopped.",
+  "budget.spent": "Spent so far:",
+  "budget.newCap": "New cap:",
+  "budget.raise": "Raise and continue",
+  "budget.higher": "The new cap must be higher than the old one.",
   "meter.context": "context",
   "meter.compacted": "compacted",
   "meter.summaries.one": "{n} summary",

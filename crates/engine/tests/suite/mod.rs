@@ -8,6 +8,7 @@ mod host;
 mod llm_faults;
 mod oversized_results;
 mod rewind;
+mod spending;
 mod subagent;
 mod token_count;
 mod turn_loop;

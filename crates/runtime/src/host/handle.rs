@@ -544,13 +544,19 @@ impl SessionHandle {
             });
             match first {
                 Some(first) => {
-                    crate::naming::generate_name(
+                    let model = session.model();
+                    let (name, usage) = crate::naming::generate_name(
                         session.llm(),
-                        &session.model(),
+                        &model,
                         &first,
                         crate::assemble::lang_from_env(),
                     )
-                    .await
+                    .await;
+                    // The naming request counts against the session's spending cap.
+                    if let Some(u) = usage {
+                        session.add_spent(&u, &model);
+                    }
+                    name
                 }
                 None => None,
             }

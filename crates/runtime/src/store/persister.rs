@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cairn_engine::{EngineHook, StateSnapshot};
-use cairn_protocol::Event;
+use cairn_protocol::{Event, Message};
 
 use crate::reserve::Reserve;
 use crate::store::event_log::EventLog;
@@ -145,11 +145,16 @@ impl SessionPersister {
             let turns = s.turns;
             f(&mut s);
             let messages = held.share(&s.messages);
-            let same_history = messages.len() == held.messages.len()
+            // The system prompt is rebuilt when a session is opened (date, environment):
+            // that is not activity.
+            let said = |m: &&Arc<Message>| !matches!(***m, Message::System { .. });
+            let same_history = messages.iter().filter(said).count()
+                == held.messages.iter().filter(said).count()
                 && messages
                     .iter()
-                    .zip(&held.messages)
-                    .all(|(a, b)| Arc::ptr_eq(a, b));
+                    .filter(said)
+                    .zip(held.messages.iter().filter(said))
+                    .all(|(a, b)| Arc::ptr_eq(a, b) || a == b);
             if touch || s.turns != turns || !same_history {
                 s.updated_at = now();
             }
@@ -415,6 +420,11 @@ mod tests {
             s.messages = history.clone();
         })
         .unwrap();
+        assert_eq!(store.load("q").unwrap().updated_at, old);
+        // Opening rebuilt the system prompt (today's date): still no activity.
+        let mut reopened = vec![Message::system("prompt of today")];
+        reopened.extend(history.iter().cloned());
+        p.save_quietly(|s| s.messages = reopened.clone()).unwrap();
         assert_eq!(store.load("q").unwrap().updated_at, old);
         // A new message is activity: the time moves.
         let mut more = history.clone();
