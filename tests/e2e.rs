@@ -55,6 +55,8 @@ mod support;
 mod terminal;
 #[path = "e2e/timeline.rs"]
 mod timeline;
+#[path = "e2e/waiting.rs"]
+mod waiting;
 #[path = "e2e/week.rs"]
 mod week;
 #[path = "e2e/windows.rs"]

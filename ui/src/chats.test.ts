@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Event } from "./bindings/Event";
-import { ChatStore } from "./chats";
+import { ChatStore, reduce } from "./chats";
+import { emptyChat, WAITING_ID } from "./transcript";
 import recorded from "./fixtures/two-sessions.events.json";
 
 /** A frame the test runs by hand. */
@@ -63,5 +64,22 @@ describe("the chat store", () => {
     if (first !== undefined) store.eventsOf(first[0])(first[1]);
     store.dispose();
     expect(f.count()).toBe(0);
+  });
+});
+
+describe("a prompt waiting for its turn", () => {
+  it("is shown at once and replaced by its turn's start", () => {
+    let s = reduce(emptyChat, { type: "waiting", text: "fifth chat's question" });
+    expect(s.items).toEqual([{ kind: "user", id: WAITING_ID, text: "fifth chat's question", steering: false, waiting: true }]);
+    s = reduce(s, {
+      type: "events",
+      events: [{ type: "turn_start", data: { taskId: "t9", input: "fifth chat's question", sessionId: "s", turn: 1 } }],
+      view: null,
+    });
+    expect(s.items.map((i) => i.id)).toEqual(["t9:user"]);
+  });
+  it("goes away when the turn is refused", () => {
+    const s = reduce(reduce(emptyChat, { type: "waiting", text: "x" }), { type: "waiting", text: null });
+    expect(s.items).toEqual([]);
   });
 });

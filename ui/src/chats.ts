@@ -12,6 +12,8 @@ import {
   markAnswered,
   prependHistory,
   withNotice,
+  withWaitingPrompt,
+  WAITING_ID,
   type AskState,
   type ChatState,
 } from "./transcript";
@@ -24,6 +26,7 @@ export type Action =
   | { type: "answered"; id: string; state: AskState | "rejected" }
   | { type: "notice"; text: string; tone?: "info" | "error"; action?: "settings" }
   | { type: "steer"; text: string }
+  | { type: "waiting"; text: string | null }
   | { type: "unsteer"; text: string };
 
 /** Each open session's transcript, by session id ("" = no session yet). */
@@ -42,8 +45,11 @@ export function reduce(state: ChatState, action: Action): ChatState {
       const logged = applyEvents(chatFrom(action.view.earlierUsage, action.view.historyBefore), action.view.events);
       // Without a running turn, calls still open in the log belong to a stopped process.
       const base = action.view.busy ? logged : closeStaleTools(logged);
+      // A prompt still waiting for its turn stays shown.
+      const waiting = state.items.find((i) => i.id === WAITING_ID);
       return {
         ...base,
+        items: waiting !== undefined ? [...base.items, waiting] : base.items,
         running: action.view.busy,
         todos: action.view.todos,
         steering: action.view.pendingSteering.map((text) => ({ text, state: "queued" as const })),
@@ -57,6 +63,8 @@ export function reduce(state: ChatState, action: Action): ChatState {
       return markAnswered(state, action.id, action.state);
     case "notice":
       return withNotice(state, action.text, action.tone, action.action);
+    case "waiting":
+      return withWaitingPrompt(state, action.text);
     case "steer":
       return { ...state, steering: [...state.steering, { text: action.text, state: "queued" }] };
     case "unsteer": {

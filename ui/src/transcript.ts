@@ -28,6 +28,8 @@ export type Item =
       images?: { path: string; name: string; mimeType: string }[];
       /** Workspace files its `@path` mentions attached. */
       files?: string[];
+      /** Sent, its turn not started yet (waiting for a free turn slot). */
+      waiting?: boolean;
     }
   | { kind: "assistant"; id: string; text: string; reasoning: string; streaming: boolean; usage: TokenUsage | null }
   | {
@@ -181,6 +183,13 @@ class Draft {
       this.items[i] = item;
     }
   }
+  /** Removes an item (a prompt shown while it waited for its turn). */
+  drop(id: string) {
+    const i = this.index.get(id);
+    if (i === undefined) return;
+    this.items.splice(i, 1);
+    this.index = new Map(this.items.map((item, j) => [item.id, j]));
+  }
   /** The last item of a kind that still waits. */
   lastPending<K extends "question" | "plan" | "directory">(kind: K): Extract<Item, { kind: K }> | null {
     for (let i = this.items.length - 1; i >= 0; i--) {
@@ -249,6 +258,7 @@ function apply(d: Draft, event: Event) {
       // A turn the engine started from steering that arrived too late for the previous turn.
       const fromSteering = event.data.source === "steering";
       if (fromSteering) markInjected(s, input);
+      d.drop(WAITING_ID);
       d.put({ kind: "user", id: `${event.data.taskId}:user`, text: input, steering: fromSteering, ...carried(event.data.attachments) });
       return;
     }
@@ -608,6 +618,19 @@ export function markAnswered(state: ChatState, id: string, answer: AskState | "r
       return it;
     }),
   };
+}
+
+/** The id of the prompt shown while its turn waits to start. */
+export const WAITING_ID = "waiting:prompt";
+
+/**
+ * The prompt just sent, shown at once (its turn may wait for a free slot: the message must not
+ * vanish meanwhile); `turn_start` replaces it. `null` takes it away (the turn was refused).
+ */
+export function withWaitingPrompt(state: ChatState, text: string | null): ChatState {
+  const items = state.items.filter((i) => i.id !== WAITING_ID);
+  if (text !== null) items.push({ kind: "user", id: WAITING_ID, text, steering: false, waiting: true });
+  return { ...state, items };
 }
 
 /** A local notice (not a protocol event), e.g. a failed command or what a slash command did. */

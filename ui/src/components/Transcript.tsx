@@ -48,8 +48,16 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
   switch (item.kind) {
     case "user":
       return (
-        <article className={`msg msg-user ${item.steering ? "msg-steering" : ""}`} data-testid="user-message" data-steering={item.steering}>
-          <div className="msg-role">{item.steering ? t("chat.steered") : t("chat.you")}</div>
+        <article
+          className={`msg msg-user ${item.steering ? "msg-steering" : ""} ${item.waiting === true ? "msg-waiting" : ""}`}
+          data-testid="user-message"
+          data-steering={item.steering}
+          data-waiting={item.waiting === true}
+        >
+          <div className="msg-role">
+            {item.steering ? t("chat.steered") : t("chat.you")}
+            {item.waiting === true && <span className="msg-waiting-note"> · {t("chat.waitingSlot")}</span>}
+          </div>
           <div className="msg-text">{item.text}</div>
           <MessageAttachments images={item.images ?? []} files={item.files ?? []} />
         </article>

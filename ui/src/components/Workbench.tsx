@@ -286,16 +286,20 @@ export function Workbench(p: Props) {
         }
         // A new prompt closes the calls left open as interrupted (the engine does it).
         setOpenCalls(0);
+        // Shown at once: its turn may wait for a free slot (turn_start replaces it).
+        dispatchTo({ id: current.id, action: { type: "waiting", text } });
         const end = await ipc.runTurn(text, eventsOf(current.id), images.map(toUpload));
+        dispatchTo({ id: current.id, action: { type: "waiting", text: null } });
         afterRun(current.id, end);
       } catch (e) {
+        dispatchTo({ id: sessionRef.current?.id ?? started, action: { type: "waiting", text: null } });
         setPendingOf(started, false);
         giveBack();
         fail(e);
         refreshStatus();
       }
     },
-    [eventsOf, afterRun, fail, show, refreshStatus, setPendingOf],
+    [eventsOf, afterRun, fail, show, refreshStatus, setPendingOf, dispatchTo],
   );
 
   const steer = useCallback(

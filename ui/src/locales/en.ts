@@ -160,6 +160,7 @@ export const en = {
   "chat.turnMax": "Stopped: too many iterations",
   "chat.turnInterrupted": "Interrupted",
   "chat.turnError": "Ended with an error",
+  "chat.waitingSlot": "waiting for a free turn slot",
   "chat.compacting": "Compacting the conversation to fit the context window…",
   "chat.compacted": "Context compacted",
   "chat.compactedBy": "Summary written by",

@@ -160,6 +160,7 @@ export const zh: Record<MessageKey, string> = {
   "chat.turnMax": "已停止：迭代次数过多",
   "chat.turnInterrupted": "已中断",
   "chat.turnError": "因错误结束",
+  "chat.waitingSlot": "等待空闲的回合名额",
   "chat.compacting": "正在压缩对话以适应上下文窗口…",
   "chat.compacted": "上下文已压缩",
   "chat.compactedBy": "摘要模型",
