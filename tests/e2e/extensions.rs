@@ -33,6 +33,13 @@ async fn the_composer_completes_slash_commands_and_runs_them() {
                 json!({"path": "notes.txt", "content": "changed by the agent\n"}),
             ),
             Reply::text("Fixed issue 42."),
+            // After the trust, in the same open chat: the project's PreToolUse hook blocks.
+            Reply::tool_call(
+                "c2",
+                "write_file",
+                json!({"path": "blocked.txt", "content": "must not be written\n"}),
+            ),
+            Reply::text("The hook stopped me."),
         ])
         .await
         .unwrap(),
@@ -168,14 +175,30 @@ async fn the_composer_completes_slash_commands_and_runs_them() {
         .await
         .unwrap();
         screenshot(&c, "settings-extensions.png").await;
+        // The whole command is shown before it is trusted (wrapped, never cut).
+        let command = text_of(&c, "[data-testid=ext-hook] .ext-command").await;
+        assert_eq!(command, "exit 2", "the hook's whole command");
         click(&c, "[data-testid=hooks-trust]").await;
         find(&c, "[data-testid=ext-hook][data-trusted=true]").await;
         assert!(std::fs::read_to_string(&trust).unwrap().contains("(hooks)"));
         click(&c, "[data-testid=overlay-close]").await;
+        // The open chat's next turn runs the trusted hook (issue 45): it blocks the write.
+        send(&c, "Write blocked.txt").await;
+        wait_turns(&c, "completed", 2).await;
+        assert!(
+            !w.join("blocked.txt").exists(),
+            "the trusted PreToolUse hook ran in the open chat and blocked the write"
+        );
+        wait_js(
+            &c,
+            "the banner about untrusted hooks gone",
+            "return document.querySelector('[data-testid=skipped-banner]') === null",
+        )
+        .await;
     })
     .await;
     if ran {
-        assert_eq!(server.requests().len(), 2);
+        assert_eq!(server.requests().len(), 4);
     }
 }
 

@@ -10,6 +10,15 @@ async fn a_rejected_key_opens_settings_and_code_blocks_copy() {
         MockLlmServer::with_script(vec![
             Reply::fault(cairn_testkit::Fault::unauthorized()),
             Reply::text("Run this:\n\n```sh\necho COPY-ME-42\n```\n"),
+            // A model the endpoint does not serve (issue 45): words and an action.
+            Reply::fault(cairn_testkit::Fault::Status {
+                code: 404,
+                retry_after: None,
+                body: Some(
+                    r#"{"error":{"message":"The model `mock-model` does not exist","type":"invalid_request_error","code":"model_not_found"}}"#
+                        .into(),
+                ),
+            }),
         ])
         .await
         .unwrap(),
@@ -39,6 +48,23 @@ async fn a_rejected_key_opens_settings_and_code_blocks_copy() {
             click(&c, "[data-testid=code-copy]").await;
             let copied = wait_clipboard(&c, "echo COPY-ME-42").await;
             assert!(!copied.contains("Run this"), "only the code: {copied:?}");
+
+            send(&c, "once more").await;
+            wait_turns(&c, "error", 2).await;
+            let notice = last_text(&c, "[data-testid=notice]").await;
+            assert!(notice.contains("does not know the model"), "{notice}");
+            for leak in ["{\"error\"", "failed: failed", "os error", "cairn "] {
+                assert!(!notice.contains(leak), "no `{leak}` in the card: {notice}");
+            }
+            let actions = c
+                .execute(
+                    "const n = [...document.querySelectorAll('[data-testid=notice]')].pop(); \
+                     return n.querySelector('[data-testid=notice-open-settings]') !== null",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(actions, json!(true), "an unknown model offers Settings");
         },
     )
     .await;

@@ -144,6 +144,18 @@ async fn timeline_restores_to_a_turn_keeps_user_edits_and_undoes_the_restore() {
         );
         let entry = text_of(&c, "[data-testid=restored-entry]").await;
         assert!(entry.contains("Restored to checkpoint 1"), "{entry}");
+        // Every entry shows the number the CLI uses (`cairn turns`, `--to-turn N`): the
+        // restore's own change-turn and the user's edits are numbered, not hidden (issue 45).
+        let numbered = c
+            .execute(
+                "return [...document.querySelectorAll('[data-testid=checkpoint]')].every((e) => { \
+                   const n = e.querySelector('[data-testid=checkpoint-number]'); \
+                   return n === null ? e.dataset.kind === 'agent' : n.textContent.startsWith(e.dataset.turn + ' '); })",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(numbered, json!(true), "each entry shows its checkpoint number");
         // The restore is announced where the user looks, with its Undo.
         let toast = text_of(&c, "[data-testid=toast]").await;
         assert!(

@@ -61,8 +61,8 @@ export type Item =
       text: string;
       /** An automatic retry of a failed model request. */
       retry?: boolean;
-      /** What the notice offers to do about it (a rejected key: open Settings; the spending
-       * cap reached: raise it). */
+      /** What the notice offers to do about it (a rejected key, an unknown model, an
+       * unreachable endpoint: open Settings; the spending cap reached: raise it). */
       action?: "settings" | "budget";
     }
   | {
@@ -390,8 +390,7 @@ function apply(d: Draft, event: Event) {
         id: d.uid("error"),
         tone: "error",
         text: event.data.error,
-        ...(event.data.error_type === "auth" ? { action: "settings" as const } : {}),
-        ...(event.data.error_type === "budget_exceeded" ? { action: "budget" as const } : {}),
+        ...(errorAction(event.data.error_type) !== undefined ? { action: errorAction(event.data.error_type) } : {}),
       });
       return;
     case "budget_warning":
@@ -618,6 +617,23 @@ export function markAnswered(state: ChatState, id: string, answer: AskState | "r
       return it;
     }),
   };
+}
+
+/** What an error card offers besides Retry, by the runtime's `error_type` (a typed fact). */
+export function errorAction(errorType: string): "settings" | "budget" | undefined {
+  switch (errorType) {
+    case "auth":
+    case "model_not_found":
+    case "quota_exhausted":
+    case "network":
+    case "server_error":
+    case "timeout":
+      return "settings";
+    case "budget_exceeded":
+      return "budget";
+    default:
+      return undefined;
+  }
 }
 
 /** The id of the prompt shown while its turn waits to start. */

@@ -233,7 +233,7 @@ impl SessionBuilder {
                 approver: RwLock::new(self.approver),
                 approver_set: std::sync::atomic::AtomicBool::new(self.approver_set),
                 hooks: self.hooks,
-                gate: self.gate,
+                gate: RwLock::new(self.gate),
                 started: std::sync::atomic::AtomicBool::new(false),
                 state: tokio::sync::Mutex::new(TurnState {
                     messages,
@@ -302,9 +302,8 @@ impl Session {
         {
             return;
         }
-        if let Some(g) = self
-            .inner
-            .gate
+        let gate = read(&self.inner.gate).clone();
+        if let Some(g) = gate
             .as_ref()
             .filter(|g| g.wants(crate::gate::GatePoint::SessionEnd))
         {
@@ -550,6 +549,17 @@ impl Session {
     /// Changes the permission mode.
     pub fn set_mode(&self, mode: Mode) {
         lock(&self.inner.permissions).set_mode(mode);
+    }
+
+    /// Replaces the user's hooks from the next turn on (a project's hooks trusted or changed
+    /// while the session is open).
+    pub fn set_gate(&self, gate: Option<Arc<dyn crate::gate::Gate>>) {
+        *write(&self.inner.gate) = gate;
+    }
+
+    /// The wrapper that confines this session's commands (its hooks run in it too).
+    pub fn command_wrapper(&self) -> Option<Arc<dyn crate::execenv::CommandWrapper>> {
+        self.inner.exec.wrapper.clone()
     }
 
     /// The OS sandbox that really wraps this session's commands (its description), or `None`

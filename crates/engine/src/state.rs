@@ -73,7 +73,7 @@ pub(crate) struct Inner {
     pub approver_set: std::sync::atomic::AtomicBool,
     pub hooks: Vec<Arc<dyn EngineHook>>,
     /// The user's hooks, run at defined points.
-    pub gate: Option<Arc<dyn crate::gate::Gate>>,
+    pub gate: RwLock<Option<Arc<dyn crate::gate::Gate>>>,
     /// Whether `SessionStart` ran in this process.
     pub started: std::sync::atomic::AtomicBool,
     pub state: tokio::sync::Mutex<TurnState>,

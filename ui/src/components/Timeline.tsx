@@ -184,6 +184,18 @@ function AgentMarker({ c, actions, busy }: { c: CheckpointView; actions: Timelin
     </div>
   );
 }
+/**
+ * The number `cairn turns`, `restore --json` and `--to-turn N` use for this checkpoint: every
+ * entry shows it, so the numbers never seem to jump and `/undo`'s words find their entry.
+ */
+function CheckpointNumber({ turn }: { turn: number }) {
+  return (
+    <span className="checkpoint-number" data-testid="checkpoint-number">
+      {turn} ·{" "}
+    </span>
+  );
+}
+
 /** The user's own edits that a restore after them recorded (its Undo brings them back). */
 function UserMarker({ c, actions }: { c: CheckpointView; actions: TimelineActions }) {
   const t = useT();
@@ -191,6 +203,7 @@ function UserMarker({ c, actions }: { c: CheckpointView; actions: TimelineAction
     <div className="checkpoint checkpoint-user" data-testid="checkpoint" data-turn={c.turn} data-kind="user">
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="user-entry" onClick={() => actions.showDiff(c.turn)}>
+        <CheckpointNumber turn={c.turn} />
         {t("timeline.userEdits")} · {plural(t, c.files.length, "count.file")} {plusMinus(c.files)}
       </button>
       <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
@@ -205,6 +218,7 @@ function ApplyMarker({ c, actions, busy }: { c: CheckpointView; actions: Timelin
     <div className="checkpoint checkpoint-apply" data-testid="checkpoint" data-turn={c.turn} data-kind="apply" data-tip={c.summary}>
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="applied-entry" onClick={() => actions.showDiff(c.turn)}>
+        <CheckpointNumber turn={c.turn} />
         {c.appliedFrom === null ? t("timeline.appliedWorktree") : t("timeline.appliedNamed").replace("{name}", c.appliedFrom)} · {plural(t, c.files.length, "count.file")} {plusMinus(c.files)}
       </button>
       <span className="checkpoint-files">{c.files.map((f) => f.path).join(", ")}</span>
@@ -222,6 +236,7 @@ function RestoreMarker({ c, actions, busy }: { c: CheckpointView; actions: Timel
     <div className="checkpoint checkpoint-restore" data-testid="checkpoint" data-turn={c.turn} data-kind="restore">
       <span className="checkpoint-dot" aria-hidden="true" />
       <button type="button" className="checkpoint-summary" data-testid="restored-entry" onClick={() => actions.showDiff(c.turn)}>
+        <CheckpointNumber turn={c.turn} />
         {label} · {plural(t, c.files.length, "count.file")} {plusMinus(c.files)}
       </button>
       <button type="button" className="btn btn-small" data-testid="checkpoint-undo" disabled={busy} onClick={() => actions.askRestore({ toTurn: c.turn - 1, paths: [] })}>

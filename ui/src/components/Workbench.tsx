@@ -137,7 +137,7 @@ export function Workbench(p: Props) {
     ipc.sessionStatus().then(
       (s) =>
         setSession((cur) =>
-          cur === null || cur.id !== s.id ? cur : { ...cur, model: s.model, mode: s.mode, blocked: s.blocked, provider: s.provider, busy: s.busy },
+          cur === null || cur.id !== s.id ? cur : { ...cur, model: s.model, mode: s.mode, blocked: s.blocked, provider: s.provider, busy: s.busy, skipped: s.skipped },
         ),
       () => undefined,
     );

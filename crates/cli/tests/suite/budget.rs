@@ -57,6 +57,18 @@ fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == t).collect()
 }
 
+/// The issue's own figure: a $0.01 cap on a priced mock stops after the first request.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_one_cent_cap_stops_with_budget_exceeded() {
+    let server = MockLlmServer::with_script(script()).await.unwrap();
+    let (code, events) = run(&server, &["--budget-usd", "0.01"], Some("1,1")).await;
+    assert_eq!(code, 1, "{events:?}");
+    let errors = of_type(&events, "error");
+    assert_eq!(errors.len(), 1, "{events:?}");
+    assert_eq!(errors[0]["data"]["error_type"], "budget_exceeded");
+    assert_eq!(server.requests().len(), 1, "no request past the cap");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dollar_cap_warns_at_80_percent_and_stops_the_turn_at_100() {
     let server = MockLlmServer::with_script(script()).await.unwrap();

@@ -12,7 +12,7 @@ pub(crate) const MAX_STOP_CONTINUES: u32 = 3;
 impl TurnRunner<'_> {
     /// Runs the gates of `input.point`; nothing configured answers nothing.
     pub(crate) async fn gate(&self, mut input: GateInput) -> GateVerdict {
-        match &self.inner.gate {
+        match &self.gate {
             Some(g) if g.wants(input.point) => {
                 input.mode = Some(crate::locks::lock(&self.inner.permissions).mode());
                 input.history = self.state.messages.clone();
@@ -24,7 +24,7 @@ impl TurnRunner<'_> {
 
     /// Whether a gate is configured for `point`.
     pub(crate) fn gates(&self, point: GatePoint) -> bool {
-        self.inner.gate.as_ref().is_some_and(|g| g.wants(point))
+        self.gate.as_ref().is_some_and(|g| g.wants(point))
     }
 
     /// `SessionStart` (once per session in this process) and `UserPromptSubmit` for new
@@ -146,7 +146,6 @@ impl TurnRunner<'_> {
     /// `Notification`: something waits for the user (never blocks the turn).
     pub(crate) fn gate_notify(&self, message: String) {
         let Some(g) = self
-            .inner
             .gate
             .clone()
             .filter(|g| g.wants(GatePoint::Notification))

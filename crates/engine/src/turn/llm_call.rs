@@ -165,6 +165,11 @@ impl TurnRunner<'_> {
             let message = match outcome.status {
                 _ if overflow => self.overflow_message(&tools, &outcome.describe()),
                 OutcomeStatus::Auth => auth_message(&outcome),
+                _ if error_type == "model_not_found" => format!(
+                    "The endpoint does not know the model `{}` (HTTP 404). Choose another model, \
+                     or check the base URL.",
+                    self.model()
+                ),
                 _ if attempt > 0 => format!(
                     "LLM request failed after {} attempts: {}",
                     attempt + 1,
@@ -240,6 +245,8 @@ fn error_type_of(outcome: &LlmOutcome) -> &'static str {
         (_, Some(FailureKind::RateLimited)) => "rate_limited",
         (_, Some(FailureKind::ContextOverflow)) => "context_length_exceeded",
         (_, Some(FailureKind::Server)) => "server_error",
+        // A chat endpoint answers 404 for a model it does not serve (or a wrong base URL).
+        (_, Some(FailureKind::BadRequest)) if outcome.http_status == Some(404) => "model_not_found",
         (_, Some(FailureKind::BadRequest)) => "bad_request",
         (_, Some(FailureKind::Network)) => "network",
         (_, Some(FailureKind::QuotaExhausted)) => "quota_exhausted",

@@ -75,6 +75,8 @@ pub(crate) struct TurnRunner<'a> {
     stalled_compactions: u32,
     /// Set when the breaker trips: the turn ends with `compaction_stalled`.
     compaction_stalled: Option<String>,
+    /// The user's hooks as they were when the turn started.
+    pub(crate) gate: Option<std::sync::Arc<dyn crate::gate::Gate>>,
 }
 
 impl<'a> TurnRunner<'a> {
@@ -94,7 +96,7 @@ impl<'a> TurnRunner<'a> {
             task_id: task_id.clone(),
             exec: inner.exec.clone(),
             hooks: inner.hooks.clone(),
-            gate: inner.gate.clone(),
+            gate: read(&inner.gate).clone(),
             extra_usage: std::sync::Mutex::new(None),
             llm: Some(read(&inner.llm).clone()),
             model: read(&inner.config).model.clone(),
@@ -115,6 +117,7 @@ impl<'a> TurnRunner<'a> {
             options: crate::turn_options::TurnOptions::default(),
             stalled_compactions: 0,
             compaction_stalled: None,
+            gate: read(&inner.gate).clone(),
             task_id,
             iteration: 0,
             produced: BTreeSet::new(),

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_engine::testing::{FakeLlm, FakeReply, FnTool, ScriptedApprover};
-use cairn_engine::{LlmChunk, Session, ToolError, ToolOutput, ToolRegistry};
+use cairn_engine::{
+    LlmChunk, LlmOutcome, OutcomeStatus, Session, ToolError, ToolOutput, ToolRegistry,
+};
 use cairn_protocol::{ApprovalDecision, Event, Message, Mode, ToolMeta, ToolStatus, TurnStatus};
 use common::*;
 use serde_json::json;
@@ -538,4 +540,27 @@ async fn stale_files_reach_the_model_as_a_notice_and_the_face_as_a_typed_list() 
             && tool_text.contains("`src/a.rs`"),
         "the model's result: {tool_text}"
     );
+}
+
+/// Issue 45: a model the endpoint does not serve (HTTP 404) is its own error type, in words
+/// that say what to do (the app offers Settings for it).
+#[tokio::test]
+async fn a_model_the_endpoint_does_not_serve_is_model_not_found_in_words() {
+    let dir = TempDir::new();
+    let mut outcome = LlmOutcome::new(OutcomeStatus::Failed, Some("model not found".into()))
+        .with_kind(cairn_engine::FailureKind::BadRequest);
+    outcome.http_status = Some(404);
+    let llm = FakeLlm::new(vec![FakeReply::outcome(outcome)]);
+    let s = session(&dir, Mode::Interactive, &llm, ToolRegistry::new());
+    let ev = collect(s.run("hello")).await;
+    let err = ev
+        .iter()
+        .find_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .expect("an error event");
+    assert_eq!(err.error_type, "model_not_found");
+    assert!(err.error.contains("Choose another model"), "{}", err.error);
+    assert!(!err.error.contains("failed: failed"), "{}", err.error);
 }

@@ -137,8 +137,10 @@ pub struct Assembled {
     /// What Cairn skipped for lack of trust (project hooks, project MCP servers), each named
     /// once per run: stderr in the CLI, a banner in the app.
     pub untrusted: Vec<String>,
-    /// The same, as typed facts (the app's banner).
+    /// The same, as typed facts, as the session was opened (see [`Assembled::skipped_now`]).
     pub skipped: Vec<skipped::SkippedView>,
+    /// The hooks' part of it now (trusting them while the session is open clears it).
+    hook_skipped: std::sync::Mutex<Option<skipped::SkippedView>>,
     /// The configuration the session reads (commands are read again at each submit).
     pub config: crate::config_scope::ConfigScope,
     /// The context window the session was given explicitly (it survives model switches).
@@ -182,6 +184,34 @@ impl Assembled {
         }
         *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
         Ok(def)
+    }
+
+    /// What Cairn skips for lack of trust now (the app's banner): the hooks as last read
+    /// ([`Assembled::refresh_hooks`]) and the MCP servers.
+    pub fn skipped_now(&self) -> Vec<skipped::SkippedView> {
+        let mut now: Vec<_> = self
+            .hook_skipped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        now.extend(self.mcp.skipped().iter().cloned());
+        now
+    }
+
+    /// Reads the hooks again for the next turn: a project's hooks trusted (or changed) while
+    /// the session is open run from its next turn on, and the banner follows.
+    pub fn refresh_hooks(&self, session_id: &str, workspace: &Path) {
+        let hooks = hooks::load_in(workspace, &self.config);
+        let gate = hooks
+            .gate_in(session_id, workspace, self.session.command_wrapper())
+            .map(|g| g as Arc<dyn cairn_engine::Gate>);
+        self.session.set_gate(gate);
+        *self
+            .hook_skipped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = hooks.skipped(workspace);
     }
 
     /// Renames the session on the user's behalf (wins over automatic names).
@@ -372,7 +402,8 @@ pub fn open_session(
     );
     let mut untrusted: Vec<String> = hooks.notice(&workspace).into_iter().collect();
     untrusted.extend(mcp.untrusted().iter().cloned());
-    let mut skipped: Vec<skipped::SkippedView> = hooks.skipped(&workspace).into_iter().collect();
+    let hook_skipped = hooks.skipped(&workspace);
+    let mut skipped: Vec<skipped::SkippedView> = hook_skipped.clone().into_iter().collect();
     skipped.extend(mcp.skipped().iter().cloned());
     Ok(Assembled {
         session,
@@ -389,6 +420,7 @@ pub fn open_session(
         config: scope,
         window_override: opts.context_window,
         tool_settings: kept_settings,
+        hook_skipped: std::sync::Mutex::new(hook_skipped),
     })
 }
 

@@ -312,6 +312,8 @@ impl SessionHandle {
         if self.is_closed() {
             return Err(HostError::Closed(self.id()).into());
         }
+        // Hooks trusted or changed since the last prompt apply to this turn.
+        self.assembled().refresh_hooks(&self.id(), self.workspace());
         let (text, attachments) = match prompt.body {
             Body::Retry => return Ok(Submission::Turn(Turn::of(TurnInput::Retry))),
             Body::Resume => return Ok(Submission::Turn(Turn::of(TurnInput::Resume))),

@@ -162,11 +162,15 @@ pub struct SessionStatus {
     pub busy: bool,
     /// Why a turn cannot run now.
     pub blocked: Option<String>,
+    /// What is skipped for lack of trust now (trusting hooks clears their part).
+    pub skipped: Vec<crate::skipped::SkippedView>,
 }
 
-/// The live state shown in the header.
+/// The live state shown in the header; the hooks are read again (trusted since?), so the
+/// banner and the next turn follow a trust given meanwhile.
 pub fn status(h: &SessionHandle) -> SessionStatus {
     let session = h.session();
+    h.assembled().refresh_hooks(&h.id(), h.workspace());
     SessionStatus {
         id: session.id(),
         provider: h.provider(),
@@ -174,6 +178,7 @@ pub fn status(h: &SessionHandle) -> SessionStatus {
         mode: session.mode(),
         busy: session.is_busy(),
         blocked: h.blocked(),
+        skipped: h.assembled().skipped_now(),
     }
 }
 
@@ -200,7 +205,7 @@ pub fn view(h: &SessionHandle) -> Result<SessionView, StoreError> {
         blocked: h.blocked(),
         pending_calls: 0,
         sandbox: SandboxView::with_layers(h.sandbox(), h.sandbox_report()),
-        skipped: h.assembled().skipped.clone(),
+        skipped: h.assembled().skipped_now(),
     })
 }
 
