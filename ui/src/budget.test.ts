@@ -13,8 +13,8 @@ describe("the spending cap", () => {
       type: "error",
       data: { error: "stopped", error_type: type, retriable: false, iteration: 1, reqId: "", logTime: "", taskId: "t" },
     });
-    const s = applyEvents(emptyChat, [error("budget_exceeded"), error("network")]);
+    const s = applyEvents(emptyChat, [error("budget_exceeded"), error("bad_request"), error("network")]);
     const notices = s.items.filter((i) => i.kind === "notice");
-    expect(notices.map((n) => n.kind === "notice" && n.action)).toEqual(["budget", undefined]);
+    expect(notices.map((n) => n.kind === "notice" && n.action)).toEqual(["budget", undefined, "settings"]);
   });
 });
