@@ -18,3 +18,19 @@ describe("the spending cap", () => {
     expect(notices.map((n) => n.kind === "notice" && n.action)).toEqual(["budget", undefined, "settings"]);
   });
 });
+
+describe("errors meant for a terminal", () => {
+  it("are shown in the app's words (no path, OS error number or CLI command)", () => {
+    const error = (type: string, text: string): Event => ({
+      type: "error",
+      data: { error: text, error_type: type, retriable: false, iteration: 1, reqId: "", logTime: "", taskId: "t" },
+    });
+    const s = applyEvents(emptyChat, [
+      error("save_failed", "could not write /tmp/x/state.json.tmp: No space left on device (os error 28); run `cairn run --session 1`"),
+      error("budget_exceeded", "… continue with `cairn run --session ID --resume` …"),
+      error("compaction_stalled", "compaction could not bring the conversation under its budget"),
+    ]);
+    const words = s.items.map((i) => (i.kind === "notice" ? (i.words ?? null) : null));
+    expect(words).toEqual(["error.saveFailed", "error.budgetExceeded", null]);
+  });
+});

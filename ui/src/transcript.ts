@@ -64,6 +64,9 @@ export type Item =
       /** What the notice offers to do about it (a rejected key, an unknown model, an
        * unreachable endpoint: open Settings; the spending cap reached: raise it). */
       action?: "settings" | "budget";
+      /** The app's own words for it, where the runtime's are meant for a terminal (a
+       * command to type, a file path, an OS error number). */
+      words?: "error.saveFailed" | "error.budgetExceeded";
     }
   | {
       kind: "compaction";
@@ -391,6 +394,7 @@ function apply(d: Draft, event: Event) {
         tone: "error",
         text: event.data.error,
         ...(errorAction(event.data.error_type) !== undefined ? { action: errorAction(event.data.error_type) } : {}),
+        ...(errorWords(event.data.error_type) !== undefined ? { words: errorWords(event.data.error_type) } : {}),
       });
       return;
     case "budget_warning":
@@ -631,6 +635,18 @@ export function errorAction(errorType: string): "settings" | "budget" | undefine
       return "settings";
     case "budget_exceeded":
       return "budget";
+    default:
+      return undefined;
+  }
+}
+
+/** The app's own words for an error whose runtime text is meant for a terminal. */
+export function errorWords(errorType: string): "error.saveFailed" | "error.budgetExceeded" | undefined {
+  switch (errorType) {
+    case "save_failed":
+      return "error.saveFailed";
+    case "budget_exceeded":
+      return "error.budgetExceeded";
     default:
       return undefined;
   }

@@ -98,7 +98,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
       return (
         <div className={`notice notice-${item.tone}`} data-testid="notice" role={item.tone === "error" ? "alert" : "status"}>
           {item.retry === true && <strong>{t("chat.retrying")} </strong>}
-          {item.text}
+          {item.words !== undefined ? t(item.words) : item.text}
           {item.action === "budget" && actions.goOn !== undefined && !actions.running && <RaiseBudget onRaised={actions.goOn} />}
           {item.action === "settings" && actions.openSettings !== undefined && (
             <button type="button" className="btn btn-small notice-action" data-testid="notice-open-settings" onClick={actions.openSettings}>

@@ -133,6 +133,8 @@ export const en = {
   "mode.auto.confirm":
     "Auto mode lets the agent write files and run commands in this workspace without asking. Switch to Auto?",
   "meter.tokens": "tokens",
+  "error.saveFailed": "Cairn could not save this chat: the disk may be full. Free some space, then send your message again; what is saved so far is kept.",
+  "error.budgetExceeded": "This chat reached its spending cap. Raise the cap to go on, or start a new chat.",
   "budget.continue": "Continue where you stopped.",
   "budget.spent": "Spent so far:",
   "budget.newCap": "New cap:",

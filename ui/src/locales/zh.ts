@@ -133,6 +133,8 @@ export const zh: Record<MessageKey, string> = {
   "mode.auto.hint": "有风险：工作区内的写入和命令不经询问直接执行。",
   "mode.auto.confirm": "自动模式下，助手会在这个工作区中直接写文件、运行命令而不再询问。切换到自动模式？",
   "meter.tokens": "令牌",
+  "error.saveFailed": "Cairn 无法保存这个对话：磁盘可能已满。请释放一些空间后再次发送消息；已保存的内容都还在。",
+  "error.budgetExceeded": "这个对话已达到花费上限。提高上限即可继续，或开始新的对话。",
   "budget.continue": "从刚才停下的地方继续。",
   "budget.spent": "已花费：",
   "budget.newCap": "新上限：",
