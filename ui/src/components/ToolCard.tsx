@@ -201,9 +201,9 @@ function Output({ item }: { item: Tool }) {
   const [error, setError] = useState<string | null>(null);
   const done = item.state !== "running" && item.state !== "proposed" && item.state !== "awaiting";
   const streamed = item.output;
-  // A refused or interrupted call's result is the model's error payload: the card shows its
-  // reason instead.
-  const stopped = item.state === "denied" || item.state === "interrupted";
+  // A refused, interrupted or failed call's result is the model's error payload (`{"error":
+  // …}` JSON): the card shows its reason, in words, instead.
+  const stopped = item.state === "denied" || item.state === "interrupted" || item.state === "error";
   if (stopped && streamed === "" && item.reason !== null) return null;
   const base = streamed !== "" ? streamed : (item.preview ?? "");
   if (base === "" && !done) return null;
