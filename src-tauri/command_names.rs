@@ -82,4 +82,5 @@ pub const COMMANDS: &[&str] = &[
     "set_worktree_budget",
     "update_worktree",
     "handoff_session",
+    "run_diagnostics",
 ];

@@ -138,6 +138,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::worktrees::set_worktree_budget,
             commands::worktrees::update_worktree,
             commands::worktrees::handoff_session,
+            commands::diagnostics::run_diagnostics,
         ])
 }
 
