@@ -23,19 +23,9 @@ pub struct ProviderTarget {
 /// The provider in use (`CAIRN_PROVIDER` or the settings, else `openai`), then every other
 /// provider that has a key in the environment or the keyring.
 pub fn configured_providers(env: &EnvFn, keys: &dyn KeyStore) -> Vec<ProviderTarget> {
-    let chosen = env("CAIRN_PROVIDER")
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "openai".into());
-    let model = env("CAIRN_MODEL")
-        .or_else(|| env("OPENAI_MODEL"))
-        .unwrap_or_default();
-    let target = |name: &str, model: String| ProviderTarget {
-        name: name.to_string(),
-        base_url: env(&format!("base_urls.{name}")).unwrap_or_default(),
-        model,
-    };
-    let mut out = vec![target(&chosen, model.trim().to_string())];
+    let first = chosen(env);
+    let chosen = first.name.clone();
+    let mut out = vec![first];
     // Others only when the keyring answers for the chosen one (one failure is enough).
     if matches!(
         key_status(&chosen, true, keys, env),
@@ -54,10 +44,30 @@ pub fn configured_providers(env: &EnvFn, keys: &dyn KeyStore) -> Vec<ProviderTar
                 KeyStatus::Stored { .. } | KeyStatus::Env { .. }
             )
         {
-            out.push(target(&name, String::new()));
+            out.push(target(env, &name, String::new()));
         }
     }
     out
+}
+
+fn target(env: &EnvFn, name: &str, model: String) -> ProviderTarget {
+    ProviderTarget {
+        name: name.to_string(),
+        base_url: env(&format!("base_urls.{name}")).unwrap_or_default(),
+        model,
+    }
+}
+
+/// The provider in use (`CAIRN_PROVIDER` or the settings, else `openai`) and its model.
+fn chosen(env: &EnvFn) -> ProviderTarget {
+    let name = env("CAIRN_PROVIDER")
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "openai".into());
+    let model = env("CAIRN_MODEL")
+        .or_else(|| env("OPENAI_MODEL"))
+        .unwrap_or_default();
+    target(env, &name, model.trim().to_string())
 }
 
 /// The rows of every configured provider.
@@ -68,7 +78,8 @@ pub async fn check_all(probes: &Probes, opts: &DoctorOptions) -> Vec<CheckRow> {
         configured_providers(env.as_ref(), keys.as_ref())
     })
     .await
-    .unwrap_or_default();
+    // A keyring that does not answer: at least the provider in use (its key row says why).
+    .unwrap_or_else(|| vec![chosen(probes.env.as_ref())]);
     let mut rows = Vec::new();
     for t in targets {
         rows.extend(check_one(&t, probes, opts).await);

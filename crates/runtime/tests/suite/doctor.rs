@@ -300,6 +300,10 @@ async fn a_probe_that_never_answers_is_a_problem_after_its_timeout() {
     let k = find(&rows, "keyring", "secret service");
     assert_eq!(k.status, CheckStatus::Problem, "{k:?}");
     assert!(k.detail.contains("no answer within"), "{k:?}");
+    // The provider in use is still checked; its key cannot be read in time.
+    let key = find(&rows, "provider", "openai key");
+    assert_eq!(key.status, CheckStatus::Problem, "{key:?}");
+    assert!(key.detail.contains("did not answer in time"), "{key:?}");
     // Let the blocked lookups end so the runtime can stop.
     drop(release);
 }
