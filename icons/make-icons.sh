@@ -14,3 +14,5 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 ../ui/node_modules/.bin/tauri icon source.png -o "$out" >/dev/null 2>&1
 cp "$out"/{32x32.png,64x64.png,128x128.png,128x128@2x.png,icon.png,icon.ico,icon.icns} .
+# The other sizes of the freedesktop icon theme (the package installs every one).
+for s in 16 24 48 256; do convert source.png -resize "${s}x${s}" "PNG32:${s}x${s}.png"; done

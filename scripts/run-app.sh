@@ -3,7 +3,8 @@
 #
 #   scripts/run-app.sh             debug build (default)
 #   scripts/run-app.sh --release   optimised build
-#   scripts/run-app.sh --deb       build the Debian package with the Tauri CLI (no run);
+#   scripts/run-app.sh --deb       build the Debian package with the Tauri CLI (no run; the
+#                                  same files as scripts/package-deb.sh, which the tests use);
 #                                  AppImage bundling needs tools from GitHub and is not done
 #
 # The default is a debug-profile build with the `custom-protocol` feature (the UI in ui/dist
@@ -35,6 +36,10 @@ if [ ! -d ui/node_modules ]; then
   (cd ui && npm ci --no-audit --no-fund)
 fi
 if [ "$DEB" = 1 ]; then
+  # The cairn CLI first: the package carries it, with completions and man pages generated
+  # from it (tauri.conf.json's bundle.linux.deb.files point at packaging/generated/).
+  cargo build --release -p cairn-cli
+  scripts/package-deb.sh --generate "${CARGO_TARGET_DIR:-$ROOT/target}/release"
   # The CLI builds the UI (beforeBuildCommand), then `cargo build --release` of the app package
   # with tauri/custom-protocol, then the .deb (name, icon and depends from tauri.conf.json).
   ui/node_modules/.bin/tauri build --bundles deb -- -p cairn-app

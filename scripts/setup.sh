@@ -20,7 +20,8 @@ fi
 
 # System packages: toolchain helpers, WebKitGTK/GTK for Tauri, Xvfb + D-Bus for headless runs,
 # WebKitWebDriver for the E2E test, keyring backends, bubblewrap, ssh-agent (the sandbox's
-# desktop tests), and tools for screenshots.
+# desktop tests), tools for screenshots, and what the package test checks the .deb with
+# (apparmor_parser in parse-only mode, bash-completion, appstreamcli, man).
 APT_PACKAGES=(
   build-essential pkg-config libssl-dev libxdo-dev librsvg2-dev
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
@@ -28,6 +29,7 @@ APT_PACKAGES=(
   keyutils gnome-keyring libsecret-tools bubblewrap openssh-client
   xdotool imagemagick ripgrep python3-pytest
   git curl ca-certificates
+  apparmor bash-completion appstream man-db python3
 )
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -45,6 +45,12 @@ xvfb-run -a -s "-screen 0 1280x800x24" \
     echo pw | XDG_DATA_HOME="$KEYRING_HOME" gnome-keyring-daemon --unlock --components=secrets >/dev/null
     exec cargo test "$@" --no-fail-fast' sh "${FEATURES[@]}"
 
+step "the .deb: build it from the test run's binaries, install, check, purge (root only)"
+# The binaries cargo test built (the app the E2E tests drove, debug, custom-protocol; its
+# test-only fakes stay off without their variables) and the cairn CLI, with generated
+# completions and man pages, desktop entry, icons, AppStream metadata, AppArmor profile.
+scripts/test-deb.sh
+
 step "the user's Cairn config is as the tests found it"
 if [ "$(config_state)" != "$CONFIG_BEFORE" ]; then
   echo "the tests changed $USER_CONFIG:" >&2

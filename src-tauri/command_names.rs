@@ -85,4 +85,5 @@ pub const COMMANDS: &[&str] = &[
     "update_worktree",
     "handoff_session",
     "open_link",
+    "run_diagnostics",
 ];

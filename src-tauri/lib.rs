@@ -141,6 +141,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::worktrees::update_worktree,
             commands::worktrees::handoff_session,
             commands::app::open_link,
+            commands::diagnostics::run_diagnostics,
         ])
 }
 

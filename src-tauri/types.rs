@@ -6,6 +6,7 @@ use ts_rs::TS;
 
 pub use cairn_runtime::attach::ImageUpload;
 pub use cairn_runtime::commands::CommandView;
+pub use cairn_runtime::doctor::{CheckRow, CheckStatus};
 pub use cairn_runtime::extensions::ExtensionsView;
 pub use cairn_runtime::face_settings::{Language, RecentWorkspace};
 pub use cairn_runtime::host::board::{BoardRow, BoardView, OpenRequestView};

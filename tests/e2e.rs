@@ -16,6 +16,8 @@ mod board;
 mod cards;
 #[path = "e2e/chrome.rs"]
 mod chrome;
+#[path = "e2e/diagnostics.rs"]
+mod diagnostics;
 #[path = "e2e/extensions.rs"]
 mod extensions;
 #[path = "e2e/files.rs"]

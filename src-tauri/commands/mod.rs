@@ -5,6 +5,7 @@
 pub mod app;
 pub mod board;
 pub mod clipboard;
+pub mod diagnostics;
 pub mod endpoint;
 pub mod extensions;
 pub mod files;

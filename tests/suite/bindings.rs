@@ -51,6 +51,7 @@ fn export_app_types(cfg: &Config) {
     export::<UpdateView>(cfg);
     export::<HandoffView>(cfg);
     export::<VaultView>(cfg);
+    export::<CheckRow>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

@@ -2,3 +2,4 @@
 
 mod bindings;
 mod ipc;
+mod packaging;

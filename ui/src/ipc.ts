@@ -4,6 +4,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { BudgetLimit } from "./bindings/app/BudgetLimit";
 import type { BudgetView } from "./bindings/app/BudgetView";
+import type { CheckRow } from "./bindings/app/CheckRow";
 import type { EndpointCheck } from "./bindings/app/EndpointCheck";
 import type { VaultView } from "./bindings/app/VaultView";
 import type { ApprovalDecision } from "./bindings/ApprovalDecision";
@@ -142,6 +143,8 @@ export const getExtensions = () => invoke<ExtensionsView>("get_extensions");
 /** Trusts the project's hook file as it is now. */
 export const trustProjectHooks = () => invoke<ExtensionsView>("trust_project_hooks");
 export const enableClaudeUserFiles = () => invoke<ExtensionsView>("enable_claude_user_files");
+/** Settings → Diagnostics: the checks of `cairn doctor`, one typed row each. */
+export const runDiagnostics = (offline: boolean) => invoke<CheckRow[]>("run_diagnostics", { offline });
 /** What this repository's worktrees take on disk, and the budget. */
 export const worktreeDisk = () => invoke<WorktreeDiskView>("worktree_disk");
 /** Sets the worktrees' disk budget (GB) for every face. */

@@ -9,7 +9,9 @@ mod auth;
 mod checkpoints;
 mod commands_list;
 mod config_cmd;
+mod doctor_cmd;
 mod elicit_prompt;
+mod gen_cmd;
 mod hooks;
 mod mcp;
 mod mcp_call;
@@ -30,7 +32,7 @@ mod worktrees;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Exit status: usage or configuration error.
 pub const EXIT_USAGE: u8 = 2;
@@ -121,6 +123,23 @@ enum Command {
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim,
     /// Emacs).
     Acp(Box<acp_cmd::AcpArgs>),
+    /// Check this machine for Cairn: sandbox, keyring, desktop, providers, MCP servers,
+    /// project trust, state folder, versions; each line OK, warning or problem with what to do
+    /// (exit 1 when any is a problem).
+    Doctor(doctor_cmd::DoctorArgs),
+    /// Print a shell completion script (bash, zsh, fish) generated from this CLI.
+    #[command(hide = true)]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: gen_cmd::Shell,
+    },
+    /// Write man pages generated from this CLI into DIR.
+    #[command(hide = true)]
+    Man {
+        /// The folder to write `cairn.1` and `cairn-*.1` into.
+        dir: PathBuf,
+    },
     /// List sessions, newest first.
     Sessions {
         /// Where sessions live (default: the app's data dir).
@@ -198,6 +217,9 @@ fn main() -> ExitCode {
         Command::Vault { command } => vault_cmd::run(command),
         Command::Sandbox { command } => sandbox_cmd::run(command),
         Command::Commands { command } => commands_list::run(command),
+        Command::Doctor(args) => runtime.block_on(doctor_cmd::run(args)),
+        Command::Completions { shell } => gen_cmd::completions(Cli::command(), shell),
+        Command::Man { dir } => gen_cmd::man(Cli::command(), &dir),
     };
     // A tool the turn stopped waiting for (interrupted while it ran blocking work) cannot
     // keep the process alive: dropping the runtime would wait for it without a limit. Such a

@@ -69,5 +69,17 @@ pub fn run(cmd: SandboxCommand) -> ExitCode {
         let mark = if l.active { "active" } else { "not active" };
         outln!("  {:<22} {:<11} {}", l.name, mark, l.detail);
     }
+    if report.state == "unavailable" {
+        // Restricted user namespaces (Ubuntu 24.04's AppArmor), no bubblewrap, …: what to do.
+        let advice =
+            cairn_runtime::sandbox::userns::diagnose(&cairn_runtime::sandbox::userns::RealHost)
+                .advice();
+        if !advice.is_empty() {
+            outln!("what to do:");
+            for line in advice {
+                outln!("  {line}");
+            }
+        }
+    }
     ExitCode::SUCCESS
 }

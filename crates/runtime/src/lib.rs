@@ -14,6 +14,8 @@ pub mod claude_home;
 pub mod claude_rules;
 pub mod commands;
 pub mod config_scope;
+/// `cairn doctor` and the app's Diagnostics: every check, behind probes with fakes.
+pub mod doctor;
 pub mod endpoint_models;
 pub mod error;
 pub mod extensions;

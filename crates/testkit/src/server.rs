@@ -78,6 +78,8 @@ struct Shared {
     responses_on: AtomicBool,
     next_id: AtomicU64,
     models: Mutex<Option<Vec<String>>>,
+    /// When set, `GET …/models` answers this status (e.g. 401: the key is refused).
+    models_status: Mutex<Option<u16>>,
     model_lists: Mutex<Vec<CapturedRequest>>,
     /// When on, a request finding the script empty waits for the next push.
     hold: AtomicBool,
@@ -123,6 +125,7 @@ impl MockLlmServer {
             responses_on: AtomicBool::new(false),
             next_id: AtomicU64::new(1),
             models: Mutex::new(None),
+            models_status: Mutex::new(None),
             model_lists: Mutex::new(Vec::new()),
             hold: AtomicBool::new(false),
             pushed: watch::channel(0).0,
@@ -173,6 +176,11 @@ impl MockLlmServer {
     /// Makes `GET /v1/models` list these ids (until then it answers 404, as some servers do).
     pub fn serve_models(&self, ids: &[&str]) {
         *lock(&self.shared.models) = Some(ids.iter().map(|s| s.to_string()).collect());
+    }
+
+    /// Makes `GET /v1/models` answer `status` with an OpenAI-style error (401: a refused key).
+    pub fn refuse_models(&self, status: u16) {
+        *lock(&self.shared.models_status) = Some(status);
     }
 
     /// The `GET …/models` requests received (kept apart from [`Self::requests`], which
@@ -229,6 +237,16 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     };
     if parts.method == Method::GET && captured.path.trim_end_matches('/').ends_with("/models") {
         lock(&shared.model_lists).push(captured.clone());
+        if let Some(code) = *lock(&shared.models_status) {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::UNAUTHORIZED);
+            let body = openai_error(
+                "Incorrect API key provided",
+                "invalid_request_error",
+                None,
+                None,
+            );
+            return plain(status, body, None);
+        }
         let Some(ids) = lock(&shared.models).clone() else {
             return not_found(&captured.path);
         };

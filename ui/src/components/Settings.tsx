@@ -23,6 +23,7 @@ import { AllSettings } from "./AllSettings";
 import { Extensions } from "./Extensions";
 import { Vault } from "./Vault";
 import { WorktreeDisk } from "./WorktreeDisk";
+import { Diagnostics } from "./Diagnostics";
 import { compact } from "./Meter";
 import { Overlay } from "./Overlay";
 
@@ -385,6 +386,11 @@ export function Settings({ settings, hasSession, stateDir, logDir, onClose, onCh
       <section className="form-section">
         <h3>{t("settings.worktrees")}</h3>
         <WorktreeDisk />
+      </section>
+
+      <section className="form-section">
+        <h3>{t("diag.title")}</h3>
+        <Diagnostics />
       </section>
 
       <section className="form-section">

@@ -12,6 +12,7 @@ mod conformance;
 mod context;
 mod crash;
 mod credentials;
+mod doctor;
 mod git_dir;
 mod hooks;
 mod human_output;

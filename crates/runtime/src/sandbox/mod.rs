@@ -4,6 +4,8 @@
 
 /// Each layer of the sandbox, active or not, and why not.
 pub mod status;
+/// Whether bubblewrap can create its user namespace here, and what to do when not.
+pub mod userns;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

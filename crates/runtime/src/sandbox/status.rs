@@ -17,27 +17,15 @@ fn layer(name: &str, active: bool, detail: impl Into<String>) -> SandboxLayer {
 
 /// Why bubblewrap cannot start a sandbox here, as precisely as the system says.
 pub fn unavailable_reason() -> String {
-    if cairn_policy::sandbox::bwrap_path().is_none() {
-        return "bubblewrap is not installed".into();
+    let d = crate::sandbox::userns::diagnose(&crate::sandbox::userns::RealHost);
+    match d {
+        crate::sandbox::userns::Userns::Works => {
+            "bubblewrap is installed but cannot create a sandbox here (user namespaces \
+             unavailable)"
+                .into()
+        }
+        d => d.reason(),
     }
-    let sysctl = |p: &str| {
-        std::fs::read_to_string(p)
-            .ok()
-            .map(|s| s.trim().to_string())
-    };
-    if sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1") {
-        return "unprivileged user namespaces are restricted by AppArmor \
-                (kernel.apparmor_restrict_unprivileged_userns = 1)"
-            .into();
-    }
-    if sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
-        return "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)"
-            .into();
-    }
-    if sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
-        return "user namespaces are disabled (user.max_user_namespaces = 0)".into();
-    }
-    "bubblewrap is installed but cannot create a sandbox here (user namespaces unavailable)".into()
 }
 
 /// The report for a session whose sandbox is `state`, built from `spec` when enforced.

@@ -2,6 +2,7 @@
 
 mod agents;
 mod config_scope;
+mod doctor;
 mod host;
 mod index;
 mod layering;
