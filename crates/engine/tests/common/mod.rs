@@ -79,6 +79,21 @@ pub fn finished(events: &[Event]) -> Vec<&cairn_protocol::ToolFinished> {
         .collect()
 }
 
+/// A read-only tool `wait` that finishes once the returned gate is notified (a test acts
+/// while a turn runs: steering, interrupts).
+pub fn gated_wait_tool() -> (Arc<FnTool>, Arc<tokio::sync::Notify>) {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let g = gate.clone();
+    let tool = FnTool::new("wait", ToolMeta::read_only("t"), move |_, _| {
+        let g = g.clone();
+        async move {
+            g.notified().await;
+            Ok(ToolOutput::text("waited"))
+        }
+    });
+    (tool, gate)
+}
+
 /// A read-only tool that echoes its arguments.
 pub fn echo_tool(name: &str) -> Arc<FnTool> {
     FnTool::new(name, ToolMeta::read_only("test"), |args, _ctx| async move {

@@ -282,28 +282,14 @@ fn mentioned_files_go_into_the_message_and_the_refs_but_not_the_typed_input() {
 /// the instruction, in the running turn's next request (and only in this turn's requests).
 #[tokio::test]
 async fn steering_with_an_image_reaches_the_model_as_an_image() {
-    use cairn_engine::testing::FnTool;
-    use cairn_engine::ToolOutput;
-    use cairn_protocol::ToolMeta;
     let dir = TempDir::new();
     let llm = FakeLlm::new(vec![
         FakeReply::tool("a", "wait", serde_json::json!({})),
         FakeReply::text("I see the screenshot"),
     ]);
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let g = gate.clone();
+    let (wait, gate) = gated_wait_tool();
     let mut reg = ToolRegistry::new();
-    reg.register(FnTool::new(
-        "wait",
-        ToolMeta::read_only("t"),
-        move |_, _| {
-            let g = g.clone();
-            async move {
-                g.notified().await;
-                Ok(ToolOutput::text("waited"))
-            }
-        },
-    ));
+    reg.register(wait);
     let cfg = config(&dir, Mode::Interactive);
     let state_dir = cfg.state_dir.clone();
     let s = cairn_engine::Session::builder(cfg, Arc::new(llm.clone()))

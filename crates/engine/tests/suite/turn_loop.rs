@@ -328,20 +328,9 @@ async fn steering_is_injected_between_iterations_and_can_be_withdrawn() {
         FakeReply::tool("a", "wait", json!({})),
         FakeReply::text("done"),
     ]);
-    let gate = Arc::new(tokio::sync::Notify::new());
-    let g = gate.clone();
+    let (wait, gate) = gated_wait_tool();
     let mut reg = ToolRegistry::new();
-    reg.register(FnTool::new(
-        "wait",
-        ToolMeta::read_only("t"),
-        move |_, _| {
-            let g = g.clone();
-            async move {
-                g.notified().await;
-                Ok(ToolOutput::text("waited"))
-            }
-        },
-    ));
+    reg.register(wait);
     let s = session(&dir, Mode::Interactive, &llm, reg);
     let mut stream = s.run("start");
     let mut events = Vec::new();

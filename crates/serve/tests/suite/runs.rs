@@ -655,16 +655,28 @@ async fn steering_with_an_image_and_a_file_reaches_the_model() {
             .starts_with("look at this screenshot"),
         "{v}"
     );
-    // A bad attachment is refused before anything is queued.
-    let r = s
-        .post(
-            &format!("/v1/sessions/{id}/steering"),
-            json!({"text": "x", "attachments": [{"mediaType": "image/png"}]}),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
+    std::fs::write(
+        s.ws.path().parent().unwrap().join("outside-secret.txt"),
+        "OUTSIDE-SECRET",
+    )
+    .ok();
+    // A bad attachment is refused before anything is queued; so is a file outside the
+    // workspace (an attacker's path in steering is not a way out of the workspace).
+    for bad in [
+        json!({"mediaType": "image/png"}),
+        json!({"path": "../outside-secret.txt"}),
+        json!({"path": "/etc/passwd"}),
+    ] {
+        let r = s
+            .post(
+                &format!("/v1/sessions/{id}/steering"),
+                json!({"text": "x", "attachments": [bad]}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{bad}");
+    }
     s.mock.push(Reply::text("first part"));
     s.mock.push(Reply::text("I see it"));
     let events = read_all(run).await;
@@ -678,4 +690,18 @@ async fn steering_with_an_image_and_a_file_reaches_the_model() {
         .expect("a request with the steering");
     assert!(steered.contains("data:image/png;base64,"), "{steered}");
     assert!(steered.contains("SPEC-SAYS-42"), "{steered}");
+    let all: String = s
+        .mock
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        !all.contains("root:x:0:0"),
+        "/etc/passwd never reached the model"
+    );
+    assert!(
+        !all.contains("OUTSIDE-SECRET"),
+        "a file outside the workspace never did"
+    );
 }
