@@ -397,7 +397,22 @@ impl<'a> TurnRunner<'a> {
                 LlmResult::Failed => return LoopEnd::Status(TurnStatus::Error),
                 LlmResult::Interrupted { partial, req_id } => {
                     if !partial.is_empty() {
-                        self.state.messages.push(Message::assistant_text(partial));
+                        self.state
+                            .messages
+                            .push(Message::assistant_text(partial.clone()));
+                        // Said as a message too: the event log keeps no deltas, so a face
+                        // reopening the session (after quitting mid-stream) still shows it.
+                        self.emit(Event::AssistantMessage(AssistantMessage {
+                            text: partial,
+                            reasoning: String::new(),
+                            tool_calls: Vec::new(),
+                            usage: None,
+                            cost_usd: None,
+                            req_id: req_id.clone(),
+                            task_id: self.task_id.clone(),
+                            log_time: now(),
+                        }))
+                        .await;
                     }
                     return LoopEnd::Interrupted(req_id);
                 }
