@@ -85,12 +85,30 @@ pub fn desktop(probe: &dyn DesktopProbe) -> Vec<CheckRow> {
         .action("run the app from a desktop session"),
     };
     let bus = if probe.session_bus() {
-        CheckRow::new(
-            "desktop",
-            "notifications",
-            CheckStatus::Ok,
-            "a D-Bus session bus is there for notifications and the keyring",
-        )
+        match probe.notifications() {
+            Some(false) => CheckRow::new(
+                "desktop",
+                "notifications",
+                CheckStatus::Warning,
+                "no notification service on the session bus: a session in the background \
+                 cannot tell you it needs an approval (the board still shows it)",
+            )
+            .action(
+                "start your desktop's notification daemon (e.g. dunst, mako, or the desktop's own)",
+            ),
+            Some(true) => CheckRow::new(
+                "desktop",
+                "notifications",
+                CheckStatus::Ok,
+                "a notification service answers on the D-Bus session bus",
+            ),
+            None => CheckRow::new(
+                "desktop",
+                "notifications",
+                CheckStatus::Ok,
+                "a D-Bus session bus is there for notifications and the keyring",
+            ),
+        }
     } else {
         CheckRow::new(
             "desktop",

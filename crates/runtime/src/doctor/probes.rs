@@ -29,6 +29,9 @@ pub trait DesktopProbe: Send + Sync {
     fn display(&self) -> Option<String>;
     /// Whether a D-Bus session bus is there (notifications and the keyring go through it).
     fn session_bus(&self) -> bool;
+    /// Whether a notification service owns (or can be started for) its name on the session
+    /// bus; `None` when the bus cannot be asked.
+    fn notifications(&self) -> Option<bool>;
 }
 
 /// The real desktop: the environment.
@@ -51,6 +54,38 @@ impl DesktopProbe for RealDesktop {
             .map(|d| Path::new(&d).join("bus").exists())
             .unwrap_or(false)
     }
+
+    fn notifications(&self) -> Option<bool> {
+        notification_service()
+    }
+}
+
+/// Asks the session bus whether `org.freedesktop.Notifications` has an owner or can be
+/// started on demand (a D-Bus activatable daemon), within 2 s.
+#[cfg(target_os = "linux")]
+fn notification_service() -> Option<bool> {
+    const NAME: &str = "org.freedesktop.Notifications";
+    let conn = dbus::blocking::Connection::new_session().ok()?;
+    let bus = conn.with_proxy(
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        std::time::Duration::from_secs(2),
+    );
+    let (owned,): (bool,) = bus
+        .method_call("org.freedesktop.DBus", "NameHasOwner", (NAME,))
+        .ok()?;
+    if owned {
+        return Some(true);
+    }
+    let (names,): (Vec<String>,) = bus
+        .method_call("org.freedesktop.DBus", "ListActivatableNames", ())
+        .ok()?;
+    Some(names.iter().any(|n| n == NAME))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn notification_service() -> Option<bool> {
+    None
 }
 
 /// A scripted desktop.
@@ -60,6 +95,8 @@ pub struct FakeDesktop {
     pub display: Option<String>,
     /// Whether a session bus is there.
     pub bus: bool,
+    /// Whether a notification service is there (`None`: cannot be asked).
+    pub notifications: Option<bool>,
 }
 
 impl DesktopProbe for FakeDesktop {
@@ -68,6 +105,9 @@ impl DesktopProbe for FakeDesktop {
     }
     fn session_bus(&self) -> bool {
         self.bus
+    }
+    fn notifications(&self) -> Option<bool> {
+        self.notifications
     }
 }
 

@@ -30,6 +30,7 @@ fn probes(keys: Arc<dyn KeyStore>, env: Vec<(&str, String)>) -> Probes {
         desktop: Arc::new(FakeDesktop {
             display: Some(":0".into()),
             bus: true,
+            notifications: Some(true),
         }),
         disk: Arc::new(FakeDisk(100 * 1024 * 1024 * 1024)),
     }
@@ -323,5 +324,17 @@ fn desktop_without_display_or_bus_is_a_warning_not_a_problem() {
         find(&rows, "desktop", "notifications").status,
         CheckStatus::Warning
     );
+    assert!(!doctor::has_problem(&rows), "{rows:#?}");
+    // A bus without a notification service: said, with what to do, still only a warning.
+    p.desktop = Arc::new(FakeDesktop {
+        display: Some(":0".into()),
+        bus: true,
+        notifications: Some(false),
+    });
+    let rows = rt.block_on(doctor::run(&p, &options(dir.path(), true)));
+    let n = find(&rows, "desktop", "notifications");
+    assert_eq!(n.status, CheckStatus::Warning, "{n:?}");
+    assert!(n.detail.contains("no notification service"), "{n:?}");
+    assert!(n.action.is_some(), "{n:?}");
     assert!(!doctor::has_problem(&rows), "{rows:#?}");
 }
