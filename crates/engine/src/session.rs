@@ -245,7 +245,6 @@ impl SessionBuilder {
                     inline: Vec::new(),
                     turn_marks,
                     stop_continues: 0,
-                    spent: None,
                     spend_warned: false,
                 }),
                 steering: Mutex::new(VecDeque::new()),
@@ -631,10 +630,11 @@ impl Session {
             .pricing
             .as_ref()
             .and_then(|p| p.cost_usd(model, usage));
-        if let Some(live) = lock(&self.inner.spent_live).as_mut() {
-            live.add(usage, cost);
+        match lock(&self.inner.spent_live).as_mut() {
+            Some(live) => live.add(usage, cost),
+            // Not counted yet: the first turn's count takes it in.
+            None => lock(&self.inner.spent_outside).push((*usage, cost)),
         }
-        lock(&self.inner.spent_outside).push((*usage, cost));
     }
 
     /// What the session spent so far, as its turns count it (`None` before a turn of this

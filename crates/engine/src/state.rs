@@ -35,8 +35,6 @@ pub(crate) struct TurnState {
     pub turn_marks: Vec<crate::rewind::TurnMark>,
     /// Times the current user turn went on because a `Stop` gate blocked its end.
     pub stop_continues: u32,
-    /// What the session's turns spent (`None` until the first turn counts the history's).
-    pub spent: Option<crate::spend::Spent>,
     /// Whether the user was told about the spending cap (80 %, or that it cannot be
     /// enforced).
     pub spend_warned: bool,

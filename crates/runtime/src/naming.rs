@@ -11,10 +11,7 @@ use tokio_util::sync::CancellationToken;
 /// Whether sessions name themselves with a model request (`CAIRN_SESSION_NAMING=off`: no;
 /// they are named after their first message instead).
 pub fn enabled(env: &crate::llm_setup::EnvFn) -> bool {
-    !matches!(
-        env("CAIRN_SESSION_NAMING").as_deref().map(str::trim),
-        Some("off" | "0" | "false")
-    )
+    !env("CAIRN_SESSION_NAMING").is_some_and(|v| crate::user_config::switched_off(&v))
 }
 
 /// The naming instruction in a language.

@@ -259,6 +259,20 @@ pub fn session_tools(
     })
 }
 
+/// The built-in tools for `model` without web search (no keyring lookup): what a model switch
+/// needs to re-make the image tools.
+pub fn session_tools_offline(
+    llm: &Arc<dyn LlmClient>,
+    model: &str,
+    seen_file: Option<std::path::PathBuf>,
+) -> Vec<ToolHandle> {
+    let opts = ToolOptions {
+        seen_file,
+        ..base_options(&process_env, llm, model, None)
+    };
+    cairn_tools::builtin_tools(opts).unwrap_or_else(|_| cairn_tools::core_tools())
+}
+
 /// The file in a session's folder where the file tools' conflict guard keeps what the agent
 /// last saw of each file.
 pub const SEEN_FILES: &str = "seen-files.jsonl";

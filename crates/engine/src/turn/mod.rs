@@ -161,6 +161,7 @@ impl<'a> TurnRunner<'a> {
         };
         let grants = std::mem::take(&mut self.options.grants);
         lock(&self.inner.permissions).set_turn_grants(grants);
+        self.count_spent();
         let input = self.begin(&kind, attached.as_deref());
         let closed = std::mem::take(&mut self.closed);
         let (session_id, worktree) = {
@@ -345,10 +346,6 @@ impl<'a> TurnRunner<'a> {
             };
         }
         let cost_usd = self.usage.and(self.cost);
-        // Counted once the cap was first checked (from the history before this turn).
-        if let (Some(u), Some(spent)) = (self.usage, self.state.spent.as_mut()) {
-            spent.add(&u, self.cost);
-        }
         self.emit(Event::TurnEnd(TurnEnd {
             status,
             iterations: self.iteration,

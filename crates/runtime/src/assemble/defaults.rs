@@ -104,12 +104,7 @@ pub fn compaction_config(
 
 /// Whether a switch variable says off (`0`, `false`, `off`, `no`).
 fn env_off(name: &str) -> bool {
-    env_nonempty(name).is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "0" | "false" | "off" | "no"
-        )
-    })
+    env_nonempty(name).is_some_and(|v| crate::user_config::switched_off(&v))
 }
 
 /// The agent type from `CAIRN_AGENT` (`code` or `cowork`; default code).

@@ -69,7 +69,7 @@ impl Assembled {
         let seen = self.session.state_dir().join(crate::tooling::SEEN_FILES);
         let mut fresh = cairn_engine::ToolRegistry::new();
         fresh.register_all(
-            crate::tooling::session_tools(&llm, model, Some(seen))
+            crate::tooling::session_tools_offline(&llm, model, Some(seen))
                 .into_iter()
                 .filter(|t| VISION_TOOLS.contains(&t.schema().name.as_str())),
         );

@@ -460,6 +460,14 @@ pub fn current() -> UserConfig {
     cfg
 }
 
+/// Whether a switch's value says off (`0`, `false`, `off`, `no`, any case).
+pub fn switched_off(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "0" | "false" | "off" | "no"
+    )
+}
+
 /// A setting by environment variable name: the variable (secrets from their sealed copy),
 /// else the user's file for the key that variable names.
 pub fn var(name: &str) -> Option<String> {
