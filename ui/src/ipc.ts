@@ -4,6 +4,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { BudgetLimit } from "./bindings/app/BudgetLimit";
 import type { BudgetView } from "./bindings/app/BudgetView";
+import type { CardRect } from "./bindings/app/CardRect";
 import type { CheckRow } from "./bindings/app/CheckRow";
 import type { EndpointCheck } from "./bindings/app/EndpointCheck";
 import type { VaultView } from "./bindings/app/VaultView";
@@ -172,6 +173,9 @@ export const answerApproval = (reqId: string, decision: ApprovalDecision) =>
 /** "Always allow in this project": keeps the approval's allowance as a user-level rule of
  * this project and answers it; false when it was already answered. */
 export const allowInProject = (reqId: string) => invoke<boolean>("allow_in_project", { reqId });
+/** Where the awaiting approval's card is in the page (`null`: none waits), so the native
+ * dialog is placed clear of it. */
+export const approvalCardAt = (card: CardRect | null) => invoke<void>("approval_card_at", { card });
 /** Answers the agent's question. */
 /** A request id to answer by (`null` for requests logged before ids existed: the oldest). */
 const byId = (requestId: string) => (requestId === "" ? null : requestId);
