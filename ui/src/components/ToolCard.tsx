@@ -101,6 +101,7 @@ function EditDiff({ item }: { item: Tool }) {
     };
   }, [item.id, waiting]);
   const path = str(item.args, "path") ?? "";
+  if (item.unchanged === true) return <div className="tool-empty" data-testid="edit-diff">{t("tool.noChange")}</div>;
   if (preview === "") return <div className="tool-empty" data-testid="edit-diff">{t("tool.noChange")}</div>;
   if (preview !== null) return <DiffView diff={preview} testId="edit-diff" />;
   const oldText = str(item.args, "old_string");
