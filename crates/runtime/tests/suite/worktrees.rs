@@ -69,3 +69,105 @@ fn a_worktree_removal_and_the_checkpoints_leave_out_the_same_folders() {
         cairn_vcs::DEFAULT_EXCLUDES
     );
 }
+
+/// A saved chat of `turns` turns in `workspace` (in worktree `worktree`).
+fn saved_chat(
+    state: &std::path::Path,
+    id: &str,
+    workspace: &std::path::Path,
+    worktree: Option<&str>,
+) {
+    let now = chrono::Utc::now().to_rfc3339();
+    let saved = cairn_runtime::store::SavedSession {
+        name: format!("chat {id}"),
+        name_source: "user".into(),
+        turns: 1,
+        worktree: worktree.map(str::to_string),
+        ..cairn_runtime::store::SavedSession::new(
+            id,
+            &workspace.display().to_string(),
+            "m",
+            "",
+            &now,
+        )
+    };
+    cairn_runtime::SessionStore::new(state)
+        .save(&saved)
+        .unwrap();
+}
+
+#[test]
+fn a_removed_worktrees_chat_stays_on_its_folders_board_marked_and_continues_in_the_folder() {
+    use cairn_runtime::host::board::{board, BoardCache};
+    use cairn_runtime::worktrees::{handoff, prepare, remove, HandoffTo};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("repo");
+    cairn_testkit::git::repo_with(&folder, &[("a.txt", "one\n")]);
+    let folder = folder.canonicalize().unwrap();
+    let other = dir.path().join("other");
+    cairn_testkit::git::repo_with(&other, &[("b.txt", "two\n")]);
+    let other = other.canonicalize().unwrap();
+    let state = dir.path().join("state");
+    let kept = prepare(&folder, &state, "kept", false, &|_, _| {}).unwrap();
+    let gone = prepare(&folder, &state, "gone", false, &|_, _| {}).unwrap();
+    // Another repository's worktree of the same name, removed too: not this folder's.
+    let foreign = prepare(&other, &state, "gone", false, &|_, _| {}).unwrap();
+    saved_chat(&state, "folder-chat", &folder, None);
+    saved_chat(&state, "kept-chat", &kept.workspace, Some("kept"));
+    saved_chat(&state, "gone-chat", &gone.workspace, Some("gone"));
+    saved_chat(&state, "foreign-chat", &foreign.workspace, Some("gone"));
+    remove(&folder, &state, "gone", true, &[]).unwrap();
+    remove(&other, &state, "gone", true, &[]).unwrap();
+    assert!(!gone.workspace.exists());
+
+    let host = cairn_runtime::host::Host::new();
+    let view = board(&host, &state, &BoardCache::default(), &folder, &[], None).unwrap();
+    let mut rows: Vec<(&str, Option<&str>, bool)> = view
+        .rows
+        .iter()
+        .map(|r| (r.id.as_str(), r.worktree.as_deref(), r.worktree_removed))
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        vec![
+            ("folder-chat", None, false),
+            ("gone-chat", Some("gone"), true),
+            ("kept-chat", Some("kept"), false),
+        ]
+    );
+    let names: Vec<&str> = view.worktrees.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["kept"],
+        "a removed worktree has no group of its own"
+    );
+
+    // Continued in the folder: a copy with its history, the original kept as it was.
+    let refused = handoff(&state, "gone-chat", &HandoffTo::RemovedTo(other.clone())).unwrap_err();
+    assert!(refused.is_usage(), "{refused}");
+    let refused = handoff(&state, "kept-chat", &HandoffTo::RemovedTo(folder.clone())).unwrap_err();
+    assert!(refused.to_string().contains("still exists"), "{refused}");
+    let moved = handoff(&state, "gone-chat", &HandoffTo::RemovedTo(folder.clone())).unwrap();
+    assert_eq!(moved.workspace, folder.display().to_string());
+    assert_eq!((moved.worktree, moved.apply), (None, None));
+    let store = cairn_runtime::SessionStore::new(&state);
+    let copy = store.load(&moved.session).unwrap();
+    assert_eq!(
+        (copy.worktree, copy.name.as_str()),
+        (None, "chat gone-chat (folder)")
+    );
+    assert_eq!(
+        store.load("gone-chat").unwrap().worktree.as_deref(),
+        Some("gone")
+    );
+    let view = board(&host, &state, &BoardCache::default(), &folder, &[], None).unwrap();
+    assert!(view
+        .rows
+        .iter()
+        .any(|r| r.id == moved.session && !r.worktree_removed));
+    assert!(view
+        .rows
+        .iter()
+        .any(|r| r.id == "gone-chat" && r.worktree_removed));
+}
