@@ -138,7 +138,12 @@ async fn continue_in_folder_remove_and_an_apply_conflict_each_end_where_the_user
         let notice = last_text(&c, "[data-testid=notice]").await;
         assert!(notice.contains("Continued in the folder"), "{notice}");
         assert!(notice.contains("1 file"), "what was applied: {notice}");
-        assert_eq!(count(&c, "[data-testid=worktree-review]").await, 0);
+        wait_js(
+            &c,
+            "the review to close",
+            "return document.querySelector('[role=dialog][data-testid=worktree-review]') === null",
+        )
+        .await;
         assert_eq!(
             std::fs::read_to_string(w.join("notes.txt")).unwrap(),
             "one\nTWO\n"
@@ -156,7 +161,7 @@ async fn continue_in_folder_remove_and_an_apply_conflict_each_end_where_the_user
             &c,
             "worktree gone to leave the board and its review to close",
             "return document.querySelector('[data-testid=worktree-group][data-worktree=gone]') === null \
-             && document.querySelector('[data-testid=worktree-review]') === null",
+             && document.querySelector('[role=dialog][data-testid=worktree-review]') === null",
         )
         .await;
         assert!(worktree_path(&w, "gone").is_none());
@@ -214,11 +219,11 @@ async fn continue_in_folder_remove_and_an_apply_conflict_each_end_where_the_user
         wait_js(
             &c,
             "the worktree's apply chat with its two applies",
-            "return document.querySelector('[data-testid=worktree-review]') === null \
+            "return document.querySelector('[role=dialog][data-testid=worktree-review]') === null \
              && document.querySelectorAll('[data-testid=checkpoint][data-kind=apply]').length === 2",
         )
         .await;
-        let title = text_of(&c, "[data-testid=session-title]").await;
+        let title = last_text(&c, "[data-testid=session-title]").await;
         assert!(title.contains("Applied from worktree clash"), "{title}");
     })
     .await;

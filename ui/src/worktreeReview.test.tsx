@@ -72,7 +72,7 @@ it("keeps every footer button in place outside the scrolling body and settles a 
     ),
   );
   await settle();
-  const all = ["worktree-terminal", "worktree-remove", "worktree-update", "worktree-handoff", "worktree-commit", "worktree-apply", "review-send"];
+  const all = ["worktree-terminal", "worktree-update", "worktree-commit", "worktree-remove", "worktree-handoff", "worktree-apply", "review-send"];
   expect(buttons()).toEqual(all);
   // Without a chat to continue, "Continue in folder" is disabled, not gone.
   expect(host.querySelector<HTMLButtonElement>("[data-testid=worktree-handoff]")?.disabled).toBe(true);

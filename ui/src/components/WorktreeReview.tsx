@@ -239,37 +239,43 @@ export function WorktreeReview({
     }, failed);
   };
   const said = comments.filter((c) => c.text.trim() !== "").length;
+  // Two fixed rows: the worktree's own actions, then what goes to the folder or the agent.
   const footer = (
-    <footer className="dialog-actions review-actions" data-testid="review-actions">
-      <button type="button" className="btn" data-testid="worktree-terminal" onClick={onTerminal}>
-        {t("wt.terminal")}
-      </button>
-      <button type="button" className="btn" data-testid="worktree-remove" disabled={working} onClick={() => remove(false)}>
-        {t("wt.remove")}
-      </button>
-      <button type="button" className="btn" data-testid="worktree-update" disabled={working} data-tip={t("wt.updateHint")} onClick={update}>
-        {t("wt.update")}
-      </button>
-      <button
-        type="button"
-        className="btn"
-        data-testid="worktree-handoff"
-        disabled={working || onHandoff === null}
-        data-tip={onHandoff === null ? t("wt.noSession") : t("wt.handoffHint")}
-        onClick={handoff}
-      >
-        {t("wt.handoff")}
-      </button>
-      <span className="review-actions-gap" />
-      <button type="button" className="btn" data-testid="worktree-commit" disabled={working || commitMessage !== null || (review?.files.length ?? 0) === 0} onClick={startCommit}>
-        {t("wt.commit")}
-      </button>
-      <button type="button" className="btn" data-testid="worktree-apply" disabled={working || (review?.files.length ?? 0) === 0} onClick={() => apply()}>
-        {t("wt.apply")}
-      </button>
-      <button type="button" className="btn btn-primary review-send" data-testid="review-send" disabled={working || said === 0} onClick={send}>
-        {t("wt.send")} <span className="review-send-count">({said})</span>
-      </button>
+    <footer className="review-actions" data-testid="review-actions">
+      <div className="review-actions-row">
+        <button type="button" className="btn" data-testid="worktree-terminal" onClick={onTerminal}>
+          {t("wt.terminal")}
+        </button>
+        <button type="button" className="btn" data-testid="worktree-update" disabled={working} data-tip={t("wt.updateHint")} onClick={update}>
+          {t("wt.update")}
+        </button>
+        <button type="button" className="btn" data-testid="worktree-commit" disabled={working || commitMessage !== null || (review?.files.length ?? 0) === 0} onClick={startCommit}>
+          {t("wt.commit")}
+        </button>
+        <span className="review-actions-gap" />
+        <button type="button" className="btn" data-testid="worktree-remove" disabled={working} onClick={() => remove(false)}>
+          {t("wt.remove")}
+        </button>
+      </div>
+      <div className="review-actions-row">
+        <button
+          type="button"
+          className="btn"
+          data-testid="worktree-handoff"
+          disabled={working || onHandoff === null}
+          data-tip={onHandoff === null ? t("wt.noSession") : t("wt.handoffHint")}
+          onClick={handoff}
+        >
+          {t("wt.handoff")}
+        </button>
+        <button type="button" className="btn" data-testid="worktree-apply" disabled={working || (review?.files.length ?? 0) === 0} onClick={() => apply()}>
+          {t("wt.apply")}
+        </button>
+        <span className="review-actions-gap" />
+        <button type="button" className="btn btn-primary review-send" data-testid="review-send" disabled={working || said === 0} onClick={send}>
+          {t("wt.send")} <span className="review-send-count">({said})</span>
+        </button>
+      </div>
     </footer>
   );
   return (
