@@ -7,7 +7,7 @@
 //! completes the apply, recorded in the worktree's own folder chat, while the review's
 //! buttons never move.
 
-use super::worktrees::{group, new_worktree, open_review, worktree_path};
+use super::worktrees::{group, new_worktree, worktree_path};
 use super::*;
 use cairn_testkit::git;
 
@@ -83,6 +83,24 @@ async fn wait_folder_chat_with(c: &Client, not: &str, text: &str) -> String {
     shown_id(c).await
 }
 
+/// Opens worktree `name`'s review from its board group and waits for the dialog listing
+/// `file` (the board's Review button shares the dialog's test id).
+async fn review_listing(c: &Client, name: &str, file: &str) {
+    x_click(c, &format!("{} [data-testid=worktree-review]", group(name))).await;
+    wait_js(
+        c,
+        &format!("the review of {name} listing {file}"),
+        &format!(
+            "return document.querySelector({}) !== null",
+            serde_json::to_string(&format!(
+                "[role=dialog][data-testid=worktree-review] [data-testid=review-file][data-path='{file}']"
+            ))
+            .unwrap()
+        ),
+    )
+    .await;
+}
+
 /// Where each button of the review's footer is (left, top, width), in order.
 async fn footer_places(c: &Client) -> String {
     c.execute(
@@ -131,8 +149,7 @@ async fn continue_in_folder_remove_and_an_apply_conflict_each_end_where_the_user
         let hand_chat = shown_id(&c).await;
         let hand = worktree_path(&w, "hand").expect("git lists worktree hand");
         std::fs::write(hand.join("notes.txt"), "one\nTWO\n").unwrap();
-        open_review(&c, "hand").await;
-        find(&c, "[data-testid=review-file][data-path='notes.txt']").await;
+        review_listing(&c, "hand", "notes.txt").await;
         x_click(&c, "[data-testid=worktree-review] [data-testid=worktree-handoff]").await;
         let folder_chat = wait_folder_chat_with(&c, &hand_chat, "HAND-QUESTION").await;
         let notice = last_text(&c, "[data-testid=notice]").await;
@@ -155,7 +172,8 @@ async fn continue_in_folder_remove_and_an_apply_conflict_each_end_where_the_user
         send(&c, "GONE-QUESTION before the removal").await;
         wait_turns(&c, "completed", 1).await;
         let gone_chat = shown_id(&c).await;
-        open_review(&c, "gone").await;
+        x_click(&c, &format!("{} [data-testid=worktree-review]", group("gone"))).await;
+        find(&c, "[role=dialog][data-testid=worktree-review]").await;
         x_click(&c, "[data-testid=worktree-review] [data-testid=worktree-remove]").await;
         wait_js(
             &c,
@@ -183,8 +201,7 @@ async fn continue_in_folder_remove_and_an_apply_conflict_each_end_where_the_user
         std::fs::write(clash.join("clash.txt"), "from the worktree\n").unwrap();
         std::fs::write(clash.join("extra.txt"), "new\n").unwrap();
         std::fs::write(w.join("clash.txt"), "from the folder\n").unwrap();
-        open_review(&c, "clash").await;
-        find(&c, "[data-testid=review-file][data-path='extra.txt']").await;
+        review_listing(&c, "clash", "extra.txt").await;
         let before = footer_places(&c).await;
         assert_eq!(before.matches('@').count(), 7, "{before}");
         x_click(&c, "[data-testid=worktree-apply]").await;
