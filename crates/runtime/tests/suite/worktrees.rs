@@ -171,3 +171,60 @@ fn a_removed_worktrees_chat_stays_on_its_folders_board_marked_and_continues_in_t
         .iter()
         .any(|r| r.id == "gone-chat" && r.worktree_removed));
 }
+
+#[test]
+fn applies_from_outside_a_folder_chat_go_to_the_worktrees_own_chat_and_settle_a_conflict() {
+    use cairn_runtime::worktrees::{apply, apply_resolving, prepare, ApplyTarget, Resolution};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("repo");
+    cairn_testkit::git::repo_with(&folder, &[("clash.txt", "base\n")]);
+    let folder = folder.canonicalize().unwrap();
+    let state = dir.path().join("state");
+    // A folder chat exists: an apply from outside a folder chat does not pick it.
+    saved_chat(&state, "someone-elses", &folder, None);
+    let p = prepare(&folder, &state, "w", false, &|_, _| {}).unwrap();
+    std::fs::write(p.workspace.join("clash.txt"), "worktree\n").unwrap();
+    std::fs::write(p.workspace.join("extra.txt"), "new\n").unwrap();
+    std::fs::write(folder.join("clash.txt"), "folder\n").unwrap();
+
+    let first = apply(&folder, &state, "w", false, &ApplyTarget::Own).unwrap();
+    let own = first.session.clone().expect("recorded in a chat");
+    assert_ne!(own, "someone-elses");
+    assert_eq!(
+        first.session_name.as_deref(),
+        Some("Applied from worktree w")
+    );
+    assert_eq!(first.checkpoint, Some(1));
+    let conflicts: Vec<(&str, bool)> = first
+        .conflicts
+        .iter()
+        .map(|c| (c.path.as_str(), c.resolvable))
+        .collect();
+    assert_eq!(conflicts, [("clash.txt", true)]);
+    assert_eq!(
+        std::fs::read_to_string(folder.join("clash.txt")).unwrap(),
+        "folder\n"
+    );
+
+    // Settled by taking the worktree's version: the same chat's next change-turn.
+    let second = apply_resolving(
+        &folder,
+        &state,
+        "w",
+        &ApplyTarget::Own,
+        &[("clash.txt".to_string(), Resolution::TakeWorktree)],
+    )
+    .unwrap();
+    assert_eq!(second.session.as_deref(), Some(own.as_str()));
+    assert_eq!(second.checkpoint, Some(2));
+    assert!(second.conflicts.is_empty(), "{:?}", second.conflicts);
+    assert_eq!(
+        std::fs::read_to_string(folder.join("clash.txt")).unwrap(),
+        "worktree\n"
+    );
+    // Its Undo command brings the folder's version back.
+    assert!(second
+        .undo
+        .unwrap()
+        .contains(&format!("--session {own} --to-turn 1")));
+}
