@@ -110,8 +110,13 @@ export function newWorktreeSession(name: string, carry: boolean, onProgress: (p:
 export const worktreeReview = (name: string) => invoke<ReviewView>("worktree_review", { name });
 /** The one message inline review comments become (`null` when none says anything). */
 export const reviewMessage = (comments: ReviewComment[]) => invoke<string | null>("review_message", { comments });
-/** Applies a worktree to the folder as a change-turn of the folder session (undoable there). */
-export const applyWorktree = (name: string, dryRun: boolean) => invoke<ApplyView>("apply_worktree", { name, dryRun });
+/**
+ * Applies a worktree to the folder as a change-turn of a folder chat (undoable there): the one
+ * shown, else the worktree's own. Conflicting paths of `keep` keep the folder's version, those
+ * of `take` get the worktree's.
+ */
+export const applyWorktree = (name: string, dryRun: boolean, keep: string[] = [], take: string[] = []) =>
+  invoke<ApplyView>("apply_worktree", { name, dryRun, keep, take });
 /** A commit message for a worktree's changes proposed by the model (`null`: none). */
 export const proposeCommit = (name: string) => invoke<string | null>("propose_commit", { name });
 /** Commits a worktree's changes on its branch. */
