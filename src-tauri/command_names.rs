@@ -26,6 +26,7 @@ pub const COMMANDS: &[&str] = &[
     "remove_steering",
     "session_budget",
     "set_budget",
+    "join_spend_batch",
     "list_commands",
     "get_extensions",
     "trust_project_hooks",

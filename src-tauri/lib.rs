@@ -82,6 +82,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::turn::remove_steering,
             commands::turn::session_budget,
             commands::turn::set_budget,
+            commands::turn::join_spend_batch,
             commands::turn::list_commands,
             commands::extensions::get_extensions,
             commands::extensions::trust_project_hooks,

@@ -10,6 +10,8 @@
 
 #[path = "e2e/approvals.rs"]
 mod approvals;
+#[path = "e2e/batch.rs"]
+mod batch;
 #[path = "e2e/board.rs"]
 mod board;
 #[path = "e2e/cards.rs"]

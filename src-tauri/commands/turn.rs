@@ -171,6 +171,22 @@ pub fn session_budget<R: Runtime>(
     Ok(current(&state, window.label())?.budget())
 }
 
+/// Counts the shown session against batch `batch`'s shared spending cap (`limit` makes it
+/// with its first member): sessions started together from the board stop together at it.
+#[tauri::command]
+pub fn join_spend_batch<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    batch: String,
+    limit: BudgetLimit,
+) -> IpcResult<BudgetView> {
+    let runtime = current(&state, window.label())?;
+    state
+        .host
+        .join_batch(&runtime, &batch, limit)
+        .map_err(|e| IpcError::invalid(e.to_string()))
+}
+
 /// Sets the shown session's spending cap from its next request on (after
 /// `budget_exceeded`, the user raises it and goes on).
 #[tauri::command]

@@ -201,6 +201,7 @@ describe("relative times", () => {
     expect(relativeTime("2026-12-05T11:57:00Z", "en", at)).toBe("3 minutes ago");
     expect(relativeTime("2026-12-05T11:57:00Z", "en", at + 60 * 60_000)).toBe("1 hour ago");
     expect(relativeTime("not a time", "en", at)).toBe("");
+    expect(relativeTime("2026-12-05T12:00:01Z", "en", at)).toBe("now");
   });
 
   it("tick from one timer that runs only while something shows a time", () => {

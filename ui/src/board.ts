@@ -13,7 +13,9 @@ import { Store } from "./store";
 export function relativeTime(iso: string, lang: string, now: number = Date.now()): string {
   const then = Date.parse(iso);
   if (Number.isNaN(then)) return "";
-  const secs = Math.round((then - now) / 1000);
+  // A board time is never ahead: a moment in the future (the page's clock a little behind
+  // the one that stamped it) reads "now", not "in 1 second".
+  const secs = Math.min(0, Math.round((then - now) / 1000));
   const rtf = relativeTimeFormat(lang);
   const abs = Math.abs(secs);
   if (abs < 60) return rtf.format(secs, "second");

@@ -5,8 +5,8 @@ import { applyEvents, emptyChat } from "./transcript";
 
 describe("the spending cap", () => {
   it("suggests twice the cap, in its unit", () => {
-    expect(suggestedCap({ unit: "usd", limit: 0.025, spentUsd: 0.03, spentTokens: 900 })).toBe(0.05);
-    expect(suggestedCap({ unit: "tokens", limit: 5000, spentUsd: null, spentTokens: 5100 })).toBe(10000);
+    expect(suggestedCap({ unit: "usd", limit: 0.025, spentUsd: 0.03, spentTokens: 900, sessions: 1 })).toBe(0.05);
+    expect(suggestedCap({ unit: "tokens", limit: 5000, spentUsd: null, spentTokens: 5100, sessions: 1 })).toBe(10000);
   });
   it("a budget_exceeded error offers to raise the cap; other errors do not", () => {
     const error = (type: string): Event => ({

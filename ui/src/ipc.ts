@@ -168,6 +168,8 @@ export const removeSteering = (text: string) => invoke<boolean>("remove_steering
 /** The shown session's spending cap and what it spent. */
 export const sessionBudget = () => invoke<BudgetView>("session_budget");
 /** Sets the shown session's spending cap from its next request on. */
+/** Counts the shown session against batch `batch`'s shared cap (`limit` makes it with its first member). */
+export const joinSpendBatch = (batch: string, limit: BudgetLimit) => invoke<BudgetView>("join_spend_batch", { batch, limit });
 export const setBudget = (limit: BudgetLimit) => invoke<BudgetView>("set_budget", { limit });
 /** Changes the permission mode. */
 export const setMode = (mode: Mode) => invoke<void>("set_mode", { mode });

@@ -44,6 +44,7 @@ function render(focusSearch = 0) {
         onCloseWorkspace={() => undefined}
         onNewWorktree={() => Promise.resolve(true)}
         onMoveToWorktree={null}
+        onStartBatch={() => Promise.resolve(true)}
         onReview={() => undefined}
       />,
     ),

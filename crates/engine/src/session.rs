@@ -254,6 +254,7 @@ impl SessionBuilder {
                 compaction_state: Default::default(),
                 announcements: Default::default(),
                 spent_live: Default::default(),
+                shared_cap: Default::default(),
                 spend_rewarn: Default::default(),
                 spent_outside: Default::default(),
             }),
@@ -635,6 +636,21 @@ impl Session {
             // Not counted yet: the first turn's count takes it in.
             None => lock(&self.inner.spent_outside).push((*usage, cost)),
         }
+    }
+
+    /// Counts this session against `cap`, a cap it shares with other sessions (a batch),
+    /// besides its own.
+    pub fn share_cap(&self, cap: Arc<crate::spend::SharedCap>) {
+        cap.join(self.inner.spent_live.clone());
+        *lock(&self.inner.shared_cap) = Some(cap);
+        self.inner
+            .spend_rewarn
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The cap this session shares with others, if any.
+    pub fn shared_cap(&self) -> Option<Arc<crate::spend::SharedCap>> {
+        lock(&self.inner.shared_cap).clone()
     }
 
     /// What the session spent so far, as its turns count it (`None` before a turn of this

@@ -123,10 +123,145 @@ pub fn standing(limit: SpendLimit, spent: Spent) -> Standing {
     }
 }
 
+/// One session's live count, as a shared cap reads it.
+pub type LiveSpent = std::sync::Arc<std::sync::Mutex<Option<Spent>>>;
+
+/// A spending cap shared by several sessions (a batch of worktree sessions started together
+/// from the board): each member's requests count against the one cap, read live from every
+/// member's own count, so a member's next request stops once the batch as a whole reached it.
+pub struct SharedCap {
+    limit: std::sync::RwLock<SpendLimit>,
+    members: std::sync::Mutex<Vec<LiveSpent>>,
+}
+
+impl SharedCap {
+    /// A shared cap of `limit` with no member yet.
+    pub fn new(limit: SpendLimit) -> std::sync::Arc<SharedCap> {
+        std::sync::Arc::new(SharedCap {
+            limit: std::sync::RwLock::new(limit),
+            members: std::sync::Mutex::default(),
+        })
+    }
+
+    /// The cap.
+    pub fn limit(&self) -> SpendLimit {
+        *self
+            .limit
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Raises, lowers or changes the cap for every member's next request.
+    pub fn set_limit(&self, limit: SpendLimit) {
+        *self
+            .limit
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = limit;
+    }
+
+    /// Counts `live` (a member's count) in.
+    pub fn join(&self, live: LiveSpent) {
+        self.members
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(live);
+    }
+
+    /// How many sessions share it.
+    pub fn members(&self) -> usize {
+        self.members
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// What the members spent together so far (a member not counted yet adds nothing).
+    pub fn spent(&self) -> Spent {
+        let members = self
+            .members
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        members.iter().fold(Spent::zero(), |sum, live| {
+            let mine = *live
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            sum.plus(mine.unwrap_or_else(Spent::zero))
+        })
+    }
+
+    /// Where the batch stands (its messages name the batch, not one session).
+    pub fn standing(&self) -> Standing {
+        let n = self.members();
+        match standing(self.limit(), self.spent()) {
+            Standing::Exceeded(_) => {
+                let (used, cap) = shown_pair(self.limit(), self.spent());
+                Standing::Exceeded(format!(
+                    "the batch's spending cap is reached ({used} of {cap}, shared by {n} \
+                     sessions): the turn stopped before its next model request. Raise the \
+                     batch's cap in the app, or continue the sessions you still want."
+                ))
+            }
+            Standing::Warn(spent, cap, unit, _) => {
+                let (used, capped) = shown_pair(self.limit(), self.spent());
+                Standing::Warn(
+                    spent,
+                    cap,
+                    unit,
+                    format!("{used} of the batch's {capped} spending cap used ({n} sessions)"),
+                )
+            }
+            other => other,
+        }
+    }
+}
+
+/// `spent` and `limit` worded in the cap's unit.
+fn shown_pair(limit: SpendLimit, spent: Spent) -> (String, String) {
+    match limit {
+        SpendLimit::Usd(cap) => (
+            format!("${:.4}", spent.cost.unwrap_or(0.0)),
+            format!("${cap:.4}"),
+        ),
+        SpendLimit::Tokens(cap) => (format!("{} tokens", spent.tokens), format!("{cap} tokens")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[test]
+    fn a_shared_cap_sums_its_members_live_counts() {
+        let cap = SharedCap::new(SpendLimit::Usd(0.01));
+        let a: LiveSpent = std::sync::Arc::new(std::sync::Mutex::new(Some(Spent {
+            tokens: 100,
+            cost: Some(0.004),
+        })));
+        let b: LiveSpent = std::sync::Arc::new(std::sync::Mutex::new(None));
+        cap.join(a.clone());
+        cap.join(b.clone());
+        assert_eq!(cap.standing(), Standing::Fine, "b has not counted yet");
+        *b.lock().unwrap() = Some(Spent {
+            tokens: 50,
+            cost: Some(0.0045),
+        });
+        assert!(matches!(cap.standing(), Standing::Warn(..)));
+        *a.lock().unwrap() = Some(Spent {
+            tokens: 200,
+            cost: Some(0.006),
+        });
+        let Standing::Exceeded(message) = cap.standing() else {
+            panic!("over the shared cap");
+        };
+        assert!(
+            message.contains("batch") && message.contains("2 sessions"),
+            "{message}"
+        );
+        cap.set_limit(SpendLimit::Usd(1.0));
+        assert_eq!(cap.standing(), Standing::Fine);
+    }
 
     #[test]
     fn dollars_where_priced_tokens_otherwise_never_mixed() {

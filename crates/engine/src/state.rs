@@ -83,7 +83,9 @@ pub(crate) struct Inner {
     pub next_ticket: std::sync::atomic::AtomicU64,
     /// What the session spent, kept up to date by its turns (`None` until a turn of this
     /// process counted the history's).
-    pub spent_live: Mutex<Option<crate::spend::Spent>>,
+    pub spent_live: crate::spend::LiveSpent,
+    /// The cap this session shares with others (a batch started together), if any.
+    pub shared_cap: Mutex<Option<Arc<crate::spend::SharedCap>>>,
     /// What requests outside the turns spent (naming), for the next turn's count.
     pub spent_outside: Mutex<Vec<(cairn_protocol::TokenUsage, Option<f64>)>>,
     /// The cap changed: the next turn may warn again at 80 %.

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import type { BudgetView } from "../bindings/app/BudgetView";
-import { useT } from "../i18n";
+import { plural, useT } from "../i18n";
 import * as ipc from "../ipc";
 
 /** Twice the cap, rounded up to a readable amount. */
@@ -59,6 +59,8 @@ export function RaiseBudget({ onRaised }: { onRaised: () => void }) {
     >
       <span>
         {t("budget.spent")} {spent}
+        {view.limit !== null && ` ${t("budget.of")} ${tokens ? `${view.limit} ${t("meter.tokens")}` : `$${view.limit.toFixed(4)}`}`}
+        {view.sessions > 1 && <span data-testid="budget-shared"> {plural(t, view.sessions, "budget.shared")}</span>}
       </span>
       <label>
         {t("budget.newCap")} {tokens ? "" : "$"}

@@ -58,6 +58,8 @@ type Props = {
   onNewWorktree: (name: string, carry: boolean, onProgress: (p: Progress) => void) => Promise<boolean>;
   /** Moves the shown folder chat into worktree NAME with its history (null: nothing to move). */
   onMoveToWorktree: ((name: string) => Promise<boolean>) | null;
+  /** Starts one session per worktree of `names`, each with `prompt`, under one shared cap. */
+  onStartBatch: (names: string[], carry: boolean, prompt: string, capUsd: number | null) => Promise<boolean>;
   /** Opens the review of a worktree. */
   onReview: (name: string) => void;
 };
@@ -422,7 +424,13 @@ export function Sessions(p: Props) {
           </ul>
         </>
       )}
-      <NewWorktree unavailable={state.view?.worktreesUnavailable ?? null} onCreate={p.onNewWorktree} onMove={p.onMoveToWorktree} />
+      <NewWorktree
+        unavailable={state.view?.worktreesUnavailable ?? null}
+        onCreate={p.onNewWorktree}
+        onMove={p.onMoveToWorktree}
+        onBatch={p.onStartBatch}
+        rows={rows}
+      />
       <p className="sidebar-note" data-testid="board-scope">
         {t("board.scope")}
       </p>

@@ -18,6 +18,7 @@ import { Composer, toUpload, type ComposerDraft } from "./Composer";
 import { FilesPanel } from "./FilesPanel";
 import { LinkContext } from "./Markdown";
 import { useLinks } from "../hooks/useLinks";
+import { useStartBatch } from "../hooks/useStartBatch";
 import { useAnswers } from "../hooks/useAnswers";
 import { Meter } from "./Meter";
 import { ModeSwitcher } from "./ModeSwitcher";
@@ -316,6 +317,9 @@ export function Workbench(p: Props) {
     [eventsOf, afterRun, fail, show, refreshStatus, setPendingOf, dispatchTo],
   );
 
+  // Several worktree sessions at once, the same first message each, under one shared cap.
+  const startBatch = useStartBatch(newWorktree, send, fail);
+
   const steer = useCallback(
     (text: string, images: PendingImage[]) => {
       // Shown at once, so the engine's `queue_steering` event always finds the chip.
@@ -595,6 +599,7 @@ export function Workbench(p: Props) {
           onCloseWorkspace={p.onCloseWorkspace}
           onNewWorktree={newWorktree}
           onMoveToWorktree={moveToWorktree}
+          onStartBatch={startBatch}
           onReview={(name) => {
             panels.closeSidebarDrawer();
             setReviewing(name);

@@ -31,7 +31,11 @@ impl TurnRunner<'_> {
     /// Why the next request must not go out (the cap is reached); warns once at 80 % (or
     /// that a dollar cap cannot be enforced).
     pub(crate) async fn over_budget(&mut self) -> Option<String> {
-        let limit = read(&self.inner.config).spend_limit?;
+        let shared = lock(&self.inner.shared_cap).clone();
+        let own = read(&self.inner.config).spend_limit;
+        if own.is_none() && shared.is_none() {
+            return None;
+        }
         if self
             .inner
             .spend_rewarn
@@ -44,11 +48,19 @@ impl TurnRunner<'_> {
         if let Some((u, cost)) = lock(&self.host.extra_usage).as_ref() {
             spent.add(u, *cost);
         }
-        let (spent, limit_value, unit, message) = match standing(limit, spent) {
-            Standing::Fine => return None,
-            Standing::Exceeded(message) => return Some(message),
-            Standing::Warn(spent, cap, unit, message) => (spent, cap, unit, message),
-            Standing::Unpriced(message) => (0.0, 0.0, "usd", message),
+        let own = own.map_or(Standing::Fine, |limit| standing(limit, spent));
+        // The batch's cap: the other members' live counts and this one's.
+        let batch = shared.map_or(Standing::Fine, |cap| cap.standing());
+        let (spent, limit_value, unit, message) = match (own, batch) {
+            (Standing::Exceeded(message), _) | (_, Standing::Exceeded(message)) => {
+                return Some(message)
+            }
+            (Standing::Warn(spent, cap, unit, message), _)
+            | (_, Standing::Warn(spent, cap, unit, message)) => (spent, cap, unit, message),
+            (Standing::Unpriced(message), _) | (_, Standing::Unpriced(message)) => {
+                (0.0, 0.0, "usd", message)
+            }
+            (Standing::Fine, Standing::Fine) => return None,
         };
         if !self.state.spend_warned {
             self.state.spend_warned = true;

@@ -161,6 +161,8 @@ pub struct Host {
     slots: Mutex<HashMap<PathBuf, Arc<TurnSlots>>>,
     /// How the last turn of sessions closed in this process ended.
     finished: Mutex<HashMap<String, cairn_protocol::TurnStatus>>,
+    /// Spending caps shared by batches of sessions started together, by batch id.
+    batches: Mutex<HashMap<String, Arc<cairn_engine::spend::SharedCap>>>,
 }
 
 impl Default for Host {
@@ -170,6 +172,7 @@ impl Default for Host {
             changes: Arc::new(tokio::sync::watch::channel(0).0),
             slots: Mutex::default(),
             finished: Mutex::default(),
+            batches: Mutex::default(),
         }
     }
 }

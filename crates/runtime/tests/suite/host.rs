@@ -205,3 +205,96 @@ async fn a_model_switch_brings_the_new_models_context_window() {
     assert_eq!(c.context_window, 8_192);
     until(&mut stream, |e| matches!(e, Event::TurnEnd(_))).await;
 }
+
+/// A reply with `text` that used `tokens` output tokens.
+fn costing(text: &str, tokens: u64) -> FakeReply {
+    use cairn_engine::llm::{LlmChunk, LlmOutcome};
+    FakeReply::Chunks(vec![
+        LlmChunk::Text(text.to_string()),
+        LlmChunk::Usage(cairn_protocol::TokenUsage {
+            output_tokens: tokens,
+            ..Default::default()
+        }),
+        LlmChunk::End(LlmOutcome::completed()),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_of_a_batch_stop_together_at_the_batchs_cap_and_raising_it_goes_on() {
+    use cairn_runtime::host::budget::BudgetLimit;
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let a = host
+        .open(spec(ws.path(), state.path(), vec![costing("a spent", 700)]))
+        .unwrap();
+    let b = host
+        .open(spec(
+            ws.path(),
+            state.path(),
+            vec![
+                FakeReply::Chunks(vec![
+                    cairn_engine::llm::LlmChunk::ToolCall(cairn_protocol::ToolCall {
+                        id: "c1".into(),
+                        name: "read_file".into(),
+                        arguments: json!({"path": "missing.txt"}).to_string(),
+                    }),
+                    cairn_engine::llm::LlmChunk::Usage(cairn_protocol::TokenUsage {
+                        output_tokens: 400,
+                        ..Default::default()
+                    }),
+                    cairn_engine::llm::LlmChunk::End(cairn_engine::llm::LlmOutcome::completed()),
+                ]),
+                costing("b after the raise", 10),
+            ],
+        ))
+        .unwrap();
+    // One batch, one cap of 1,000 tokens: neither session has a cap of its own.
+    let cap = BudgetLimit::Tokens(1_000);
+    host.join_batch(&a, "batch-1", cap).unwrap();
+    let joined = host
+        .join_batch(&b, "batch-1", BudgetLimit::Tokens(5))
+        .unwrap();
+    assert_eq!(joined.sessions, 2, "{joined:?}");
+    assert_eq!(joined.limit, Some(1_000.0), "the first member's cap holds");
+
+    let ended = |out: cairn_runtime::host::RunOutcome| match out {
+        cairn_runtime::host::RunOutcome::Ended { status, .. } => status,
+        other => panic!("{other:?}"),
+    };
+    let run = |h: Arc<cairn_runtime::host::SessionHandle>, text: &'static str| async move {
+        let mut errors = Vec::new();
+        let out = h
+            .run(super::turn(&h, text).await, Duration::from_millis(5), |e| {
+                if let Event::Error(err) = &e {
+                    errors.push(err.clone());
+                }
+                Ok::<(), ()>(())
+            })
+            .await
+            .unwrap();
+        (out, errors)
+    };
+    // A spends 700 of the batch's 1,000: under the cap.
+    let (out, errors) = run(a.clone(), "spend").await;
+    assert_eq!(ended(out), TurnStatus::Completed, "{errors:?}");
+    // B's first request brings the batch to 1,100: its next request does not go out.
+    let (out, errors) = run(b.clone(), "read it").await;
+    assert_eq!(ended(out), TurnStatus::Error);
+    let stop = errors.last().expect("an error event");
+    assert_eq!(stop.error_type, "budget_exceeded", "{stop:?}");
+    assert!(stop.error.contains("batch"), "{}", stop.error);
+    let seen = b.budget();
+    assert_eq!(
+        (seen.sessions, seen.spent_tokens),
+        (2, Some(1_100)),
+        "{seen:?}"
+    );
+
+    // Raising the batch's cap from either session lets B go on.
+    let raised = b.set_budget(BudgetLimit::Tokens(5_000)).unwrap();
+    assert_eq!(raised.limit, Some(5_000.0));
+    assert_eq!(a.budget().limit, Some(5_000.0), "one cap for the batch");
+    let (out, errors) = run(b.clone(), "go on").await;
+    assert_eq!(ended(out), TurnStatus::Completed, "{errors:?}");
+}

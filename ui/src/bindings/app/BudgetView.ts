@@ -19,4 +19,9 @@ spentUsd: number | null,
 /**
  * Tokens spent (`None` before a turn of this process counted).
  */
-spentTokens: number | null, };
+spentTokens: number | null, 
+/**
+ * How many sessions share the cap shown: 1 for the session's own, more for a batch of
+ * sessions started together (whose spending is then the batch's).
+ */
+sessions: number, };
