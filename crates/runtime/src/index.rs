@@ -247,8 +247,11 @@ impl SessionIndex {
                     updated_at: r.get(5)?,
                     turns: r.get(6)?,
                     worktree: r.get(7)?,
-                    // The index keeps the text for its own search, not the first prompt.
+                    // The index keeps the text for its own search, not the first prompt
+                    // nor the cost (the boards read the full listing).
                     first_prompt: String::new(),
+                    cost_usd: None,
+                    tokens: 0,
                 })
             })
             .map_err(self.sql())?;

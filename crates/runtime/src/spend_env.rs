@@ -45,6 +45,12 @@ pub fn override_cost(usage: &TokenUsage) -> Option<f64> {
     )
 }
 
+/// What a request of `model` that used `usage` cost: the catalogue's price, else the
+/// `CAIRN_PRICE_PER_MTOK` override (`None`: unknown).
+pub fn cost_usd(model: &str, usage: &TokenUsage) -> Option<f64> {
+    cairn_providers::cost_usd(model, usage).or_else(|| override_cost(usage))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

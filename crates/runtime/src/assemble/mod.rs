@@ -464,6 +464,6 @@ struct CatalogPricing;
 
 impl cairn_engine::Pricing for CatalogPricing {
     fn cost_usd(&self, model: &str, usage: &cairn_protocol::TokenUsage) -> Option<f64> {
-        cairn_providers::cost_usd(model, usage).or_else(|| crate::spend_env::override_cost(usage))
+        crate::spend_env::cost_usd(model, usage)
     }
 }

@@ -157,8 +157,9 @@ pub fn board(
             worktree_removed: in_removed(&s),
             activity: activity_in(host, &s.id),
             open: false,
-            cost_usd: None,
-            tokens: None,
+            // Closed sessions: what their saved requests cost (open ones: the live count).
+            cost_usd: s.cost_usd.filter(|_| s.tokens > 0),
+            tokens: Some(s.tokens).filter(|t| *t > 0),
             changed_files: None,
             worktree: s.worktree,
             first_prompt: s.first_prompt,

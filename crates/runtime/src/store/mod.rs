@@ -190,6 +190,13 @@ pub struct SessionSummary {
     /// The first prompt (up to 300 characters), for the boards' search; not in `--json`.
     #[serde(skip)]
     pub first_prompt: String,
+    /// What its recorded model requests cost in dollars (`None`: a price unknown); for the
+    /// boards (closed sessions' cost, a batch's estimate); not in `--json`.
+    #[serde(skip)]
+    pub cost_usd: Option<f64>,
+    /// Its recorded requests' input plus output tokens; not in `--json`.
+    #[serde(skip)]
+    pub tokens: u64,
 }
 
 /// Session files under one state dir.
@@ -352,7 +359,9 @@ impl SessionStore {
             }
             match self.load_or_rebuild(&id).map(|(s, _)| s) {
                 Ok(s) => out.push(SessionSummary {
-                    id: s.session_id,
+                    cost_usd: spent_of(&s).cost,
+                    tokens: spent_of(&s).tokens,
+                    id: s.session_id.clone(),
                     name: s.name,
                     workspace: s.workspace,
                     model: s.model,
@@ -585,6 +594,11 @@ pub fn derive_name(messages: &[Message]) -> String {
     name
 }
 
+/// What a saved session's recorded model requests cost, priced by its model.
+fn spent_of(s: &SavedSession) -> cairn_engine::spend::Spent {
+    cairn_engine::spend::Spent::of_history(&s.messages, |u| crate::spend_env::cost_usd(&s.model, u))
+}
+
 /// The first user message's text, up to 300 characters (what the boards' search reads
 /// besides the name).
 pub fn first_prompt(messages: &[Message]) -> String {
@@ -649,6 +663,36 @@ mod tests {
         // Not part of `cairn sessions --json`.
         let json = serde_json::to_value(&listed[0]).unwrap();
         assert!(json.get("firstPrompt").is_none(), "{json}");
+    }
+
+    #[test]
+    fn a_listed_session_carries_what_its_saved_requests_spent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        let mut s = saved("spent", "2026-01-01T00:00:00Z");
+        s.model = "gpt-4o".into();
+        let usage = cairn_protocol::TokenUsage {
+            input_tokens: 1_000,
+            output_tokens: 200,
+            ..Default::default()
+        };
+        s.messages.push(Message::Assistant {
+            content: vec![],
+            tool_calls: vec![],
+            usage: Some(usage),
+        });
+        store.save(&s).unwrap();
+        let listed = store.list().unwrap();
+        assert_eq!(listed[0].tokens, 1_200);
+        let priced = cairn_providers::cost_usd("gpt-4o", &usage);
+        assert!(priced.is_some(), "gpt-4o has a price in the catalogue");
+        assert_eq!(listed[0].cost_usd, priced);
+        // Not part of `cairn sessions --json`.
+        let json = serde_json::to_value(&listed[0]).unwrap();
+        assert!(
+            json.get("costUsd").is_none() && json.get("tokens").is_none(),
+            "{json}"
+        );
     }
 
     #[test]
