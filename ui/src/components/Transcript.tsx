@@ -290,13 +290,29 @@ export function Transcript({
     const el = scroller.current;
     if (el === null) return;
     const top = el.scrollTop;
-    view.current = virtualizer
-      .getVirtualItems()
-      .filter((r) => r.end > top && r.start < top + el.clientHeight)
-      .map((r) => ({ id: baseId(String(r.key)), offset: r.start - top }));
+    // From every row's measured (or estimated) place, not the rendered range: that may still
+    // be where the view was before a long jump.
+    virtualizer.getVirtualItems();
+    const all = virtualizer.measurementsCache;
+    let lo = 0;
+    let hi = all.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((all[mid]?.end ?? 0) <= top) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: { id: string; offset: number }[] = [];
+    for (let i = lo; i < all.length && out.length < 12; i++) {
+      const r = all[i];
+      if (r === undefined || r.start >= top + el.clientHeight) break;
+      out.push({ id: baseId(String(r.key)), offset: r.start - top });
+    }
+    view.current = out;
   }, [virtualizer]);
   const page = useCallback(
     (load: () => Promise<boolean>) => {
+      // The page under way keeps the view when it comes; this request would be refused.
+      if (long.busy()) return;
       remember();
       keep.current = true;
       follow.pinned = false;
@@ -309,7 +325,7 @@ export function Transcript({
         },
       );
     },
-    [remember, follow],
+    [remember, follow, long],
   );
   const onScroll = useCallback(() => {
     const el = scroller.current;

@@ -41,6 +41,8 @@ export type LongTranscript = {
   reached: () => void;
   /** Whether older turns than those shown exist. */
   hasOlder: boolean;
+  /** A page is being fetched (a second request would be refused). */
+  busy: () => boolean;
   /** Loads the page before the first turn shown (the transcript keeps the view in place). */
   older: () => Promise<boolean>;
   /** Loads the page after the last turn shown, or goes back to the live chat. */
@@ -183,6 +185,7 @@ export function useLongTranscript(live: Item[], liveBefore: number | null, earli
   );
 
   const reached = useCallback(() => setTarget(null), []);
+  const isBusy = useCallback(() => busy.current, []);
   const hasOlder = win === null ? liveBefore !== null : win.first > 0;
-  return { items: win?.items ?? live, window: win, target, reached, hasOlder, older, newer, home, end, showHit, showTurn };
+  return { items: win?.items ?? live, window: win, target, reached, hasOlder, busy: isBusy, older, newer, home, end, showHit, showTurn };
 }
