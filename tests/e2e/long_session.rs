@@ -183,6 +183,72 @@ async fn a_two_thousand_turn_session_goes_home_finds_a_word_and_jumps_from_the_t
             .unwrap();
         let held = turns_held(&c).await;
         assert!(held <= 300, "a window of turns: {held} ({window})");
+
+        // PageDown (a real key) moves most of a screen.
+        let top = |c: Client| async move {
+            c.execute(
+                "return document.querySelector('[data-testid=transcript]').scrollTop",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_f64()
+            .unwrap()
+        };
+        let before = top(c.clone()).await;
+        keys(Some("Next"), None);
+        wait_js(
+            &c,
+            "PageDown to move most of a screen",
+            &format!(
+                "const t = document.querySelector('[data-testid=transcript]'); \
+                 return t.scrollTop - {before} > t.clientHeight * 0.5"
+            ),
+        )
+        .await;
+
+        // Scrolling on down pages newer turns in below; past the cap the oldest go, so the
+        // page holds a window of at most 300 turns wherever the user is.
+        let mut last = window.as_str().unwrap_or_default().to_string();
+        for _ in 0..4 {
+            c.execute(
+                "const t = document.querySelector('[data-testid=transcript]'); t.scrollTop = t.scrollHeight; return true",
+                vec![],
+            )
+            .await
+            .unwrap();
+            wait_js(
+                &c,
+                "the next newer page",
+                &format!(
+                    "return document.querySelector('[data-testid=transcript]').dataset.window !== {}",
+                    serde_json::to_string(&last).unwrap()
+                ),
+            )
+            .await;
+            last = c
+                .execute("return document.querySelector('[data-testid=transcript]').dataset.window", vec![])
+                .await
+                .unwrap()
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        }
+        // The wheel (real X wheel clicks over the transcript) moves a sensible amount too.
+        let before = top(c.clone()).await;
+        let (x, y) = screen_point(&c, &window_id(), "[data-testid=transcript]").await;
+        xdotool(&["mousemove", &x.to_string(), &y.to_string()]).unwrap();
+        for _ in 0..10 {
+            xdotool(&["click", "4"]).unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let after = top(c.clone()).await;
+        eprintln!("10 wheel steps: {:.0} px", before - after);
+        assert!(before - after > 400.0, "10 wheel steps moved {} px", before - after);
+        let (first, end) = last.split_once('-').expect("a window, not the live chat");
+        let (first, end): (usize, usize) = (first.parse().unwrap(), end.parse().unwrap());
+        assert!(end >= 1549 && end - first <= 300, "window {first}-{end}");
+        assert!(turns_held(&c).await <= 300);
     })
     .await;
     if ran {
