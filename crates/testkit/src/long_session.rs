@@ -46,7 +46,7 @@ pub fn events(session: &str, turns: u32, rare_at: u32, rare: &str) -> Vec<Event>
                     text: answer(n, rare_at, rare),
                     reasoning: String::new(),
                     tool_calls: Vec::new(),
-                    usage: usage.clone(),
+                    usage,
                     cost_usd: None,
                     req_id: format!("{task}-r1"),
                     task_id: task.clone(),
@@ -57,7 +57,7 @@ pub fn events(session: &str, turns: u32, rare_at: u32, rare: &str) -> Vec<Event>
                     iterations: 1,
                     produced_files: Vec::new(),
                     task_id: task,
-                    usage: usage.clone(),
+                    usage,
                     cost_usd: None,
                 }),
             ]
