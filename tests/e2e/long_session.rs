@@ -1,7 +1,10 @@
 //! E2E: a 2,000-turn session (written as events, no model) is navigated with real X input,
 //! one app start for every check: Home shows its first turn, Ctrl+F and a word typed find the
 //! one early turn that has it (shown, highlighted), and a click on a timeline entry shows that
-//! entry's turn, far from both. The page never holds the whole log: a window of turns at most.
+//! entry's turn, far from both. Scrolling up from the newest pages older turns in until the
+//! live chat holds 300, then a window takes over (the view kept on its rows each time); the
+//! window slides down as the user scrolls on, never over 300 turns: the page never holds the
+//! whole log. PageDown and the wheel move a sensible amount.
 
 use super::approvals::screen_point;
 use super::*;
@@ -118,6 +121,16 @@ async fn a_two_thousand_turn_session_goes_home_finds_a_word_and_jumps_from_the_t
         open_recent(&c).await;
         x_click(&c, &format!("[data-testid=session-item][data-session-id='{ID}'] [data-testid=session-open]")).await;
         wait_js(&c, "the newest turn", &shown(&long_session::prompt(TURNS))).await;
+        let top = |c: Client| async move {
+            c.execute(
+                "return document.querySelector('[data-testid=transcript]').scrollTop",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_f64()
+            .unwrap()
+        };
         assert!(turns_held(&c).await <= 100, "only the newest page at open");
 
         // Home (a real key, the focus on the page, not in the composer): the first turn.
@@ -166,6 +179,31 @@ async fn a_two_thousand_turn_session_goes_home_finds_a_word_and_jumps_from_the_t
         )
         .await;
 
+        // Scrolling up from the newest: the live chat pages older turns in (the view kept on
+        // its rows) until it holds 300, then a window of the turns around its top takes over.
+        keys(Some("End"), None);
+        wait_js(&c, "the newest turn again", &shown(&long_session::prompt(TURNS))).await;
+        for (what, done) in [
+            ("200 turns held", "t.dataset.window === 'live' && t.dataset.turnEnds.split(' ').length === 200"),
+            ("300 turns held", "t.dataset.window === 'live' && t.dataset.turnEnds.split(' ').length === 300"),
+            ("a window of turns 1,601-1,800", "t.dataset.window === '1600-1800'"),
+        ] {
+            c.execute(
+                "document.querySelector('[data-testid=transcript]').scrollTop = 0; return true",
+                vec![],
+            )
+            .await
+            .unwrap();
+            wait_js(
+                &c,
+                what,
+                &format!("const t = document.querySelector('[data-testid=transcript]'); return {done}"),
+            )
+            .await;
+            let kept = top(c.clone()).await;
+            assert!(kept > 1000.0, "{what}: the view kept its rows (scrollTop {kept})");
+        }
+
         // The timeline entry of turn 1,200 (in neither the first nor the newest page).
         let entry = format!("[data-testid=timeline-entry][data-session-turn='{CHECKPOINT_AT}']");
         find(&c, &entry).await;
@@ -185,16 +223,6 @@ async fn a_two_thousand_turn_session_goes_home_finds_a_word_and_jumps_from_the_t
         assert!(held <= 300, "a window of turns: {held} ({window})");
 
         // PageDown (a real key) moves most of a screen.
-        let top = |c: Client| async move {
-            c.execute(
-                "return document.querySelector('[data-testid=transcript]').scrollTop",
-                vec![],
-            )
-            .await
-            .unwrap()
-            .as_f64()
-            .unwrap()
-        };
         let before = top(c.clone()).await;
         keys(Some("Next"), None);
         wait_js(
