@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionSearch } from "./bindings/app/SessionSearch";
 import { answered, closed, closedFind, currentHit, markMatches, opened, splitMatches, step, typed, unmark } from "./sessionFind";
 import recorded from "./fixtures/long-session.json";
+import { isFindKey } from "./hooks/useFind";
 
 const quokka = recorded.quokka as unknown as SessionSearch;
 const stage1 = recorded.stage1 as unknown as SessionSearch;
@@ -48,5 +49,23 @@ describe("search within a session", () => {
     expect([...root.querySelectorAll("mark")].map((m) => m.textContent)).toEqual(["Quokka", "quokka"]);
     unmark(root);
     expect(root.innerHTML).toBe("<p>The <strong>Quokka</strong> case, quokka again</p><button>quokka</button>");
+  });
+});
+
+describe("Ctrl+F", () => {
+  it("opens the search anywhere in the chat but not in the terminal, whose shell has it", () => {
+    const composer = document.createElement("textarea");
+    const panel = document.createElement("section");
+    panel.className = "terminal-panel";
+    const xterm = document.createElement("textarea");
+    panel.append(xterm);
+    document.body.append(composer, panel);
+    const key = (target: EventTarget, over: Partial<KeyboardEvent> = {}) =>
+      isFindKey({ key: "f", ctrlKey: true, metaKey: false, altKey: false, shiftKey: false, target, ...over });
+    expect(key(composer)).toBe(true);
+    expect(key(document.body, { key: "F" })).toBe(true);
+    expect(key(xterm)).toBe(false);
+    expect(key(composer, { shiftKey: true })).toBe(false);
+    expect(key(composer, { ctrlKey: false })).toBe(false);
   });
 });

@@ -20,9 +20,11 @@ export type Find = {
   close: () => void;
 };
 
-/** Whether a key press is Ctrl+F (Cmd+F). */
-export function isFindKey(e: Pick<KeyboardEvent, "key" | "ctrlKey" | "metaKey" | "altKey" | "shiftKey">): boolean {
-  return (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "f";
+/** Whether a key press is Ctrl+F (Cmd+F) outside the terminal (where the shell has it). */
+export function isFindKey(e: Pick<KeyboardEvent, "key" | "ctrlKey" | "metaKey" | "altKey" | "shiftKey" | "target">): boolean {
+  if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey || e.key.toLowerCase() !== "f") return false;
+  const el = e.target instanceof Element ? e.target : null;
+  return el === null || el.closest(".terminal-panel") === null;
 }
 
 /** The search of the shown session; `show` brings a hit into view. */
