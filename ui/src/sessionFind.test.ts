@@ -16,6 +16,8 @@ describe("search within a session", () => {
     s = answered(s, quokka);
     expect([s.searching, s.current, s.result?.matches, s.result?.skippedLines]).toEqual([false, 0, 1, 1]);
     expect(currentHit(s)?.turn).toBe(7);
+    // Typing on: the old hit is no longer shown while the new search runs.
+    expect(currentHit(typed(s, "quokkas"))).toBeNull();
   });
 
   it("steps through the hits with Enter and Shift+Enter, around the ends", () => {

@@ -53,7 +53,8 @@ export function step(s: FindState, back: boolean): FindState {
 
 /** The hit shown, if any. */
 export function currentHit(s: FindState): SearchHit | null {
-  if (!s.open || s.result === null || s.current < 0) return null;
+  // Hits of a query no longer typed are not shown.
+  if (!s.open || s.result === null || s.current < 0 || s.result.query !== s.query.trim()) return null;
   return s.result.hits[s.current] ?? null;
 }
 
