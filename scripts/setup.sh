@@ -21,7 +21,7 @@ fi
 # System packages: toolchain helpers, WebKitGTK/GTK for Tauri, Xvfb + D-Bus for headless runs,
 # WebKitWebDriver for the E2E test, keyring backends, bubblewrap, ssh-agent (the sandbox's
 # desktop tests), tools for screenshots, and what the package test checks the .deb with
-# (apparmor_parser in parse-only mode, bash-completion, appstreamcli, man).
+# (apparmor_parser in parse-only mode, bash-completion, appstreamcli, man, debootstrap).
 APT_PACKAGES=(
   build-essential pkg-config libssl-dev libxdo-dev librsvg2-dev
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
@@ -29,7 +29,7 @@ APT_PACKAGES=(
   keyutils gnome-keyring libsecret-tools bubblewrap openssh-client
   xdotool imagemagick ripgrep python3-pytest
   git curl ca-certificates
-  apparmor bash-completion appstream man-db python3
+  apparmor bash-completion appstream man-db python3 debootstrap
 )
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -41,6 +41,24 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 else
   log "system packages: all present"
+fi
+
+# AppArmor 4's parser (Debian 13's), in a folder of its own: Debian 12's parser (3.0.8) does
+# not know the profile's `userns` rule, and the package test parses the whole profile with it.
+# About a minute and 220 MB, once; the package test says so when it is missing.
+AA4="${CAIRN_AA4_ROOT:-/var/cache/cairn-test/apparmor4}"
+if [ ! -x "$AA4/usr/sbin/apparmor_parser" ] && ! apparmor_parser --version 2>/dev/null | grep -qE 'version [4-9]'; then
+  log "debootstrap Debian 13 with apparmor into $AA4 (AppArmor 4's parser for the package test)"
+  "${SUDO[@]}" rm -rf "$AA4.partial"
+  "${SUDO[@]}" mkdir -p "$(dirname "$AA4")"
+  if "${SUDO[@]}" debootstrap --variant=minbase --include=apparmor trixie "$AA4.partial" \
+    http://deb.debian.org/debian >/tmp/cairn-debootstrap.log 2>&1; then
+    "${SUDO[@]}" rm -rf "$AA4"
+    "${SUDO[@]}" mv "$AA4.partial" "$AA4"
+  else
+    printf 'setup.sh: warning: debootstrap failed (see /tmp/cairn-debootstrap.log); the package test will skip parsing the userns rule\n' >&2
+    "${SUDO[@]}" rm -rf "$AA4.partial"
+  fi
 fi
 
 # Node.js + npm build the UI. Debian 12's nodejs is 18; Node >= 20.19 is what vite 8 needs.

@@ -36,6 +36,7 @@ pub const COMMANDS: &[&str] = &[
     "set_mode",
     "answer_approval",
     "allow_in_project",
+    "approval_card_at",
     "answer_question",
     "answer_plan",
     "answer_directory",

@@ -92,6 +92,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>, config: AppConfig) -> ta
             commands::session::set_mode,
             commands::session::answer_approval,
             commands::session::allow_in_project,
+            commands::session::approval_card_at,
             commands::session::answer_question,
             commands::session::answer_plan,
             commands::session::answer_directory,

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+pub use crate::dialogs::CardRect;
 pub use cairn_runtime::attach::ImageUpload;
 pub use cairn_runtime::commands::CommandView;
 pub use cairn_runtime::doctor::{CheckRow, CheckStatus};

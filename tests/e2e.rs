@@ -67,6 +67,8 @@ mod week;
 mod windows;
 #[path = "e2e/working.rs"]
 mod working;
+#[path = "e2e/worktree_ends.rs"]
+mod worktree_ends;
 #[path = "e2e/worktrees.rs"]
 mod worktrees;
 

@@ -83,6 +83,7 @@ fn turn_events(session: &str, turn: usize) -> Vec<Event> {
             truncated: false,
             attachments: Vec::new(),
             stale_files: Vec::new(),
+            unchanged: false,
         }),
         Event::IterationEnd(IterationEnd {
             iteration: 1,

@@ -8,6 +8,7 @@ use cairn_protocol::{ApprovalDecision, DirectoryGrant, Message, Mode, PlanReview
 use tauri::{Runtime, State, Window};
 
 use super::current;
+use crate::dialogs::CardRect;
 use crate::error::{IpcError, IpcResult};
 use crate::runtime::{OpenRequest, SessionRuntime};
 use crate::state::AppState;
@@ -311,6 +312,13 @@ pub fn allow_in_project<R: Runtime>(
 ) -> IpcResult<bool> {
     let runtime = current(&state, window.label())?;
     Ok(state.host.allow_in_project(&runtime, &req_id)?)
+}
+
+/// Where the awaiting approval's chat card is in the page (`None`: no card waits): the native
+/// approval dialog is placed clear of it, and an open one moves off it.
+#[tauri::command]
+pub fn approval_card_at(state: State<'_, AppState>, card: Option<CardRect>) {
+    state.dialogs.avoid(card);
 }
 
 /// Answers the agent's pending `ask_user` question.

@@ -133,8 +133,10 @@ pub fn review_message(comments: Vec<ReviewComment>) -> Option<String> {
     worktrees::review_message(&comments)
 }
 
-/// The folder session an apply is recorded in: the one the window shows, else one it runs
-/// in the background (it must be idle); `None` when the window holds no folder session.
+/// The folder session an apply is recorded in when the user is in one: the folder chat the
+/// window shows (it must be idle); `None` when it shows another (a worktree's chat, or
+/// none): the apply then goes to the worktree's own folder chat ([`ApplyTarget::Own`]),
+/// never to whichever folder chat happens to run in the background.
 fn held_folder_session(
     state: &AppState,
     label: &str,
@@ -144,7 +146,6 @@ fn held_folder_session(
     let held = slot
         .session
         .iter()
-        .chain(&slot.background)
         .find(|r| r.workspace() == folder && r.saved().worktree.is_none())
         .cloned();
     if let Some(r) = &held {
@@ -160,14 +161,18 @@ fn held_folder_session(
 }
 
 /// Applies worktree `name` to the folder (with `dry_run`, only says what it would do): a
-/// change-turn of the folder session the window holds (its timeline's Undo reverses it), or
-/// of the newest free folder session when it holds none. Conflicting files are left alone.
+/// change-turn of the folder chat the window shows (its timeline's Undo reverses it), or of
+/// the worktree's own folder chat when it shows another. Conflicting files are left alone,
+/// except those of `keep` (the folder's version stays) and `take` (the worktree's replaces
+/// it, undoable with the change-turn).
 #[tauri::command]
 pub async fn apply_worktree<R: Runtime>(
     window: Window<R>,
     state: State<'_, AppState>,
     name: String,
     dry_run: bool,
+    keep: Option<Vec<String>>,
+    take: Option<Vec<String>>,
 ) -> IpcResult<ApplyView> {
     let label = window.label();
     let workspace = folder(&state, label)?;
@@ -177,13 +182,25 @@ pub async fn apply_worktree<R: Runtime>(
             id: r.id(),
             turns: r.saved().turns,
         },
-        None => ApplyTarget::Auto,
+        None => ApplyTarget::Own,
     };
+    let resolutions: Vec<(String, worktrees::Resolution)> = keep
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| (p, worktrees::Resolution::KeepFolder))
+        .chain(
+            take.unwrap_or_default()
+                .into_iter()
+                .map(|p| (p, worktrees::Resolution::TakeWorktree)),
+        )
+        .collect();
     let state_dir = state.config.state_dir.clone();
     let report = blocking(move || {
-        Ok(worktrees::apply(
-            &workspace, &state_dir, &name, dry_run, &target,
-        )?)
+        Ok(if dry_run {
+            worktrees::apply(&workspace, &state_dir, &name, true, &target)?
+        } else {
+            worktrees::apply_resolving(&workspace, &state_dir, &name, &target, &resolutions)?
+        })
     })
     .await?;
     if !dry_run {
@@ -211,7 +228,8 @@ pub async fn update_worktree<R: Runtime>(
 
 /// Hands session `id` over, with its history, into worktree `to` (a new one takes the
 /// folder's uncommitted changes along) or, without `to`, back to the folder (the worktree's
-/// changes applied to it; conflicting files are left alone and listed). The session is
+/// changes applied to it; conflicting files are left alone and listed; a chat whose
+/// worktree was removed goes on in the window's folder, nothing applied). The session is
 /// closed first (refused while it runs) and stays as it was; the copy's id is returned for
 /// `open_session`.
 #[tauri::command]
@@ -224,7 +242,15 @@ pub async fn handoff_session<R: Runtime>(
     let label = window.label();
     let target = match to {
         Some(name) => worktrees::HandoffTo::Worktree(checked_name(&name)?),
-        None => worktrees::HandoffTo::Folder,
+        None => {
+            let saved = cairn_runtime::SessionStore::new(&state.config.state_dir).load(&id)?;
+            let gone = saved.worktree.is_some() && !std::path::Path::new(&saved.workspace).exists();
+            if gone {
+                worktrees::HandoffTo::RemovedTo(folder(&state, label)?)
+            } else {
+                worktrees::HandoffTo::Folder
+            }
+        }
     };
     super::board::close_one(&state, label, &id).await?;
     let state_dir = state.config.state_dir.clone();

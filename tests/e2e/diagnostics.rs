@@ -30,9 +30,32 @@ async fn diagnostics_show_the_doctors_rows_with_what_to_do() {
         let endpoint = "[data-testid=diagnostics-row][data-group=provider][data-status=problem]";
         let row = text_of(&c, endpoint).await;
         assert!(row.contains("refused the API key"), "{row}");
-        assert!(row.contains("→ store a valid key"), "{row}");
+        assert!(
+            row.contains("→ Replace the openai key in Settings → API key"),
+            "the typed fix in the app's words: {row}"
+        );
         let trust = text_of(&c, "[data-testid=diagnostics-row][data-group=trust]").await;
-        assert!(trust.contains("1 hook(s)"), "{trust}");
+        assert!(trust.contains("1 hook"), "{trust}");
+        assert!(trust.contains("then trust the project"), "{trust}");
+        // What to do is worded by the app: no Cairn command in any row's fix.
+        let fixes: Vec<String> = c
+            .execute(
+                "return [...document.querySelectorAll('[data-testid=diagnostics-fix]')]\
+                 .map(e => e.textContent)",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect();
+        assert!(fixes.len() >= 2, "{fixes:?}");
+        for f in &fixes {
+            assert!(!f.contains("cairn "), "a CLI command in the app: {f}");
+        }
         for group in ["sandbox", "keyring", "desktop", "state", "version"] {
             find(
                 &c,

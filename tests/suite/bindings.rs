@@ -53,6 +53,7 @@ fn export_app_types(cfg: &Config) {
     export::<HandoffView>(cfg);
     export::<VaultView>(cfg);
     export::<CheckRow>(cfg);
+    export::<CardRect>(cfg);
 }
 
 fn ts_files(dir: &Path) -> BTreeMap<String, String> {

@@ -7,7 +7,7 @@ import { Clock, TICK_MS } from "./store";
 
 /** A board row as the `watch_board` channel sends it. */
 function row(id: string, name: string, updatedAt: string, more: Partial<BoardRow> = {}): BoardRow {
-  return { id, name, updatedAt, turns: 1, model: "mock-model", activity: { state: "idle" }, changedFiles: 0, worktree: null, open: false, firstPrompt: "", costUsd: null, tokens: null, ...more };
+  return { id, name, updatedAt, turns: 1, model: "mock-model", activity: { state: "idle" }, changedFiles: 0, worktree: null, worktreeRemoved: false, open: false, firstPrompt: "", costUsd: null, tokens: null, ...more };
 }
 
 function worktree(name: string, createdAt: string, sessions: string[] = []): WorktreeView {

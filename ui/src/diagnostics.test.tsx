@@ -5,9 +5,26 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import type { CheckRow } from "./bindings/app/CheckRow";
 
 const rows: CheckRow[] = [
-  { group: "sandbox", check: "user namespaces", status: "problem", detail: "restricted by AppArmor", action: "load the profile\ndo not set the sysctl", ms: 3 },
+  {
+    group: "sandbox",
+    check: "user namespaces",
+    status: "problem",
+    detail: "restricted by AppArmor",
+    action: "load the profile\ndo not set the sysctl",
+    fix: { kind: "system_steps", steps: ["load the profile", "do not set the sysctl"] },
+    ms: 3,
+  },
+  {
+    group: "provider",
+    check: "openai endpoint",
+    status: "problem",
+    detail: "the endpoint refused the API key (HTTP 401)",
+    action: "store a valid key: cairn auth set openai",
+    fix: { kind: "replace_key", provider: "openai" },
+    ms: 4,
+  },
   { group: "keyring", check: "secret service", status: "ok", detail: "the OS keyring answers", ms: 1 },
-  { group: "provider", check: "openai endpoint", status: "skipped", detail: "--offline", ms: 0 },
+  { group: "provider", check: "anthropic endpoint", status: "skipped", detail: "offline", ms: 0 },
 ];
 const runDiagnostics = vi.fn((_offline: boolean) => Promise.resolve(rows));
 vi.mock("./ipc", async (original) => ({
@@ -44,10 +61,14 @@ it("runs the checks only when asked and renders each typed row with what to do",
   const shown = [...host.querySelectorAll<HTMLElement>("[data-testid=diagnostics-row]")];
   expect(shown.map((r) => [r.dataset.group, r.dataset.status])).toEqual([
     ["sandbox", "problem"],
+    ["provider", "problem"],
     ["keyring", "ok"],
     ["provider", "skipped"],
   ]);
-  expect(shown[0]?.textContent).toContain("→ load the profile");
-  expect(shown[1]?.textContent).not.toContain("→");
-  expect(host.querySelector("[data-testid=diagnostics-summary]")!.textContent).toBe("1 problem found.");
+  expect(shown[0]?.querySelector("pre")?.textContent).toBe("load the profile\ndo not set the sysctl");
+  // The typed fix in the app's words: where to go in the app, never the CLI's command.
+  expect(shown[1]?.textContent).toContain("→ Replace the openai key in Settings → API key");
+  expect(host.textContent).not.toContain("cairn ");
+  expect(shown[2]?.textContent).not.toContain("→");
+  expect(host.querySelector("[data-testid=diagnostics-summary]")!.textContent).toBe("2 problems found.");
 });

@@ -4,6 +4,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { BudgetLimit } from "./bindings/app/BudgetLimit";
 import type { BudgetView } from "./bindings/app/BudgetView";
+import type { CardRect } from "./bindings/app/CardRect";
 import type { CheckRow } from "./bindings/app/CheckRow";
 import type { EndpointCheck } from "./bindings/app/EndpointCheck";
 import type { VaultView } from "./bindings/app/VaultView";
@@ -118,8 +119,13 @@ export function newWorktreeSession(name: string, carry: boolean, onProgress: (p:
 export const worktreeReview = (name: string) => invoke<ReviewView>("worktree_review", { name });
 /** The one message inline review comments become (`null` when none says anything). */
 export const reviewMessage = (comments: ReviewComment[]) => invoke<string | null>("review_message", { comments });
-/** Applies a worktree to the folder as a change-turn of the folder session (undoable there). */
-export const applyWorktree = (name: string, dryRun: boolean) => invoke<ApplyView>("apply_worktree", { name, dryRun });
+/**
+ * Applies a worktree to the folder as a change-turn of a folder chat (undoable there): the one
+ * shown, else the worktree's own. Conflicting paths of `keep` keep the folder's version, those
+ * of `take` get the worktree's.
+ */
+export const applyWorktree = (name: string, dryRun: boolean, keep: string[] = [], take: string[] = []) =>
+  invoke<ApplyView>("apply_worktree", { name, dryRun, keep, take });
 /** A commit message for a worktree's changes proposed by the model (`null`: none). */
 export const proposeCommit = (name: string) => invoke<string | null>("propose_commit", { name });
 /** Commits a worktree's changes on its branch. */
@@ -181,6 +187,9 @@ export const answerApproval = (reqId: string, decision: ApprovalDecision) =>
 /** "Always allow in this project": keeps the approval's allowance as a user-level rule of
  * this project and answers it; false when it was already answered. */
 export const allowInProject = (reqId: string) => invoke<boolean>("allow_in_project", { reqId });
+/** Where the awaiting approval's card is in the page (`null`: none waits), so the native
+ * dialog is placed clear of it. */
+export const approvalCardAt = (card: CardRect | null) => invoke<void>("approval_card_at", { card });
 /** Answers the agent's question. */
 /** A request id to answer by (`null` for requests logged before ids existed: the oldest). */
 const byId = (requestId: string) => (requestId === "" ? null : requestId);

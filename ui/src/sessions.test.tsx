@@ -13,7 +13,7 @@ import { TICK_MS } from "./store";
 vi.mock("@tauri-apps/api/core", () => ({ invoke: () => new Promise(() => undefined), Channel: class {} }));
 
 function row(id: string, name: string, updatedAt: string, more: Partial<BoardRow> = {}): BoardRow {
-  return { id, name, updatedAt, turns: 1, model: "mock-model", activity: { state: "idle" }, changedFiles: null, worktree: null, open: false, firstPrompt: "", costUsd: null, tokens: null, ...more };
+  return { id, name, updatedAt, turns: 1, model: "mock-model", activity: { state: "idle" }, changedFiles: null, worktree: null, worktreeRemoved: false, open: false, firstPrompt: "", costUsd: null, tokens: null, ...more };
 }
 const board = (rows: BoardRow[]): BoardView => ({ rows, viewed: null, openRequest: null, worktrees: [], worktreesUnavailable: null });
 

@@ -360,3 +360,16 @@ describe("model switch", () => {
     expect(notice?.kind === "notice" && notice.text).toContain("gpt-4 (was gpt-4o)");
   });
 });
+
+describe("an edit that changed nothing", () => {
+  it("is marked unchanged from the typed flag, and older logs without it are not", () => {
+    const same: Event = {
+      type: "tool_finished",
+      data: { taskId: task, reqId: "w1", name: "write_file", status: "ok", duration: 3, result_preview: "a.txt already had it", unchanged: true },
+    };
+    const s = fold([proposed("w1"), started("w1"), same]);
+    expect(only(s, "tool").unchanged).toBe(true);
+    const old = fold([proposed("w2"), started("w2"), finished("w2", "ok")]);
+    expect(only(old, "tool").unchanged).toBe(false);
+  });
+});

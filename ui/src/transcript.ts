@@ -50,6 +50,8 @@ export type Item =
       attachments: ResultAttachment[];
       /** Files the agent read that changed on disk since (the model was told in its result). */
       stale?: string[];
+      /** A file edit that succeeded and changed nothing (the card says so instead of a diff). */
+      unchanged?: boolean;
       reason: string | null;
       /** A pending or answered approval; `always` is the allowance on offer (none for shell operators). */
       approval: { reason: string; category: string; always: AlwaysAllow | null; state: AskState } | null;
@@ -381,6 +383,7 @@ function apply(d: Draft, event: Event) {
         truncated: event.data.truncated ?? null,
         attachments: event.data.attachments ?? [],
         stale: event.data.staleFiles ?? [],
+        unchanged: event.data.unchanged ?? false,
         reason: event.data.reason ?? null,
         approval,
       });

@@ -66,6 +66,14 @@ pub enum WorktreesCmd {
         /// one].
         #[arg(long, value_name = "ID")]
         session: Option<String>,
+        /// Settle the conflicting PATH by keeping the folder's version (the worktree's counts
+        /// as applied; the worktree keeps it). Repeatable.
+        #[arg(long, value_name = "PATH")]
+        keep: Vec<String>,
+        /// Settle the conflicting PATH by taking the worktree's version (part of the apply's
+        /// change-turn: its undo brings the folder's back). Repeatable.
+        #[arg(long, value_name = "PATH")]
+        take: Vec<String>,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -192,8 +200,27 @@ pub fn run(args: WorktreesArgs) -> ExitCode {
             place,
             dry_run,
             session,
+            keep,
+            take,
             json,
-        }) => apply(&place, &name, dry_run, session.as_deref(), json),
+        }) => {
+            let resolutions: Vec<(String, worktrees::Resolution)> = keep
+                .into_iter()
+                .map(|p| (p, worktrees::Resolution::KeepFolder))
+                .chain(
+                    take.into_iter()
+                        .map(|p| (p, worktrees::Resolution::TakeWorktree)),
+                )
+                .collect();
+            apply(
+                &place,
+                &name,
+                dry_run,
+                session.as_deref(),
+                &resolutions,
+                json,
+            )
+        }
         Some(WorktreesCmd::Remove {
             name,
             place,
@@ -321,7 +348,14 @@ fn diff(place: &Place, name: &str) -> ExitCode {
     }
 }
 
-fn apply(place: &Place, name: &str, dry_run: bool, session: Option<&str>, json: bool) -> ExitCode {
+fn apply(
+    place: &Place,
+    name: &str,
+    dry_run: bool,
+    session: Option<&str>,
+    resolutions: &[(String, worktrees::Resolution)],
+    json: bool,
+) -> ExitCode {
     let ws = match place.workspace() {
         Ok(w) => w,
         Err(e) => return fail(&e, json),
@@ -331,7 +365,12 @@ fn apply(place: &Place, name: &str, dry_run: bool, session: Option<&str>, json: 
         Some(id) => worktrees::ApplyTarget::Session(id.to_string()),
         None => worktrees::ApplyTarget::Auto,
     };
-    let report = match worktrees::apply(&ws, &state_dir, name, dry_run, &target) {
+    let done = if dry_run || resolutions.is_empty() {
+        worktrees::apply(&ws, &state_dir, name, dry_run, &target)
+    } else {
+        worktrees::apply_resolving(&ws, &state_dir, name, &target, resolutions)
+    };
+    let report = match done {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
     };
@@ -359,7 +398,9 @@ fn apply(place: &Place, name: &str, dry_run: bool, session: Option<&str>, json: 
         }
         if !report.conflicts.is_empty() {
             errln!(
-                "{} file(s) left untouched: resolve them by hand (the worktree keeps its version)",
+                "{} file(s) left untouched: resolve them by hand, or apply again with --keep PATH \
+                 (the folder's version) or --take PATH (the worktree's); the worktree keeps its \
+                 version",
                 report.conflicts.len()
             );
         }

@@ -253,6 +253,12 @@ pub struct ToolFinished {
     #[serde(default, rename = "staleFiles", skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<String>>", optional)]
     pub stale_files: Vec<String>,
+    /// Extension: a file edit that succeeded and left every file as it was (a write of the
+    /// content the file already had): faces say "no change" instead of showing a diff.
+    /// Absent (false) in logs written before it existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub unchanged: bool,
 }
 
 /// Something a tool result carries besides its text.
@@ -610,6 +616,7 @@ mod tests {
             truncated: false,
             attachments: Vec::new(),
             stale_files: Vec::new(),
+            unchanged: false,
         });
         let v = serde_json::to_value(&e)?;
         assert_eq!(v["type"], "tool_finished");

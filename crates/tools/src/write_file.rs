@@ -142,11 +142,16 @@ fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOu
     };
     // The write counts as this call's the moment it happens; nothing is written once the
     // call was interrupted.
-    ctx.write_files(std::slice::from_ref(&target.rel), || {
-        atomic::write_atomic(&target.abs, content.as_bytes())?;
-        guard.record(&target.abs, content.as_bytes());
-        Ok(())
-    })?;
+    let unchanged = before.as_deref() == Some(content.as_str());
+    // The same content: nothing is written (the file, its time and the call's record stay as
+    // they were, and the card says "no change").
+    if !unchanged {
+        ctx.write_files(std::slice::from_ref(&target.rel), || {
+            atomic::write_atomic(&target.abs, content.as_bytes())?;
+            guard.record(&target.abs, content.as_bytes());
+            Ok(())
+        })?;
+    }
     let lines = count_lines(&content);
     tracing::debug!(path = %shown, existed = before.is_some(), "write_file");
     let text = match &before {
@@ -166,7 +171,11 @@ fn write(ctx: &ToolContext, guard: &ConflictGuard, args: &Args) -> Result<ToolOu
     };
     Ok(ToolOutput {
         content: text,
-        produced_files: vec![target.rel.clone()],
+        produced_files: if unchanged {
+            Vec::new()
+        } else {
+            vec![target.rel.clone()]
+        },
         images: Vec::new(),
         stale_files: Vec::new(),
     })

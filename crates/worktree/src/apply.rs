@@ -21,6 +21,20 @@ pub struct ApplyConflict {
     pub path: String,
     /// Why it was not applied.
     pub reason: String,
+    /// Whether a [`Resolution`] settles it (both sides are files: the folder's kept, or the
+    /// worktree's taken); a link or folder in the way, or a file the folder's checkpoints
+    /// cannot cover, is for the user to sort out by hand.
+    pub resolvable: bool,
+}
+
+/// How the user settles a conflicting path of an apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// The folder's version stays; the worktree's counts as applied (the worktree keeps it).
+    KeepFolder,
+    /// The worktree's version replaces the folder's (the apply's change-turn can undo it).
+    TakeWorktree,
 }
 
 /// One path an apply writes: its bytes and git mode (`0o100644`, `0o100755`, `0o120000`), or
@@ -46,6 +60,8 @@ pub struct ApplyPlan {
     actions: Vec<(String, Action)>,
     /// Paths left alone.
     pub conflicts: Vec<ApplyConflict>,
+    /// The worktree's version of each resolvable conflict (`None`: deleted there).
+    theirs: Vec<(String, Option<Version>)>,
     /// Entries of the worktree that are not applied as files, each with why (a nested git
     /// repository, a file that cannot be read).
     pub skipped: Vec<String>,
@@ -88,8 +104,27 @@ impl ApplyPlan {
             self.conflicts.push(ApplyConflict {
                 path: p.clone(),
                 reason: reason.to_string(),
+                resolvable: false,
             });
         }
+    }
+
+    /// Settles the conflicting `path` as `how` says: it leaves the conflicts and becomes an
+    /// action of this apply. Returns whether it did (a path that is no resolvable conflict
+    /// is left as it is).
+    pub fn resolve(&mut self, store: &StateStore, path: &str, how: Resolution) -> Result<bool> {
+        let Some(at) = self.theirs.iter().position(|(p, _)| p == path) else {
+            return Ok(false);
+        };
+        let (path, theirs) = self.theirs.remove(at);
+        let action = match (how, theirs) {
+            (Resolution::KeepFolder, _) => Action::Same,
+            (Resolution::TakeWorktree, Some(v)) => Action::Write(store.blob(v.oid)?, v.mode),
+            (Resolution::TakeWorktree, None) => Action::Remove,
+        };
+        self.conflicts.retain(|c| c.path != path);
+        self.actions.push((path, action));
+        Ok(true)
     }
 
     /// Whether nothing changed in the worktree since the last apply.
@@ -113,6 +148,7 @@ pub fn plan(store: &StateStore, record: &Record) -> Result<ApplyPlan> {
     let paths = crate::status::changed_paths(store, applied, state)?;
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
+    let mut resolvable = Vec::new();
     for path in paths {
         let base = store.entry(applied, &path)?.map(version);
         let theirs = store.entry(state, &path)?.map(version);
@@ -133,7 +169,11 @@ pub fn plan(store: &StateStore, record: &Record) -> Result<ApplyPlan> {
         }
         let folder_file = record.folder.join(&path);
         if let Some(reason) = unsafe_target(&record.folder, &path) {
-            conflicts.push(ApplyConflict { path, reason });
+            conflicts.push(ApplyConflict {
+                path,
+                reason,
+                resolvable: false,
+            });
             continue;
         }
         let ours = folder_version(&folder_file)?;
@@ -147,13 +187,21 @@ pub fn plan(store: &StateStore, record: &Record) -> Result<ApplyPlan> {
         )?;
         match decided {
             Ok(a) => actions.push((path, a)),
-            Err(reason) => conflicts.push(ApplyConflict { path, reason }),
+            Err(reason) => {
+                resolvable.push((path.clone(), theirs));
+                conflicts.push(ApplyConflict {
+                    path,
+                    reason,
+                    resolvable: true,
+                })
+            }
         }
     }
     Ok(ApplyPlan {
         state,
         actions,
         conflicts,
+        theirs: resolvable,
         skipped,
     })
 }

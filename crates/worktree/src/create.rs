@@ -246,6 +246,7 @@ fn finish(
         included,
         carried,
         applied: applied.to_string(),
+        apply_session: None,
         removed: None,
     };
     repo.records.put(&record)?;

@@ -21,7 +21,9 @@ mod status;
 pub mod store;
 mod update;
 
-pub use apply::{execute, plan as plan_apply, record_applied, ApplyConflict, ApplyPlan};
+pub use apply::{
+    execute, plan as plan_apply, record_applied, ApplyConflict, ApplyPlan, Resolution,
+};
 pub use commit::{commit, Committed};
 pub use create::{check, open_or_create, CreateOptions, Opened};
 pub use diff::{files as file_diffs, unified as diff, FileDiff, FileStatus};

@@ -38,6 +38,10 @@ pub struct Record {
     /// Commit in Cairn's store holding the worktree's state at its last apply (at creation:
     /// its first state); what the next apply merges from.
     pub applied: String,
+    /// The folder session its applies are change-turns of when the user applies it from
+    /// outside a folder chat (made on the first such apply, then reused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply_session: Option<String>,
     /// When it was removed with unapplied changes (RFC 3339), and the commit in Cairn's
     /// store of its last state: restorable until the retention ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -28,4 +28,10 @@ attachments?: Array<ResultAttachment>,
  * Extension: files the agent read that changed on disk since (the model's result says
  * so in a notice; faces show this list instead of that text).
  */
-staleFiles?: Array<string>, };
+staleFiles?: Array<string>, 
+/**
+ * Extension: a file edit that succeeded and left every file as it was (a write of the
+ * content the file already had): faces say "no change" instead of showing a diff.
+ * Absent (false) in logs written before it existed.
+ */
+unchanged?: boolean, };

@@ -3,6 +3,7 @@ import type { CheckRow } from "../bindings/app/CheckRow";
 import type { CheckStatus } from "../bindings/app/CheckStatus";
 import { plural, useT } from "../i18n";
 import { describeError, runDiagnostics } from "../ipc";
+import { fixWords } from "../diagnosticsFix";
 
 type StatusKey = "diag.status.ok" | "diag.status.warning" | "diag.status.problem" | "diag.status.skipped";
 
@@ -18,6 +19,16 @@ function statusKey(status: CheckStatus): StatusKey {
     case "skipped":
       return "diag.status.skipped";
   }
+}
+
+/** What to do about one row, in the app's words. */
+function FixLine({ fix }: { fix: ReturnType<typeof fixWords> }) {
+  return (
+    <div className="hint diag-fix" data-testid="diagnostics-fix">
+      → {fix.text}
+      {fix.steps.length > 0 && <pre className="diag-steps">{fix.steps.join("\n")}</pre>}
+    </div>
+  );
 }
 
 /**
@@ -66,17 +77,13 @@ export function Diagnostics() {
             {rows.map((r) => (
               <li
                 key={`${r.group}/${r.check}`}
-                className="rule"
+                className="rule diag-row"
                 data-testid="diagnostics-row"
                 data-group={r.group}
                 data-status={r.status}
               >
                 <strong>{t(statusKey(r.status))}</strong> <code>{r.check}</code> <span>{r.detail}</span>
-                {r.action !== undefined && (
-                  <div className="hint" style={{ whiteSpace: "pre-wrap" }}>
-                    → {r.action}
-                  </div>
-                )}
+                {r.fix !== undefined && <FixLine fix={fixWords(t, r.fix)} />}
               </li>
             ))}
           </ul>

@@ -8,12 +8,18 @@ export function Overlay({
   children,
   testId,
   wide,
+  tall,
+  footer,
 }: {
   title: string;
   onClose: () => void;
   children: ReactNode;
   testId: string;
   wide?: boolean;
+  /** As tall as the window allows, whatever the body holds (its footer never moves). */
+  tall?: boolean;
+  /** Shown under the scrolling body, always in view. */
+  footer?: ReactNode;
 }) {
   const t = useT();
   const panel = useRef<HTMLDivElement>(null);
@@ -34,7 +40,7 @@ export function Overlay({
   }, []);
   return (
     <div className="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
-      <div className={`overlay-panel ${wide ? "overlay-wide" : ""}`} role="dialog" aria-modal="true" aria-label={title} data-testid={testId} ref={panel} tabIndex={-1}>
+      <div className={`overlay-panel ${wide ? "overlay-wide" : ""} ${tall ? "overlay-tall" : ""}`} role="dialog" aria-modal="true" aria-label={title} data-testid={testId} ref={panel} tabIndex={-1}>
         <header className="overlay-head">
           <h2>{title}</h2>
           <button type="button" className="icon-button" aria-label={t("settings.close")} data-testid="overlay-close" onClick={onClose}>
@@ -42,6 +48,7 @@ export function Overlay({
           </button>
         </header>
         <div className="overlay-body">{children}</div>
+        {footer !== undefined && <div className="overlay-foot">{footer}</div>}
       </div>
     </div>
   );

@@ -23,6 +23,7 @@ function rowsOf(sessions: SessionEntry[]): BoardRow[] {
     activity: { state: "idle" },
     changedFiles: null,
     worktree: null,
+    worktreeRemoved: false,
     open: false,
     costUsd: null,
     tokens: null,
@@ -103,6 +104,7 @@ function SessionRow(p: RowProps) {
       data-session-id={s.id}
       data-state={s.activity.state}
       data-worktree={s.worktree ?? undefined}
+      data-worktree-removed={s.worktreeRemoved ? "true" : undefined}
     >
       {editing ? (
         <input
@@ -168,7 +170,14 @@ function SessionRow(p: RowProps) {
                 {dollars(s.costUsd)}
               </span>
             )}
-            {p.place !== null && <span className="session-worktree"> · ⎇ {p.place}</span>}
+            {s.worktreeRemoved ? (
+              <span className="session-worktree" data-testid="session-worktree-removed" data-tip={t("wt.removedTip").replace("{name}", s.worktree ?? "")}>
+                {" · ⎇ "}
+                {s.worktree} · {t("wt.removedMark")}
+              </span>
+            ) : (
+              p.place !== null && <span className="session-worktree"> · ⎇ {p.place}</span>
+            )}
           </span>
         </button>
       )}

@@ -1,8 +1,8 @@
-import { memo, useEffect, useState } from "react";
+import { memo, useEffect, useRef, useState, type RefObject } from "react";
 import type { ApprovalDecision } from "../bindings/ApprovalDecision";
 import type { ToolKind } from "../bindings/ToolKind";
 import { plural, useT, type MessageKey } from "../i18n";
-import { describeError, editPreview, toolResult } from "../ipc";
+import { approvalCardAt, describeError, editPreview, toolResult } from "../ipc";
 import type { Item } from "../transcript";
 import { previewIsWhole } from "../toolOutput";
 import { contentDiff, replacementDiff } from "../editDiff";
@@ -101,6 +101,7 @@ function EditDiff({ item }: { item: Tool }) {
     };
   }, [item.id, waiting]);
   const path = str(item.args, "path") ?? "";
+  if (item.unchanged === true) return <div className="tool-empty" data-testid="edit-diff">{t("tool.noChange")}</div>;
   if (preview === "") return <div className="tool-empty" data-testid="edit-diff">{t("tool.noChange")}</div>;
   if (preview !== null) return <DiffView diff={preview} testId="edit-diff" />;
   const oldText = str(item.args, "old_string");
@@ -138,6 +139,32 @@ function Arguments({ item }: { item: Tool }) {
   );
 }
 
+/**
+ * Tells the app where the awaiting approval's whole tool card is while a native dialog asks
+ * the same (once laid out, and again after the transcript has followed it to the bottom), so
+ * the dialog opens clear of it; `null` once it no longer waits.
+ */
+function useCardPlace(ref: RefObject<HTMLDivElement | null>, active: boolean) {
+  useEffect(() => {
+    if (!active) return;
+    const report = () => {
+      const card = ref.current?.closest("[data-testid=tool-card]") ?? ref.current;
+      if (card === null || card === undefined) return;
+      const r = card.getBoundingClientRect();
+      approvalCardAt({ left: r.left, top: r.top, width: r.width, height: r.height, viewportHeight: window.innerHeight }).catch(
+        () => undefined,
+      );
+    };
+    const frame = requestAnimationFrame(report);
+    const settled = window.setTimeout(report, 250);
+    return () => {
+      cancelAnimationFrame(frame);
+      window.clearTimeout(settled);
+      approvalCardAt(null).catch(() => undefined);
+    };
+  }, [ref, active]);
+}
+
 function Approval({
   item,
   onAnswer,
@@ -150,10 +177,13 @@ function Approval({
   native: boolean;
 }) {
   const t = useT();
-  if (item.approval === null || item.approval.state !== "pending") return null;
+  const ref = useRef<HTMLDivElement>(null);
+  const pending = item.approval !== null && item.approval.state === "pending";
+  useCardPlace(ref, pending && native);
+  if (item.approval === null || !pending) return null;
   const always = item.approval.always;
   return (
-    <div className="approval" data-testid="approval" role="alert">
+    <div className="approval" data-testid="approval" role="alert" ref={ref}>
       <div className="approval-title">{t("approval.title")}</div>
       <div className="approval-reason">
         <span className="approval-why">{t("approval.why")}: </span>

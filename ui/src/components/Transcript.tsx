@@ -452,6 +452,8 @@ export function Transcript({
           <h1>{t("chat.empty.title")}</h1>
           <p>{t("chat.empty.lead")}</p>
         </div>
+        {/* Change-turns of a chat that ran no turn (a worktree's applies) stay undoable here. */}
+        <CheckpointMarkers turn={0} actions={actions.timeline} busy={actions.running} />
         <Working items={items} running={actions.running} />
       </section>
     );

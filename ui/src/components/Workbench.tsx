@@ -211,16 +211,30 @@ export function Workbench(p: Props) {
     [show, fail],
   );
 
-  // Handoff: the chat goes on in another place with its history (the original stays as it was).
+  // Handoff: the chat goes on in another place with its history (the original stays as it
+  // was). Back in the folder, the copy is shown (selected on the board) with a notice saying
+  // what happened: the worktree's changes applied, or its worktree gone.
   const handoff = useCallback(
-    async (id: string, to: string | null) => {
+    async (id: string, to: string | null, removed: string | null = null) => {
       const done = await ipc.handoffSession(id, to);
       show(await ipc.openSession(done.session));
+      if (to === null) {
+        const applied = done.apply;
+        const parts =
+          removed !== null
+            ? [t("wt.continuedRemoved").replace("{name}", removed)]
+            : [
+                t("wt.continued"),
+                ...(applied === null ? [] : [`${t("wt.continuedApplied")}: ${plural(t, applied.applied.length, "count.file")}.`]),
+                ...(applied !== null && applied.conflicts.length > 0 ? [t("wt.continuedConflicts")] : []),
+              ];
+        dispatchTo({ id: done.session, action: { type: "notice", text: parts.join(" "), tone: "info" } });
+      }
       refreshList();
       refreshTimeline();
       return done;
     },
-    [show, refreshList, refreshTimeline],
+    [show, refreshList, refreshTimeline, dispatchTo, t],
   );
   // Steering queued for a turn that was then stopped goes back into the composer, in the
   // order it was typed, instead of waiting to be injected after the next prompt.
@@ -576,7 +590,10 @@ export function Workbench(p: Props) {
           onNew={newChat}
           onOpen={(id) => {
             panels.closeSidebarDrawer();
-            open(id);
+            // A chat whose worktree was removed goes on in the folder, with its history.
+            const row = boardRef.current?.rows.find((r) => r.id === id);
+            if (row?.worktreeRemoved === true) handoff(id, null, row.worktree).catch(fail);
+            else open(id);
           }}
           onRename={rename}
           onDelete={remove}
@@ -674,6 +691,10 @@ export function Workbench(p: Props) {
           onClose={() => setReviewing(null)}
           onSend={(message) => sendToWorktree(reviewing, message).catch(fail)}
           onApplied={() => refreshTimeline()}
+          onOpenChat={(id) => {
+            setReviewing(null);
+            open(id);
+          }}
           onHandoff={(() => {
             const b = boardRef.current;
             const id = b?.worktrees.find((w) => w.name === reviewing)?.sessions[0] ?? b?.rows.find((r) => r.worktree === reviewing)?.id;

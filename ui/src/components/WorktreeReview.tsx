@@ -2,7 +2,9 @@
 // inline comments on lines ("Send to agent" makes them the next message of the worktree's
 // session), "Apply to folder" (an undoable change-turn of the folder session), "Commit on
 // branch" with a proposed message, "Open terminal here" and "Remove". Paths, diffs, reasons
-// and proposed messages are untrusted text: rendered as text nodes only.
+// and proposed messages are untrusted text: rendered as text nodes only. The footer's buttons
+// keep their places: it sits outside the scrolling body, and a button that cannot act now is
+// disabled, never removed.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { ApplyView } from "../bindings/app/ApplyView";
 import type { ReviewComment } from "../bindings/app/ReviewComment";
@@ -10,8 +12,9 @@ import type { ReviewFile } from "../bindings/app/ReviewFile";
 import type { ReviewView } from "../bindings/app/ReviewView";
 import type { UpdateView } from "../bindings/app/UpdateView";
 import type { DiffRow } from "../diff";
-import { plural, useT, type MessageKey } from "../i18n";
+import { useT, type MessageKey } from "../i18n";
 import * as ipc from "../ipc";
+import { ApplyOutcome } from "./ApplyOutcome";
 import { DiffView, type LineActions } from "./DiffView";
 import { Overlay } from "./Overlay";
 
@@ -116,7 +119,7 @@ function FileReview({
 
 /** What the review's actions reported last. */
 type Outcome =
-  | { kind: "applied"; view: ApplyView }
+  | { kind: "applied"; view: ApplyView; settled: boolean }
   | { kind: "committed"; commit: string; branch: string }
   | { kind: "updated"; view: UpdateView }
   | { kind: "error"; text: string }
@@ -131,8 +134,11 @@ export function WorktreeReview({
   onTerminal,
   onRemoved,
   onHandoff,
+  onOpenChat,
 }: {
   name: string;
+  /** Closes the review and shows chat `id`. */
+  onOpenChat: (id: string) => void;
   /** Hands the worktree's newest session back to the folder with its history (null: it has none). */
   onHandoff: (() => Promise<ApplyView | null>) | null;
   onClose: () => void;
@@ -173,12 +179,13 @@ export function WorktreeReview({
       })
       .catch(failed);
   };
-  const apply = () => {
+  // `keep` / `take`: a conflicting path settled with the folder's or the worktree's version.
+  const apply = (keep: string[] = [], take: string[] = []) => {
     setWorking(true);
-    setOutcome(null);
-    ipc.applyWorktree(name, false).then((view) => {
+    if (keep.length + take.length === 0) setOutcome(null);
+    ipc.applyWorktree(name, false, keep, take).then((view) => {
       setWorking(false);
-      setOutcome({ kind: "applied", view });
+      setOutcome({ kind: "applied", view, settled: keep.length + take.length > 0 });
       onApplied(view);
       load();
     }, failed);
@@ -220,7 +227,7 @@ export function WorktreeReview({
     setOutcome(null);
     onHandoff().then((view) => {
       setWorking(false);
-      if (view !== null && view.conflicts.length > 0) setOutcome({ kind: "applied", view });
+      if (view !== null && view.conflicts.length > 0) setOutcome({ kind: "applied", view, settled: false });
       else onClose();
     }, failed);
   };
@@ -232,8 +239,47 @@ export function WorktreeReview({
     }, failed);
   };
   const said = comments.filter((c) => c.text.trim() !== "").length;
+  // Two fixed rows: the worktree's own actions, then what goes to the folder or the agent.
+  const footer = (
+    <footer className="review-actions" data-testid="review-actions">
+      <div className="review-actions-row">
+        <button type="button" className="btn" data-testid="worktree-terminal" onClick={onTerminal}>
+          {t("wt.terminal")}
+        </button>
+        <button type="button" className="btn" data-testid="worktree-update" disabled={working} data-tip={t("wt.updateHint")} onClick={update}>
+          {t("wt.update")}
+        </button>
+        <button type="button" className="btn" data-testid="worktree-commit" disabled={working || commitMessage !== null || (review?.files.length ?? 0) === 0} onClick={startCommit}>
+          {t("wt.commit")}
+        </button>
+        <span className="review-actions-gap" />
+        <button type="button" className="btn" data-testid="worktree-remove" disabled={working} onClick={() => remove(false)}>
+          {t("wt.remove")}
+        </button>
+      </div>
+      <div className="review-actions-row">
+        <button
+          type="button"
+          className="btn"
+          data-testid="worktree-handoff"
+          disabled={working || onHandoff === null}
+          data-tip={onHandoff === null ? t("wt.noSession") : t("wt.handoffHint")}
+          onClick={handoff}
+        >
+          {t("wt.handoff")}
+        </button>
+        <button type="button" className="btn" data-testid="worktree-apply" disabled={working || (review?.files.length ?? 0) === 0} onClick={() => apply()}>
+          {t("wt.apply")}
+        </button>
+        <span className="review-actions-gap" />
+        <button type="button" className="btn btn-primary review-send" data-testid="review-send" disabled={working || said === 0} onClick={send}>
+          {t("wt.send")} <span className="review-send-count">({said})</span>
+        </button>
+      </div>
+    </footer>
+  );
   return (
-    <Overlay title={`${t("wt.reviewTitle")} ${name}`} onClose={onClose} testId="worktree-review" wide>
+    <Overlay title={`${t("wt.reviewTitle")} ${name}`} onClose={onClose} testId="worktree-review" wide tall footer={footer}>
       {review !== null && (
         <p className="sidebar-empty">
           {review.branch} · {review.base.slice(0, 12)} · {t("wt.commentHint")}
@@ -252,30 +298,14 @@ export function WorktreeReview({
         ))}
       </div>
       {outcome?.kind === "applied" && (
-        <div className="notice" role="status" data-testid="apply-result">
-          {outcome.view.applied.length === 0 && outcome.view.conflicts.length === 0 ? (
-            <p>{t("wt.nothingApplied")}</p>
-          ) : (
-            <>
-              <p>
-                {t("wt.applied")}: {plural(t, outcome.view.applied.length, "count.file")}
-                {outcome.view.checkpoint !== null && ` · ${t("wt.undoHint")}`}
-              </p>
-              {outcome.view.conflicts.length > 0 && (
-                <section data-testid="apply-conflicts">
-                  <h3>{t("wt.conflicts")}</h3>
-                  <ul>
-                    {outcome.view.conflicts.map((c) => (
-                      <li key={c.path} data-testid="apply-conflict" data-path={c.path}>
-                        {c.path}: {c.reason}
-                      </li>
-                    ))}
-                  </ul>
-                </section>
-              )}
-            </>
-          )}
-        </div>
+        <ApplyOutcome
+          view={outcome.view}
+          settled={outcome.settled}
+          working={working}
+          onKeep={(path) => apply([path], [])}
+          onTake={(path) => apply([], [path])}
+          onOpenChat={onOpenChat}
+        />
       )}
       {outcome?.kind === "updated" && (
         <div className={`notice ${outcome.view.conflicts.length > 0 ? "notice-error" : ""}`} role="status" data-testid="update-result">
@@ -323,31 +353,6 @@ export function WorktreeReview({
           </span>
         </div>
       )}
-      <footer className="dialog-actions review-actions">
-        <button type="button" className="btn" data-testid="worktree-terminal" onClick={onTerminal}>
-          {t("wt.terminal")}
-        </button>
-        <button type="button" className="btn" data-testid="worktree-remove" disabled={working} onClick={() => remove(false)}>
-          {t("wt.remove")}
-        </button>
-        <button type="button" className="btn" data-testid="worktree-update" disabled={working} data-tip={t("wt.updateHint")} onClick={update}>
-          {t("wt.update")}
-        </button>
-        {onHandoff !== null && (
-          <button type="button" className="btn" data-testid="worktree-handoff" disabled={working} data-tip={t("wt.handoffHint")} onClick={handoff}>
-            {t("wt.handoff")}
-          </button>
-        )}
-        <button type="button" className="btn" data-testid="worktree-commit" disabled={working || commitMessage !== null || (review?.files.length ?? 0) === 0} onClick={startCommit}>
-          {t("wt.commit")}
-        </button>
-        <button type="button" className="btn" data-testid="worktree-apply" disabled={working || (review?.files.length ?? 0) === 0} onClick={apply}>
-          {t("wt.apply")}
-        </button>
-        <button type="button" className="btn btn-primary" data-testid="review-send" disabled={working || said === 0} onClick={send}>
-          {t("wt.send")} ({said})
-        </button>
-      </footer>
     </Overlay>
   );
 }

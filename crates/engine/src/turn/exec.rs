@@ -260,6 +260,11 @@ impl TurnRunner<'_> {
                 })
                 .collect(),
             stale_files: f.stale.clone(),
+            // An edit tool that succeeded without writing anything (every edit that changes
+            // a file goes through the call's write record).
+            unchanged: kind_of(p) == cairn_protocol::ToolKind::Edit
+                && f.status == ToolStatus::Ok
+                && f.produced.is_empty(),
         }))
         .await;
     }

@@ -39,6 +39,7 @@ impl TurnRunner<'_> {
                     truncated: false,
                     attachments: Vec::new(),
                     stale_files: Vec::new(),
+                    unchanged: false,
                 },
             ))
             .await;

@@ -4,7 +4,7 @@
 use cairn_providers::secrets::{KeyStore, SecretError};
 
 use super::probes::DesktopProbe;
-use super::{CheckRow, CheckStatus};
+use super::{CheckRow, CheckStatus, Fix};
 use crate::sandbox::userns::{diagnose, SandboxHost, Userns};
 
 /// Whether bubblewrap can create its sandbox, and what to do when not.
@@ -28,7 +28,7 @@ pub fn sandbox(host: &dyn SandboxHost) -> CheckRow {
             CheckStatus::Problem,
             format!("{}: commands would run unconfined", d.reason()),
         )
-        .action(d.advice().join("\n")),
+        .fix(Fix::SystemSteps { steps: d.advice() }),
     }
 }
 
@@ -51,7 +51,7 @@ pub fn keyring(keys: &dyn KeyStore) -> CheckRow {
                 CheckStatus::Warning,
                 format!("the OS keyring is locked ({reason})"),
             )
-            .action("unlock it (log in to the desktop, or open Passwords and Keys)")
+            .fix(Fix::UnlockKeyring)
         }
         Err(e) => CheckRow::new(
             "keyring",
@@ -59,10 +59,7 @@ pub fn keyring(keys: &dyn KeyStore) -> CheckRow {
             CheckStatus::Problem,
             format!("{e}: stored API keys cannot be read"),
         )
-        .action(
-            "install and start a Secret Service provider (gnome-keyring or KWallet), or give \
-             keys by environment variable (OPENAI_API_KEY, …)",
-        ),
+        .fix(Fix::InstallKeyring),
     }
 }
 
@@ -82,7 +79,7 @@ pub fn desktop(probe: &dyn DesktopProbe) -> Vec<CheckRow> {
             "no DISPLAY or WAYLAND_DISPLAY: the app cannot open a window here (the cairn CLI \
              works)",
         )
-        .action("run the app from a desktop session"),
+        .fix(Fix::DesktopSession),
     };
     let bus = if probe.session_bus() {
         match probe.notifications() {
@@ -93,9 +90,7 @@ pub fn desktop(probe: &dyn DesktopProbe) -> Vec<CheckRow> {
                 "no notification service on the session bus: a session in the background \
                  cannot tell you it needs an approval (the board still shows it)",
             )
-            .action(
-                "start your desktop's notification daemon (e.g. dunst, mako, or the desktop's own)",
-            ),
+            .fix(Fix::NotificationDaemon),
             Some(true) => CheckRow::new(
                 "desktop",
                 "notifications",
@@ -116,7 +111,7 @@ pub fn desktop(probe: &dyn DesktopProbe) -> Vec<CheckRow> {
             CheckStatus::Warning,
             "no D-Bus session bus: no notifications, and the keyring is out of reach",
         )
-        .action("run Cairn inside a desktop session (or dbus-run-session)")
+        .fix(Fix::SessionBus)
     };
     vec![display, bus]
 }

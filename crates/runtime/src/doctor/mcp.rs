@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cairn_mcp::{ManagerOptions, McpManager, ServerError, ServerStatus, TransportConfig};
 
-use super::{CheckRow, CheckStatus, DoctorOptions};
+use super::{CheckRow, CheckStatus, DoctorOptions, Fix};
 
 fn row(name: &str, status: CheckStatus, detail: impl Into<String>) -> CheckRow {
     CheckRow::new("mcp", &format!("mcp server {name}"), status, detail)
@@ -43,7 +43,7 @@ pub async fn servers_of(
         .iter()
         .map(|w| {
             CheckRow::new("mcp", "mcp config", CheckStatus::Warning, w.to_string())
-                .action("fix the file it names")
+                .fix(Fix::FixMcpFile)
         })
         .collect();
     let mut start = Vec::new();
@@ -88,11 +88,17 @@ pub async fn servers_of(
                 CheckStatus::Warning,
                 format!("login needed: {}", first_line(reason)),
             )
-            .action(format!("cairn mcp login {}", info.name)),
+            .fix(Fix::McpLogin {
+                server: info.name.clone(),
+            }),
             (ServerStatus::Ready { tools }, _) => row(
                 &info.name,
                 CheckStatus::Ok,
-                format!("started ({}), {tools} tool(s) listed", info.transport),
+                format!(
+                    "started ({}), {tools} {} listed",
+                    info.transport,
+                    if *tools == 1 { "tool" } else { "tools" }
+                ),
             ),
             (ServerStatus::Disabled { reason }, _) => {
                 row(&info.name, CheckStatus::Warning, first_line(reason))
@@ -102,13 +108,17 @@ pub async fn servers_of(
                 CheckStatus::Problem,
                 format!("did not start: {}", first_line(reason)),
             )
-            .action(format!("see cairn mcp test {} for its output", info.name)),
+            .fix(Fix::McpOutput {
+                server: info.name.clone(),
+            }),
             (ServerStatus::Starting, _) if outcome.is_err() => row(
                 &info.name,
                 CheckStatus::Problem,
                 format!("not ready within {} s", opts.timeout.as_secs_f32()),
             )
-            .action(format!("see cairn mcp test {}", info.name)),
+            .fix(Fix::McpOutput {
+                server: info.name.clone(),
+            }),
             (ServerStatus::Starting, _) => row(&info.name, CheckStatus::Warning, "still starting"),
         };
         r.ms = ms;
@@ -134,13 +144,31 @@ pub fn trust(workspace: &Path) -> Vec<CheckRow> {
     };
     let mut waiting = Vec::new();
     if !held_servers.is_empty() {
-        waiting.push(format!("MCP server(s) {}", held_servers.join(", ")));
+        waiting.push(format!(
+            "{} {}",
+            if held_servers.len() == 1 {
+                "MCP server"
+            } else {
+                "MCP servers"
+            },
+            held_servers.join(", ")
+        ));
     }
     if held_hooks > 0 {
-        waiting.push(format!("{held_hooks} hook(s)"));
+        waiting.push(format!(
+            "{held_hooks} {}",
+            if held_hooks == 1 { "hook" } else { "hooks" }
+        ));
     }
     if commands > 0 {
-        waiting.push(format!("{commands} command file(s) that run something"));
+        waiting.push(format!(
+            "{commands} {} that run something",
+            if commands == 1 {
+                "command file"
+            } else {
+                "command files"
+            }
+        ));
     }
     if waiting.is_empty() {
         return vec![CheckRow::new(
@@ -156,8 +184,7 @@ pub fn trust(workspace: &Path) -> Vec<CheckRow> {
         CheckStatus::Warning,
         format!("waiting for your trust: {}", waiting.join("; ")),
     )
-    .action(format!(
-        "read them, then trust the project: cairn mcp trust --workspace {}",
-        workspace.display()
-    ))]
+    .fix(Fix::TrustProject {
+        workspace: workspace.display().to_string(),
+    })]
 }

@@ -4,6 +4,7 @@
 //! an MCP server that exits, a full disk, restricted user namespaces); each probe has a
 //! timeout, network probes are skipped `offline`, and no row carries a key.
 
+mod fix;
 mod local;
 mod mcp;
 pub mod probes;
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use ts_rs::TS;
 
+pub use fix::Fix;
 pub use mcp::servers_of as mcp_servers;
 pub use probes::{DesktopProbe, DiskProbe, FakeDesktop, FakeDisk, Probes, RealDesktop, RealDisk};
 pub use providers::{configured_providers, ProviderTarget};
@@ -62,10 +64,14 @@ pub struct CheckRow {
     pub status: CheckStatus,
     /// What was found (never a key).
     pub detail: String,
-    /// What to do, when there is something to do.
+    /// What to do, in the terminal's words (the CLI's contract), when there is something to do.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub action: Option<String>,
+    /// What to do, as a typed fact each face words (the app never shows `action`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub fix: Option<Fix>,
     /// How long the probe took, in milliseconds.
     #[ts(type = "number")]
     pub ms: u64,
@@ -80,14 +86,15 @@ impl CheckRow {
             status,
             detail: detail.into(),
             action: None,
+            fix: None,
             ms: 0,
         }
     }
 
-    /// The same row with what to do.
-    pub fn action(mut self, action: impl Into<String>) -> Self {
-        let a = action.into();
-        self.action = (!a.is_empty()).then_some(a);
+    /// The same row with what to do (its CLI words become `action`).
+    pub fn fix(mut self, fix: Fix) -> Self {
+        self.action = Some(fix.cli_words()).filter(|a| !a.is_empty());
+        self.fix = Some(fix);
         self
     }
 }
@@ -211,7 +218,7 @@ pub async fn timed(
             CheckStatus::Problem,
             format!("no answer within {} s", timeout.as_secs_f32()),
         )
-        .action("see what blocks it (a locked keyring prompt, a hung server, a slow disk)")],
+        .fix(Fix::SlowProbe)],
     };
     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     rows.into_iter()

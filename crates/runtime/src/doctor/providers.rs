@@ -5,7 +5,7 @@ use cairn_providers::secrets::{resolve_key, KeyStore};
 use cairn_providers::{list_models, EndpointError, ProviderSpec};
 
 use super::probes::Probes;
-use super::{timed, CheckRow, CheckStatus, DoctorOptions};
+use super::{timed, CheckRow, CheckStatus, DoctorOptions, Fix};
 use crate::keys::{key_status, KeyStatus};
 use crate::llm_setup::EnvFn;
 
@@ -89,7 +89,6 @@ pub async fn check_all(probes: &Probes, opts: &DoctorOptions) -> Vec<CheckRow> {
 
 fn key_row(t: &ProviderTarget, status: &KeyStatus) -> CheckRow {
     let check = format!("{} key", t.name);
-    let set_it = format!("cairn auth set {} (kept in the OS keyring)", t.name);
     match status {
         KeyStatus::Stored { .. } => {
             CheckRow::new("provider", &check, CheckStatus::Ok, "in the OS keyring")
@@ -109,14 +108,18 @@ fn key_row(t: &ProviderTarget, status: &KeyStatus) -> CheckRow {
             CheckStatus::Problem,
             "no API key is set",
         )
-        .action(set_it),
+        .fix(Fix::SetKey {
+            provider: t.name.clone(),
+        }),
         KeyStatus::Unavailable { reason } => CheckRow::new(
             "provider",
             &check,
             CheckStatus::Problem,
             format!("the key cannot be read: the OS keyring is not available ({reason})"),
         )
-        .action("see the keyring line above, or give the key by environment variable"),
+        .fix(Fix::KeyringFirst {
+            provider: t.name.clone(),
+        }),
     }
 }
 
@@ -139,7 +142,7 @@ async fn check_one(t: &ProviderTarget, probes: &Probes, opts: &DoctorOptions) ->
             "provider",
             &check,
             CheckStatus::Skipped,
-            "--offline: the endpoint was not asked",
+            "offline: the endpoint was not asked",
         ));
         return rows;
     }
@@ -160,8 +163,9 @@ async fn endpoint_row(
     keys: std::sync::Arc<dyn KeyStore>,
 ) -> CheckRow {
     let check = format!("{} endpoint", t.name);
-    let problem = |detail: String, action: &str| {
-        CheckRow::new("provider", &check, CheckStatus::Problem, detail).action(action)
+    let provider = t.name.clone();
+    let problem = |detail: String, fix: Fix| {
+        CheckRow::new("provider", &check, CheckStatus::Problem, detail).fix(fix)
     };
     let mut spec = ProviderSpec::new(&t.name, &t.model);
     if !t.base_url.trim().is_empty() {
@@ -172,7 +176,9 @@ async fn endpoint_row(
         Err(e) => {
             return problem(
                 e.to_string(),
-                "fix the setting it names (cairn config list)",
+                Fix::FixProviderSetting {
+                    provider: provider.clone(),
+                },
             )
         }
     };
@@ -191,7 +197,11 @@ async fn endpoint_row(
             "provider",
             &check,
             CheckStatus::Ok,
-            format!("reachable, {} model(s) listed", models.len()),
+            format!(
+                "reachable, {} {} listed",
+                models.len(),
+                if models.len() == 1 { "model" } else { "models" }
+            ),
         ),
         Ok(models) if models.iter().any(|m| m == &t.model) => CheckRow::new(
             "provider",
@@ -209,7 +219,9 @@ async fn endpoint_row(
                 models.len()
             ),
         )
-        .action("check the model name (cairn config set model NAME)"),
+        .fix(Fix::ChooseModel {
+            provider: provider.clone(),
+        }),
         // Some servers (local ones) have no model list: reachable is what matters.
         Err(EndpointError::Status { status: 404, .. }) => CheckRow::new(
             "provider",
@@ -217,15 +229,21 @@ async fn endpoint_row(
             CheckStatus::Warning,
             "reachable, but it serves no model list (…/models answered 404)",
         )
-        .action("if turns fail, check the base URL (it usually ends in /v1)"),
+        .fix(Fix::CheckBaseUrl {
+            provider: provider.clone(),
+        }),
         Err(e @ EndpointError::Auth { .. }) => problem(
             e.to_string(),
-            &format!("store a valid key: cairn auth set {}", t.name),
+            Fix::ReplaceKey {
+                provider: provider.clone(),
+            },
         ),
         Err(e @ EndpointError::Unreachable { .. }) => problem(
             e.to_string(),
-            "check the network, a proxy, or the base URL (cairn config get base_urls)",
+            Fix::CheckNetwork {
+                provider: provider.clone(),
+            },
         ),
-        Err(e) => problem(e.to_string(), "check the base URL and the provider"),
+        Err(e) => problem(e.to_string(), Fix::CheckNetwork { provider }),
     }
 }

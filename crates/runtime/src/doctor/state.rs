@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::probes::DiskProbe;
-use super::{CheckRow, CheckStatus};
+use super::{CheckRow, CheckStatus, Fix};
 
 /// Below this much free space sessions and checkpoints may fail to save.
 pub const LOW_SPACE: u64 = 512 * 1024 * 1024;
@@ -70,7 +70,7 @@ pub fn check(dir: &Path, disk: &dyn DiskProbe) -> Vec<CheckRow> {
             CheckStatus::Problem,
             format!("{shown} is not writable ({e}): sessions cannot be saved"),
         )
-        .action("fix its owner and permissions, or set CAIRN_STATE_DIR to a writable folder"),
+        .fix(Fix::StateUnwritable),
     });
     rows.push(match disk.free_bytes(dir) {
         Some(free) if free < LOW_SPACE => CheckRow::new(
@@ -82,14 +82,14 @@ pub fn check(dir: &Path, disk: &dyn DiskProbe) -> Vec<CheckRow> {
                 human(free)
             ),
         )
-        .action("free disk space (cairn checkpoints gc, cairn worktrees remove NAME)"),
+        .fix(Fix::FreeSpace),
         Some(free) if free < SOME_SPACE => CheckRow::new(
             "state",
             "free space",
             CheckStatus::Warning,
             format!("{} free", human(free)),
         )
-        .action("free some disk space soon"),
+        .fix(Fix::FreeSpaceSoon),
         Some(free) => CheckRow::new(
             "state",
             "free space",
@@ -112,24 +112,22 @@ pub fn check(dir: &Path, disk: &dyn DiskProbe) -> Vec<CheckRow> {
     } else {
         CheckStatus::Ok
     };
-    rows.push(
-        CheckRow::new(
-            "state",
-            "disk use",
-            status,
-            format!(
-                "checkpoints {}, worktrees {} (budget {})",
-                human(checkpoints),
-                human(worktrees),
-                human(budget)
-            ),
-        )
-        .action(if status == CheckStatus::Warning {
-            "remove worktrees you no longer need: cairn worktrees list, cairn worktrees remove NAME"
-        } else {
-            ""
-        }),
+    let use_row = CheckRow::new(
+        "state",
+        "disk use",
+        status,
+        format!(
+            "checkpoints {}, worktrees {} (budget {})",
+            human(checkpoints),
+            human(worktrees),
+            human(budget)
+        ),
     );
+    rows.push(if status == CheckStatus::Warning {
+        use_row.fix(Fix::RemoveWorktrees)
+    } else {
+        use_row
+    });
     rows
 }
 

@@ -15,8 +15,24 @@ use serde::{Deserialize, Serialize};
 use super::prompt::{approval_prompt, ApprovalPrompt};
 use super::{ApprovalPresenter, Host};
 
-/// Callback with the user's decision on an approval dialog.
-pub type DecisionCallback = Box<dyn FnOnce(ApprovalDecision) + Send>;
+/// What the user pressed in an approval dialog: the same choices as the chat card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialogChoice {
+    /// Allow once, always allow (for the session), or deny.
+    Decide(ApprovalDecision),
+    /// Always allow it in this project: the rule is kept in the user's settings (as the
+    /// card's "in this project"), then the call runs.
+    InProject,
+}
+
+impl From<ApprovalDecision> for DialogChoice {
+    fn from(d: ApprovalDecision) -> Self {
+        DialogChoice::Decide(d)
+    }
+}
+
+/// Callback with the user's choice on an approval dialog.
+pub type DecisionCallback = Box<dyn FnOnce(DialogChoice) + Send>;
 
 /// A face's approval dialogs (the desktop's native ones; a fake in tests).
 pub trait ApprovalDialogs: Send + Sync {
@@ -195,7 +211,7 @@ impl Attention {
                     let me = Arc::downgrade(self);
                     dialogs.approval(
                         prompt,
-                        Box::new(move |decision: ApprovalDecision| {
+                        Box::new(move |decision: DialogChoice| {
                             // Taken back (its session is no longer shown): closing the
                             // dialog answers nothing.
                             let Some(f) = lock(&answer).take() else {
@@ -324,7 +340,30 @@ impl ApprovalPresenter for SessionPresenter {
             .and_then(|h| h.get(&id))
             .map(|h| h.saved().name)
             .unwrap_or_default();
-        Some(self.attention.present(&id, &name, prompt, answer))
+        let (host, session, req_id) = (self.host.clone(), id.clone(), request.req_id.clone());
+        let allowance = request.always_allow.as_ref().map(|a| a.decision());
+        let choice: DecisionCallback = Box::new(move |choice| match choice {
+            DialogChoice::Decide(d) => answer(d),
+            DialogChoice::InProject => {
+                let kept = host
+                    .upgrade()
+                    .and_then(|h| h.get(&session).map(|s| (h, s)))
+                    .map(|(h, s)| h.allow_in_project(&s, &req_id));
+                match kept {
+                    Some(Ok(_)) => {}
+                    // The rule could not be kept: the call still gets the session's
+                    // allowance the user chose over "once" (never more).
+                    other => {
+                        tracing::warn!(
+                            ?other,
+                            "the project rule was not kept; allowed for the session"
+                        );
+                        answer(allowance.unwrap_or(ApprovalDecision::Once));
+                    }
+                }
+            }
+        });
+        Some(self.attention.present(&id, &name, prompt, choice))
     }
 
     fn dismiss(&self, token: &str) {
@@ -364,7 +403,7 @@ mod tests {
         fn approval(&self, prompt: ApprovalPrompt, done: DecisionCallback) {
             lock(&self.shown).push(prompt);
             if let Some(a) = self.answer {
-                done(a);
+                done(a.into());
             }
         }
         fn dismiss(&self, title: &str) {
@@ -396,11 +435,12 @@ mod tests {
             message: String::new(),
             allow_once: "Allow once".into(),
             always: None,
+            in_project: None,
             deny: "Deny".into(),
         }
     }
 
-    fn answer(log: &Arc<Mutex<Vec<ApprovalDecision>>>) -> DecisionCallback {
+    fn answer(log: &Arc<Mutex<Vec<DialogChoice>>>) -> DecisionCallback {
         let log = log.clone();
         Box::new(move |d| lock(&log).push(d))
     }
@@ -462,7 +502,7 @@ mod tests {
         att.present("a", "A", prompt("a1"), answer(&got));
         assert!(dialogs.shown().is_empty(), "no window shows a");
         att.set_viewed("main", Some("a".into()));
-        assert_eq!(*lock(&got), [ApprovalDecision::Once]);
+        assert_eq!(*lock(&got), [DialogChoice::Decide(ApprovalDecision::Once)]);
     }
 
     #[test]

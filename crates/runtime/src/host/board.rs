@@ -15,7 +15,7 @@ use ts_rs::TS;
 use super::view::{activity, activity_in, changed_files};
 use super::{Host, SessionHandle};
 use crate::store::{SessionStore, SessionSummary, StoreError};
-use crate::worktrees::WorktreeView;
+use crate::worktrees::{Counterparts, WorktreeView};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -43,6 +43,9 @@ pub struct BoardRow {
     pub changed_files: Option<u32>,
     /// The git worktree the session works in (its name), when Cairn made one for it.
     pub worktree: Option<String>,
+    /// Its worktree was removed: the chat stays on the folder's board (its history is on
+    /// disk) and goes on in the folder ("Continue in folder").
+    pub worktree_removed: bool,
     /// Open in this window (shown or running in the background).
     pub open: bool,
     /// Dollars the session spent, live while it is open (`None`: not counted yet, or a
@@ -83,8 +86,8 @@ pub struct BoardView {
     pub worktrees_unavailable: Option<String>,
 }
 
-/// A workspace's worktrees, or why it has none.
-type WorktreeList = Result<Vec<WorktreeView>, String>;
+/// A workspace's worktrees and where their sessions work, or why it has none.
+type WorktreeList = Result<(Vec<WorktreeView>, Counterparts), String>;
 
 /// What boards keep between two builds: worktree lists and changed-file counts, each valid
 /// until what it was built from changed.
@@ -118,11 +121,11 @@ pub fn board(
 ) -> Result<BoardView, StoreError> {
     let path = workspace.display().to_string();
     let saved = SessionStore::new(state_dir).list()?;
-    let (worktrees, worktrees_unavailable) = match worktrees_of(state_dir, cache, workspace, &saved)
-    {
-        Ok(w) => (w, None),
-        Err(why) => (Vec::new(), Some(why)),
-    };
+    let (worktrees, homes, worktrees_unavailable) =
+        match worktrees_of(state_dir, cache, workspace, &saved) {
+            Ok((w, homes)) => (w, Some(homes), None),
+            Err(why) => (Vec::new(), None, Some(why)),
+        };
     // A worktree session belongs to the board of the folder its worktree was made from.
     let in_worktree = |s: &SessionSummary| {
         s.worktree.as_ref().is_some_and(|name| {
@@ -131,14 +134,27 @@ pub fn board(
                 .any(|w| &w.name == name && Path::new(&s.workspace).starts_with(&w.path))
         })
     };
+    // A session of a worktree of this folder that was removed stays the folder's: it
+    // worked in that worktree's counterpart of this workspace.
+    let in_removed = |s: &SessionSummary| {
+        s.worktree.as_ref().is_some_and(|name| {
+            homes
+                .as_ref()
+                .is_some_and(|h| Path::new(&s.workspace) == h.of(name))
+                && !worktrees.iter().any(|w| &w.name == name)
+        })
+    };
     let mut places: Vec<(String, PathBuf)> = saved
         .iter()
         .map(|s| (s.id.clone(), PathBuf::from(&s.workspace)))
         .collect();
     let mut rows: Vec<BoardRow> = saved
         .into_iter()
-        .filter(|s| (s.workspace == path && s.worktree.is_none()) || in_worktree(s))
+        .filter(|s| {
+            (s.workspace == path && s.worktree.is_none()) || in_worktree(s) || in_removed(s)
+        })
         .map(|s| BoardRow {
+            worktree_removed: in_removed(&s),
             activity: activity_in(host, &s.id),
             open: false,
             cost_usd: None,
@@ -170,6 +186,7 @@ pub fn board(
                 cost_usd: None,
                 tokens: None,
                 changed_files: None,
+                worktree_removed: false,
                 worktree: saved.worktree,
                 first_prompt: crate::store::first_prompt(&saved.messages),
                 id,
@@ -188,6 +205,8 @@ pub fn board(
             row.tokens = Some(spent.tokens);
         }
     }
+    // A removed worktree's checkpoints are not read (its folder is gone).
+    places.retain(|(id, _)| !rows.iter().any(|r| &r.id == id && r.worktree_removed));
     fill_changed_files(state_dir, cache, &mut rows, &places);
     Ok(BoardView {
         rows,
@@ -216,7 +235,9 @@ fn worktrees_of(
             return list.clone();
         }
     }
-    let list = crate::worktrees::list(workspace, state_dir).map_err(|e| unavailable(workspace, &e));
+    let list = crate::worktrees::list(workspace, state_dir)
+        .and_then(|l| Ok((l, crate::worktrees::counterparts(workspace, state_dir)?)))
+        .map_err(|e| unavailable(workspace, &e));
     lock(&cache.worktree_lists).insert(workspace.to_path_buf(), (key, list.clone()));
     list
 }

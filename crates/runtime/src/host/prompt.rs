@@ -20,6 +20,9 @@ pub struct ApprovalPrompt {
     /// Label of the "always allow" button and what it grants (the program for plain shell
     /// commands, else the tool); `None` when no allowance is offered (shell operators).
     pub always: Option<(String, ApprovalDecision)>,
+    /// Label of the "always allow in this project" button (the chat card's fourth choice),
+    /// offered with `always`.
+    pub in_project: Option<String>,
     /// Label of the "deny" button.
     pub deny: String,
 }
@@ -80,11 +83,15 @@ pub fn approval_prompt(
     // The allowance the engine offers, the same as the chat card's.
     let always = req.always_allow.as_ref().map(|a| {
         let label = match a {
-            AlwaysAllow::Tool { name } => format!("Always allow {}", shown(name)),
+            // The card's words (the title names the tool).
+            AlwaysAllow::Tool { .. } => "Always allow this tool".to_string(),
             AlwaysAllow::Command { program } => format!("Always allow `{}`", shown(program)),
         };
         (label, a.decision())
     });
+    let in_project = always
+        .as_ref()
+        .map(|(label, _)| format!("{label} in this project"));
     if let Some(cmd) = str_arg("command") {
         body.push(format!("Command:\n    {cmd}"));
         if let Some(cwd) = str_arg("cwd") {
@@ -116,6 +123,7 @@ pub fn approval_prompt(
         message: body.join("\n\n"),
         allow_once: "Allow once".into(),
         always,
+        in_project,
         deny: "Deny".into(),
     }
 }
@@ -167,6 +175,11 @@ mod tests {
                 ApprovalDecision::AlwaysCommand
             ))
         );
+        assert_eq!(
+            p.in_project.as_deref(),
+            Some("Always allow `cargo` in this project"),
+            "the card's fourth choice is in the dialog too"
+        );
         // A command with operators: no allowance on offer (not the whole shell tool).
         let p = approval_prompt(
             &req("run_shell", serde_json::json!({"command": "ls | sh"})),
@@ -174,6 +187,7 @@ mod tests {
             Path::new("/w/proj"),
         );
         assert_eq!(p.always, None);
+        assert_eq!(p.in_project, None);
     }
 
     #[test]
@@ -196,7 +210,7 @@ mod tests {
         assert_eq!(
             p.always,
             Some((
-                "Always allow write_file".to_string(),
+                "Always allow this tool".to_string(),
                 ApprovalDecision::AlwaysTool
             ))
         );

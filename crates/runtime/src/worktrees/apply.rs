@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use cairn_vcs::{Vcs, VcsConfig, VcsError};
-use cairn_worktree::{ApplyConflict, Repo, StateStore, WorktreeError};
+use cairn_worktree::{ApplyConflict, Record, Repo, Resolution, StateStore, WorktreeError};
 use serde::Serialize;
 
 use crate::index::SessionQuery;
@@ -24,6 +24,8 @@ pub struct ApplyReport {
     pub skipped: Vec<String>,
     /// The folder session the apply is a change-turn of.
     pub session: Option<String>,
+    /// Its name (may be empty), so a face can say where the apply is recorded.
+    pub session_name: Option<String>,
     /// That change-turn (null for a dry run or when nothing changed).
     pub checkpoint: Option<u32>,
     /// The `cairn restore` command that undoes it.
@@ -45,6 +47,22 @@ pub enum ApplyTarget {
         /// Its turns so far.
         turns: u32,
     },
+    /// The worktree's own folder session: made on its first apply ("Applied from worktree
+    /// NAME") and reused by every later one, so its applies are one timeline.
+    Own,
+}
+
+/// Applies worktree `name` as [`apply`] does, first settling the conflicting paths of
+/// `resolutions` as each says (the folder's version kept, or the worktree's taken: part of
+/// the apply's change-turn, so its Undo brings the folder's back).
+pub fn apply_resolving(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    target: &ApplyTarget,
+    resolutions: &[(String, Resolution)],
+) -> Result<ApplyReport, WorktreeError> {
+    run(workspace, state_dir, name, false, target, resolutions)
 }
 
 /// Applies worktree `name` of the repository of `workspace` to its folder, as a change-turn
@@ -56,6 +74,17 @@ pub fn apply(
     dry_run: bool,
     target: &ApplyTarget,
 ) -> Result<ApplyReport, WorktreeError> {
+    run(workspace, state_dir, name, dry_run, target, &[])
+}
+
+fn run(
+    workspace: &Path,
+    state_dir: &Path,
+    name: &str,
+    dry_run: bool,
+    target: &ApplyTarget,
+    resolutions: &[(String, Resolution)],
+) -> Result<ApplyReport, WorktreeError> {
     let repo = Repo::discover(workspace, &super::layout(state_dir))?;
     // A half-done merge or rebase is never applied: an update killed half-way is rolled
     // back first.
@@ -65,6 +94,9 @@ pub fn apply(
     cairn_worktree::check(&repo, &record)?;
     let store = StateStore::open(&repo.store_dir, &repo.common_dir)?;
     let mut plan = cairn_worktree::plan_apply(&store, &record)?;
+    for (path, how) in resolutions {
+        plan.resolve(&store, path, *how)?;
+    }
     if dry_run || plan.writes().is_empty() {
         if !dry_run && !plan.applied().is_empty() {
             // Already in the folder: remember them as applied.
@@ -76,6 +108,7 @@ pub fn apply(
             conflicts: plan.conflicts,
             skipped: plan.skipped,
             session: None,
+            session_name: None,
             checkpoint: None,
             undo: None,
         });
@@ -89,6 +122,10 @@ pub fn apply(
         }
         ApplyTarget::Auto => {
             let (id, lock, turns) = folder_session(&sessions, &repo.folder, name, None)?;
+            (id, Some(lock), turns)
+        }
+        ApplyTarget::Own => {
+            let (id, lock, turns) = own_session(&sessions, &repo.folder, &mut record)?;
             (id, Some(lock), turns)
         }
     };
@@ -131,6 +168,7 @@ pub fn apply(
         applied: plan.applied(),
         conflicts: plan.conflicts,
         skipped: plan.skipped,
+        session_name: sessions.load(&session_id).ok().map(|s| s.name),
         session: Some(session_id),
         checkpoint,
         undo,
@@ -178,6 +216,44 @@ fn folder_session(
 
     let lock = sessions.lock(&id).map_err(usage)?;
     sessions.save(&saved).map_err(usage)?;
+    Ok((id, lock, 0))
+}
+
+/// The worktree's own folder session (see [`ApplyTarget::Own`]), its lock and its turn
+/// count; a new one when it has none yet or it is gone (noted in `record`, which the apply
+/// saves).
+fn own_session(
+    sessions: &SessionStore,
+    folder: &Path,
+    record: &mut Record,
+) -> Result<(String, SessionLock, u32), WorktreeError> {
+    let usage = |e: crate::store::StoreError| WorktreeError::Usage(e.to_string());
+    if let Some(id) = &record.apply_session {
+        let mine = sessions
+            .load(id)
+            .ok()
+            .filter(|s| s.worktree.is_none() && Path::new(&s.workspace) == folder);
+        if let Some(saved) = mine {
+            let lock = sessions.lock(id).map_err(|_| {
+                WorktreeError::Usage(format!(
+                    "the chat that records worktree {}'s applies is open and busy: wait for \
+                     its turn to end, or apply from a folder chat",
+                    record.name
+                ))
+            })?;
+            return Ok((id.clone(), lock, saved.turns));
+        }
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = chrono::Utc::now().to_rfc3339();
+    let saved = SavedSession {
+        name: format!("Applied from worktree {}", record.name),
+        name_source: "auto".into(),
+        ..SavedSession::new(&id, &folder.display().to_string(), "", "", &now)
+    };
+    let lock = sessions.lock(&id).map_err(usage)?;
+    sessions.save(&saved).map_err(usage)?;
+    record.apply_session = Some(id.clone());
     Ok((id, lock, 0))
 }
 

@@ -22,6 +22,8 @@ pub struct ApplyView {
     pub conflicts: Vec<ApplyConflictView>,
     /// The folder session the apply is a change-turn of.
     pub session: Option<String>,
+    /// Its name (may be empty: the face shows a placeholder).
+    pub session_name: Option<String>,
     /// That change-turn (its Undo restores to the one before).
     pub checkpoint: Option<u32>,
 }
@@ -48,6 +50,9 @@ pub struct ApplyConflictView {
     pub path: String,
     /// Why.
     pub reason: String,
+    /// Settled by "Keep folder's version" or "Take worktree's version"; otherwise it is for
+    /// the user to sort out by hand (a link or folder in the way).
+    pub resolvable: bool,
 }
 
 /// A commit made on a worktree's branch.
@@ -108,9 +113,11 @@ impl ApplyView {
                 .map(|c| ApplyConflictView {
                     path: c.path,
                     reason: c.reason,
+                    resolvable: c.resolvable,
                 })
                 .collect(),
             session: report.session,
+            session_name: report.session_name,
             checkpoint: report.checkpoint,
         }
     }

@@ -19,6 +19,9 @@ pub enum HandoffTo {
     Worktree(String),
     /// Back to the folder (the worktree's changes applied to it).
     Folder,
+    /// A chat whose worktree was removed, on to the folder workspace PATH (checked to be
+    /// the folder that worktree was made from); nothing is applied (the worktree is gone).
+    RemovedTo(PathBuf),
 }
 
 /// What a handoff did.
@@ -61,10 +64,26 @@ pub fn handoff(state_dir: &Path, id: &str, to: &HandoffTo) -> Result<Handoff, Wo
                  (not to {name})"
             )))
         }
-        (HandoffTo::Folder, None) => {
+        (HandoffTo::Folder | HandoffTo::RemovedTo(_), None) => {
             return Err(WorktreeError::Usage(format!(
                 "session {id} already runs in the folder"
             )))
+        }
+        (HandoffTo::RemovedTo(folder), Some(name)) => {
+            let home = super::counterparts(folder, state_dir)?.of(name);
+            if home != from {
+                return Err(WorktreeError::Usage(format!(
+                    "session {id} did not run in a worktree of {}",
+                    folder.display()
+                )));
+            }
+            if from.exists() {
+                return Err(WorktreeError::Usage(format!(
+                    "worktree {name} of session {id} still exists: continue it in the folder \
+                     from its review"
+                )));
+            }
+            (folder.clone(), None)
         }
         (HandoffTo::Folder, Some(name)) => {
             let record = super::trusted(&from, state_dir, name)?;

@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 use cairn_protocol::WorktreeRef;
 use cairn_worktree::{CreateOptions, Layout, Record, Repo, WorktreeError};
 
-pub use apply::{apply, ApplyReport, ApplyTarget};
-pub use cairn_worktree::{listed, ApplyConflict, Committed, Removal, WorktreeError as Error};
+pub use apply::{apply, apply_resolving, ApplyReport, ApplyTarget};
+pub use cairn_worktree::{
+    listed, ApplyConflict, Committed, Removal, Resolution, WorktreeError as Error,
+};
 pub use handoff::{handoff, Handoff, HandoffTo};
 pub use message::propose_commit_message;
 pub use usage::{budget_bytes, disk_view, set_budget, usage, WorktreeDiskView, WorktreesUsage};
@@ -118,6 +120,31 @@ pub fn folder_of(workspace: &Path, state_dir: &Path, name: &str) -> Result<PathB
         .strip_prefix(&record.path)
         .unwrap_or(Path::new(""));
     Ok(under(&record.folder, sub))
+}
+
+/// Where the sessions of the folder workspace's worktrees work: worktree NAME's counterpart
+/// of the workspace, whether that worktree still exists or was removed (a removed worktree's
+/// sessions stay the folder's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counterparts {
+    dir: PathBuf,
+    sub: PathBuf,
+}
+
+impl Counterparts {
+    /// Worktree `name`'s counterpart of the folder workspace.
+    pub fn of(&self, name: &str) -> PathBuf {
+        under(&self.dir.join(name), &self.sub)
+    }
+}
+
+/// The [`Counterparts`] of folder workspace `workspace` (a usage error outside a repository).
+pub fn counterparts(workspace: &Path, state_dir: &Path) -> Result<Counterparts, WorktreeError> {
+    let repo = Repo::discover(workspace, &layout(state_dir))?;
+    Ok(Counterparts {
+        dir: repo.worktrees_dir,
+        sub: repo.sub,
+    })
 }
 
 /// Worktree `name`'s counterpart of the folder workspace `workspace` (where a terminal

@@ -10,7 +10,7 @@ use std::time::Duration;
 use cairn_mcp::{LoadedConfig, ServerConfig, TransportConfig};
 use cairn_providers::secrets::{ApiKey, KeyStore, MemoryKeyStore, SecretError};
 use cairn_runtime::doctor::{
-    self, CheckRow, CheckStatus, DoctorOptions, FakeDesktop, FakeDisk, Probes,
+    self, CheckRow, CheckStatus, DoctorOptions, FakeDesktop, FakeDisk, Fix, Probes,
 };
 use cairn_runtime::sandbox::userns::FakeHost;
 use cairn_testkit::MockLlmServer;
@@ -87,6 +87,7 @@ async fn a_healthy_machine_has_no_problem_and_every_group_is_there() {
     );
     assert_eq!(find(&rows, "version", "cairn").detail, "0.0.0-test");
     assert_no_key(&rows);
+    assert_every_action_is_typed(&rows);
 }
 
 #[tokio::test]
@@ -128,7 +129,15 @@ async fn a_provider_refusing_the_key_is_a_problem_and_the_key_is_never_shown() {
         .as_deref()
         .unwrap()
         .contains("cairn auth set openai"));
+    assert_eq!(
+        e.fix,
+        Some(Fix::ReplaceKey {
+            provider: "openai".into()
+        }),
+        "the app words the fix itself"
+    );
     assert_no_key(&rows);
+    assert_every_action_is_typed(&rows);
     // The key went to the server (as a bearer token), and nowhere else.
     let asked = server.model_list_requests();
     assert_eq!(asked.len(), 1);
@@ -201,6 +210,25 @@ async fn an_mcp_server_that_exits_is_a_problem_naming_it() {
         .as_deref()
         .unwrap()
         .contains("cairn mcp test quits"));
+    assert_eq!(
+        r.fix,
+        Some(Fix::McpOutput {
+            server: "quits".into()
+        })
+    );
+    assert_every_action_is_typed(&rows);
+}
+
+/// Every row that says what to do also says it as a typed fix, whose terminal words are the
+/// action (the app words the fix and never shows a Cairn command).
+fn assert_every_action_is_typed(rows: &[CheckRow]) {
+    for r in rows {
+        match (&r.action, &r.fix) {
+            (None, None) => {}
+            (Some(a), Some(f)) => assert_eq!(a, &f.cli_words(), "{r:?}"),
+            _ => panic!("an action without its typed fix, or the reverse: {r:?}"),
+        }
+    }
 }
 
 #[tokio::test]

@@ -185,3 +185,58 @@ async fn the_saved_copy_of_an_oversized_result_can_be_read_back() {
             .starts_with("1\n2\n")
     );
 }
+
+#[tokio::test]
+async fn a_write_of_the_same_content_is_a_typed_no_change_and_touches_nothing() {
+    let ws = Ws::new();
+    ws.write("notes.md", "# Notes\nkeep\n");
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool(
+            "w1",
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\nkeep\n"}),
+        ),
+        FakeReply::tool(
+            "w2",
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\nchanged\n"}),
+        ),
+        FakeReply::text("Done."),
+    ]);
+    let s = session(
+        &ws,
+        &llm,
+        core_tools(),
+        Arc::new(FixedApprover(ApprovalDecision::Once)),
+        Mode::Interactive,
+    );
+    let events = collect(s.run("write the notes twice")).await;
+    let finished: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolFinished(f) => Some((f.req_id.clone(), f.status, f.unchanged)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        finished,
+        [
+            ("w1".to_string(), ToolStatus::Ok, true),
+            ("w2".to_string(), ToolStatus::Ok, false)
+        ],
+        "only the write that changed nothing is marked unchanged"
+    );
+    // The flag is left out of the event when false (older readers see what they saw).
+    let json = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolFinished(f) if f.req_id == "w2" => serde_json::to_value(e).ok(),
+            _ => None,
+        })
+        .unwrap();
+    assert!(json["data"].get("unchanged").is_none(), "{json}");
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("notes.md")).unwrap(),
+        "# Notes\nchanged\n"
+    );
+}

@@ -113,3 +113,89 @@ fn an_apply_with_nothing_new_changes_nothing() {
     assert!(second.is_empty());
     assert_eq!(env.read("a.txt"), "two\n");
 }
+
+#[test]
+fn a_conflict_is_settled_by_keeping_the_folders_version_or_taking_the_worktrees() {
+    use cairn_worktree::Resolution;
+    let env = Env::new(&[
+        ("keep.txt", "base\n"),
+        ("take.txt", "base\n"),
+        ("gone.txt", "base\n"),
+    ]);
+    let repo = env.repo();
+    let opened = open_or_create(&repo, "r", &CreateOptions::default()).unwrap();
+    let wt = opened.record.path.clone();
+    write(&wt, "keep.txt", "worktree keep\n");
+    write(&wt, "take.txt", "worktree take\n");
+    std::fs::remove_file(wt.join("gone.txt")).unwrap();
+    env.write("keep.txt", "folder keep\n");
+    env.write("take.txt", "folder take\n");
+    env.write("gone.txt", "folder edit\n");
+    // A folder in the way of a worktree file: listed, but not settled by a click.
+    write(&wt, "dir", "a file in the worktree\n");
+    std::fs::create_dir_all(env.folder.join("dir")).unwrap();
+
+    let record = repo.records.get("r").unwrap().unwrap();
+    let store = StateStore::open(&repo.store_dir, &repo.common_dir).unwrap();
+    let mut plan = plan_apply(&store, &record).unwrap();
+    let mut listed: Vec<(&str, bool)> = plan
+        .conflicts
+        .iter()
+        .map(|c| (c.path.as_str(), c.resolvable))
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            ("dir", false),
+            ("gone.txt", true),
+            ("keep.txt", true),
+            ("take.txt", true)
+        ]
+    );
+    assert!(plan
+        .resolve(&store, "keep.txt", Resolution::KeepFolder)
+        .unwrap());
+    assert!(plan
+        .resolve(&store, "take.txt", Resolution::TakeWorktree)
+        .unwrap());
+    assert!(plan
+        .resolve(&store, "gone.txt", Resolution::TakeWorktree)
+        .unwrap());
+    assert!(!plan
+        .resolve(&store, "dir", Resolution::TakeWorktree)
+        .unwrap());
+    assert!(!plan
+        .resolve(&store, "nope.txt", Resolution::KeepFolder)
+        .unwrap());
+    let left: Vec<&str> = plan.conflicts.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(left, ["dir"]);
+    execute(&plan, &env.folder).unwrap();
+    let applied = record_applied(&store, &record, &plan).unwrap();
+    let mut r = record;
+    r.applied = applied.to_string();
+    repo.records.put(&r).unwrap();
+    assert_eq!(
+        env.read("keep.txt"),
+        "folder keep\n",
+        "the folder's version stays"
+    );
+    assert_eq!(env.read("take.txt"), "worktree take\n");
+    assert!(
+        !env.folder.join("gone.txt").exists(),
+        "deleted as in the worktree"
+    );
+    assert!(
+        env.folder.join("dir").is_dir(),
+        "the folder in the way is left alone"
+    );
+    // The worktree keeps its version; settled paths do not come back on the next apply.
+    assert_eq!(
+        std::fs::read_to_string(wt.join("keep.txt")).unwrap(),
+        "worktree keep\n"
+    );
+    let again = plan_apply(&store, &r).unwrap();
+    let left: Vec<&str> = again.conflicts.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(left, ["dir"]);
+    assert!(again.writes().is_empty());
+}

@@ -11,4 +11,9 @@ path: string,
 /**
  * Why.
  */
-reason: string, };
+reason: string, 
+/**
+ * Settled by "Keep folder's version" or "Take worktree's version"; otherwise it is for
+ * the user to sort out by hand (a link or folder in the way).
+ */
+resolvable: boolean, };

@@ -22,6 +22,10 @@ conflicts: Array<ApplyConflictView>,
  */
 session: string | null, 
 /**
+ * Its name (may be empty: the face shows a placeholder).
+ */
+sessionName: string | null, 
+/**
  * That change-turn (its Undo restores to the one before).
  */
 checkpoint: number | null, };

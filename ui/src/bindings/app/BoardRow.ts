@@ -39,6 +39,11 @@ changedFiles: number | null,
  */
 worktree: string | null, 
 /**
+ * Its worktree was removed: the chat stays on the folder's board (its history is on
+ * disk) and goes on in the folder ("Continue in folder").
+ */
+worktreeRemoved: boolean, 
+/**
  * Open in this window (shown or running in the background).
  */
 open: boolean, 

@@ -101,6 +101,15 @@ async fn apply_merges_keeps_the_users_edits_lists_conflicts_and_restore_undoes_i
     assert_eq!(env.read("new.txt"), None);
     assert_eq!(env.read("clash.txt").as_deref(), Some("mine\n"));
     assert!(wt.join("new.txt").exists(), "the worktree keeps its work");
+
+    // The conflict settled by taking the worktree's version: nothing left, exit 0.
+    let took = env
+        .cairn(&["worktrees", "apply", "m", "--take", "clash.txt", "--json"])
+        .await;
+    assert_eq!(took.code, 0, "{} {}", took.stdout, took.stderr);
+    let t: Value = serde_json::from_str(took.stdout.trim()).unwrap();
+    assert_eq!(t["conflicts"], serde_json::json!([]));
+    assert_eq!(env.read("clash.txt").as_deref(), Some("theirs"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
