@@ -34,6 +34,8 @@ mod handoff;
 mod history;
 #[path = "e2e/layout.rs"]
 mod layout;
+#[path = "e2e/long_session.rs"]
+mod long_session;
 #[path = "e2e/mcp_connect.rs"]
 mod mcp_connect;
 #[path = "e2e/mcp_elicit.rs"]

@@ -149,6 +149,51 @@ pub fn session_history<R: Runtime>(
     })?)
 }
 
+/// The page of the window's session's history starting at turn group `from` (0: the first
+/// turn; Home), at most `limit` turns (default 100): the way down from an older page, and a
+/// jump to a search hit's group.
+#[tauri::command]
+pub fn session_history_from<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    from: usize,
+    limit: Option<usize>,
+) -> IpcResult<cairn_runtime::history::HistoryPage> {
+    let runtime = current(&state, window.label())?;
+    let limit = limit.unwrap_or(cairn_runtime::host::view::VIEW_TURNS);
+    Ok(tokio::task::block_in_place(|| {
+        runtime.history_from(from, limit)
+    })?)
+}
+
+/// The page of the window's session's history around chat turn `turn` (a timeline entry's
+/// turn), at most `limit` turns (default 100); `null` when the log has no such turn.
+#[tauri::command]
+pub fn session_history_at_turn<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    turn: u32,
+    limit: Option<usize>,
+) -> IpcResult<Option<cairn_runtime::history::HistoryPage>> {
+    let runtime = current(&state, window.label())?;
+    let limit = limit.unwrap_or(cairn_runtime::host::view::VIEW_TURNS);
+    Ok(tokio::task::block_in_place(|| {
+        runtime.history_at_turn(turn, limit)
+    })?)
+}
+
+/// Searches the window's session's whole log for `query` (case-insensitive, prompts and
+/// answers), wherever the transcript's loaded page is.
+#[tauri::command]
+pub fn search_session<R: Runtime>(
+    window: Window<R>,
+    state: State<'_, AppState>,
+    query: String,
+) -> IpcResult<cairn_runtime::history_search::SessionSearch> {
+    let runtime = current(&state, window.label())?;
+    Ok(tokio::task::block_in_place(|| runtime.search(&query))?)
+}
+
 /// The live state of the window's session.
 #[tauri::command]
 pub fn session_status<R: Runtime>(

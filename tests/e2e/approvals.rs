@@ -39,7 +39,7 @@ fn overlap(a: (i64, i64, i64, i64), b: (i64, i64, i64, i64)) -> bool {
 
 /// The screen position of the centre of the element matching `css` in the window `win`
 /// (the page sits at the bottom of the window, under its menu bar).
-async fn screen_point(c: &Client, win: &str, css: &str) -> (i64, i64) {
+pub(super) async fn screen_point(c: &Client, win: &str, css: &str) -> (i64, i64) {
     let js = format!(
         "const r = document.querySelector({}).getBoundingClientRect(); \
          return [r.left + r.width / 2, r.top + r.height / 2, window.innerHeight]",

@@ -1,6 +1,7 @@
-//! E2E: a long session opens with its newest 100 turns; "Show earlier turns" pages the older
-//! ones in above them, a page at a time, until the first question is there and the button
-//! is gone (the runtime's history API behind `session_history`).
+//! E2E: a long session opens with its newest 100 turns; scrolling near the top pages the older
+//! ones in above them (the view kept on its rows), and "Show earlier turns" does too, a page at
+//! a time, until the first question is there and the button is gone (the runtime's history
+//! API behind `session_history`).
 
 use super::*;
 
@@ -50,25 +51,40 @@ async fn a_long_session_pages_its_older_turns_in_on_request() {
             .unwrap();
         assert!(!before, "the first turn is not loaded at open");
         // Two pages (turns 31–130, then 1–30), each waited for: the transcript's list of
-        // turn ends (every loaded turn, shown or not) grows by the page.
-        for loaded in [200, 230] {
-            c.execute(
-                "document.querySelector('[data-testid=transcript]').scrollTop = 0; return true",
+        // turn ends (every loaded turn, shown or not) grows by the page. The first comes by
+        // itself when the view nears the top; the second by the button (the fallback).
+        c.execute(
+            "document.querySelector('[data-testid=transcript]').scrollTop = 0; return true",
+            vec![],
+        )
+        .await
+        .unwrap();
+        wait_js(
+            &c,
+            "200 turns loaded by scrolling up",
+            "const t = document.querySelector('[data-testid=transcript]'); \
+             return t.dataset.turnEnds.split(' ').length === 200",
+        )
+        .await;
+        // The view stayed on the rows it showed (it did not jump to the older page's top).
+        let top: f64 = c
+            .execute(
+                "return document.querySelector('[data-testid=transcript]').scrollTop",
                 vec![],
             )
             .await
+            .unwrap()
+            .as_f64()
             .unwrap();
-            click(&c, "[data-testid=load-earlier]").await;
-            wait_js(
-                &c,
-                &format!("{loaded} turns loaded"),
-                &format!(
-                    "const t = document.querySelector('[data-testid=transcript]'); \
-                     return t.dataset.turnEnds.split(' ').length === {loaded}"
-                ),
-            )
-            .await;
-        }
+        assert!(top > 1000.0, "the view kept its place: scrollTop {top}");
+        click(&c, "[data-testid=load-earlier]").await;
+        wait_js(
+            &c,
+            "230 turns loaded",
+            "const t = document.querySelector('[data-testid=transcript]'); \
+             return t.dataset.turnEnds.split(' ').length === 230",
+        )
+        .await;
         wait_js(
             &c,
             "no older page left",

@@ -21,6 +21,7 @@ fn export_app_types(cfg: &Config) {
     export::<SessionView>(cfg);
     export::<SessionStatus>(cfg);
     export::<cairn_runtime::history::HistoryPage>(cfg);
+    export::<cairn_runtime::history_search::SessionSearch>(cfg);
     export::<PermissionRules>(cfg);
     export::<SettingsUpdate>(cfg);
     export::<UsageReport>(cfg);

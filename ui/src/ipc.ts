@@ -17,6 +17,7 @@ import type { PlanReview } from "./bindings/PlanReview";
 import type { UserAnswer } from "./bindings/UserAnswer";
 import type { AppInfo } from "./bindings/app/AppInfo";
 import type { HistoryPage } from "./bindings/app/HistoryPage";
+import type { SessionSearch } from "./bindings/app/SessionSearch";
 import type { BoardView } from "./bindings/app/BoardView";
 import type { Bootstrap } from "./bindings/app/Bootstrap";
 import type { DirListing } from "./bindings/app/DirListing";
@@ -83,6 +84,14 @@ export const sessionStatus = () => invoke<SessionStatus>("session_status");
 /** The page of the shown session's history ending before turn group `before`. */
 export const sessionHistory = (before: number, limit?: number) =>
   invoke<HistoryPage>("session_history", { before, limit: limit ?? null });
+/** The page of the shown session's history starting at turn group `from` (0: the first turn). */
+export const sessionHistoryFrom = (from: number, limit?: number) =>
+  invoke<HistoryPage>("session_history_from", { from, limit: limit ?? null });
+/** The page of the shown session's history around chat turn `turn`; null: no such turn. */
+export const sessionHistoryAtTurn = (turn: number, limit?: number) =>
+  invoke<HistoryPage | null>("session_history_at_turn", { turn, limit: limit ?? null });
+/** Searches the shown session's whole log (prompts and answers, case-insensitive). */
+export const searchSession = (query: string) => invoke<SessionSearch>("search_session", { query });
 /** Renames a session. */
 export const renameSession = (id: string, name: string) => invoke<void>("rename_session", { id, name });
 /** Deletes a session. */

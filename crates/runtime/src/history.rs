@@ -22,6 +22,10 @@ pub struct HistoryPage {
     /// pass it as `before` for the page before this one.
     #[ts(type = "number")]
     pub first: usize,
+    /// The position just after the page's last turn group (`total` when it ends with the
+    /// newest); pass it as `from` for the page after this one.
+    #[ts(type = "number")]
+    pub end: usize,
     /// How many turn groups the session has.
     #[ts(type = "number")]
     pub total: usize,
@@ -63,8 +67,47 @@ pub fn page(events: Vec<Event>, before: Option<usize>, limit: usize) -> HistoryP
     HistoryPage {
         events,
         first,
+        end: end_group.max(first),
         total,
     }
+}
+
+/// The page of at most `limit` turn groups (1 to [`MAX_PAGE_TURNS`]) that starts at group
+/// `from` (0: the session's first turn; past the end: an empty page at the end).
+pub fn page_from(events: Vec<Event>, from: usize, limit: usize) -> HistoryPage {
+    let total = group_starts(&events).len();
+    let first = from.min(total);
+    let end = first
+        .saturating_add(limit.clamp(1, MAX_PAGE_TURNS))
+        .min(total);
+    if end == first {
+        return HistoryPage {
+            events: Vec::new(),
+            first,
+            end,
+            total,
+        };
+    }
+    page(events, Some(end), end - first)
+}
+
+/// The page of at most `limit` turn groups that holds group `group` near its middle (a jump
+/// to a search match or a checkpoint's turn): the turns around it come with it.
+pub fn page_around(events: Vec<Event>, group: usize, limit: usize) -> HistoryPage {
+    let limit = limit.clamp(1, MAX_PAGE_TURNS);
+    page_from(events, group.saturating_sub(limit / 2), limit)
+}
+
+/// The turn group of chat turn `turn` (the last `turn_start` of that number: a rewound
+/// turn's number is used again), or `None` when the log has no such turn.
+pub fn group_of_turn(events: &[Event], turn: u32) -> Option<usize> {
+    let starts = group_starts(events);
+    starts
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, &at)| matches!(&events[at], Event::TurnStart(t) if t.turn == turn))
+        .map(|(g, _)| g)
 }
 
 /// The newest page of at most `limit` turn groups of `events`, and the events before it.
@@ -78,6 +121,7 @@ pub fn newest(mut events: Vec<Event>, limit: usize) -> (HistoryPage, Vec<Event>)
         HistoryPage {
             events: page,
             first,
+            end: total,
             total,
         },
         events,
@@ -94,6 +138,29 @@ impl SessionStore {
         limit: usize,
     ) -> Result<HistoryPage, StoreError> {
         Ok(page(self.read_events(id)?, before, limit))
+    }
+
+    /// The page of session `id`'s history starting at turn group `from` (0: the first
+    /// turn), at most `limit` turns: Home's page, and the way down from an older page.
+    pub fn history_from(
+        &self,
+        id: &str,
+        from: usize,
+        limit: usize,
+    ) -> Result<HistoryPage, StoreError> {
+        Ok(page_from(self.read_events(id)?, from, limit))
+    }
+
+    /// The page of session `id`'s history around chat turn `turn` (see [`page_around`]);
+    /// `None` when the log has no such turn.
+    pub fn history_at_turn(
+        &self,
+        id: &str,
+        turn: u32,
+        limit: usize,
+    ) -> Result<Option<HistoryPage>, StoreError> {
+        let events = self.read_events(id)?;
+        Ok(group_of_turn(&events, turn).map(|g| page_around(events, g, limit)))
     }
 }
 
@@ -176,6 +243,43 @@ mod tests {
         assert!(page(events.clone(), Some(0), 10).events.is_empty());
         assert_eq!(page(events, None, 0).events.len(), 3);
         assert_eq!(page(Vec::new(), None, 10).total, 0);
+    }
+
+    #[test]
+    fn pages_from_the_start_walk_forward_and_a_turn_is_found_in_its_page() {
+        let events: Vec<Event> = (1..=2000).flat_map(turn).collect();
+        let home = page_from(events.clone(), 0, 100);
+        assert_eq!((home.first, home.end, home.total), (0, 100, 2000));
+        assert_eq!(inputs(&home)[0], "question 1");
+        assert!(!home.has_older());
+        // Walking forward from the start visits every turn once and ends at the newest.
+        let mut seen = Vec::new();
+        let mut from = 0;
+        loop {
+            let p = page_from(events.clone(), from, 300);
+            seen.extend(inputs(&p));
+            if p.end == p.total {
+                break;
+            }
+            assert_eq!(p.end, from + 300);
+            from = p.end;
+        }
+        let expected: Vec<String> = (1..=2000).map(|n| format!("question {n}")).collect();
+        assert_eq!(seen, expected);
+        // A page from past the end is empty and says where the end is.
+        let past = page_from(events.clone(), 5000, 10);
+        assert_eq!((past.first, past.end, past.events.len()), (2000, 2000, 0));
+        // Turn 7 is group 6 (no events before the first turn) and sits mid-page.
+        assert_eq!(group_of_turn(&events, 7), Some(6));
+        assert_eq!(group_of_turn(&events, 2001), None);
+        let around = page_around(events.clone(), 1500, 100);
+        assert_eq!((around.first, around.end), (1450, 1550));
+        assert!(inputs(&around).contains(&"question 1501".to_string()));
+        let start = page_around(events.clone(), 3, 100);
+        assert_eq!((start.first, start.end), (0, 100));
+        // `end` of the backward pages is where they stop.
+        let back = page(events, Some(1200), 100);
+        assert_eq!((back.first, back.end), (1100, 1200));
     }
 
     #[test]

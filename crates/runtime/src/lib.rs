@@ -23,6 +23,7 @@ pub mod face_settings;
 pub mod front_matter;
 pub mod git_dir;
 pub mod history;
+pub mod history_search;
 pub mod hooks;
 pub mod host;
 pub mod index;

@@ -16,6 +16,7 @@ pub mod child;
 mod frame;
 pub mod git;
 pub mod layering;
+pub mod long_session;
 pub mod naming;
 pub mod npm;
 pub mod oauth;

@@ -28,6 +28,7 @@ const actions: TranscriptActions = {
   plan: noop,
   directory: noop,
   elicitation: noop,
+  fail: noop,
   nativeApprovals: false,
   running: false,
   timeline: { timeline: null, showDiff: noop, askRestore: noop, askRewind: noop },

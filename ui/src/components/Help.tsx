@@ -11,6 +11,8 @@ const SHORTCUTS: [string, MessageKey, Where][] = [
   ["Ctrl+L", "help.focus", "workspace"],
   ["Ctrl+N", "help.newChat", "workspace"],
   ["Ctrl+K", "board.search", "workspace"],
+  ["Ctrl+F", "help.find", "workspace"],
+  ["Home / End", "help.firstTurn", "workspace"],
   ["Ctrl+Shift+N", "header.newWindow", "any"],
   ["Ctrl+`", "terminal.toggle", "workspace"],
   ["Ctrl+O", "help.open", "welcome"],

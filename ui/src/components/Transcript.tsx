@@ -16,6 +16,11 @@ import { StoneMark } from "./StoneMark";
 import { CheckpointMarkers, type TimelineActions } from "./Timeline";
 import { ToolCard } from "./ToolCard";
 import { formatCount } from "../format";
+import { baseId, hitItemId, indexOfTurn } from "../historyWindow";
+import { useFind } from "../hooks/useFind";
+import { useLongTranscript } from "../hooks/useLongTranscript";
+import { markMatches, splitMatches, unmark } from "../sessionFind";
+import { FindBar } from "./FindBar";
 
 // Model output is untrusted: text renders as text nodes, markdown through ../markdown.ts.
 
@@ -39,11 +44,55 @@ export type TranscriptActions = Answerers & {
   openSettings?: () => void;
   /** Goes on after the spending cap was raised (offered by a `budget_exceeded` notice). */
   goOn?: () => void;
-  /** Loads the page of turns before the first one shown; undefined when none is older. */
-  earlier?: () => void;
+  /** Loads the page of turns before the first one the live chat holds; undefined when none is older. */
+  earlier?: () => Promise<void>;
+  /** Shows a failure (a page or a search that could not be read). */
+  fail: (e: unknown) => void;
 };
 
-const Row = memo(function Row({ item, actions, last }: { item: Item; actions: TranscriptActions; last: boolean }) {
+/** Distance (px) from either end of the transcript within which the next page loads. */
+const EDGE_PX = 600;
+
+/** Whether a key press happened in a text field or a dialog (its own keys). */
+function inField(target: EventTarget | null): boolean {
+  const el = target instanceof HTMLElement ? target : null;
+  return el !== null && (el.isContentEditable || el.closest("input, textarea, select, [role=dialog]") !== null);
+}
+
+/** Text with the matches of `query` marked. */
+function Marked({ text, query }: { text: string; query: string }) {
+  return (
+    <>
+      {splitMatches(text, query).map((p, i) =>
+        p.match ? (
+          <mark key={i} className="find-mark" data-testid="find-mark">
+            {p.text}
+          </mark>
+        ) : (
+          p.text
+        ),
+      )}
+    </>
+  );
+}
+
+/** An answer's rendered markdown with the matches of `query` marked in it. */
+function MarkedAnswer({ text, query }: { text: string; query: string | null }) {
+  const body = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const el = body.current;
+    if (el === null || query === null) return;
+    markMatches(el, query);
+    return () => unmark(el);
+  }, [text, query]);
+  return (
+    <div ref={body}>
+      <Markdown text={text} testId="assistant-text" />
+    </div>
+  );
+}
+
+const Row = memo(function Row({ item, actions, last, mark }: { item: Item; actions: TranscriptActions; last: boolean; mark: string | null }) {
   const t = useT();
   switch (item.kind) {
     case "user":
@@ -58,7 +107,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
             {item.steering ? t("chat.steered") : t("chat.you")}
             {item.waiting === true && <span className="msg-waiting-note"> · {t("chat.waitingSlot")}</span>}
           </div>
-          <div className="msg-text">{item.text}</div>
+          <div className="msg-text">{mark === null ? item.text : <Marked text={item.text} query={mark} />}</div>
           <MessageAttachments images={item.images ?? []} files={item.files ?? []} />
         </article>
       );
@@ -75,7 +124,7 @@ const Row = memo(function Row({ item, actions, last }: { item: Item; actions: Tr
           )}
           {(item.text !== "" || item.streaming) && (
             <div className="msg-body">
-              <Markdown text={item.text} testId="assistant-text" />
+              {mark === null ? <Markdown text={item.text} testId="assistant-text" /> : <MarkedAnswer text={item.text} query={mark} />}
               {item.streaming && <span className="caret" aria-hidden="true" />}
             </div>
           )}
@@ -197,12 +246,35 @@ function Working({ items, running }: { items: Item[]; running: boolean }) {
 /**
  * The chat transcript, virtualised: only the rows in view (plus a margin) are in the DOM, so
  * a session of thousands of messages scrolls and streams smoothly. Follows the bottom while
- * new content arrives unless the user scrolled up (see ../follow.ts).
+ * new content arrives unless the user scrolled up (see ../follow.ts). A long session's older
+ * turns page in as the view nears the top (a window of them once the live chat holds enough,
+ * see ../hooks/useLongTranscript.ts); Home goes to the first turn, End back to the newest,
+ * Ctrl+F searches the whole session, and `jump` (a timeline entry) shows a turn.
  */
-export function Transcript({ items, actions, sent = 0 }: { items: Item[]; actions: TranscriptActions; sent?: number }) {
+export function Transcript({
+  items: live,
+  actions,
+  sent = 0,
+  historyBefore = null,
+  jump = null,
+}: {
+  items: Item[];
+  actions: TranscriptActions;
+  sent?: number;
+  historyBefore?: number | null;
+  jump?: { turn: number; at: number } | null;
+}) {
   const t = useT();
   const scroller = useRef<HTMLDivElement>(null);
   const [follow] = useState(() => new Follow());
+  const long = useLongTranscript(live, historyBefore, actions.earlier, actions.fail);
+  const items = long.items;
+  const isLive = long.window === null;
+  const liveRef = useRef(isLive);
+  liveRef.current = isLive;
+  const find = useFind(long.showHit, actions.fail);
+  const markId = find.hit === null ? null : hitItemId(find.hit);
+  const markQuery = find.state.query.trim();
   const virtualizer = useVirtualizer({
     count: items.length,
     getScrollElement: () => scroller.current,
@@ -210,11 +282,129 @@ export function Transcript({ items, actions, sent = 0 }: { items: Item[]; action
     overscan: 6,
     getItemKey: (i) => items[i]?.id ?? i,
   });
+  // The rows in view at the last scroll (untagged ids and their offset from the top): where
+  // the view is put back after a page came in above or below it, so it does not jump.
+  const view = useRef<{ id: string; offset: number }[]>([]);
+  const keep = useRef(false);
+  const remember = useCallback(() => {
+    const el = scroller.current;
+    if (el === null) return;
+    const top = el.scrollTop;
+    // From every row's measured (or estimated) place, not the rendered range: that may still
+    // be where the view was before a long jump.
+    virtualizer.getVirtualItems();
+    const all = virtualizer.measurementsCache;
+    let lo = 0;
+    let hi = all.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((all[mid]?.end ?? 0) <= top) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: { id: string; offset: number }[] = [];
+    for (let i = lo; i < all.length && out.length < 12; i++) {
+      const r = all[i];
+      if (r === undefined || r.start >= top + el.clientHeight) break;
+      out.push({ id: baseId(String(r.key)), offset: r.start - top });
+    }
+    view.current = out;
+  }, [virtualizer]);
+  const page = useCallback(
+    (load: () => Promise<boolean>) => {
+      // The page under way keeps the view when it comes; this request would be refused.
+      if (long.busy()) return;
+      remember();
+      keep.current = true;
+      follow.pinned = false;
+      load().then(
+        (ok) => {
+          if (!ok) keep.current = false;
+        },
+        () => {
+          keep.current = false;
+        },
+      );
+    },
+    [remember, follow, long],
+  );
   const onScroll = useCallback(() => {
     const el = scroller.current;
     if (el === null) return;
-    follow.scrolled(el.scrollHeight - el.scrollTop - el.clientHeight, performance.now());
-  }, [follow]);
+    const distance = el.scrollHeight - el.scrollTop - el.clientHeight;
+    if (liveRef.current) follow.scrolled(distance, performance.now());
+    // Remembered while a page loads too: the view is kept where the user is when it comes.
+    remember();
+    if (keep.current) return;
+    if (el.scrollTop < EDGE_PX && long.hasOlder) page(long.older);
+    else if (!liveRef.current && distance < EDGE_PX) page(long.newer);
+  }, [follow, remember, page, long]);
+  // Put the view back on the rows it showed when a page came in (same ids, new offsets).
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!keep.current || el === null) return;
+    keep.current = false;
+    // Measured again for the new items (sizes kept by id), then read.
+    virtualizer.getVirtualItems();
+    const measured = virtualizer.measurementsCache;
+    for (const v of view.current) {
+      const i = items.findIndex((it) => baseId(it.id) === v.id);
+      const at = measured[i];
+      if (i === -1 || at === undefined) continue;
+      el.scrollTop = at.start - v.offset;
+      return;
+    }
+  }, [items, virtualizer]);
+  // A jump (Home, End, a search hit, a timeline entry) once the rows it goes to are there.
+  const target = long.target;
+  const reached = long.reached;
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (target === null || el === null) return;
+    if (target.kind === "bottom") {
+      follow.pinned = true;
+      if (items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
+      reached();
+      return;
+    }
+    follow.pinned = false;
+    keep.current = false;
+    if (target.kind === "top") {
+      el.scrollTop = 0;
+      virtualizer.scrollToOffset(0);
+    } else {
+      const i = target.kind === "id" ? items.findIndex((it) => baseId(it.id) === target.id) : indexOfTurn(items, target.turn);
+      if (i === -1) return;
+      virtualizer.scrollToIndex(i, { align: target.kind === "id" ? target.align : "start" });
+    }
+    reached();
+  }, [target, reached, items, virtualizer, follow]);
+  // A timeline entry asks for its turn.
+  const showTurn = long.showTurn;
+  // One asked before this session was shown is not this session's.
+  const jumpAtMount = useRef(jump);
+  useEffect(() => {
+    if (jump !== null && jump !== jumpAtMount.current) showTurn(jump.turn);
+  }, [jump, showTurn]);
+  // Home, End, PageUp and PageDown outside a text field move through the whole session.
+  const home = long.home;
+  const end = long.end;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || inField(e.target)) return;
+      const el = scroller.current;
+      if (el === null || document.querySelector("[role=dialog]") !== null) return;
+      const by = Math.max(40, el.clientHeight * 0.85);
+      if (e.key === "Home") home();
+      else if (e.key === "End") end();
+      else if (e.key === "PageUp") el.scrollBy({ top: -by });
+      else if (e.key === "PageDown") el.scrollBy({ top: by });
+      else return;
+      e.preventDefault();
+      follow.intent(performance.now());
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [home, end, follow]);
   const intent = useCallback(() => follow.intent(performance.now()), [follow]);
   // A press ends wherever the pointer is let go.
   useEffect(() => {
@@ -228,11 +418,14 @@ export function Transcript({ items, actions, sent = 0 }: { items: Item[]; action
   }, [follow]);
   // The user's own prompt always brings the view down to it, even when they had scrolled up.
   useLayoutEffect(() => {
-    if (sent > 0) follow.pinned = true;
-  }, [sent, follow]);
+    if (sent > 0) {
+      follow.pinned = true;
+      end();
+    }
+  }, [sent, follow, end]);
   useLayoutEffect(() => {
-    if (follow.pinned && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
-  }, [items, virtualizer, follow, sent]);
+    if (isLive && follow.pinned && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
+  }, [items, virtualizer, follow, sent, isLive]);
   // How every turn shown ended, in order: rows out of view are not in the DOM, so this is
   // where scripts (and the E2E tests) count turns. Built when the items change, not on each
   // scroll frame (a long session has thousands of turns).
@@ -245,7 +438,7 @@ export function Transcript({ items, actions, sent = 0 }: { items: Item[]; action
     const inner = el.firstElementChild;
     if (inner === null) return;
     const observer = new ResizeObserver(() => {
-      if (follow.pinned) el.scrollTop = el.scrollHeight;
+      if (follow.pinned && liveRef.current) el.scrollTop = el.scrollHeight;
     });
     observer.observe(inner);
     return () => observer.disconnect();
@@ -267,39 +460,52 @@ export function Transcript({ items, actions, sent = 0 }: { items: Item[]; action
   }
   const rows = virtualizer.getVirtualItems();
   return (
-    <section
-      className="transcript"
-      data-testid="transcript"
-      data-turn-ends={ends}
-      ref={scroller}
-      onScroll={onScroll}
-      onWheel={intent}
-      onTouchMove={intent}
-      onKeyDown={intent}
-      onPointerDown={() => follow.press(true)}
-      aria-live="polite"
-    >
-      {actions.earlier !== undefined && (
-        <div className="transcript-earlier">
-          <button type="button" className="btn btn-small" data-testid="load-earlier" onClick={actions.earlier}>
-            {t("chat.earlier")}
+    <>
+      <FindBar find={find} />
+      <section
+        className="transcript"
+        data-testid="transcript"
+        data-turn-ends={ends}
+        data-window={isLive ? "live" : `${long.window?.first ?? 0}-${long.window?.end ?? 0}`}
+        ref={scroller}
+        onScroll={onScroll}
+        onWheel={intent}
+        onTouchMove={intent}
+        onKeyDown={intent}
+        onPointerDown={() => follow.press(true)}
+        aria-live="polite"
+      >
+        {long.hasOlder && (
+          <div className="transcript-earlier">
+            <button type="button" className="btn btn-small" data-testid="load-earlier" onClick={() => page(long.older)}>
+              {t("chat.earlier")}
+            </button>
+          </div>
+        )}
+        <div className="transcript-sizer" style={{ height: virtualizer.getTotalSize() }}>
+          <div className="transcript-inner" style={{ transform: `translateY(${rows[0]?.start ?? 0}px)` }}>
+            {rows.map((row) => {
+              const item = items[row.index];
+              if (item === undefined) return null;
+              const current = markId !== null && baseId(item.id) === markId;
+              return (
+                <div key={row.key} data-index={row.index} ref={virtualizer.measureElement} className={`transcript-row${current ? " find-current" : ""}`} data-find-current={current ? "true" : undefined}>
+                  <Row item={item} actions={actions} last={isLive && row.index === items.length - 1} mark={current && markQuery !== "" ? markQuery : null} />
+                </div>
+              );
+            })}
+          </div>
+        </div>
+        {isLive && <Working items={items} running={actions.running} />}
+      </section>
+      {!isLive && (
+        <div className="transcript-newest">
+          <span>{t("chat.olderShown")}</span>
+          <button type="button" className="btn btn-small" data-testid="to-newest" onClick={end}>
+            {t("chat.toNewest")}
           </button>
         </div>
       )}
-      <div className="transcript-sizer" style={{ height: virtualizer.getTotalSize() }}>
-        <div className="transcript-inner" style={{ transform: `translateY(${rows[0]?.start ?? 0}px)` }}>
-          {rows.map((row) => {
-            const item = items[row.index];
-            if (item === undefined) return null;
-            return (
-              <div key={row.key} data-index={row.index} ref={virtualizer.measureElement} className="transcript-row">
-                <Row item={item} actions={actions} last={row.index === items.length - 1} />
-              </div>
-            );
-          })}
-        </div>
-      </div>
-      <Working items={items} running={actions.running} />
-    </section>
+    </>
   );
 }

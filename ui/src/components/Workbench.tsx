@@ -32,6 +32,7 @@ import { SidePanel } from "./SidePanel";
 const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ default: m.TerminalPanel })));
 import { RewoundPanel } from "./Rewind";
 import { ChangesPanel, useTimeline } from "./Timeline";
+import { TimelineList } from "./TimelineList";
 import { Transcript, type TranscriptActions } from "./Transcript";
 import { WorktreeReview } from "./WorktreeReview";
 import type { Progress } from "../bindings/Progress";
@@ -417,13 +418,16 @@ export function Workbench(p: Props) {
 
   // Older turns of a long session come a page at a time, on request.
   const historyBefore = chat.historyBefore;
+  // A timeline entry's turn, shown in the transcript.
+  const [jump, setJump] = useState<{ turn: number; at: number } | null>(null);
+  const showTurn = useCallback((turn: number) => setJump({ turn, at: Date.now() }), []);
   // One page at a time: a second click while one loads would add the same turns twice.
   const loadingEarlier = useRef(false);
-  const earlier = useCallback(() => {
+  const earlier = useCallback(async () => {
     const id = sessionRef.current?.id;
     if (id === undefined || historyBefore === null || loadingEarlier.current) return;
     loadingEarlier.current = true;
-    ipc
+    await ipc
       .sessionHistory(historyBefore)
       .then(
         (page) => dispatchTo({ id, action: { type: "older", events: page.events, first: page.first } }),
@@ -443,8 +447,9 @@ export function Workbench(p: Props) {
       openSettings: p.onOpenSettings,
       goOn: () => void send(t("budget.continue"), []),
       earlier: historyBefore === null ? undefined : earlier,
+      fail,
     }),
-    [answerers, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier, send, t],
+    [answerers, retry, p.approvals, running, timeline.actions, p.onOpenSettings, historyBefore, earlier, send, t, fail],
   );
 
   const setMode = (mode: Mode) => {
@@ -609,7 +614,7 @@ export function Workbench(p: Props) {
       <main className="chat">
         {/* Keyed by session: another session opens pinned to its bottom. */}
         <LinkContext.Provider value={links.openLink}>
-          <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} />
+          <Transcript key={session?.id ?? "none"} items={chat.items} actions={actions} sent={sent} historyBefore={historyBefore} jump={jump} />
         </LinkContext.Provider>
         {terminal.shown && (
           <Suspense
@@ -675,6 +680,7 @@ export function Workbench(p: Props) {
       </main>
       {sideAt !== "hidden" && (
         <SidePanel drawer={sideAt === "drawer"} todos={chat.todos} plan={plan} answerPlan={answerers.plan}>
+          <TimelineList actions={timeline.actions} onJump={showTurn} />
           <ChangesPanel actions={timeline.actions} busy={running} />
           <RewoundPanel actions={timeline.actions} onReuse={(text) => setDraft({ kind: "restore", text, images: [], at: Date.now() })} />
           {/* Keyed by the folder it shows: a worktree session's panel lists its own checkout. */}

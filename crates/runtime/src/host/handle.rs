@@ -498,6 +498,34 @@ impl SessionHandle {
         self.store().history(&self.id(), before, limit)
     }
 
+    /// The page of this session's history starting at turn group `from`, at most `limit`
+    /// turns ([`crate::history::page_from`]).
+    pub fn history_from(
+        &self,
+        from: usize,
+        limit: usize,
+    ) -> Result<crate::history::HistoryPage, crate::store::StoreError> {
+        self.store().history_from(&self.id(), from, limit)
+    }
+
+    /// The page of this session's history around chat turn `turn`; `None` when the log
+    /// has no such turn ([`crate::history::page_around`]).
+    pub fn history_at_turn(
+        &self,
+        turn: u32,
+        limit: usize,
+    ) -> Result<Option<crate::history::HistoryPage>, crate::store::StoreError> {
+        self.store().history_at_turn(&self.id(), turn, limit)
+    }
+
+    /// Searches this session's whole log ([`crate::history_search`]).
+    pub fn search(
+        &self,
+        query: &str,
+    ) -> Result<crate::history_search::SessionSearch, crate::store::StoreError> {
+        self.store().search_log(&self.id(), query)
+    }
+
     /// Answers the waiting request `request_id` of any kind; false when none waits so.
     pub fn answer(&self, request_id: &str, answer: RequestAnswer) -> bool {
         self.pending.answer(request_id, answer)

@@ -386,13 +386,19 @@ impl SessionStore {
     /// Reads a session's event log; a truncated or garbled line (a crash mid-write) is
     /// skipped with a warning, never fatal.
     pub fn read_events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
+        Ok(self.read_events_counted(id)?.0)
+    }
+
+    /// [`Self::read_events`] and how many lines it skipped (to name them to the user).
+    pub fn read_events_counted(&self, id: &str) -> Result<(Vec<Event>, usize), StoreError> {
         let path = self.session_dir(id)?.join("events.jsonl");
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
             Err(e) => return Err(io(format!("reading {}", path.display()))(e)),
         };
         let mut out = Vec::new();
+        let mut skipped = 0;
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -400,11 +406,12 @@ impl SessionStore {
             match serde_json::from_str::<Event>(line) {
                 Ok(e) => out.push(e),
                 Err(e) => {
+                    skipped += 1;
                     tracing::warn!(line = n + 1, error = %e, "skipping an unreadable event log line")
                 }
             }
         }
-        Ok(out)
+        Ok((out, skipped))
     }
 
     /// Ids of the tool calls the event log shows as started or finished.

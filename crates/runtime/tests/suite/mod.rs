@@ -3,6 +3,7 @@
 mod agents;
 mod config_scope;
 mod doctor;
+mod history;
 mod host;
 mod index;
 mod layering;

@@ -15,6 +15,11 @@ events: Array<Event>,
  */
 first: number, 
 /**
+ * The position just after the page's last turn group (`total` when it ends with the
+ * newest); pass it as `from` for the page after this one.
+ */
+end: number, 
+/**
  * How many turn groups the session has.
  */
 total: number, };
