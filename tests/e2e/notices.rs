@@ -65,6 +65,14 @@ async fn a_rejected_key_opens_settings_and_code_blocks_copy() {
                 .await
                 .unwrap();
             assert_eq!(actions, json!(true), "an unknown model offers Settings");
+            // The README's error card: words and the action, nothing internal.
+            c.execute(
+                "[...document.querySelectorAll('[data-testid=notice]')].pop().scrollIntoView({block: 'center'})",
+                vec![],
+            )
+            .await
+            .unwrap();
+            screenshot(&c, "error-card.png").await;
         },
     )
     .await;
