@@ -7,6 +7,8 @@
 #                                   GTK/WebKit stack takes 6-15 min on 2 cores the first time)
 #   scripts/bench-app.sh --debug    the debug build the tests use (fast to build, slower to run)
 #   RUNS=5 scripts/bench-app.sh     more cold starts (median reported; default 3)
+#   CAIRN_BENCH_LONG_TURNS=2000 scripts/bench-app.sh
+#                                   the long session with 2,000 turns (default: 10,000 events)
 #
 # Each run starts the app with CAIRN_BENCH=1 and a fresh state dir; the page reports its first
 # paint, idles 3 s while the backend measures memory, then runs the transcript benchmark

@@ -51,7 +51,13 @@ impl Plan {
         Plan {
             full: true,
             sessions: 5,
-            long_turns: 10_000usize.div_ceil(seed::EVENTS_PER_TURN),
+            // CAIRN_BENCH_LONG_TURNS=2000: the 2,000-turn session of issue 45 (default: the
+            // 10,000-event one the README's figure is of).
+            long_turns: std::env::var("CAIRN_BENCH_LONG_TURNS")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n: &usize| *n > 0)
+                .unwrap_or(10_000usize.div_ceil(seed::EVENTS_PER_TURN)),
             settle: Duration::from_secs(3),
             stream_chars: 3_000,
         }

@@ -248,10 +248,9 @@ impl SessionIndex {
                     turns: r.get(6)?,
                     worktree: r.get(7)?,
                     // The index keeps the text for its own search, not the first prompt
-                    // nor the cost (the boards read the full listing).
+                    // nor the usage (the boards read the full listing).
                     first_prompt: String::new(),
-                    cost_usd: None,
-                    tokens: 0,
+                    usage: Vec::new(),
                 })
             })
             .map_err(self.sql())?;

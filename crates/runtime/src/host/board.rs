@@ -108,6 +108,16 @@ impl BoardCache {
     }
 }
 
+/// What a saved session's recorded requests cost, priced by its model as its turns price
+/// them (`None`: nothing recorded).
+fn saved_spent(s: &SessionSummary) -> Option<cairn_engine::spend::Spent> {
+    let mut spent = cairn_engine::spend::Spent::zero();
+    for u in &s.usage {
+        spent.add(u, crate::spend_env::cost_usd(&s.model, u));
+    }
+    (spent.tokens > 0).then_some(spent)
+}
+
 /// The board of `workspace`: its saved sessions (the folder's and its worktrees'), and the
 /// sessions of `open` (a face's, shown or running in the background) whose first turn is
 /// under way; `viewed` is the one the face shows.
@@ -153,13 +163,17 @@ pub fn board(
         .filter(|s| {
             (s.workspace == path && s.worktree.is_none()) || in_worktree(s) || in_removed(s)
         })
-        .map(|s| BoardRow {
+        .map(|s| {
+            let spent = saved_spent(&s);
+            (s, spent)
+        })
+        .map(|(s, spent)| BoardRow {
             worktree_removed: in_removed(&s),
             activity: activity_in(host, &s.id),
             open: false,
             // Closed sessions: what their saved requests cost (open ones: the live count).
-            cost_usd: s.cost_usd.filter(|_| s.tokens > 0),
-            tokens: Some(s.tokens).filter(|t| *t > 0),
+            cost_usd: spent.and_then(|sp| sp.cost),
+            tokens: spent.map(|sp| sp.tokens),
             changed_files: None,
             worktree: s.worktree,
             first_prompt: s.first_prompt,

@@ -190,13 +190,10 @@ pub struct SessionSummary {
     /// The first prompt (up to 300 characters), for the boards' search; not in `--json`.
     #[serde(skip)]
     pub first_prompt: String,
-    /// What its recorded model requests cost in dollars (`None`: a price unknown); for the
-    /// boards (closed sessions' cost, a batch's estimate); not in `--json`.
+    /// The usage of each of its recorded model requests, for the boards to price (closed
+    /// sessions' cost, a batch's estimate); not in `--json` (the index leaves it empty).
     #[serde(skip)]
-    pub cost_usd: Option<f64>,
-    /// Its recorded requests' input plus output tokens; not in `--json`.
-    #[serde(skip)]
-    pub tokens: u64,
+    pub usage: Vec<cairn_protocol::TokenUsage>,
 }
 
 /// Session files under one state dir.
@@ -359,9 +356,8 @@ impl SessionStore {
             }
             match self.load_or_rebuild(&id).map(|(s, _)| s) {
                 Ok(s) => out.push(SessionSummary {
-                    cost_usd: spent_of(&s).cost,
-                    tokens: spent_of(&s).tokens,
-                    id: s.session_id.clone(),
+                    usage: usage_of(&s.messages),
+                    id: s.session_id,
                     name: s.name,
                     workspace: s.workspace,
                     model: s.model,
@@ -601,9 +597,15 @@ pub fn derive_name(messages: &[Message]) -> String {
     name
 }
 
-/// What a saved session's recorded model requests cost, priced by its model.
-fn spent_of(s: &SavedSession) -> cairn_engine::spend::Spent {
-    cairn_engine::spend::Spent::of_history(&s.messages, |u| crate::spend_env::cost_usd(&s.model, u))
+/// The usage of each recorded model request of `messages`.
+fn usage_of(messages: &[Message]) -> Vec<cairn_protocol::TokenUsage> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { usage, .. } => *usage,
+            _ => None,
+        })
+        .collect()
 }
 
 /// The first user message's text, up to 300 characters (what the boards' search reads
@@ -673,7 +675,7 @@ mod tests {
     }
 
     #[test]
-    fn a_listed_session_carries_what_its_saved_requests_spent() {
+    fn a_listed_session_carries_its_saved_requests_usage() {
         let tmp = tempfile::tempdir().unwrap();
         let store = SessionStore::new(tmp.path());
         let mut s = saved("spent", "2026-01-01T00:00:00Z");
@@ -690,16 +692,10 @@ mod tests {
         });
         store.save(&s).unwrap();
         let listed = store.list().unwrap();
-        assert_eq!(listed[0].tokens, 1_200);
-        let priced = cairn_providers::cost_usd("gpt-4o", &usage);
-        assert!(priced.is_some(), "gpt-4o has a price in the catalogue");
-        assert_eq!(listed[0].cost_usd, priced);
+        assert_eq!(listed[0].usage, vec![usage]);
         // Not part of `cairn sessions --json`.
         let json = serde_json::to_value(&listed[0]).unwrap();
-        assert!(
-            json.get("costUsd").is_none() && json.get("tokens").is_none(),
-            "{json}"
-        );
+        assert!(json.get("usage").is_none(), "{json}");
     }
 
     #[test]
