@@ -7,18 +7,6 @@
 
 use super::*;
 
-/// Geometry `(x, y, width, height)` of an X window.
-fn geometry(id: &str) -> (i64, i64, i64, i64) {
-    let out = xdotool(&["getwindowgeometry", "--shell", id]).unwrap_or_default();
-    let get = |key: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(&format!("{key}=")))
-            .and_then(|v| v.trim().parse::<i64>().ok())
-            .unwrap_or(0)
-    };
-    (get("X"), get("Y"), get("WIDTH"), get("HEIGHT"))
-}
-
 /// The screen rectangle `(x, y, width, height)` of the element matching `css` in `win`.
 async fn screen_rect(c: &Client, win: &str, css: &str) -> (i64, i64, i64, i64) {
     let js = format!(

@@ -8,25 +8,6 @@
 
 use super::*;
 
-/// The id of the session the window shows (its board row is the current one).
-async fn shown_id(c: &Client) -> String {
-    wait_js(
-        c,
-        "a shown session on the board",
-        "return document.querySelector('[data-testid=session-item][aria-current=true]') !== null",
-    )
-    .await;
-    c.execute(
-        "return document.querySelector('[data-testid=session-item][aria-current=true]').dataset.sessionId",
-        vec![],
-    )
-    .await
-    .unwrap()
-    .as_str()
-    .unwrap()
-    .to_string()
-}
-
 fn row(id: &str) -> String {
     format!("[data-testid=session-item][data-session-id='{id}']")
 }

@@ -14,18 +14,6 @@ use cairn_testkit::git;
 /// The window's X title (`<workspace> — Cairn`).
 const TITLE: &str = "^ends — Cairn$";
 
-/// Geometry `(x, y, width, height)` of an X window.
-fn geometry(id: &str) -> (i64, i64, i64, i64) {
-    let out = xdotool(&["getwindowgeometry", "--shell", id]).unwrap_or_default();
-    let get = |key: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(&format!("{key}=")))
-            .and_then(|v| v.trim().parse::<i64>().ok())
-            .unwrap_or(0)
-    };
-    (get("X"), get("Y"), get("WIDTH"), get("HEIGHT"))
-}
-
 /// Clicks the element matching `css` with the X pointer, where a user would: at its centre on
 /// the screen (scrolled into view first; the page sits at the bottom of the window, under its
 /// menu bar).
@@ -44,25 +32,6 @@ async fn x_click(c: &Client, css: &str) {
     let (sx, sy) = (x + n(0), y + (h - n(2)) + n(1));
     xdotool(&["mousemove", &sx.to_string(), &sy.to_string()]).unwrap();
     xdotool(&["click", "1"]).unwrap();
-}
-
-/// The id of the chat the board shows as the window's.
-async fn shown_id(c: &Client) -> String {
-    wait_js(
-        c,
-        "a shown chat on the board",
-        "return document.querySelector('[data-testid=session-item][aria-current=true]') !== null",
-    )
-    .await;
-    c.execute(
-        "return document.querySelector('[data-testid=session-item][aria-current=true]').dataset.sessionId",
-        vec![],
-    )
-    .await
-    .unwrap()
-    .as_str()
-    .unwrap()
-    .to_string()
 }
 
 /// Waits until the board shows a folder chat (not `not`) holding a user message with `text`.

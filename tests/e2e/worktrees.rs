@@ -22,25 +22,6 @@ pub(super) fn group(name: &str) -> String {
     format!("[data-testid=worktree-group][data-worktree='{name}']")
 }
 
-/// The id of the session the window shows.
-async fn shown_id(c: &Client) -> String {
-    wait_js(
-        c,
-        "a shown session on the board",
-        "return document.querySelector('[data-testid=session-item][aria-current=true]') !== null",
-    )
-    .await;
-    c.execute(
-        "return document.querySelector('[data-testid=session-item][aria-current=true]').dataset.sessionId",
-        vec![],
-    )
-    .await
-    .unwrap()
-    .as_str()
-    .unwrap()
-    .to_string()
-}
-
 /// Waits until the board row of `id` is in one of `states`.
 async fn wait_state(c: &Client, id: &str, states: &[&str]) {
     let list = serde_json::to_string(states).unwrap();

@@ -523,3 +523,34 @@ pub async fn new_chat(client: &Client) {
     )
     .await;
 }
+
+/// Geometry `(x, y, width, height)` of an X window.
+pub fn geometry(id: &str) -> (i64, i64, i64, i64) {
+    let out = xdotool(&["getwindowgeometry", "--shell", id]).unwrap_or_default();
+    let get = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    (get("X"), get("Y"), get("WIDTH"), get("HEIGHT"))
+}
+
+/// The id of the session the window shows (its board row is the current one).
+pub async fn shown_id(c: &Client) -> String {
+    wait_js(
+        c,
+        "a shown session on the board",
+        "return document.querySelector('[data-testid=session-item][aria-current=true]') !== null",
+    )
+    .await;
+    c.execute(
+        "return document.querySelector('[data-testid=session-item][aria-current=true]').dataset.sessionId",
+        vec![],
+    )
+    .await
+    .unwrap()
+    .as_str()
+    .unwrap()
+    .to_string()
+}
