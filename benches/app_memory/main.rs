@@ -283,7 +283,10 @@ async fn scroll_end_to_end(c: &Client, first: &str, turns: usize) -> u64 {
               wheel(el.clientHeight);
               el.scrollTop = el.scrollTop + el.clientHeight;
             }
-            if (el.scrollTop + el.clientHeight >= el.scrollHeight - 2) s.still++; else s.still = 0;
+            // At the bottom of a window of older turns the next page slides in: only the
+            // live end (no "Back to the newest turn") is the end.
+            const live = document.querySelector('[data-testid=to-newest]') === null;
+            if (live && el.scrollTop + el.clientHeight >= el.scrollHeight - 2) s.still++; else s.still = 0;
             if (s.still > 30) { s.done = true; return; }
           }
           requestAnimationFrame(tick);
@@ -349,13 +352,19 @@ async fn long_run(plan: Plan) -> Option<LongRun> {
         )
         .await;
         let opened = measure(pid, plan.settle).await;
-        // It opened with its newest turns; the older ones are paged in (as a user going
-        // back would) before the whole transcript is scrolled.
+        // It opened with its newest turns; Home goes to the first (as a user going back
+        // would: the page holds a window of the session, never the whole log), then the
+        // whole transcript is scrolled down, the window sliding along.
+        let first = serde_json::to_string(&seed::question(1)).unwrap();
         wait_js(
             &c,
-            "every older page loaded",
-            "const b = document.querySelector('[data-testid=load-earlier]'); \
-             if (b === null) return true; b.click(); return false;",
+            "the first turn after Home",
+            &format!(
+                "if (document.activeElement !== null) document.activeElement.blur(); \
+                 window.dispatchEvent(new KeyboardEvent('keydown', {{ key: 'Home' }})); \
+                 const m = document.querySelector('[data-testid=user-message]'); \
+                 return m !== null && m.textContent.includes({first})"
+            ),
         )
         .await;
         let frames = scroll_end_to_end(&c, &seed::question(1), plan.long_turns).await;

@@ -7,6 +7,7 @@ import { useCallback, useRef, useState } from "react";
 import type { HistoryPage } from "../bindings/app/HistoryPage";
 import type { SearchHit } from "../bindings/app/SearchHit";
 import {
+  baseId,
   fromFor,
   hitItemId,
   indexOfId,
@@ -112,9 +113,13 @@ export function useLongTranscript(live: Item[], liveBefore: number | null, earli
   const newer = useCallback(async () => {
     const w = winRef.current;
     if (w === null) return false;
-    // The window reaches the live chat's turns: the live chat takes over, on the same rows.
+    // The window reaches the live chat's turns: the live chat takes over, on the same rows:
+    // the window's last row stays in view (the live chat is not pinned to its end, which
+    // would skip the turns between).
     if (w.end > liveFirst) {
+      const last = w.items[w.items.length - 1];
       setWin(null);
+      if (last !== undefined) setTarget({ kind: "id", id: baseId(last.id), align: "start" });
       return true;
     }
     return load(() => ipc.sessionHistoryFrom(w.end, PAGE_TURNS), (p) => setWin((cur) => (cur === null ? cur : withNewer(cur, p))));
