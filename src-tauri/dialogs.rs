@@ -243,7 +243,7 @@ fn place_clear_of(dialog: &gtk::MessageDialog, card: Option<CardRect>) {
 
 /// Moves the open approval dialogs clear of `card` (it arrived after they opened).
 #[cfg(target_os = "linux")]
-fn replace_open_dialogs(card: Option<CardRect>) {
+fn move_open_dialogs(card: Option<CardRect>) {
     use gtk::prelude::*;
     for window in gtk::Window::list_toplevels() {
         if let Ok(dialog) = window.downcast::<gtk::MessageDialog>() {
@@ -361,7 +361,7 @@ impl<R: tauri::Runtime> NativeDialogs for TauriDialogs<R> {
         *self.card.lock().unwrap_or_else(|e| e.into_inner()) = card;
         #[cfg(target_os = "linux")]
         if let Some(app) = self.app.get() {
-            if let Err(e) = app.run_on_main_thread(move || replace_open_dialogs(card)) {
+            if let Err(e) = app.run_on_main_thread(move || move_open_dialogs(card)) {
                 tracing::warn!(error = %e, "cannot move the approval dialog off its card");
             }
         }

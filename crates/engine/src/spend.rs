@@ -95,10 +95,7 @@ pub fn standing(limit: SpendLimit, spent: Spent) -> Standing {
         },
         SpendLimit::Tokens(cap) => (spent.tokens as f64, cap as f64, "tokens"),
     };
-    let shown = |v: f64| match unit {
-        "usd" => format!("${v:.4}"),
-        _ => format!("{} tokens", v as u64),
-    };
+    let shown = |v: f64| amount(unit, v);
     if used >= cap {
         Standing::Exceeded(format!(
             "the session's spending cap is reached ({} of {}): the turn stopped before its \
@@ -190,40 +187,43 @@ impl SharedCap {
         })
     }
 
-    /// Where the batch stands (its messages name the batch, not one session).
+    /// Where the batch stands (its messages name the batch, not one session), from one
+    /// reading of the cap and of the members' counts.
     pub fn standing(&self) -> Standing {
         let n = self.members();
-        match standing(self.limit(), self.spent()) {
-            Standing::Exceeded(_) => {
-                let (used, cap) = shown_pair(self.limit(), self.spent());
-                Standing::Exceeded(format!(
-                    "the batch's spending cap is reached ({used} of {cap}, shared by {n} \
-                     sessions): the turn stopped before its next model request. Raise the \
-                     batch's cap in the app, or continue the sessions you still want."
-                ))
-            }
-            Standing::Warn(spent, cap, unit, _) => {
-                let (used, capped) = shown_pair(self.limit(), self.spent());
-                Standing::Warn(
-                    spent,
-                    cap,
-                    unit,
-                    format!("{used} of the batch's {capped} spending cap used ({n} sessions)"),
-                )
-            }
-            other => other,
+        let (limit, spent) = (self.limit(), self.spent());
+        match standing(limit, spent) {
+            Standing::Exceeded(_) | Standing::Warn(..) => {}
+            other => return other,
+        }
+        let (used, cap, unit) = match (limit, spent.cost) {
+            (SpendLimit::Usd(cap), Some(c)) => (c, cap, "usd"),
+            (SpendLimit::Usd(cap), None) => (0.0, cap, "usd"),
+            (SpendLimit::Tokens(cap), _) => (spent.tokens as f64, cap as f64, "tokens"),
+        };
+        let (shown_used, shown_cap) = (amount(unit, used), amount(unit, cap));
+        if used >= cap {
+            Standing::Exceeded(format!(
+                "the batch's spending cap is reached ({shown_used} of {shown_cap}, shared by {n} \
+                 sessions): the turn stopped before its next model request. Raise the batch's \
+                 cap in the app, or continue the sessions you still want."
+            ))
+        } else {
+            Standing::Warn(
+                used,
+                cap,
+                unit,
+                format!("{shown_used} of the batch's {shown_cap} spending cap used ({n} sessions)"),
+            )
         }
     }
 }
 
-/// `spent` and `limit` worded in the cap's unit.
-fn shown_pair(limit: SpendLimit, spent: Spent) -> (String, String) {
-    match limit {
-        SpendLimit::Usd(cap) => (
-            format!("${:.4}", spent.cost.unwrap_or(0.0)),
-            format!("${cap:.4}"),
-        ),
-        SpendLimit::Tokens(cap) => (format!("{} tokens", spent.tokens), format!("{cap} tokens")),
+/// An amount in a cap's unit: `$0.0123` or `1200 tokens`.
+fn amount(unit: &str, v: f64) -> String {
+    match unit {
+        "usd" => format!("${v:.4}"),
+        _ => format!("{} tokens", v as u64),
     }
 }
 

@@ -163,11 +163,8 @@ pub fn board(
         .filter(|s| {
             (s.workspace == path && s.worktree.is_none()) || in_worktree(s) || in_removed(s)
         })
-        .map(|s| {
-            let spent = saved_spent(&s);
-            (s, spent)
-        })
-        .map(|(s, spent)| BoardRow {
+        .map(|s| (saved_spent(&s), s))
+        .map(|(spent, s)| BoardRow {
             worktree_removed: in_removed(&s),
             activity: activity_in(host, &s.id),
             open: false,
