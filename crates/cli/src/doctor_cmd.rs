@@ -90,7 +90,7 @@ pub async fn run(args: DoctorArgs) -> ExitCode {
                 .iter()
                 .filter(|r| r.status == CheckStatus::Problem)
                 .count();
-            errln!("{n} problem(s) found");
+            errln!("{n} {} found", if n == 1 { "problem" } else { "problems" });
         }
         ExitCode::FAILURE
     } else {
