@@ -67,7 +67,9 @@ impl Plan {
         Plan {
             full: false,
             sessions: 2,
-            long_turns: 40,
+            // Home makes a window of the oldest turns, which the scroll down grows and hands
+            // back to the live chat (the newest 100): every turn must still be shown.
+            long_turns: 250,
             settle: Duration::from_millis(500),
             stream_chars: 600,
         }
@@ -248,13 +250,25 @@ async fn scroll_end_to_end(c: &Client, first: &str, turns: usize) -> u64 {
         const s = { seen: 0, height: 0, frames: 0, phase: 'up', still: 0, sawFirst: false, done: false };
         window.__benchScroll = s;
         const seen = new Set();
+        // Where the rows shown jumped past turns never shown (the frame, and the newest turn
+        // shown before and after): what a failed round names.
+        s.jumps = [];
+        let top = 0;
         const note = () => {
+          let hi = 0;
           for (const m of document.querySelectorAll('[data-testid=user-message]')) {
             const n = /Question (\d+):/.exec(m.textContent);
-            if (n !== null) seen.add(n[1]);
+            if (n !== null) { seen.add(n[1]); hi = Math.max(hi, Number(n[1])); }
           }
+          if (s.phase === 'down' && hi > top + 1 && top > 0 && s.jumps.length < 20) {
+            for (let q = top + 1; q < hi; q++) if (!seen.has(String(q))) { s.jumps.push([s.frames, top, hi, el.scrollTop, el.scrollHeight]); break; }
+          }
+          if (s.phase === 'down') top = Math.max(top, hi);
           s.seen = seen.size;
           s.height = el.scrollHeight;
+          const missing = [];
+          if (s.done || s.phase === 'down') for (let q = 1; q <= top && missing.length < 40; q++) if (!seen.has(String(q))) missing.push(q);
+          s.missing = missing;
         };
         // As the user's own wheel: a scroll without it never unpins the view from the end.
         const wheel = (dy) => el.dispatchEvent(new WheelEvent('wheel', { deltaY: dy, bubbles: true }));
@@ -489,6 +503,20 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         if drivers().is_none() {
+            return;
+        }
+        // CAIRN_BENCH_ONLY=long: the long session's round alone (while working on it).
+        if std::env::var("CAIRN_BENCH_ONLY").as_deref() == Ok("long") {
+            let b = long_run(plan).await.expect("the long round ran");
+            println!(
+                "long session ({} events): idle {:.1} MiB, opened {:.1} MiB, scrolled ({} frames) {:.1} MiB, {:.2}x idle",
+                b.events,
+                figure(&b.idle),
+                figure(&b.opened),
+                b.frames,
+                figure(&b.scrolled),
+                figure(&b.scrolled) / figure(&b.idle)
+            );
             return;
         }
         let d = direct::direct_run(plan.settle).await;

@@ -4,7 +4,8 @@
 //! entry's turn, far from both. Scrolling up from the newest pages older turns in until the
 //! live chat holds 300, then a window takes over (the view kept on its rows each time); the
 //! window slides down as the user scrolls on, never over 300 turns: the page never holds the
-//! whole log. PageDown and the wheel move a sensible amount.
+//! whole log. Reading down from the first turn, and from a window into the live chat, puts
+//! every turn on screen (none jumped over). PageDown and the wheel move a sensible amount.
 
 use super::approvals::screen_point;
 use super::*;
@@ -108,6 +109,61 @@ async fn turns_held(c: &Client) -> usize {
     turn_ends(c).await.len()
 }
 
+/// Scrolls the transcript down a screen at a time (each step once rows are drawn where it
+/// stands, as a reader's eyes would need) until turn `until`'s prompt was on screen; returns
+/// the turns whose prompt was on screen on the way, in the order first seen.
+async fn read_down_to(c: &Client, until: u32) -> Vec<u32> {
+    c.execute(
+        r#"
+        const until = arguments[0];
+        const el = document.querySelector('[data-testid=transcript]');
+        const s = { seen: [], done: false };
+        window.__readDown = s;
+        const have = new Set();
+        const tick = () => {
+          const t = el.getBoundingClientRect();
+          let drawn = false;
+          for (const m of el.querySelectorAll('[data-testid=user-message]')) {
+            const r = m.getBoundingClientRect();
+            if (r.bottom <= t.top || r.top >= t.bottom) continue;
+            drawn = true;
+            const n = /^Step (\d+):/.exec(m.querySelector('.msg-text')?.textContent ?? '');
+            if (n !== null && !have.has(n[1])) { have.add(n[1]); s.seen.push(Number(n[1])); }
+          }
+          if (have.has(String(until))) { s.done = true; return; }
+          if (drawn) el.dispatchEvent(new WheelEvent('wheel', { deltaY: el.clientHeight, bubbles: true }));
+          if (drawn) el.scrollTop = el.scrollTop + el.clientHeight * 0.9;
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+        return true
+        "#,
+        vec![json!(until)],
+    )
+    .await
+    .unwrap();
+    wait_js(
+        c,
+        &format!("turn {until} read on the way down"),
+        "return window.__readDown.done",
+    )
+    .await;
+    let seen = c
+        .execute("return window.__readDown.seen", vec![])
+        .await
+        .unwrap();
+    serde_json::from_value(seen).unwrap()
+}
+
+/// The turns between the first and the last of `seen` that were never on screen.
+fn skipped(seen: &[u32]) -> Vec<u32> {
+    let (lo, hi) = (
+        seen.iter().min().copied().unwrap_or(0),
+        seen.iter().max().copied().unwrap_or(0),
+    );
+    (lo..=hi).filter(|n| !seen.contains(n)).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_two_thousand_turn_session_goes_home_finds_a_word_and_jumps_from_the_timeline() {
     let started = std::time::Instant::now();
@@ -139,6 +195,16 @@ async fn a_two_thousand_turn_session_goes_home_finds_a_word_and_jumps_from_the_t
         wait_js(&c, "the first turn after Home", &shown(&long_session::prompt(1))).await;
         let held = turns_held(&c).await;
         assert!(held <= 300, "a window of turns, not the log: {held}");
+        // Read on down from the first turn past two pages the window drops at its far end
+        // (at 300 turns): not one turn is jumped over.
+        let seen = read_down_to(&c, 520).await;
+        assert_eq!(seen.first(), Some(&1), "{seen:?}");
+        assert_eq!(skipped(&seen), Vec::<u32>::new(), "turns never on screen reading down from the first");
+        let window = c
+            .execute("return document.querySelector('[data-testid=transcript]').dataset.window", vec![])
+            .await
+            .unwrap();
+        assert!(turns_held(&c).await <= 300, "the window slid: {window}");
 
         // Ctrl+F, the rare word typed: its one turn is shown with the word highlighted.
         keys(Some("End"), None);
@@ -203,6 +269,16 @@ async fn a_two_thousand_turn_session_goes_home_finds_a_word_and_jumps_from_the_t
             let kept = top(c.clone()).await;
             assert!(kept > 1000.0, "{what}: the view kept its rows (scrollTop {kept})");
         }
+        // Reading down from that window hands back to the live chat (which holds turns
+        // 1,701-2,000) on the same rows: no turn between is jumped over.
+        let seen = read_down_to(&c, 1850).await;
+        assert_eq!(skipped(&seen), Vec::<u32>::new(), "turns never on screen reading down into the live chat");
+        wait_js(
+            &c,
+            "the live chat again",
+            "return document.querySelector('[data-testid=transcript]').dataset.window === 'live'",
+        )
+        .await;
 
         // The timeline entry of turn 1,200 (in neither the first nor the newest page).
         let entry = format!("[data-testid=timeline-entry][data-session-turn='{CHECKPOINT_AT}']");

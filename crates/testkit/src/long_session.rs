@@ -1,6 +1,6 @@
 //! A long session written as events (no model involved): the fixture of the history, search
-//! and long-session E2E tests. Each turn is a prompt, an answer and its end; one chosen turn
-//! carries a word no other turn has, to search for.
+//! and long-session E2E tests. Each turn is a prompt, an answer (of one of three heights)
+//! and its end; one chosen turn carries a word no other turn has, to search for.
 
 use cairn_protocol::{AssistantMessage, Event, TokenUsage, TurnEnd, TurnStart, TurnStatus};
 
@@ -16,7 +16,14 @@ pub fn answer(n: u32, rare_at: u32, rare: &str) -> String {
     } else {
         String::new()
     };
-    format!("Stage {n} is tidy: its imports are sorted and its tests pass.{extra}")
+    // Answers of different heights, as a real session's are: a view kept by row offsets
+    // must hold while rows measured on arrival differ from the list's estimate.
+    let more = match n % 4 {
+        0 => "\n\n- imports sorted\n- dead code removed\n- tests pass\n- docs updated",
+        2 => "\n\n```\ncargo test -p stage\n```\n\nAll green.",
+        _ => "",
+    };
+    format!("Stage {n} is tidy: its imports are sorted and its tests pass.{extra}{more}")
 }
 
 /// The events of a `turns`-turn session `session` (prompt, answer, end per turn), turn

@@ -339,8 +339,13 @@ export function Transcript({
     else if (!liveRef.current && distance < EDGE_PX) page(long.newer);
   }, [follow, remember, page, long]);
   // Put the view back on the rows it showed when a page came in (same ids, new offsets).
+  // Through the virtualiser, not `scrollTop`: it corrects the offset as rows are measured
+  // from the offset it knows, and a stale one (the old page's) would undo the move and jump
+  // a page ahead when the window dropped its far end.
+  const kept = useRef(false);
   useLayoutEffect(() => {
     const el = scroller.current;
+    kept.current = false;
     if (!keep.current || el === null) return;
     keep.current = false;
     // Measured again for the new items (sizes kept by id), then read.
@@ -350,7 +355,8 @@ export function Transcript({
       const i = items.findIndex((it) => baseId(it.id) === v.id);
       const at = measured[i];
       if (i === -1 || at === undefined) continue;
-      el.scrollTop = at.start - v.offset;
+      virtualizer.scrollToOffset(Math.max(0, at.start - v.offset));
+      kept.current = true;
       return;
     }
   }, [items, virtualizer]);
@@ -368,6 +374,11 @@ export function Transcript({
     }
     follow.pinned = false;
     keep.current = false;
+    // A hand-back's place is only where to go if the rows in view were not kept.
+    if (target.kind === "id" && target.unlessKept === true && kept.current) {
+      reached();
+      return;
+    }
     if (target.kind === "top") {
       el.scrollTop = 0;
       virtualizer.scrollToOffset(0);

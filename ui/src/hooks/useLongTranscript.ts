@@ -25,7 +25,7 @@ import type { Item } from "../transcript";
 
 /** Where the transcript should scroll once the items shown hold it. */
 export type Target =
-  | { kind: "id"; id: string; align: "start" | "center" }
+  | { kind: "id"; id: string; align: "start" | "center"; unlessKept?: boolean }
   | { kind: "turn"; turn: number }
   | { kind: "top" }
   | { kind: "bottom" };
@@ -114,12 +114,13 @@ export function useLongTranscript(live: Item[], liveBefore: number | null, earli
     const w = winRef.current;
     if (w === null) return false;
     // The window reaches the live chat's turns: the live chat takes over, on the same rows:
-    // the window's last row stays in view (the live chat is not pinned to its end, which
-    // would skip the turns between).
+    // the transcript keeps the rows in view when the live chat holds them, else the window's
+    // last row is brought into view (never the live chat's end, which would skip the turns
+    // between).
     if (w.end > liveFirst) {
       const last = w.items[w.items.length - 1];
       setWin(null);
-      if (last !== undefined) setTarget({ kind: "id", id: baseId(last.id), align: "start" });
+      if (last !== undefined) setTarget({ kind: "id", id: baseId(last.id), align: "start", unlessKept: true });
       return true;
     }
     return load(() => ipc.sessionHistoryFrom(w.end, PAGE_TURNS), (p) => setWin((cur) => (cur === null ? cur : withNewer(cur, p))));
