@@ -405,6 +405,68 @@ fn row(name: &str, value: f64, unit: &str, target: f64, judge: bool) {
     println!("{name:<52} {value:>8.2} {unit:<4} target < {target:<6} ratio {ratio:.2}  {verdict}");
 }
 
+/// The sessions round, alternately for CAIRN_BENCH_BASELINE_APP (when set) and this build,
+/// CAIRN_BENCH_ROUNDS times; prints each round, the medians and their ratio.
+async fn sessions_against_baseline(plan: Plan) {
+    let rounds: usize = std::env::var("CAIRN_BENCH_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    let this = app_binary();
+    let baseline = std::env::var_os("CAIRN_BENCH_BASELINE_APP").map(std::path::PathBuf::from);
+    let mut apps = vec![("this build", this.clone())];
+    if let Some(b) = &baseline {
+        apps.insert(0, ("baseline", b.clone()));
+    }
+    let mut figures: Vec<Vec<f64>> = vec![Vec::new(); apps.len()];
+    for round in 1..=rounds {
+        for (k, (what, app)) in apps.iter().enumerate() {
+            // app_binary() reads it when the next app starts; nothing else runs meanwhile.
+            std::env::set_var("CAIRN_E2E_APP", app);
+            let a = sessions_run(plan).await.expect("the sessions round ran");
+            let added = figure(&a.sessions) - figure(&a.idle);
+            let each = |m: &TreeMemory| {
+                m.each
+                    .iter()
+                    .map(|(n, r, p)| format!("{n} {r:.0}/{p:.0}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            println!(
+                "round {round}, {what}: +{} sessions {added:.1} MiB (idle {:.1}: {}; sessions {:.1}: {})",
+                plan.sessions,
+                figure(&a.idle),
+                each(&a.idle),
+                figure(&a.sessions),
+                each(&a.sessions),
+            );
+            figures[k].push(added);
+        }
+    }
+    std::env::set_var("CAIRN_E2E_APP", &this);
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for ((what, app), f) in apps.iter().zip(&figures) {
+        println!(
+            "+{} sessions, {what} ({}): median {:.1} MiB of {:?}",
+            plan.sessions,
+            app.display(),
+            median(f),
+            f.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<_>>()
+        );
+    }
+    if figures.len() == 2 {
+        println!(
+            "+{} sessions, this build against the baseline: ratio {:.3}",
+            plan.sessions,
+            median(&figures[1]) / median(&figures[0])
+        );
+    }
+}
+
 fn report(plan: Plan, app: &Path, d: &direct::DirectRun, a: &SessionsRun, b: &LongRun) {
     let pages_once = [
         &d.idle,
@@ -503,6 +565,13 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         if drivers().is_none() {
+            return;
+        }
+        // CAIRN_BENCH_ONLY=sessions: the sessions round alone, CAIRN_BENCH_ROUNDS times (3), each
+        // time also against CAIRN_BENCH_BASELINE_APP when it names an earlier build: their
+        // medians and the ratio, from the same run.
+        if std::env::var("CAIRN_BENCH_ONLY").as_deref() == Ok("sessions") {
+            sessions_against_baseline(plan).await;
             return;
         }
         // CAIRN_BENCH_ONLY=long: the long session's round alone (while working on it).

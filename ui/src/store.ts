@@ -40,6 +40,14 @@ export function useStore<T>(store: Store<T>): T {
   return useSyncExternalStore(store.subscribe, store.get);
 }
 
+/**
+ * Reads the part `select` picks of a store, re-rendering only when that part changed (by
+ * identity): `select` must return a value kept between changes that do not touch it.
+ */
+export function useStoreSelect<T, U>(store: Store<T>, select: (value: T) => U): U {
+  return useSyncExternalStore(store.subscribe, () => select(store.get()));
+}
+
 /** How often relative times ("3 minutes ago") are recomputed. */
 export const TICK_MS = 30_000;
 

@@ -26,7 +26,7 @@ import { Sessions } from "./Sessions";
 import { isLive } from "../board";
 import { preBlocked } from "../blocked";
 import { useBoard } from "../hooks/useBoard";
-import { useStore } from "../store";
+import { useStoreSelect } from "../store";
 import { SidePanel } from "./SidePanel";
 // xterm.js is loaded with the panel, not at start.
 const TerminalPanel = lazy(() => import("./TerminalPanel").then((m) => ({ default: m.TerminalPanel })));
@@ -66,9 +66,11 @@ export function Workbench(p: Props) {
   // Every open session's transcript, outside React, fed by the sessions' event channels.
   const [store] = useState(() => new ChatStore());
   useEffect(() => () => store.dispose(), [store]);
-  const { chats, inFlight } = useStore(store);
-  const chat = chats[session?.id ?? ""] ?? emptyChat;
-  const pending = inFlight[session?.id ?? ""] === true;
+  // Only the shown session's part: the sessions streaming in the background fold into their
+  // own transcripts without rendering the workbench at each frame.
+  const shownId = session?.id ?? "";
+  const chat = useStoreSelect(store, (s) => s.chats[shownId] ?? emptyChat);
+  const pending = useStoreSelect(store, (s) => s.inFlight[shownId] === true);
   const setPendingOf = useCallback((id: string, on: boolean) => store.setPending(id, on), [store]);
   const dispatchTo = useCallback((keyed: { id: string; action: Action }) => store.dispatch(keyed.id, keyed.action), [store]);
   // Counts the user's prompts: each one brings the transcript down to it.
