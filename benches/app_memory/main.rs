@@ -455,7 +455,9 @@ async fn sessions_against_baseline(plan: Plan) {
             plan.sessions,
             app.display(),
             median(f),
-            f.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<_>>()
+            f.iter()
+                .map(|x| (x * 10.0).round() / 10.0)
+                .collect::<Vec<_>>()
         );
     }
     if figures.len() == 2 {

@@ -144,9 +144,10 @@ pub fn session_history<R: Runtime>(
 ) -> IpcResult<cairn_runtime::history::HistoryPage> {
     let runtime = current(&state, window.label())?;
     let limit = limit.unwrap_or(cairn_runtime::host::view::VIEW_TURNS);
-    Ok(tokio::task::block_in_place(|| {
-        runtime.history(Some(before), limit)
-    })?)
+    let page = tokio::task::block_in_place(|| runtime.history(Some(before), limit))?;
+    // Each page reads the log: what that took goes back to the OS, not to the next page.
+    crate::memory::release_freed_soon();
+    Ok(page)
 }
 
 /// The page of the window's session's history starting at turn group `from` (0: the first
@@ -161,9 +162,10 @@ pub fn session_history_from<R: Runtime>(
 ) -> IpcResult<cairn_runtime::history::HistoryPage> {
     let runtime = current(&state, window.label())?;
     let limit = limit.unwrap_or(cairn_runtime::host::view::VIEW_TURNS);
-    Ok(tokio::task::block_in_place(|| {
-        runtime.history_from(from, limit)
-    })?)
+    let page = tokio::task::block_in_place(|| runtime.history_from(from, limit))?;
+    // Each page reads the log: what that took goes back to the OS, not to the next page.
+    crate::memory::release_freed_soon();
+    Ok(page)
 }
 
 /// The page of the window's session's history around chat turn `turn` (a timeline entry's
@@ -177,9 +179,10 @@ pub fn session_history_at_turn<R: Runtime>(
 ) -> IpcResult<Option<cairn_runtime::history::HistoryPage>> {
     let runtime = current(&state, window.label())?;
     let limit = limit.unwrap_or(cairn_runtime::host::view::VIEW_TURNS);
-    Ok(tokio::task::block_in_place(|| {
-        runtime.history_at_turn(turn, limit)
-    })?)
+    let page = tokio::task::block_in_place(|| runtime.history_at_turn(turn, limit))?;
+    // Each page reads the log: what that took goes back to the OS, not to the next page.
+    crate::memory::release_freed_soon();
+    Ok(page)
 }
 
 /// Searches the window's session's whole log for `query` (case-insensitive, prompts and
@@ -191,7 +194,9 @@ pub fn search_session<R: Runtime>(
     query: String,
 ) -> IpcResult<cairn_runtime::history_search::SessionSearch> {
     let runtime = current(&state, window.label())?;
-    Ok(tokio::task::block_in_place(|| runtime.search(&query))?)
+    let found = tokio::task::block_in_place(|| runtime.search(&query))?;
+    crate::memory::release_freed_soon();
+    Ok(found)
 }
 
 /// The live state of the window's session.
