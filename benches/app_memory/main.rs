@@ -405,6 +405,15 @@ fn row(name: &str, value: f64, unit: &str, target: f64, judge: bool) {
     println!("{name:<52} {value:>8.2} {unit:<4} target < {target:<6} ratio {ratio:.2}  {verdict}");
 }
 
+/// Each process's RSS/PSS in MiB, by name, on one line.
+fn each(m: &TreeMemory) -> String {
+    m.each
+        .iter()
+        .map(|(n, r, p)| format!("{n} {r:.0}/{p:.0}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The sessions round, alternately for CAIRN_BENCH_BASELINE_APP (when set) and this build,
 /// CAIRN_BENCH_ROUNDS times; prints each round, the medians and their ratio.
 async fn sessions_against_baseline(plan: Plan) {
@@ -425,13 +434,6 @@ async fn sessions_against_baseline(plan: Plan) {
             std::env::set_var("CAIRN_E2E_APP", app);
             let a = sessions_run(plan).await.expect("the sessions round ran");
             let added = figure(&a.sessions) - figure(&a.idle);
-            let each = |m: &TreeMemory| {
-                m.each
-                    .iter()
-                    .map(|(n, r, p)| format!("{n} {r:.0}/{p:.0}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
             println!(
                 "round {round}, {what}: +{} sessions {added:.1} MiB (idle {:.1}: {}; sessions {:.1}: {})",
                 plan.sessions,
@@ -534,13 +536,6 @@ fn report(plan: Plan, app: &Path, d: &direct::DirectRun, a: &SessionsRun, b: &Lo
         "  for reference: sum of RSS idle {:.1} / +sessions {:.1} MiB; sum of PSS idle {:.1} / +sessions {:.1} MiB",
         a.idle.rss_mib, a.sessions.rss_mib, a.idle.pss_mib, a.sessions.pss_mib
     );
-    let each = |m: &TreeMemory| {
-        m.each
-            .iter()
-            .map(|(n, r, p)| format!("{n} {r:.0}/{p:.0}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     println!(
         "  by process, idle started directly (RSS/PSS MiB): {}",
         each(&d.idle)
