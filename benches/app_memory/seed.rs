@@ -64,6 +64,7 @@ fn turn_events(session: &str, turn: usize) -> Vec<Event> {
             arguments: serde_json::json!({ "path": format!("src/m{turn}.rs") }),
             task_id: task.clone(),
             kind: ToolKind::default(),
+            subject: Some(format!("src/m{turn}.rs")),
         }),
         Event::ToolStarted(ToolStarted {
             task_id: task.clone(),

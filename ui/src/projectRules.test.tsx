@@ -46,6 +46,7 @@ afterEach(() => {
 const tool = (always: AlwaysAllow | null): Extract<Item, { kind: "tool" }> => ({
   kind: "tool",
   id: "call_1",
+  subject: "touch a.txt",
   name: "run_shell",
   toolKind: "command",
   args: { command: "touch a.txt" },

@@ -373,3 +373,19 @@ describe("an edit that changed nothing", () => {
     expect(only(old, "tool").unchanged).toBe(false);
   });
 });
+
+describe("a tool card's subject", () => {
+  const proposed = (data: Record<string, unknown>): Event =>
+    ({ type: "tool_proposed", data: { reqId: "c1", taskId: "t", name: "apply_patch", arguments: { patch: "*** Begin Patch" }, ...data } }) as Event;
+  const subject = (events: Event[]) => {
+    const t = applyEvents(emptyChat, events).items.find((i) => i.kind === "tool");
+    return t?.kind === "tool" ? t.subject : undefined;
+  };
+  it("is the one the tool said (a patch names the files its text writes)", () => {
+    expect(subject([proposed({ subject: "a.txt, b/c.txt" })])).toBe("a.txt, b/c.txt");
+  });
+  it("falls back to the conventional arguments for a log written before tools said it", () => {
+    expect(subject([proposed({ name: "run_shell", arguments: { command: "make test" } })])).toBe("make test");
+    expect(subject([proposed({})])).toBeNull();
+  });
+});

@@ -38,6 +38,8 @@ export type Item =
       name: string;
       /** What kind of work the tool does (from the engine). */
       toolKind: ToolKind;
+      /** What the call is about, as the tool said it (`null`: nothing named). */
+      subject: string | null;
       args: unknown;
       state: ToolState;
       startedAt: number | null;
@@ -160,6 +162,20 @@ export function legacyKind(name: string): ToolKind {
   if (name.startsWith("git")) return "git";
   if (name.startsWith("web")) return "web";
   return "other";
+}
+
+/**
+ * What a call is about, for events logged before the engine said it (old sessions): the first
+ * of the arguments tools conventionally name it by.
+ */
+export function legacySubject(args: unknown): string | null {
+  if (typeof args !== "object" || args === null) return null;
+  const a = args as Record<string, unknown>;
+  for (const k of ["command", "path", "pattern", "query", "url", "task", "task_id"]) {
+    const v = a[k];
+    if (typeof v === "string" && v.trim() !== "") return v;
+  }
+  return null;
 }
 
 /** Mutable working copy of a state while a batch of events is folded. */
@@ -305,6 +321,7 @@ function apply(d: Draft, event: Event) {
         id: event.data.reqId,
         name: event.data.name,
         toolKind: event.data.kind ?? legacyKind(event.data.name),
+        subject: event.data.subject ?? legacySubject(event.data.arguments),
         args: event.data.arguments,
         state: "proposed",
         startedAt: null,
@@ -362,6 +379,7 @@ function apply(d: Draft, event: Event) {
         id: event.data.reqId,
         name: event.data.name,
         toolKind: event.data.kind ?? legacyKind(event.data.name),
+        subject: null,
         args: null,
         state: "proposed" as const,
         startedAt: null,

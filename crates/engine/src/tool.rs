@@ -147,6 +147,13 @@ pub trait Tool: Send + Sync {
     fn kind(&self) -> cairn_protocol::ToolKind {
         cairn_protocol::ToolKind::Other
     }
+    /// What a call with `args` is about, in one line, reported on `tool_proposed` so a UI
+    /// titles its card without reading argument names. Default: the files it writes when it
+    /// names them ([`Tool::write_targets`]), else the first of the conventional arguments
+    /// (`command`, `path`, `pattern`, `query`, `url`, `task`, `task_id`).
+    fn subject(&self, args: &serde_json::Value) -> Option<String> {
+        default_subject(args, self.write_targets(args))
+    }
     /// Runs one call. Long-running tools must stop promptly when `ctx.cancel` fires: one still
     /// running a second after the user interrupted is abandoned. File changes go through
     /// [`ToolContext::write_files`], so an abandoned call writes nothing more and what it wrote
@@ -156,6 +163,21 @@ pub trait Tool: Send + Sync {
         args: serde_json::Value,
         ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError>;
+}
+
+/// [`Tool::subject`]'s default: `targets` joined when there are any, else the first non-empty
+/// conventional argument.
+pub fn default_subject(args: &serde_json::Value, targets: Option<Vec<String>>) -> Option<String> {
+    if let Some(t) = targets.filter(|t| !t.is_empty()) {
+        return Some(t.join(", "));
+    }
+    [
+        "command", "path", "pattern", "query", "url", "task", "task_id",
+    ]
+    .iter()
+    .filter_map(|k| args.get(k).and_then(serde_json::Value::as_str))
+    .find(|v| !v.trim().is_empty())
+    .map(str::to_string)
 }
 
 /// A shared tool handle.

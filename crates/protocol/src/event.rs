@@ -154,6 +154,12 @@ pub struct ToolProposed {
     #[serde(default)]
     #[ts(as = "Option<ToolKind>", optional)]
     pub kind: ToolKind,
+    /// Extension: what the call is about, in one line, said by the tool (the command it runs,
+    /// the files it writes, the path, pattern, query, URL or task); absent when it names
+    /// nothing and in logs written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub subject: Option<String>,
 }
 
 /// `permission_required`: the approver is about to be asked.

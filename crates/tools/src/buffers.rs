@@ -59,6 +59,9 @@ impl Tool for BufferedRead {
     fn kind(&self) -> cairn_protocol::ToolKind {
         self.inner.kind()
     }
+    fn subject(&self, args: &serde_json::Value) -> Option<String> {
+        self.inner.subject(args)
+    }
 
     async fn execute(
         &self,

@@ -75,6 +75,9 @@ impl Tool for NoDescription {
     fn kind(&self) -> cairn_protocol::ToolKind {
         self.0.kind()
     }
+    fn subject(&self, args: &serde_json::Value) -> Option<String> {
+        self.0.subject(args)
+    }
 
     fn schema(&self) -> ToolSchema {
         let mut s = self.0.schema();

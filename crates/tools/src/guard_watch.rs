@@ -131,6 +131,9 @@ impl Tool for StaleNotice {
     fn kind(&self) -> cairn_protocol::ToolKind {
         self.inner.kind()
     }
+    fn subject(&self, args: &serde_json::Value) -> Option<String> {
+        self.inner.subject(args)
+    }
 
     fn schema(&self) -> ToolSchema {
         self.inner.schema()

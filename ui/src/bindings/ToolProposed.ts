@@ -12,4 +12,10 @@ reqId: string, name: string, arguments: unknown, taskId: string,
 /**
  * Extension: what kind of work the tool does (absent in logs written before it existed).
  */
-kind?: ToolKind, };
+kind?: ToolKind, 
+/**
+ * Extension: what the call is about, in one line, said by the tool (the command it runs,
+ * the files it writes, the path, pattern, query, URL or task); absent when it names
+ * nothing and in logs written before it existed.
+ */
+subject?: string, };

@@ -19,19 +19,9 @@ function str(args: unknown, key: string): string | null {
   return typeof v === "string" ? v : null;
 }
 
-/** One line saying what the call does: its command, path, pattern or query. */
+/** One line saying what the call is about, as the tool said it (`tool_proposed.subject`). */
 export function toolSummary(item: Tool): string {
-  const a = item.args;
-  return (
-    str(a, "command") ??
-    str(a, "path") ??
-    str(a, "pattern") ??
-    str(a, "query") ??
-    str(a, "url") ??
-    str(a, "task") ??
-    str(a, "task_id") ??
-    ""
-  );
+  return item.subject ?? "";
 }
 
 /** The card's icon for what the tool does. */

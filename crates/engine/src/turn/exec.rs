@@ -223,6 +223,7 @@ impl TurnRunner<'_> {
             arguments: p.args.clone(),
             task_id: self.task_id.clone(),
             kind: kind_of(p),
+            subject: p.tool.as_ref().and_then(|t| t.handle.subject(&p.args)),
         }))
         .await;
     }

@@ -240,3 +240,50 @@ async fn a_write_of_the_same_content_is_a_typed_no_change_and_touches_nothing() 
         "# Notes\nchanged\n"
     );
 }
+
+#[tokio::test]
+async fn each_proposed_call_carries_its_subject_as_the_tool_says_it() {
+    let ws = Ws::new();
+    let patch =
+        "*** Begin Patch\n*** Add File: a.txt\n+one\n*** Add File: b/c.txt\n+two\n*** End Patch\n";
+    let llm = FakeLlm::new(vec![
+        FakeReply::tool("p1", "run_shell", json!({"command": "echo hi"})),
+        FakeReply::tool("p2", "apply_patch", json!({ "patch": patch })),
+        FakeReply::tool("p3", "grep", json!({"pattern": "needle"})),
+        FakeReply::tool("p4", "todo_write", json!({"todos": []})),
+        FakeReply::text("done"),
+    ]);
+    let s = session(
+        &ws,
+        &llm,
+        core_tools(),
+        Arc::new(FixedApprover(ApprovalDecision::Once)),
+        Mode::Auto,
+    );
+    let events = collect(s.run("do the four things")).await;
+    let subjects: Vec<(String, Option<String>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolProposed(p) => Some((p.req_id.clone(), p.subject.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            ("p1".to_string(), Some("echo hi".to_string())),
+            // A patch's subject is the files it writes, which its arguments only hold in text.
+            ("p2".to_string(), Some("a.txt, b/c.txt".to_string())),
+            ("p3".to_string(), Some("needle".to_string())),
+            ("p4".to_string(), None),
+        ]
+    );
+    // On the wire: present when the tool names one, left out when it does not.
+    let wire: Vec<serde_json::Value> = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolProposed(_)))
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    assert_eq!(wire[0]["data"]["subject"], "echo hi");
+    assert!(wire[3]["data"].get("subject").is_none(), "{}", wire[3]);
+}
