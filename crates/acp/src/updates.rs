@@ -22,6 +22,8 @@ struct Call {
     kind: ToolKind,
     name: String,
     args: serde_json::Value,
+    /// What the call is about, as the tool said it (`tool_proposed.subject`).
+    subject: Option<String>,
     /// Files an edit changes with their text before it (`None`: did not exist).
     before: Vec<(String, Option<String>)>,
     /// Predicted new texts (the permission's diff), by path.
@@ -68,7 +70,13 @@ impl Mapper {
                 out.extend(chunk(&m.text, false));
                 out
             }
-            Event::ToolProposed(p) => vec![self.proposed(&p.req_id, &p.name, &p.arguments, p.kind)],
+            Event::ToolProposed(p) => vec![self.proposed(
+                &p.req_id,
+                &p.name,
+                &p.arguments,
+                p.kind,
+                p.subject.as_deref(),
+            )],
             Event::ToolStarted(s) => vec![update(
                 &s.req_id,
                 ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
@@ -118,11 +126,13 @@ impl Mapper {
         name: &str,
         args: &serde_json::Value,
         kind: ToolKind,
+        subject: Option<&str>,
     ) -> SessionUpdate {
         let mut call = Call {
             kind,
             name: name.to_string(),
             args: args.clone(),
+            subject: subject.map(str::to_string),
             before: Vec::new(),
             predicted: HashMap::new(),
             output: String::new(),
@@ -145,7 +155,7 @@ impl Mapper {
                 }
             }
         }
-        let tool = ToolCall::new(id.to_string(), title(name, args, kind))
+        let tool = ToolCall::new(id.to_string(), title(name, args, kind, subject))
             .kind(acp_kind(kind))
             .status(ToolCallStatus::Pending)
             .locations(self.locations(args))
@@ -157,13 +167,12 @@ impl Mapper {
 
     /// The tool call a permission request is about (its kind, title and diff).
     pub fn permission_call(&self, p: &PermissionRequired) -> ToolCallUpdate {
-        let kind = self
-            .calls
-            .get(&p.req_id)
-            .map_or(ToolKind::Other, |c| c.kind);
+        let known = self.calls.get(&p.req_id);
+        let kind = known.map_or(ToolKind::Other, |c| c.kind);
+        let subject = known.and_then(|c| c.subject.as_deref());
         let mut fields = ToolCallUpdateFields::new()
             .kind(acp_kind(kind))
-            .title(title(&p.name, &p.arguments, kind))
+            .title(title(&p.name, &p.arguments, kind, subject))
             .locations(self.locations(&p.arguments))
             .raw_input(p.arguments.clone());
         if let Some(call) = self.calls.get(&p.req_id) {
@@ -215,7 +224,7 @@ impl Mapper {
             .content(content)
             .raw_output(serde_json::json!({"status": f.status.as_str(), "reason": f.reason}));
         if let Some(c) = &call {
-            fields = fields.title(title(&c.name, &c.args, c.kind));
+            fields = fields.title(title(&c.name, &c.args, c.kind, c.subject.as_deref()));
         }
         update(&f.req_id, fields)
     }
@@ -248,11 +257,14 @@ pub(crate) fn acp_kind(kind: ToolKind) -> AcpKind {
     }
 }
 
-/// A short title: what the call does, from its arguments.
-fn title(name: &str, args: &serde_json::Value, kind: ToolKind) -> String {
+/// A short title: what the call does, about what the tool said (`subject`), else what its
+/// arguments name (a log written before tools said it).
+fn title(name: &str, args: &serde_json::Value, kind: ToolKind, said: Option<&str>) -> String {
     let s = |k: &str| args.get(k).and_then(|v| v.as_str());
     let first = |keys: &[&str]| keys.iter().find_map(|k| s(k)).map(str::to_string);
     let subject = match kind {
+        ToolKind::Command if said.is_some() => said.map(|c| format!("`{}`", one_line(c))),
+        _ if said.is_some() => said.map(str::to_string),
         ToolKind::Command => first(&["command", "cmd"]).map(|c| format!("`{}`", one_line(&c))),
         ToolKind::Web => first(&["url", "query"]),
         ToolKind::Search => first(&["pattern", "query", "path"]),
