@@ -2,7 +2,10 @@
 // todos, plan, queued steering, usage). Pure: every fold returns a new value, and a batch of
 // events copies the item list once, so replaying a long session stays linear.
 import type { AlwaysAllow } from "./bindings/AlwaysAllow";
+import type { CarriedRef } from "./bindings/CarriedRef";
 import type { EarlierUsage } from "./bindings/app/EarlierUsage";
+import type { MentionedFile } from "./bindings/MentionedFile";
+import type { StoredRef } from "./bindings/StoredRef";
 import type { CompactionState } from "./bindings/CompactionState";
 import type { Event } from "./bindings/Event";
 import type { ResultAttachment } from "./bindings/ResultAttachment";
@@ -240,21 +243,24 @@ function assistant(d: Draft, reqId: string) {
   );
 }
 
-/** The images and mentioned files a `turn_start` names (`attachments`: stored refs, then files). */
-function carried(refs: unknown[] | undefined): { images: NonNullable<Extract<Item, { kind: "user" }>["images"]>; files: string[] } {
+/** The images and mentioned files a `turn_start` or `queue_steering` carried (typed by the
+ * runtime: saved attachments, then mentioned files; anything else is not shown). */
+function carried(refs: CarriedRef[] | undefined): { images: NonNullable<Extract<Item, { kind: "user" }>["images"]>; files: string[] } {
   const images: { path: string; name: string; mimeType: string }[] = [];
   const files: string[] = [];
   for (const r of refs ?? []) {
-    if (typeof r !== "object" || r === null) continue;
-    const o = r as Record<string, unknown>;
-    const path = typeof o.path === "string" ? o.path : "";
-    if (o.kind === "file" && path !== "") files.push(path);
-    else if (typeof o.mimeType === "string" && o.mimeType.startsWith("image/") && path.startsWith("attachments/")) {
-      images.push({ path, name: typeof o.name === "string" ? o.name : path, mimeType: o.mimeType });
+    if (isMentioned(r)) files.push(r.path);
+    else if (isStored(r) && r.mimeType.startsWith("image/") && r.path.startsWith("attachments/")) {
+      images.push({ path: r.path, name: r.name, mimeType: r.mimeType });
     }
   }
   return { images, files };
 }
+
+const isMentioned = (r: CarriedRef): r is MentionedFile =>
+  typeof r === "object" && r !== null && (r as { kind?: unknown }).kind === "file" && typeof (r as { path?: unknown }).path === "string";
+const isStored = (r: CarriedRef): r is StoredRef =>
+  typeof r === "object" && r !== null && typeof (r as { mimeType?: unknown }).mimeType === "string" && typeof (r as { path?: unknown }).path === "string";
 
 /** Marks the first queued steering chip with this text as injected. */
 function markInjected(s: ChatState, text: string) {

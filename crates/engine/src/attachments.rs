@@ -333,16 +333,25 @@ impl TurnAttachments {
         )
     }
 
-    /// `turn_start.data.attachments`: the references as JSON, then one
-    /// `{"kind": "file", "path", "size"}` entry per mentioned file.
-    pub fn refs_json(&self) -> Vec<serde_json::Value> {
-        let files = self
-            .files
-            .iter()
-            .map(|f| serde_json::json!({"kind": "file", "path": f.path, "size": f.text.len()}));
+    /// `turn_start.data.attachments`: the saved attachments, then one entry per mentioned file.
+    pub fn carried(&self) -> Vec<cairn_protocol::CarriedRef> {
+        let files = self.files.iter().map(|f| {
+            cairn_protocol::CarriedRef::File(cairn_protocol::MentionedFile {
+                kind: cairn_protocol::FileTag::File,
+                path: f.path.clone(),
+                size: f.text.len() as u64,
+            })
+        });
         self.refs
             .iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
+            .map(|r| {
+                cairn_protocol::CarriedRef::Stored(cairn_protocol::StoredRef {
+                    name: r.name.clone(),
+                    mime_type: r.mime_type.clone(),
+                    size: r.size,
+                    path: r.path.clone(),
+                })
+            })
             .chain(files)
             .collect()
     }

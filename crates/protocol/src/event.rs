@@ -44,8 +44,8 @@ pub struct TurnStart {
     #[ts(optional)]
     pub attachment_count: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional, type = "unknown[]")]
-    pub attachments: Option<Vec<serde_json::Value>>,
+    #[ts(optional)]
+    pub attachments: Option<Vec<crate::CarriedRef>>,
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// 1-based turn number in the session.
@@ -344,8 +344,8 @@ pub struct QueueSteering {
     #[serde(rename = "taskId")]
     pub task_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional, type = "unknown[]")]
-    pub attachments: Option<Vec<serde_json::Value>>,
+    #[ts(optional)]
+    pub attachments: Option<Vec<crate::CarriedRef>>,
 }
 
 /// `llm_request`: an LLM request is about to be sent (audit).

@@ -5,6 +5,7 @@
 
 pub mod approval;
 pub mod budget;
+pub mod carried;
 pub mod compaction;
 pub mod elicit;
 pub mod event;
@@ -18,6 +19,7 @@ pub use approval::{
     AlwaysAllow, ApprovalDecision, ApprovalRequest, DirectoryGrant, Mode, PlanReview, UserAnswer,
 };
 pub use budget::BudgetWarning;
+pub use carried::{CarriedRef, FileTag, MentionedFile, StoredRef};
 pub use compaction::{Compacted, Compacting, CompactionKind, CompactionState};
 pub use elicit::{ElicitationAnswer, ElicitationMode, ElicitationRequested};
 pub use event::*;

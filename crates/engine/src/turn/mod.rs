@@ -172,7 +172,7 @@ impl<'a> TurnRunner<'a> {
             task_id: self.task_id.clone(),
             input: input.clone(),
             attachment_count: attached.as_ref().map(|a| a.refs.len() as u32),
-            attachments: attached.as_ref().map(|a| a.refs_json()),
+            attachments: attached.as_ref().map(|a| a.carried()),
             session_id,
             turn: self.state.turns,
             source,
@@ -569,7 +569,7 @@ impl<'a> TurnRunner<'a> {
                     let (message, inline) = a.split(&text, &state_dir);
                     self.state.messages.push(message);
                     self.state.inline.push(inline);
-                    Some(a.refs_json())
+                    Some(a.carried())
                 }
                 None => {
                     self.state.messages.push(Message::user(text.clone()));

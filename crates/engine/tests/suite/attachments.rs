@@ -211,7 +211,11 @@ async fn base64_goes_out_only_in_the_turn_that_carries_it() {
     });
     let start = start.unwrap();
     assert_eq!(start.attachment_count, Some(2));
-    assert_eq!(start.attachments.unwrap()[0]["path"], refs[0].path.as_str());
+    let carried = start.attachments.unwrap();
+    assert!(
+        matches!(&carried[0], cairn_protocol::CarriedRef::Stored(s) if s.path == refs[0].path),
+        "{carried:?}"
+    );
 
     let ev = collect(s.run("and now?")).await;
     assert_eq!(turn_end(&ev).status, TurnStatus::Completed);
@@ -251,8 +255,8 @@ fn mentioned_files_go_into_the_message_and_the_refs_but_not_the_typed_input() {
         "{text}"
     );
     assert!(inline.parts.is_empty());
-    let refs = turn.refs_json();
-    assert_eq!(refs.len(), 1);
+    let refs = serde_json::to_value(turn.carried()).unwrap();
+    assert_eq!(refs.as_array().map(Vec::len), Some(1));
     assert_eq!(refs[0]["kind"], "file");
     assert_eq!(refs[0]["path"], "src/a \"q\".rs");
     assert_eq!(refs[0]["size"], 9);
@@ -328,7 +332,10 @@ async fn steering_with_an_image_reaches_the_model_as_an_image() {
         .as_ref()
         .expect("the steering's attachments");
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0]["name"], "shot.png");
+    assert!(
+        matches!(&listed[0], cairn_protocol::CarriedRef::Stored(s) if s.name == "shot.png"),
+        "{listed:?}"
+    );
     let second = &llm.requests()[1].messages;
     let last = second.last().expect("the steering message");
     assert!(
