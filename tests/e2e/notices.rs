@@ -1,6 +1,7 @@
 //! E2E: what the transcript says when things go wrong or need a hand. A rejected key is one
 //! plain sentence with an "Open Settings" action (no nested parentheses); a code block in an
-//! answer has a Copy button that fills the clipboard with the code alone.
+//! answer has a Copy button that fills the clipboard with the code alone. A failing or dropped
+//! server says so in words, offering Settings and Retry, and Retry gets the answer.
 
 use super::*;
 
@@ -75,5 +76,66 @@ async fn a_rejected_key_opens_settings_and_code_blocks_copy() {
             screenshot(&c, "error-card.png").await;
         },
     )
+    .await;
+}
+
+/// A server that fails (HTTP 500) and one that drops the connection mid-answer: each turn ends
+/// with the error in words, Open Settings (the endpoint may be the wrong one) and Retry (they
+/// are retriable), nothing internal in the DOM; Retry then gets the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_or_dropped_server_offers_retry_and_settings_in_words() {
+    let server = Arc::new(
+        MockLlmServer::with_script(vec![
+            Reply::fault(cairn_testkit::Fault::server_error()),
+            Reply::text("Back again."),
+            Reply::fault(cairn_testkit::Fault::DropMidStream),
+            Reply::text("And again."),
+        ])
+        .await
+        .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("flaky");
+    seed_recent(state.path(), &ws, json!({}));
+    // One attempt per request: the error reaches the user at once.
+    let env = with_var(
+        app_env(state.path(), &server, "mock-model"),
+        "NETWORK_RETRY_MAX",
+        Some("0"),
+    );
+    with_app(env, move |c| async move {
+        open_recent(&c).await;
+        for (n, (prompt, answer)) in [("hello", "Back again."), ("more", "And again.")]
+            .into_iter()
+            .enumerate()
+        {
+            send(&c, prompt).await;
+            wait_turns(&c, "error", n + 1).await;
+            let notice = last_text(&c, "[data-testid=notice]").await;
+            let dom = c
+                .execute("return document.body.innerText", vec![])
+                .await
+                .unwrap();
+            let dom = dom.as_str().unwrap_or_default();
+            for leak in ["{\"error\"", "os error", "cairn ", "failed: failed"] {
+                assert!(!dom.contains(leak), "no `{leak}` on the page: {notice}");
+            }
+            assert!(!notice.trim().is_empty(), "the error in words");
+            let offers = c
+                .execute(
+                    "const n = [...document.querySelectorAll('[data-testid=notice]')].pop(); \
+                     return [n.querySelector('[data-testid=notice-open-settings]') !== null, \
+                             document.querySelector('[data-testid=retry]') !== null]",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(offers, json!([true, true]), "Settings and Retry: {notice}");
+            click(&c, "[data-testid=retry]").await;
+            wait_turns(&c, "completed", n + 1).await;
+            let said = last_text(&c, "[data-testid=assistant-text]").await;
+            assert!(said.contains(answer), "{said}");
+        }
+    })
     .await;
 }

@@ -171,11 +171,11 @@ impl TurnRunner<'_> {
                     self.model()
                 ),
                 _ if attempt > 0 => format!(
-                    "LLM request failed after {} attempts: {}",
-                    attempt + 1,
-                    outcome.describe()
+                    "{} (The request was tried {} attempts.)",
+                    failure_words(&outcome, error_type),
+                    attempt + 1
                 ),
-                _ => format!("LLM request failed: {}", outcome.describe()),
+                _ => failure_words(&outcome, error_type),
             };
             // Context overflow is retriable once compaction has run; auth needs a new key.
             let retriable_later = outcome.status != OutcomeStatus::Auth
@@ -237,6 +237,47 @@ fn auth_message(outcome: &LlmOutcome) -> String {
             format!("The provider rejected the API key{status}. Set a valid API key and try again.")
         }
     }
+}
+
+/// A failed model request in words a person reads (every face shows them): what happened,
+/// the endpoint's own message, and what to do.
+fn failure_words(outcome: &LlmOutcome, error_type: &str) -> String {
+    let code = outcome
+        .http_status
+        .map(|c| format!(" (HTTP {c})"))
+        .unwrap_or_default();
+    let detail = outcome
+        .message
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            let end = if m.ends_with(['.', '!', '?']) {
+                ""
+            } else {
+                "."
+            };
+            format!(" It said: {m}{end}")
+        })
+        .unwrap_or_default();
+    let (what, todo) = match error_type {
+        "server_error" => ("The model's server had an error", "Try again in a moment."),
+        "network" => (
+            "The model's server could not be reached",
+            "Check the network and the base URL, then try again.",
+        ),
+        "timeout" => ("The model's server did not answer in time", "Try again."),
+        "rate_limited" => (
+            "The model's server is limiting requests",
+            "Try again later.",
+        ),
+        "malformed" => (
+            "The model's server sent an answer that could not be read",
+            "Try again, or check the base URL.",
+        ),
+        _ => ("The model request failed", "Try again, or check Settings."),
+    };
+    format!("{what}{code}.{detail} {todo}")
 }
 
 fn error_type_of(outcome: &LlmOutcome) -> &'static str {

@@ -119,6 +119,12 @@ async fn exhausted_retries_end_with_a_retriable_error_and_retry_resumes() {
     assert_eq!(e.error_type, "server_error");
     assert!(e.retriable);
     assert!(e.error.contains("3 attempts"));
+    // In words: what happened, the endpoint's message, what to do; no "failed: failed".
+    assert!(
+        e.error.starts_with("The model's server had an error (HTTP 500). It said: upstream 500. Try again in a moment."),
+        "{}",
+        e.error
+    );
     assert_eq!(turn_end(&ev).status, TurnStatus::Error);
 
     llm.push(FakeReply::text("recovered"));
