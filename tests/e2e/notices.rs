@@ -1,7 +1,9 @@
 //! E2E: what the transcript says when things go wrong or need a hand. A rejected key is one
 //! plain sentence with an "Open Settings" action (no nested parentheses); a code block in an
 //! answer has a Copy button that fills the clipboard with the code alone. A failing or dropped
-//! server says so in words, offering Settings and Retry, and Retry gets the answer.
+//! server says so in words, offering Settings and Retry, and Retry gets the answer. A full disk
+//! (a filled tmpfs over the session's folder) is said in the app's words, with no path, OS
+//! error number or command.
 
 use super::*;
 
@@ -138,4 +140,86 @@ async fn a_failing_or_dropped_server_offers_retry_and_settings_in_words() {
         }
     })
     .await;
+}
+
+/// The session's folder on a full disk (a 4 KiB tmpfs mounted over it, filled): the next turn
+/// cannot be saved, and the card says so in the app's words (free space, send again; what is
+/// saved is kept), with no temp path, no OS error number and no command. Needs root to mount;
+/// without it the test says SKIPPED and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_is_said_in_words_without_paths_or_error_numbers() {
+    let server = Arc::new(
+        MockLlmServer::with_script(vec![Reply::text("Saved."), Reply::text("Not saved.")])
+            .await
+            .unwrap(),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let (_ws_dir, ws) = named_workspace("fulldisk");
+    seed_recent(state.path(), &ws, json!({}));
+    let sessions = state.path().join("sessions");
+    with_app(
+        app_env(state.path(), &server, "mock-model"),
+        move |c| async move {
+            open_recent(&c).await;
+            send(&c, "first").await;
+            wait_turns(&c, "completed", 1).await;
+            let dir = sessions.join(shown_id(&c).await);
+            let Some(_full) = FullDisk::over(&dir) else {
+                eprintln!(
+                    "SKIPPED: a_full_disk_is_said_in_words: cannot mount a tmpfs here (not root?)"
+                );
+                return;
+            };
+            send(&c, "second").await;
+            wait_turns(&c, "error", 1).await;
+            let notice = last_text(&c, "[data-testid=notice]").await;
+            assert!(notice.contains("could not save this chat"), "{notice}");
+            assert!(notice.contains("Free some space"), "{notice}");
+            let dom = c
+                .execute("return document.body.innerText", vec![])
+                .await
+                .unwrap();
+            let dom = dom.as_str().unwrap_or_default().to_string();
+            let tmp = dir.display().to_string();
+            for leak in [
+                "os error",
+                "No space left",
+                "cairn run",
+                "cairn ",
+                tmp.as_str(),
+            ] {
+                assert!(!dom.contains(leak), "no `{leak}` on the page: {notice}");
+            }
+        },
+    )
+    .await;
+}
+
+/// A tmpfs of one page mounted over a folder and filled; unmounted when dropped.
+struct FullDisk(std::path::PathBuf);
+
+impl FullDisk {
+    fn over(dir: &Path) -> Option<FullDisk> {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=4k", "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return None;
+        }
+        let full = FullDisk(dir.to_path_buf());
+        // Fill it: whatever the app writes next finds no space.
+        let _ = std::fs::write(dir.join("filler"), vec![0u8; 64 * 1024]);
+        Some(full)
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
 }
