@@ -165,17 +165,12 @@ impl TurnRunner<'_> {
             let message = match outcome.status {
                 _ if overflow => self.overflow_message(&tools, &outcome.describe()),
                 OutcomeStatus::Auth => auth_message(&outcome),
-                _ if error_type == "model_not_found" => format!(
-                    "The endpoint does not know the model `{}` (HTTP 404). Choose another model, \
-                     or check the base URL.",
-                    self.model()
-                ),
                 _ if attempt > 0 => format!(
                     "{} (The request was tried {} attempts.)",
-                    failure_words(&outcome, error_type),
+                    failure_words(&outcome, error_type, &self.model()),
                     attempt + 1
                 ),
-                _ => failure_words(&outcome, error_type),
+                _ => failure_words(&outcome, error_type, &self.model()),
             };
             // Context overflow is retriable once compaction has run; auth needs a new key.
             let retriable_later = outcome.status != OutcomeStatus::Auth
@@ -241,7 +236,14 @@ fn auth_message(outcome: &LlmOutcome) -> String {
 
 /// A failed model request in words a person reads (every face shows them): what happened,
 /// the endpoint's own message, and what to do.
-fn failure_words(outcome: &LlmOutcome, error_type: &str) -> String {
+fn failure_words(outcome: &LlmOutcome, error_type: &str, model: &str) -> String {
+    if error_type == "model_not_found" {
+        // The endpoint's own message says the same; the model's name is what to act on.
+        return format!(
+            "The endpoint does not know the model `{model}` (HTTP 404). Choose another model, \
+             or check the base URL."
+        );
+    }
     let code = outcome
         .http_status
         .map(|c| format!(" (HTTP {c})"))
